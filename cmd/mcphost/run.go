@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/demo"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+const usage = `mcphost runs MCP servers for people and agents.
+
+Usage:
+  mcphost serve    [-config FILE] [-v]               run the daemon
+  mcphost validate [-json] FILE...                   check config files
+  mcphost fmt      [-check] FILE...                  format config files in place
+  mcphost servers  [-config FILE] [-json] [-v]       connect and show every server
+  mcphost tools    [-config FILE] [-json] [-v] [SERVER]
+  mcphost call     [-config FILE] [-json] [-v] SERVER.TOOL [JSON-ARGUMENTS | -]
+  mcphost demo     revenue                           the built-in demo MCP server (stdio)
+  mcphost version
+
+Without -config, commands use the embedded default config (the revenue demo).
+Exit status: 0 ok, 1 runtime failure, 2 usage or config error.
+`
+
+// env is what one invocation may touch: streams and the signal context.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// run is the whole CLI. It never calls os.Exit, so tests can drive it.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return e.serve(ctx, rest)
+	case "validate":
+		return e.validate(rest)
+	case "fmt":
+		return e.fmt(rest)
+	case "servers":
+		return e.servers(ctx, rest)
+	case "tools":
+		return e.tools(ctx, rest)
+	case "call":
+		return e.call(ctx, rest)
+	case "demo":
+		return e.demo(ctx, rest)
+	case "version", "-version", "--version":
+		fmt.Fprintf(stdout, "mcphost %s\n", versionLine())
+		return exitOK
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "mcphost: unknown command %q\n\n%s", cmd, usage)
+		return exitUsage
+	}
+}
+
+// newFlagSet returns a flag set that reports errors on stderr and returns
+// them instead of exiting.
+func (e *env) newFlagSet(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "usage: mcphost %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args and returns the exit code to use when parsing
+// failed (-1 when it succeeded).
+func parseFlags(fs *flag.FlagSet, args []string) int {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	return -1
+}
+
+// loadConfig loads the -config file, or the embedded default when path is
+// empty, and prints its diagnostics (warnings too). ok is false when the
+// config has errors.
+func (e *env) loadConfig(path string) (cfg *config.Config, ok bool) {
+	opts := config.Options{Executable: selfExecutable()}
+	var diags hcl.Diagnostics
+	if path == "" {
+		cfg, diags = config.Default(opts)
+	} else {
+		cfg, diags = config.LoadFile(path, opts)
+	}
+	e.printDiagnostics(cfg.Files, diags)
+	return cfg, !diags.HasErrors()
+}
+
+// printDiagnostics renders diagnostics with source snippets on stderr.
+func (e *env) printDiagnostics(files map[string]*hcl.File, diags hcl.Diagnostics) {
+	if len(diags) == 0 {
+		return
+	}
+	w := hcl.NewDiagnosticTextWriter(e.stderr, files, 0, false)
+	_ = w.WriteDiagnostics(diags)
+}
+
+// selfExecutable returns the path that runs this binary again, used by
+// config's executable() (the embedded default runs `mcphost demo revenue`
+// as a child). It prefers the name the binary was started under, so a
+// wrapper that dispatches on its name (as testscript does) keeps working.
+func selfExecutable() string {
+	arg0 := os.Args[0]
+	if filepath.IsAbs(arg0) {
+		return arg0
+	}
+	if strings.Contains(arg0, string(filepath.Separator)) {
+		if abs, err := filepath.Abs(arg0); err == nil {
+			return abs
+		}
+	} else if p, err := exec.LookPath(arg0); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	if p, err := os.Executable(); err == nil {
+		return p
+	}
+	return arg0
+}
+
+// newLogger returns the logger of a command: for serve, text on stderr at the
+// configured level; for one-shot commands, nothing unless -v.
+func (e *env) newLogger(level slog.Level, enabled bool) *slog.Logger {
+	if !enabled {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func (e *env) demo(ctx context.Context, args []string) int {
+	fs := e.newFlagSet("demo", "revenue")
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 1 || fs.Arg(0) != "revenue" {
+		fmt.Fprintln(e.stderr, "mcphost demo: name a demo server; available: revenue")
+		return exitUsage
+	}
+	if err := demo.ServeRevenue(ctx, e.stdin, e.stdout); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(e.stderr, "mcphost demo revenue: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// version is the module version stamped by `go install`, or "dev".
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+func versionLine() string {
+	v := version()
+	sdk := "unknown"
+	goVersion := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		goVersion = bi.GoVersion
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/modelcontextprotocol/go-sdk" {
+				sdk = d.Version
+			}
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (" + s.Value[:12] + ")"
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %s, go-sdk %s", v, goVersion, sdk)
+}

@@ -1,0 +1,125 @@
+package mcphost_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/mcphost/mcphost"
+
+// leaves are the packages that own one job each. They import neither the host
+// package nor each other (../shared/docs/architecture.md).
+var leaves = []string{"negotiate", "cache", "apps", "sandbox", "plugins", "policies"}
+
+// ginImporters is the only package allowed to depend on gin.
+var ginImporters = []string{"host/httpapi"}
+
+type goPackage struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// TestImportDirection walks `go list -deps` of the whole module and fails with
+// the offending chain when the architecture's import direction is broken.
+func TestImportDirection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Deps", "./...").Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("go list: %v\n%s", err, stderr)
+	}
+	pkgs := map[string]goPackage{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p goPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs[p.ImportPath] = p
+	}
+	if len(pkgs) == 0 {
+		t.Fatal("go list returned no packages")
+	}
+	rel := func(path string) (string, bool) {
+		if path == module {
+			return ".", true
+		}
+		r, ok := strings.CutPrefix(path, module+"/")
+		return r, ok
+	}
+	isUnder := func(r, top string) bool { return r == top || strings.HasPrefix(r, top+"/") }
+	leafOf := func(r string) string {
+		for _, l := range leaves {
+			if isUnder(r, l) {
+				return l
+			}
+		}
+		return ""
+	}
+	for path, p := range pkgs {
+		r, ok := rel(path)
+		if !ok {
+			continue
+		}
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, "github.com/gin-gonic/gin") && !slices.Contains(ginImporters, r) {
+				t.Errorf("%s depends on gin (%s); only %v may: %s", r, dep, ginImporters, chain(pkgs, path, dep))
+			}
+			dr, ok := rel(dep)
+			if !ok {
+				continue
+			}
+			if l := leafOf(r); l != "" {
+				if isUnder(dr, "host") || isUnder(dr, "cmd") {
+					t.Errorf("leaf %s imports %s: %s", r, dr, chain(pkgs, path, dep))
+				}
+				if dl := leafOf(dr); dl != "" && dl != l {
+					t.Errorf("leaf %s imports leaf %s: %s", r, dr, chain(pkgs, path, dep))
+				}
+			}
+			if !isUnder(r, "cmd") && isUnder(dr, "cmd") {
+				t.Errorf("%s imports the command %s", r, dr)
+			}
+			if strings.HasPrefix(r, "internal/") && isUnder(dr, "host") {
+				t.Errorf("internal package %s imports %s: %s", r, dr, chain(pkgs, path, dep))
+			}
+		}
+	}
+}
+
+// chain returns the shortest import chain from one package to a dependency.
+func chain(pkgs map[string]goPackage, from, to string) string {
+	prev := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		if cur == to {
+			var path []string
+			for n := to; n != ""; n = prev[n] {
+				path = append([]string{strings.TrimPrefix(n, module+"/")}, path...)
+			}
+			return strings.Join(path, " -> ")
+		}
+		for _, imp := range pkgs[cur].Imports {
+			if _, seen := prev[imp]; !seen {
+				prev[imp] = cur
+				queue = append(queue, imp)
+			}
+		}
+	}
+	return from + " -> ... -> " + to
+}

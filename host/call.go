@@ -1,0 +1,105 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Progress is one progress notification of a running call.
+type Progress struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
+}
+
+// CallToolRequest is one tool call.
+type CallToolRequest struct {
+	Server string
+	Tool   string
+	// Arguments is a JSON object; empty means {}.
+	Arguments json.RawMessage
+	// OnProgress, when set, receives the server's progress notifications for
+	// this call. It is called from the session's goroutine and must not block.
+	OnProgress func(Progress)
+}
+
+// CallTool calls a tool and returns its result. A tool failure is a result
+// with IsError set, not an error; the error is for everything else: unknown
+// server or tool, server not ready, arguments that are not a JSON object, the
+// server's call_timeout, cancellation through ctx (go-sdk then sends
+// notifications/cancelled), or the session ending mid-call.
+func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallToolResult, error) {
+	c, err := h.conn(req.Server)
+	if err != nil {
+		return nil, err
+	}
+	cs, cat, err := c.current()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := cat.toolIndex[req.Tool]; !ok {
+		known := make([]string, 0, len(cat.tools))
+		for _, t := range cat.tools {
+			known = append(known, t.Name)
+		}
+		slices.Sort(known)
+		return nil, &UnknownToolError{Server: req.Server, Tool: req.Tool, Known: known}
+	}
+	args, err := objectArguments(req.Arguments)
+	if err != nil {
+		return nil, err
+	}
+
+	params := &mcp.CallToolParams{Name: req.Tool, Arguments: args}
+	if req.OnProgress != nil {
+		token := "mcphost-" + strconv.FormatUint(c.progressSeq.Add(1), 10)
+		c.progress.Store(token, req.OnProgress)
+		defer c.progress.Delete(token)
+		params.SetProgressToken(token)
+	}
+
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	defer cancel()
+	start := time.Now()
+	res, err := cs.CallTool(cctx, params)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			err = fmt.Errorf("call %s.%s cancelled: %w", req.Server, req.Tool, ctx.Err())
+		case errors.Is(cctx.Err(), context.DeadlineExceeded):
+			err = fmt.Errorf("call %s.%s: no result within the server's call_timeout of %s", req.Server, req.Tool, c.cfg.CallTimeout)
+		default:
+			err = fmt.Errorf("call %s.%s: %w", req.Server, req.Tool, err)
+		}
+		c.logger.Warn("tool call failed", "tool", req.Tool, "err", err, "duration", time.Since(start))
+		return nil, err
+	}
+	c.logger.Debug("tool call", "tool", req.Tool, "is_error", res.IsError, "duration", time.Since(start))
+	return res, nil
+}
+
+// objectArguments checks that raw is a JSON object (or empty) and returns it
+// ready to send unchanged.
+func objectArguments(raw json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return json.RawMessage("{}"), nil
+	}
+	if trimmed[0] != '{' || !json.Valid(trimmed) {
+		return nil, &ArgumentsError{Reason: "the arguments must be a JSON object, such as {\"quarter\": \"Q3\"}"}
+	}
+	return json.RawMessage(trimmed), nil
+}
+
+// ArgumentsError is returned for tool arguments that are not a JSON object.
+type ArgumentsError struct{ Reason string }
+
+func (e *ArgumentsError) Error() string { return "invalid arguments: " + e.Reason }

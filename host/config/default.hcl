@@ -1,0 +1,13 @@
+# The configuration mcphost uses when it is started without a file.
+#
+# listen and data_dir keep their defaults:
+#   listen   = "127.0.0.1:7777"
+#   data_dir = "$XDG_STATE_HOME/mcphost", else "~/.local/state/mcphost"
+
+# The demo server built into this binary: a show_revenue_dashboard tool with
+# an MCP App. executable() is the path of the running mcphost, so PATH does
+# not matter.
+server "revenue" {
+  command = executable()
+  args    = ["demo", "revenue"]
+}

@@ -1,0 +1,110 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// valState says what evaluating an optional attribute gave.
+type valState int
+
+const (
+	absent  valState = iota // not written, or null
+	invalid                 // written, but a diagnostic was reported
+	valid                   // written, and the value can be used
+)
+
+// eval evaluates expr and converts it to ty. A missing attribute decodes as
+// a null expression, so null means absent. Errors are added to l.diags.
+func (l *loader) eval(expr hcl.Expression, name string, ty cty.Type) (cty.Value, valState) {
+	if expr == nil {
+		return cty.NilVal, absent
+	}
+	v, diags := expr.Value(l.ctx)
+	rewriteFunctionDiags(diags)
+	l.diags = append(l.diags, diags...)
+	if diags.HasErrors() {
+		return cty.NilVal, invalid
+	}
+	if v.IsNull() {
+		return cty.NilVal, absent
+	}
+	if !v.IsWhollyKnown() {
+		// Cannot happen without variables; treat as an already-reported error.
+		return cty.NilVal, invalid
+	}
+	v, _ = v.UnmarkDeep()
+	cv, err := convert.Convert(v, ty)
+	if err != nil {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Incorrect attribute value type",
+			Detail:   fmt.Sprintf("Inappropriate value for attribute %q: %s.", name, err),
+			Subject:  expr.Range().Ptr(),
+		})
+		return cty.NilVal, invalid
+	}
+	return cv, valid
+}
+
+func (l *loader) evalString(expr hcl.Expression, name string) (string, valState) {
+	v, st := l.eval(expr, name, cty.String)
+	if st != valid {
+		return "", st
+	}
+	return v.AsString(), valid
+}
+
+func (l *loader) evalBool(expr hcl.Expression, name string) (bool, valState) {
+	v, st := l.eval(expr, name, cty.Bool)
+	if st != valid {
+		return false, st
+	}
+	return v.True(), valid
+}
+
+func (l *loader) evalStringList(expr hcl.Expression, name string) ([]string, valState) {
+	v, st := l.eval(expr, name, cty.List(cty.String))
+	if st != valid {
+		return nil, st
+	}
+	out := make([]string, 0, v.LengthInt())
+	for it := v.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		if e.IsNull() {
+			l.add(nullElement(expr, name))
+			return nil, invalid
+		}
+		out = append(out, e.AsString())
+	}
+	return out, valid
+}
+
+func (l *loader) evalStringMap(expr hcl.Expression, name string) (map[string]string, valState) {
+	v, st := l.eval(expr, name, cty.Map(cty.String))
+	if st != valid {
+		return nil, st
+	}
+	out := make(map[string]string, v.LengthInt())
+	for it := v.ElementIterator(); it.Next(); {
+		k, e := it.Element()
+		if e.IsNull() {
+			l.add(nullElement(expr, name))
+			return nil, invalid
+		}
+		out[k.AsString()] = e.AsString()
+	}
+	return out, valid
+}
+
+func nullElement(expr hcl.Expression, name string) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid null value",
+		Detail:   fmt.Sprintf("The value of %q contains null. Every element must be a string; remove the null.", name),
+		Subject:  expr.Range().Ptr(),
+	}
+}

@@ -1,0 +1,186 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// readFunc reads the file named by the argument of file(). It returns the
+// path it resolved the argument to, for messages.
+type readFunc func(name string) (resolved string, data []byte, err error)
+
+// evalContext returns the functions a configuration may call: env(), file()
+// and executable(). There are no variables.
+func (l *loader) evalContext() *hcl.EvalContext {
+	return &hcl.EvalContext{
+		Functions: map[string]function.Function{
+			"env":        l.envFunc(),
+			"file":       l.fileFunc(),
+			"executable": l.executableFunc(),
+		},
+	}
+}
+
+// envNotSetError is returned by env() for an unset variable without default.
+type envNotSetError struct{ name string }
+
+func (e *envNotSetError) Error() string {
+	return fmt.Sprintf("environment variable %q is not set", e.name)
+}
+
+// fileError is returned by file() when it cannot read the file.
+type fileError struct {
+	arg      string // as written in the call
+	resolved string // the path that was read; "" when file() is unavailable
+	err      error
+}
+
+func (e *fileError) Error() string {
+	if e.resolved == "" {
+		return fmt.Sprintf("cannot read %q: %v", e.arg, e.err)
+	}
+	return fmt.Sprintf("cannot read %q: %v", e.resolved, e.err)
+}
+
+func (e *fileError) Unwrap() error { return e.err }
+
+// errNoDirectory is the cause of a fileError when the source was not loaded
+// from a file system.
+var errNoDirectory = errors.New("no directory to read from")
+
+// errNotText is the cause of a fileError for a file that is not UTF-8.
+var errNotText = errors.New("not valid UTF-8 text")
+
+// executableError is returned by executable() when the binary's path is
+// unknown.
+type executableError struct{ err error }
+
+func (e *executableError) Error() string {
+	return fmt.Sprintf("cannot find the path of the mcphost binary: %v", e.err)
+}
+
+// envFunc is env(NAME) and env(NAME, DEFAULT).
+func (l *loader) envFunc() function.Function {
+	return function.New(&function.Spec{
+		Description: "Returns the value of an environment variable of the mcphost process, or the default when it is not set.",
+		Params: []function.Parameter{
+			{Name: "name", Type: cty.String, Description: "The variable's name."},
+		},
+		VarParam: &function.Parameter{Name: "default", Type: cty.String, Description: "The value to use when the variable is not set."},
+		Type:     function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			if len(args) > 2 {
+				return cty.NilVal, function.NewArgErrorf(2, "env takes a variable name and at most one default")
+			}
+			name := args[0].AsString()
+			if name == "" {
+				return cty.NilVal, function.NewArgErrorf(0, "the variable name must not be empty")
+			}
+			if v, ok := l.lookupEnv(name); ok {
+				return cty.StringVal(v), nil
+			}
+			if len(args) == 2 {
+				return args[1], nil
+			}
+			return cty.NilVal, &envNotSetError{name: name}
+		},
+	})
+}
+
+// fileFunc is file(PATH).
+func (l *loader) fileFunc() function.Function {
+	return function.New(&function.Spec{
+		Description: "Returns the contents of a text file, read relative to the configuration file's directory.",
+		Params: []function.Parameter{
+			{Name: "path", Type: cty.String, Description: "The file's path."},
+		},
+		Type: function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			arg := args[0].AsString()
+			if l.readFile == nil {
+				return cty.NilVal, &fileError{arg: arg, err: errNoDirectory}
+			}
+			resolved, data, err := l.readFile(arg)
+			if err != nil {
+				return cty.NilVal, &fileError{arg: arg, resolved: resolved, err: err}
+			}
+			if !utf8.Valid(data) {
+				return cty.NilVal, &fileError{arg: arg, resolved: resolved, err: errNotText}
+			}
+			return cty.StringVal(string(data)), nil
+		},
+	})
+}
+
+// executableFunc is executable(): the path of the running mcphost binary.
+func (l *loader) executableFunc() function.Function {
+	return function.New(&function.Spec{
+		Description: "Returns the path of the running mcphost binary.",
+		Type:        function.StaticReturnType(cty.String),
+		Impl: func([]cty.Value, cty.Type) (cty.Value, error) {
+			if l.opts.Executable != "" {
+				return cty.StringVal(l.opts.Executable), nil
+			}
+			p, err := os.Executable()
+			if err != nil {
+				return cty.NilVal, &executableError{err: err}
+			}
+			return cty.StringVal(p), nil
+		},
+	})
+}
+
+// rewriteFunctionDiags turns the generic "Error in function call"
+// diagnostics of our own functions into ones that say what to do. The
+// subject becomes the whole call.
+func rewriteFunctionDiags(diags hcl.Diagnostics) {
+	for _, d := range diags {
+		extra, ok := hcl.DiagnosticExtra[hclsyntax.FunctionCallDiagExtra](d)
+		if !ok || extra.FunctionCallError() == nil {
+			continue
+		}
+		err := extra.FunctionCallError()
+		var (
+			envErr  *envNotSetError
+			fileErr *fileError
+			exeErr  *executableError
+		)
+		switch {
+		case errors.As(err, &envErr):
+			d.Summary = "Environment variable not set"
+			d.Detail = fmt.Sprintf("The environment variable %q is not set. Set it, or give a default: env(%q, \"default\").", envErr.name, envErr.name)
+		case errors.As(err, &fileErr):
+			switch {
+			case errors.Is(fileErr.err, errNoDirectory):
+				d.Summary = "File not available"
+				d.Detail = fmt.Sprintf("file(%q) cannot be used here: this configuration was not loaded from a file, so there is no directory to read %q from. Write the value into the configuration instead.", fileErr.arg, fileErr.arg)
+			case errors.Is(fileErr.err, fs.ErrNotExist):
+				d.Summary = "File not found"
+				d.Detail = fmt.Sprintf("file(%q) reads %q (paths are relative to the configuration file's directory), and that file does not exist. Check the path.", fileErr.arg, fileErr.resolved)
+			case errors.Is(fileErr.err, errNotText):
+				d.Summary = "File is not text"
+				d.Detail = fmt.Sprintf("file(%q) reads %q, which is not valid UTF-8 text. file() returns a string, so it can only read text files.", fileErr.arg, fileErr.resolved)
+			default:
+				d.Summary = "Cannot read file"
+				d.Detail = fmt.Sprintf("file(%q) could not read %q: %v. Check the path and its permissions.", fileErr.arg, fileErr.resolved, fileErr.err)
+			}
+		case errors.As(err, &exeErr):
+			d.Summary = "Executable path unknown"
+			d.Detail = fmt.Sprintf("executable() returns the path of the running mcphost binary, but it could not be found: %v. Write the path of mcphost instead.", exeErr.err)
+		default:
+			continue
+		}
+		if d.Context != nil {
+			d.Subject = d.Context
+			d.Context = nil
+		}
+	}
+}

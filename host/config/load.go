@@ -1,0 +1,356 @@
+package config
+
+import (
+	_ "embed"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Options are the inputs of a load that come from outside the file.
+type Options struct {
+	// LookupEnv reads the environment for env(), for XDG_STATE_HOME and
+	// for HOME. Nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+
+	// Executable is the value of executable(): the path of the running
+	// mcphost binary, so a config can run `mcphost demo revenue` without
+	// relying on PATH. Empty means os.Executable().
+	Executable string
+
+	// BaseDir is the OS directory that a relative `cwd` or `data_dir` is
+	// resolved against; when it is set they are made absolute. Empty means
+	// the directory of the file within fsys, used as it is.
+	BaseDir string
+}
+
+// DefaultFilename is the file name diagnostics about the embedded default
+// configuration carry.
+const DefaultFilename = "<embedded default>"
+
+//go:embed default.hcl
+var defaultSource []byte
+
+// Load parses and validates the file at name (an io/fs path) in fsys.
+//
+// The returned *Config is never nil: Files is filled even when diags has
+// errors, so callers can render the diagnostics with their source. All
+// problems are reported at once, sorted by file name, line and column. When
+// diags has errors the Config is incomplete and must not be used to serve.
+//
+// file() reads relative to the directory of name within fsys.
+func Load(fsys fs.FS, name string, opts Options) (*Config, hcl.Diagnostics) {
+	if fsys == nil {
+		return emptyConfig(name), hcl.Diagnostics{readError(name, fmt.Errorf("no file system given"))}
+	}
+	src, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return emptyConfig(name), hcl.Diagnostics{readError(name, err)}
+	}
+	dir := path.Dir(name)
+	l := newLoader(opts)
+	if l.opts.BaseDir == "" {
+		l.opts.BaseDir = filepath.FromSlash(dir)
+	}
+	l.readFile = func(arg string) (string, []byte, error) {
+		p := path.Join(dir, arg)
+		if path.IsAbs(arg) {
+			p = arg
+		}
+		if !fs.ValidPath(p) {
+			return p, nil, fmt.Errorf("the path leaves the file system the configuration was loaded from")
+		}
+		data, err := fs.ReadFile(fsys, p)
+		return p, data, err
+	}
+	return l.load(src, name)
+}
+
+// LoadFile loads the OS file at path, which may be relative or absolute.
+// Diagnostics carry path exactly as given. A relative `cwd` or `data_dir` is
+// resolved against opts.BaseDir, or when that is empty against the absolute
+// directory of the file. file() reads relative to the file's directory.
+func LoadFile(path string, opts Options) (*Config, hcl.Diagnostics) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return emptyConfig(path), hcl.Diagnostics{readError(path, err)}
+	}
+	dir := filepath.Dir(path)
+	l := newLoader(opts)
+	if l.opts.BaseDir == "" {
+		l.opts.BaseDir = dir
+		if abs, err := filepath.Abs(dir); err == nil {
+			l.opts.BaseDir = abs
+		}
+	}
+	l.readFile = func(arg string) (string, []byte, error) {
+		p := arg
+		if !filepath.IsAbs(arg) {
+			p = filepath.Join(dir, arg)
+		}
+		data, err := os.ReadFile(p)
+		return p, data, err
+	}
+	return l.load(src, path)
+}
+
+// Parse loads configuration source held in memory, such as the embedded
+// default. filename is the name diagnostics carry. There is no directory to
+// read from, so a call to file() is an error diagnostic.
+func Parse(src []byte, filename string, opts Options) (*Config, hcl.Diagnostics) {
+	return newLoader(opts).load(src, filename)
+}
+
+// Default returns the embedded default configuration (default.hcl): the
+// demo server "revenue", run as `executable() demo revenue`, and the default
+// listen address and data directory. Its diagnostics name [DefaultFilename].
+func Default(opts Options) (*Config, hcl.Diagnostics) {
+	return Parse(defaultSource, DefaultFilename, opts)
+}
+
+func emptyConfig(filename string) *Config {
+	return &Config{Filename: filename, Files: map[string]*hcl.File{}}
+}
+
+func readError(name string, err error) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Cannot read configuration file",
+		Detail:   fmt.Sprintf("The configuration file %q could not be read: %v. Check the path and its permissions.", name, err),
+	}
+}
+
+// loader holds the state of one load.
+type loader struct {
+	opts      Options
+	lookupEnv func(string) (string, bool)
+	readFile  readFunc // nil: file() is not available
+	ctx       *hcl.EvalContext
+	diags     hcl.Diagnostics
+}
+
+func newLoader(opts Options) *loader {
+	l := &loader{opts: opts, lookupEnv: opts.LookupEnv}
+	if l.lookupEnv == nil {
+		l.lookupEnv = os.LookupEnv
+	}
+	return l
+}
+
+func (l *loader) add(d *hcl.Diagnostic) { l.diags = append(l.diags, d) }
+
+// load parses src and decodes it. It always returns a Config with Files set.
+func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
+	cfg := emptyConfig(filename)
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if file != nil {
+		cfg.Files[filename] = file
+	}
+	if diags.HasErrors() || file == nil {
+		// Decoding a body the parser had to recover from gives follow-on
+		// errors that only confuse; report the syntax errors alone.
+		SortDiagnostics(diags)
+		return cfg, diags
+	}
+	l.diags = diags
+	l.ctx = l.evalContext()
+
+	var fsch fileSchema
+	l.diags = append(l.diags, gohcl.DecodeBody(file.Body, l.ctx, &fsch)...)
+	l.decodeTop(cfg, &fsch)
+
+	names := map[string]hcl.Range{}
+	for _, b := range fsch.Servers {
+		s := l.decodeServer(b)
+		if first, dup := names[s.Name]; dup {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate server name",
+				Detail: fmt.Sprintf("A server named %q is already defined at %s. Server names must be unique; rename or remove one of the blocks.",
+					s.Name, fileLine(first)),
+				Subject: b.NameRange.Ptr(),
+			})
+		} else {
+			names[s.Name] = b.NameRange
+		}
+		cfg.Servers = append(cfg.Servers, s)
+	}
+
+	principals := map[string]hcl.Range{}
+	type tokenOwner struct {
+		name string
+		rng  hcl.Range
+	}
+	tokens := map[string]tokenOwner{}
+	for _, b := range fsch.Principals {
+		p, tokenOK := l.decodePrincipal(b)
+		if first, dup := principals[p.Name]; dup {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate principal name",
+				Detail: fmt.Sprintf("A principal named %q is already defined at %s. Principal names must be unique; rename or remove one of the blocks.",
+					p.Name, fileLine(first)),
+				Subject: b.NameRange.Ptr(),
+			})
+		} else {
+			principals[p.Name] = b.NameRange
+		}
+		if tokenOK {
+			if first, dup := tokens[p.Token]; dup {
+				l.add(&hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Duplicate token",
+					Detail: fmt.Sprintf("Principal %q uses the same token as principal %q (%s). Each principal needs its own token, or the host cannot tell them apart; give one of them a new token.",
+						p.Name, first.name, fileLine(first.rng)),
+					Subject: b.TokenRange.Ptr(),
+				})
+			} else {
+				tokens[p.Token] = tokenOwner{name: p.Name, rng: b.TokenRange}
+			}
+		}
+		cfg.Principals = append(cfg.Principals, p)
+	}
+
+	for _, b := range fsch.Policy {
+		l.add(notSupported("Policies", "policy", b.DeclRange))
+	}
+	for _, b := range fsch.Policies {
+		l.add(notSupported("Policies", "policies", b.DeclRange))
+	}
+	for _, b := range fsch.Plugins {
+		l.add(notSupported("Plugins", "plugin", b.DeclRange))
+	}
+
+	SortDiagnostics(l.diags)
+	return cfg, l.diags
+}
+
+func notSupported(what, block string, rng hcl.Range) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  what + " are not supported yet",
+		Detail: fmt.Sprintf("This version of mcphost does not implement %s blocks; they arrive with a later release. Remove the %s block to load this configuration.",
+			block, block),
+		Subject: rng.Ptr(),
+	}
+}
+
+// fileLine formats the start of r as FILE:LINE.
+func fileLine(r hcl.Range) string {
+	return fmt.Sprintf("%s:%d", r.Filename, r.Start.Line)
+}
+
+// decodeTop fills the top-level attributes of cfg.
+func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
+	cfg.Listen = DefaultListen
+	if v, st := l.evalString(f.Listen, "listen"); st == valid {
+		if err := checkListen(v); err != nil {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid listen address",
+				Detail:   fmt.Sprintf("The listen address %q is not valid: %v. Write host:port, such as \"127.0.0.1:7777\" or \"[::1]:7777\".", v, err),
+				Subject:  f.ListenRange.Ptr(),
+			})
+		} else {
+			cfg.Listen = v
+		}
+	}
+
+	cfg.LogLevel = slog.LevelInfo
+	if v, st := l.evalString(f.LogLevel, "log_level"); st == valid {
+		if lvl, ok := logLevels[v]; ok {
+			cfg.LogLevel = lvl
+		} else {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid log level",
+				Detail:   fmt.Sprintf("The log level %q is not known. Use one of \"debug\", \"info\" (the default), \"warn\" or \"error\".", v),
+				Subject:  f.LogLevelRange.Ptr(),
+			})
+		}
+	}
+
+	switch v, st := l.evalString(f.DataDir, "data_dir"); st {
+	case valid:
+		cfg.DataDir = l.resolvePath(v, "data_dir", f.DataDirRange)
+	case absent:
+		cfg.DataDir = l.defaultDataDir()
+	}
+}
+
+var logLevels = map[string]slog.Level{
+	"debug": slog.LevelDebug,
+	"info":  slog.LevelInfo,
+	"warn":  slog.LevelWarn,
+	"error": slog.LevelError,
+}
+
+// resolvePath expands a leading "~" and makes a relative path relative to
+// BaseDir. It reports problems against rng and returns "" for them.
+func (l *loader) resolvePath(p, attr string, rng hcl.Range) string {
+	if p == "" {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Empty path",
+			Detail:   fmt.Sprintf("The value of %s is empty. Give a directory, or remove %s to use the default.", attr, attr),
+			Subject:  rng.Ptr(),
+		})
+		return ""
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, ok := l.home()
+		if !ok {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Home directory unknown",
+				Detail:   fmt.Sprintf("The value of %s starts with \"~\", but the HOME environment variable is not set. Set HOME, or write an absolute path.", attr),
+				Subject:  rng.Ptr(),
+			})
+			return ""
+		}
+		return filepath.Join(home, filepath.FromSlash(strings.TrimPrefix(p[1:], "/")))
+	}
+	p = filepath.FromSlash(p)
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(l.opts.BaseDir, p)
+}
+
+// home returns the home directory from the environment.
+func (l *loader) home() (string, bool) {
+	if h, ok := l.lookupEnv("HOME"); ok && h != "" {
+		return h, true
+	}
+	if runtime.GOOS == "windows" {
+		if h, ok := l.lookupEnv("USERPROFILE"); ok && h != "" {
+			return h, true
+		}
+	}
+	return "", false
+}
+
+// defaultDataDir is $XDG_STATE_HOME/mcphost, else ~/.local/state/mcphost.
+func (l *loader) defaultDataDir() string {
+	if x, ok := l.lookupEnv("XDG_STATE_HOME"); ok && filepath.IsAbs(x) {
+		return filepath.Join(x, "mcphost")
+	}
+	if home, ok := l.home(); ok {
+		return filepath.Join(home, ".local", "state", "mcphost")
+	}
+	l.add(&hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "No data directory",
+		Detail:   "data_dir is not set, and neither XDG_STATE_HOME nor HOME is set, so there is no default data directory. Set data_dir in the configuration, or set HOME.",
+	})
+	return ""
+}

@@ -1,0 +1,112 @@
+package config
+
+import "github.com/hashicorp/hcl/v2"
+
+// The structs in this file are the gohcl schema of the file format. Every
+// attribute is an [hcl.Expression], so the loader evaluates each one itself:
+// a failed env() call then gives one diagnostic instead of a second
+// "Unsuitable value type" one, and a missing attribute decodes as a null
+// expression. The range fields are filled only when the attribute is present;
+// a zero [hcl.Range] means "not set".
+
+// fileSchema is the top level of a configuration file.
+type fileSchema struct {
+	// listen: host:port of the HTTP API. Default "127.0.0.1:7777".
+	Listen      hcl.Expression `hcl:"listen,optional"`
+	ListenRange hcl.Range      `hcl:"listen,attr_value_range"`
+
+	// data_dir: where the database lives. "~/" expands to the home directory,
+	// a relative path is relative to the configuration file's directory.
+	DataDir      hcl.Expression `hcl:"data_dir,optional"`
+	DataDirRange hcl.Range      `hcl:"data_dir,attr_value_range"`
+
+	// log_level: "debug" | "info" | "warn" | "error". Default "info".
+	LogLevel      hcl.Expression `hcl:"log_level,optional"`
+	LogLevelRange hcl.Range      `hcl:"log_level,attr_value_range"`
+
+	Servers    []*serverBlock    `hcl:"server,block"`
+	Principals []*principalBlock `hcl:"principal,block"`
+
+	// Accepted by the grammar so the error can say they are not supported
+	// yet, instead of "Unsupported block type".
+	Policy   []*namedFutureBlock `hcl:"policy,block"`
+	Plugins  []*namedFutureBlock `hcl:"plugin,block"`
+	Policies []*futureBlock      `hcl:"policies,block"`
+}
+
+// serverBlock is one `server "NAME"` block.
+type serverBlock struct {
+	Name      string    `hcl:"name,label"`
+	NameRange hcl.Range `hcl:"name,label_range"`
+	DeclRange hcl.Range `hcl:",def_range"`
+
+	// stdio: command runs a local program, args are its arguments, env is
+	// added to the daemon's environment, cwd is its working directory.
+	Command      hcl.Expression `hcl:"command,optional"`
+	CommandRange hcl.Range      `hcl:"command,attr_value_range"`
+	CommandAttr  hcl.Range      `hcl:"command,attr_range"`
+	Args         hcl.Expression `hcl:"args,optional"`
+	ArgsAttr     hcl.Range      `hcl:"args,attr_range"`
+	Env          hcl.Expression `hcl:"env,optional"`
+	EnvAttr      hcl.Range      `hcl:"env,attr_range"`
+	Cwd          hcl.Expression `hcl:"cwd,optional"`
+	CwdRange     hcl.Range      `hcl:"cwd,attr_value_range"`
+	CwdAttr      hcl.Range      `hcl:"cwd,attr_range"`
+
+	// remote: url is the endpoint, transport picks Streamable HTTP (default)
+	// or the old HTTP+SSE transport, headers go with every request.
+	URL            hcl.Expression `hcl:"url,optional"`
+	URLRange       hcl.Range      `hcl:"url,attr_value_range"`
+	URLAttr        hcl.Range      `hcl:"url,attr_range"`
+	Transport      hcl.Expression `hcl:"transport,optional"`
+	TransportRange hcl.Range      `hcl:"transport,attr_value_range"`
+	TransportAttr  hcl.Range      `hcl:"transport,attr_range"`
+	Headers        hcl.Expression `hcl:"headers,optional"`
+	HeadersAttr    hcl.Range      `hcl:"headers,attr_range"`
+
+	// version_negotiation: "legacy" (default) | "auto".
+	VersionNegotiation      hcl.Expression `hcl:"version_negotiation,optional"`
+	VersionNegotiationRange hcl.Range      `hcl:"version_negotiation,attr_value_range"`
+
+	// discovery_timeout: budget for version discovery, clamped to [100ms, 300s].
+	DiscoveryTimeout      hcl.Expression `hcl:"discovery_timeout,optional"`
+	DiscoveryTimeoutRange hcl.Range      `hcl:"discovery_timeout,attr_value_range"`
+
+	// call_timeout: bound on one tools/call. Default 10m.
+	CallTimeout      hcl.Expression `hcl:"call_timeout,optional"`
+	CallTimeoutRange hcl.Range      `hcl:"call_timeout,attr_value_range"`
+
+	// enabled: false keeps the block but does not start the server.
+	Enabled hcl.Expression `hcl:"enabled,optional"`
+}
+
+// principalBlock is one `principal "NAME"` block.
+type principalBlock struct {
+	Name      string    `hcl:"name,label"`
+	NameRange hcl.Range `hcl:"name,label_range"`
+	DeclRange hcl.Range `hcl:",def_range"`
+
+	// token: the bearer token that authenticates this principal. Required.
+	Token      hcl.Expression `hcl:"token,optional"`
+	TokenRange hcl.Range      `hcl:"token,attr_value_range"`
+
+	// groups: group names policies can refer to.
+	Groups hcl.Expression `hcl:"groups,optional"`
+}
+
+// namedFutureBlock is a `policy "NAME"` or `plugin "NAME"` block. Its body is
+// not looked at: the block is reported as not supported yet.
+type namedFutureBlock struct {
+	Name      string    `hcl:"name,label"`
+	DeclRange hcl.Range `hcl:",def_range"`
+	Body      hcl.Body  `hcl:",remain"`
+}
+
+// futureBlock is a `policies` block, reported as not supported yet.
+type futureBlock struct {
+	DeclRange hcl.Range `hcl:",def_range"`
+	Body      hcl.Body  `hcl:",remain"`
+}
+
+// isSet reports whether r is the range of an attribute that is present.
+func isSet(r hcl.Range) bool { return r != hcl.Range{} }

@@ -1,0 +1,333 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// serverNameRE is the rule for server names. Tools are addressed as
+// SERVER.TOOL, so a name cannot contain a dot.
+var serverNameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
+
+// MinTokenLength is the shortest principal token accepted.
+const MinTokenLength = 16
+
+// decodeServer validates one server block and fills in defaults.
+func (l *loader) decodeServer(b *serverBlock) Server {
+	s := Server{
+		Name:               b.Name,
+		NameRange:          b.NameRange,
+		DeclRange:          b.DeclRange,
+		VersionNegotiation: NegotiationLegacy,
+		DiscoveryTimeout:   DefaultDiscoveryTimeout,
+		CallTimeout:        DefaultCallTimeout,
+		Enabled:            true,
+	}
+	if !serverNameRE.MatchString(b.Name) {
+		detail := fmt.Sprintf("The server name %q is not valid. A name starts with a letter and has at most 64 letters, digits, underscores or hyphens, because tools are addressed as SERVER.TOOL.", b.Name)
+		if strings.Contains(b.Name, ".") {
+			detail = fmt.Sprintf("The server name %q contains a dot. Tools are addressed as SERVER.TOOL, so a dot in the name would be ambiguous; use %q instead.", b.Name, strings.ReplaceAll(b.Name, ".", "_"))
+		}
+		l.add(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid server name", Detail: detail, Subject: b.NameRange.Ptr()})
+	}
+
+	command, commandSt := l.evalString(b.Command, "command")
+	rawURL, urlSt := l.evalString(b.URL, "url")
+	args, argsSt := l.evalStringList(b.Args, "args")
+	env, envSt := l.evalStringMap(b.Env, "env")
+	cwd, cwdSt := l.evalString(b.Cwd, "cwd")
+	transport, transportSt := l.evalString(b.Transport, "transport")
+	headers, headersSt := l.evalStringMap(b.Headers, "headers")
+
+	if transportSt == valid {
+		switch transport {
+		case TransportStdio, TransportStreamableHTTP, TransportSSE:
+		default:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid transport",
+				Detail:   fmt.Sprintf("The transport %q is not known. For a url, use %q (the default) or %q for servers that still speak the 2024-11-05 HTTP+SSE transport; a server with command always uses %q.", transport, TransportStreamableHTTP, TransportSSE, TransportStdio),
+				Subject:  b.TransportRange.Ptr(),
+			})
+			transportSt = invalid
+		}
+	}
+
+	commandSet, urlSet := commandSt != absent, urlSt != absent
+	switch {
+	case commandSet && urlSet:
+		second := b.URLAttr
+		if b.CommandAttr.Start.Byte > b.URLAttr.Start.Byte {
+			second = b.CommandAttr
+		}
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Conflicting transports",
+			Detail:   fmt.Sprintf("Server %q sets both command and url. A server either runs a local command over stdio or connects to a url; remove one of them.", b.Name),
+			Subject:  second.Ptr(),
+		})
+	case !commandSet && !urlSet:
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing transport",
+			Detail:   fmt.Sprintf("Server %q has neither command nor url. Set command = \"...\" to run a local program over stdio, or url = \"https://...\" to connect to a remote server.", b.Name),
+			Subject:  b.DeclRange.Ptr(),
+		})
+	case commandSet:
+		s.Transport = TransportStdio
+		if commandSt == valid {
+			if strings.TrimSpace(command) == "" {
+				l.add(&hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Empty command",
+					Detail:   fmt.Sprintf("The command of server %q is empty. Give the program to run, such as \"npx\" or executable().", b.Name),
+					Subject:  b.CommandRange.Ptr(),
+				})
+			} else {
+				s.Command = command
+			}
+		}
+		if transportSt == valid && transport != TransportStdio {
+			l.add(remoteOnly("transport", b.Name, b.TransportAttr))
+		}
+		if headersSt != absent {
+			l.add(remoteOnly("headers", b.Name, b.HeadersAttr))
+		}
+	case urlSet:
+		s.Transport = TransportStreamableHTTP
+		if transportSt == valid {
+			if transport == TransportStdio {
+				l.add(&hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid transport",
+					Detail:   fmt.Sprintf("Server %q has a url, so its transport cannot be %q: stdio is implied by command. Use %q (the default) or %q.", b.Name, TransportStdio, TransportStreamableHTTP, TransportSSE),
+					Subject:  b.TransportRange.Ptr(),
+				})
+			} else {
+				s.Transport = transport
+			}
+		}
+		if urlSt == valid {
+			if err := checkURL(rawURL); err != nil {
+				l.add(&hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid URL",
+					Detail:   fmt.Sprintf("The url of server %q is not valid: %v. Write an absolute http or https URL, such as \"https://mcp.example.com/mcp\".", b.Name, err),
+					Subject:  b.URLRange.Ptr(),
+				})
+			} else {
+				s.URL = rawURL
+			}
+		}
+		if argsSt != absent {
+			l.add(stdioOnly("args", b.Name, b.ArgsAttr))
+		}
+		if envSt != absent {
+			l.add(stdioOnly("env", b.Name, b.EnvAttr))
+		}
+		if cwdSt != absent {
+			l.add(stdioOnly("cwd", b.Name, b.CwdAttr))
+			cwdSt = invalid
+		}
+	}
+	s.Args, s.Env, s.Headers = args, env, headers
+	if cwdSt == valid {
+		s.Cwd = l.resolvePath(cwd, "cwd", b.CwdRange)
+	}
+
+	if vn, st := l.evalString(b.VersionNegotiation, "version_negotiation"); st == valid {
+		switch vn {
+		case NegotiationLegacy, NegotiationAuto:
+			s.VersionNegotiation = vn
+		default:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid version negotiation",
+				Detail:   fmt.Sprintf("The version_negotiation %q is not known. Use %q (the default: initialize at the current protocol version) or %q (probe the server for the versions it supports).", vn, NegotiationLegacy, NegotiationAuto),
+				Subject:  b.VersionNegotiationRange.Ptr(),
+			})
+		}
+		if vn == NegotiationAuto && s.Transport == TransportSSE {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Version negotiation not available",
+				Detail:   fmt.Sprintf("Server %q uses transport = %q, and the 2024-11-05 HTTP+SSE transport is always legacy, so version_negotiation = %q cannot apply. Remove version_negotiation, or use transport = %q if the server supports it.", b.Name, TransportSSE, NegotiationAuto, TransportStreamableHTTP),
+				Subject:  b.VersionNegotiationRange.Ptr(),
+			})
+		}
+	}
+
+	if d, st := l.evalDuration(b.DiscoveryTimeout, "discovery_timeout", b.DiscoveryTimeoutRange); st == valid {
+		used := min(max(d, MinDiscoveryTimeout), MaxDiscoveryTimeout)
+		if used != d {
+			bound := "below the minimum"
+			if used == MaxDiscoveryTimeout {
+				bound = "above the maximum"
+			}
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "Discovery timeout clamped",
+				Detail: fmt.Sprintf("The discovery_timeout %s is %s of %s, so %s is used. Set a value from %s to %s.",
+					durationText(d), bound, durationText(used), durationText(used),
+					durationText(MinDiscoveryTimeout), durationText(MaxDiscoveryTimeout)),
+				Subject: b.DiscoveryTimeoutRange.Ptr(),
+			})
+		}
+		s.DiscoveryTimeout = used
+	}
+
+	if d, st := l.evalDuration(b.CallTimeout, "call_timeout", b.CallTimeoutRange); st == valid {
+		if d <= 0 {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid call timeout",
+				Detail:   fmt.Sprintf("The call_timeout %s is not greater than zero. Give the longest time one tool call may take, such as \"60s\", or remove call_timeout to use the default of %s.", durationText(d), durationText(DefaultCallTimeout)),
+				Subject:  b.CallTimeoutRange.Ptr(),
+			})
+		} else {
+			s.CallTimeout = d
+		}
+	}
+
+	if enabled, st := l.evalBool(b.Enabled, "enabled"); st == valid {
+		s.Enabled = enabled
+	}
+	return s
+}
+
+func stdioOnly(attr, server string, rng hcl.Range) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Argument only for stdio servers",
+		Detail:   fmt.Sprintf("The argument %q belongs to servers that run a local command (command = ...). Server %q connects to a url, so remove %s.", attr, server, attr),
+		Subject:  rng.Ptr(),
+	}
+}
+
+func remoteOnly(attr, server string, rng hcl.Range) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Argument only for remote servers",
+		Detail:   fmt.Sprintf("The argument %q belongs to servers that connect to a url (url = ...). Server %q runs a local command over stdio, so remove %s.", attr, server, attr),
+		Subject:  rng.Ptr(),
+	}
+}
+
+// evalDuration evaluates a duration string such as "1m30s".
+func (l *loader) evalDuration(expr hcl.Expression, name string, rng hcl.Range) (time.Duration, valState) {
+	v, st := l.evalString(expr, name)
+	if st != valid {
+		return 0, st
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid duration",
+			Detail:   fmt.Sprintf("The %s %q is not a duration. Write a number followed by a unit, such as \"10s\", \"1m30s\" or \"250ms\".", name, v),
+			Subject:  rng.Ptr(),
+		})
+		return 0, invalid
+	}
+	return d, valid
+}
+
+// durationText prints whole seconds as "300s" rather than "5m0s".
+func durationText(d time.Duration) string {
+	if d != 0 && d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}
+
+// checkListen checks that v is host:port with a numeric port.
+func checkListen(v string) error {
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
+		var addrErr *net.AddrError
+		if errors.As(err, &addrErr) {
+			return errors.New(addrErr.Err)
+		}
+		return err
+	}
+	if port == "" {
+		return errors.New("the port is missing")
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("the port %q is not a number from 0 to 65535", port)
+	}
+	return nil
+}
+
+// checkURL checks that raw is an absolute http or https URL with a host.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) {
+			return urlErr.Err
+		}
+		return err
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+	case "":
+		return errors.New("it has no scheme")
+	default:
+		return fmt.Errorf("the scheme %q is not http or https", u.Scheme)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return errors.New("it has no host")
+	}
+	return nil
+}
+
+// decodePrincipal validates one principal block. ok reports whether the
+// token is usable, for the duplicate check.
+func (l *loader) decodePrincipal(b *principalBlock) (p Principal, ok bool) {
+	p = Principal{Name: b.Name, NameRange: b.NameRange, DeclRange: b.DeclRange}
+	if strings.TrimSpace(b.Name) == "" {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid principal name",
+			Detail:   "The principal name is empty. Give the principal a name, such as principal \"alice\".",
+			Subject:  b.NameRange.Ptr(),
+		})
+	}
+
+	switch token, st := l.evalString(b.Token, "token"); st {
+	case absent:
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing required argument",
+			Detail:   fmt.Sprintf("The argument \"token\" is required, but principal %q has none. Set token = env(\"NAME\") to read the bearer token from the environment.", b.Name),
+			Subject:  b.DeclRange.Ptr(),
+		})
+	case valid:
+		if n := utf8.RuneCountInString(token); n < MinTokenLength {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Token too short",
+				Detail: fmt.Sprintf("The token of principal %q has %d characters; at least %d are required. It is a bearer credential: anyone who has it acts as %q, so it must be hard to guess. Generate one with `openssl rand -hex 32`.",
+					b.Name, n, MinTokenLength, b.Name),
+				Subject: b.TokenRange.Ptr(),
+			})
+		} else {
+			p.Token, ok = token, true
+		}
+	}
+
+	if groups, st := l.evalStringList(b.Groups, "groups"); st == valid {
+		p.Groups = groups
+	}
+	return p, ok
+}

@@ -1,0 +1,1 @@
+# An empty file is a valid configuration: every attribute has a default.

@@ -1,0 +1,49 @@
+# Every feature of the file format, with values other than the defaults.
+listen    = "0.0.0.0:8080"
+data_dir  = "state"
+log_level = "debug"
+
+server "files" {
+  command = "npx"
+  args    = ["-y", "@modelcontextprotocol/server-filesystem", "/srv/data"]
+  env = {
+    NODE_ENV = "production"
+    TOKEN    = env("MCPHOST_TEST_TOKEN")
+  }
+  cwd                 = "work"
+  version_negotiation = "auto"
+  discovery_timeout   = "10s"
+  call_timeout        = "1m30s"
+}
+
+server "revenue" {
+  command   = executable()
+  args      = ["demo", "revenue"]
+  transport = "stdio"
+  enabled   = false
+}
+
+server "search" {
+  url = "https://search.example.com/mcp"
+  headers = {
+    Authorization = "Bearer ${env("SEARCH_TOKEN", "no-token-set")}"
+    X-Client      = "mcphost"
+  }
+  version_negotiation = "auto"
+  discovery_timeout   = "250ms"
+}
+
+server "legacy" {
+  url                 = "http://127.0.0.1:3001/sse"
+  transport           = "sse"
+  version_negotiation = "legacy"
+}
+
+principal "alice" {
+  token  = env("MCPHOST_TEST_TOKEN")
+  groups = ["analysts", "admins"]
+}
+
+principal "bob" {
+  token = file("secrets/bob.token")
+}

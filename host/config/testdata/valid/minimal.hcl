@@ -1,0 +1,4 @@
+server "revenue" {
+  command = executable()
+  args    = ["demo", "revenue"]
+}

@@ -1,0 +1,368 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stableAfter is how long a session must stay up before a later failure
+// starts the backoff from the beginning again.
+const stableAfter = time.Minute
+
+// serverConn supervises one configured server: it connects, fetches the
+// catalog, watches the session, and reconnects with backoff when restarts
+// are on. All mutable state is behind mu; sessions and catalogs are replaced
+// whole, never modified.
+type serverConn struct {
+	cfg    config.Server
+	opts   *Options
+	logger *slog.Logger
+
+	settleOnce sync.Once
+	settled    chan struct{} // closed once the first attempt has ended
+	done       chan struct{} // closed when the supervisor has returned
+
+	mu      sync.Mutex
+	status  ServerStatus
+	session *mcp.ClientSession
+	cat     *catalog
+	refresh chan struct{} // list_changed signals for the current session
+
+	progressSeq atomic.Uint64
+	progress    sync.Map // progress token (string) → func(Progress)
+}
+
+func newServerConn(s config.Server, opts *Options) *serverConn {
+	c := &serverConn{
+		cfg:     s,
+		opts:    opts,
+		logger:  opts.Logger.With("server", s.Name),
+		settled: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	c.status = ServerStatus{
+		Name:      s.Name,
+		Transport: s.Transport,
+		State:     StateStopped,
+		Since:     time.Now(),
+	}
+	if !s.Enabled {
+		c.status.State = StateDisabled
+		c.settle()
+		close(c.done)
+	}
+	return c
+}
+
+func (c *serverConn) settle() { c.settleOnce.Do(func() { close(c.settled) }) }
+
+// snapshot returns the current status with catalog counts filled in.
+func (c *serverConn) snapshot() ServerStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.status
+	if c.cat != nil {
+		st.Tools = len(c.cat.tools)
+		st.Prompts = len(c.cat.prompts)
+		st.Resources = len(c.cat.resources)
+		st.ResourceTemplates = len(c.cat.templates)
+	}
+	return st
+}
+
+// setState moves the server to a new state and reports it.
+func (c *serverConn) setState(state State, mutate func(*ServerStatus)) {
+	c.mu.Lock()
+	c.status.State = state
+	c.status.Since = time.Now()
+	if mutate != nil {
+		mutate(&c.status)
+	}
+	c.mu.Unlock()
+	if c.opts.OnStatus != nil {
+		c.opts.OnStatus(c.snapshot())
+	}
+}
+
+// current returns the live session and its catalog, or an error saying why
+// there is none.
+func (c *serverConn) current() (*mcp.ClientSession, *catalog, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.status.State == StateReady && c.session != nil {
+		return c.session, c.cat, nil
+	}
+	err := &NotReadyError{Server: c.cfg.Name, State: c.status.State, LastError: c.status.LastError}
+	return nil, nil, err
+}
+
+// run is the supervisor loop. It returns when ctx ends, or after the first
+// failure when restarts are off.
+func (c *serverConn) run(ctx context.Context) {
+	defer close(c.done)
+	defer c.settle()
+	attempt := 0
+	for {
+		c.setState(StateConnecting, func(s *ServerStatus) { s.NextAttempt = time.Time{} })
+		start := time.Now()
+		sess, cmd, stderr, err := c.connect(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				c.setState(StateStopped, nil)
+				return
+			}
+			c.logger.Warn("server failed to start", "err", err, "duration", time.Since(start).Round(time.Millisecond))
+			c.setState(StateFailed, func(s *ServerStatus) { s.LastError = err.Error() })
+			c.settle()
+		} else {
+			upSince := time.Now()
+			c.settle()
+			err := c.serve(ctx, sess, cmd, stderr)
+			if ctx.Err() != nil {
+				c.setState(StateStopped, nil)
+				return
+			}
+			c.logger.Warn("server stopped unexpectedly", "err", err)
+			c.setState(StateFailed, func(s *ServerStatus) { s.LastError = err.Error() })
+			if time.Since(upSince) >= stableAfter {
+				attempt = 0
+			}
+		}
+		if !c.opts.Restart {
+			return
+		}
+		delay := backoff(attempt, c.opts.BackoffMin, c.opts.BackoffMax)
+		attempt++
+		c.mu.Lock()
+		c.status.NextAttempt = time.Now().Add(delay)
+		c.mu.Unlock()
+		c.logger.Info("server restart scheduled", "in", delay.Round(time.Millisecond), "attempt", attempt)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			c.setState(StateStopped, nil)
+			return
+		case <-t.C:
+		}
+		c.mu.Lock()
+		c.status.Restarts++
+		c.mu.Unlock()
+	}
+}
+
+// backoff returns the delay before retry number attempt (0-based): min
+// doubled per attempt, capped at max, with ±20% jitter so that many servers
+// failing together do not retry in lockstep.
+func backoff(attempt int, minDelay, maxDelay time.Duration) time.Duration {
+	d := minDelay
+	for i := 0; i < attempt && d < maxDelay; i++ {
+		d *= 2
+	}
+	d = min(d, maxDelay)
+	jitter := 0.8 + 0.4*rand.Float64()
+	return time.Duration(float64(d) * jitter)
+}
+
+// connect starts the transport, runs the legacy initialize handshake pinned to
+// LegacyProtocolVersion and fetches the catalog, all within the server's
+// discovery_timeout.
+func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *stderrLog, error) {
+	dctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
+	defer cancel()
+
+	refresh := make(chan struct{}, 1)
+	notify := func() {
+		select {
+		case refresh <- struct{}{}:
+		default:
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, &mcp.ClientOptions{
+		// No roots, sampling or elicitation yet: an empty, non-nil value
+		// replaces go-sdk's default of advertising roots.
+		Capabilities:               &mcp.ClientCapabilities{},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { notify() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { notify() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { notify() },
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			c.deliverProgress(req.Params)
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			c.logger.Info("server log message", "level", req.Params.Level, "logger", req.Params.Logger, "data", req.Params.Data)
+		},
+	})
+
+	var (
+		transport mcp.Transport
+		cmd       *exec.Cmd
+		stderr    *stderrLog
+	)
+	switch c.cfg.Transport {
+	case config.TransportStdio:
+		stderr = newStderrLog(c.logger)
+		cmd = newCommand(&c.cfg, stderr)
+		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
+	case config.TransportStreamableHTTP:
+		transport = &mcp.StreamableClientTransport{
+			Endpoint:   c.cfg.URL,
+			HTTPClient: httpClient(c.cfg.Headers),
+			MaxRetries: 2,
+		}
+	case config.TransportSSE:
+		transport = &mcp.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: httpClient(c.cfg.Headers)}
+	default:
+		return nil, nil, nil, fmt.Errorf("unknown transport %q", c.cfg.Transport)
+	}
+
+	cs, err := client.Connect(dctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: LegacyProtocolVersion})
+	if err != nil {
+		err = contextErr(dctx, ctx, err, "initialize", c.cfg.DiscoveryTimeout)
+		killGroup(cmd)
+		err = describeExit(err, cmd)
+		return nil, nil, nil, withStderr(fmt.Errorf("connect: %w", err), stderr)
+	}
+	cat, err := fetchCatalog(dctx, cs)
+	if err != nil {
+		err = contextErr(dctx, ctx, err, "listing tools, prompts and resources", c.cfg.DiscoveryTimeout)
+		_ = cs.Close()
+		killGroup(cmd)
+		return nil, nil, nil, withStderr(err, stderr)
+	}
+
+	ir := cs.InitializeResult()
+	c.mu.Lock()
+	c.session, c.cat, c.refresh = cs, cat, refresh
+	c.mu.Unlock()
+	c.setState(StateReady, func(s *ServerStatus) {
+		s.Era = EraLegacy
+		s.ProtocolVersion = ir.ProtocolVersion
+		s.Evidence = `legacy: version_negotiation = "legacy"`
+		s.ServerInfo = ir.ServerInfo
+		s.Capabilities = ir.Capabilities
+		s.Instructions = ir.Instructions
+		s.LastError = ""
+	})
+	st := c.snapshot()
+	c.logger.Info("server ready", "era", st.Era, "protocol_version", st.ProtocolVersion,
+		"tools", st.Tools, "prompts", st.Prompts, "resources", st.Resources)
+	return cs, cmd, stderr, nil
+}
+
+// describeExit adds how the process ended to err when it has ended.
+func describeExit(err error, cmd *exec.Cmd) error {
+	if d := exitDescription(cmd); d != "" {
+		return fmt.Errorf("%w (server process: %s)", err, d)
+	}
+	return err
+}
+
+// serve keeps a ready session until ctx ends or the session ends on its own,
+// refetching the catalog on list_changed. It always closes the session and
+// reaps the process; the returned error says why the session ended.
+func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *stderrLog) error {
+	ended := make(chan error, 1)
+	go func() { ended <- cs.Wait() }()
+	c.mu.Lock()
+	refresh := c.refresh
+	c.mu.Unlock()
+
+	var cause error
+	for cause == nil {
+		select {
+		case <-ctx.Done():
+			cause = ctx.Err()
+		case err := <-ended:
+			if err == nil {
+				err = errors.New("connection closed")
+			}
+			cause = fmt.Errorf("session ended: %w", err)
+		case <-refresh:
+			rctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
+			cat, err := fetchCatalog(rctx, cs)
+			cancel()
+			if err != nil {
+				c.logger.Warn("refreshing the catalog after list_changed failed", "err", err)
+				continue
+			}
+			c.mu.Lock()
+			c.cat = cat
+			c.mu.Unlock()
+			c.logger.Info("catalog refreshed", "tools", len(cat.tools), "prompts", len(cat.prompts), "resources", len(cat.resources))
+			if c.opts.OnStatus != nil {
+				c.opts.OnStatus(c.snapshot())
+			}
+		}
+	}
+	c.mu.Lock()
+	c.session = nil
+	c.mu.Unlock()
+	_ = cs.Close()
+	killGroup(cmd)
+	if ctx.Err() != nil {
+		return cause
+	}
+	return withStderr(describeExit(cause, cmd), stderr)
+}
+
+// deliverProgress routes a progress notification to the call that asked for it.
+func (c *serverConn) deliverProgress(p *mcp.ProgressNotificationParams) {
+	if p == nil {
+		return
+	}
+	var key string
+	switch t := p.ProgressToken.(type) {
+	case string:
+		key = t
+	case float64:
+		key = strconv.FormatFloat(t, 'f', -1, 64)
+	default:
+		return
+	}
+	if f, ok := c.progress.Load(key); ok {
+		f.(func(Progress))(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	}
+}
+
+// httpClient returns the HTTP client of a remote server: the default
+// transport's connection limits and timeouts plus the configured headers.
+// It has no overall timeout, because responses may be long-lived event
+// streams; contexts bound each request.
+func httpClient(headers map[string]string) *http.Client {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.ResponseHeaderTimeout = 0
+	var rt http.RoundTripper = base
+	if len(headers) > 0 {
+		rt = &headerTransport{base: base, headers: headers}
+	}
+	return &http.Client{Transport: rt}
+}
+
+// headerTransport adds the configured headers to every request, never
+// overwriting one the SDK set.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range t.headers {
+		if req.Header.Get(k) == "" {
+			req.Header.Set(k, v)
+		}
+	}
+	return t.base.RoundTrip(req)
+}

@@ -1,0 +1,296 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configure a [Host]. The zero value is usable: no logging, no
+// restarts, every enabled server.
+type Options struct {
+	// Logger receives the host's logs; nil discards them.
+	Logger *slog.Logger
+	// Version is reported to servers as clientInfo.version.
+	Version string
+	// Restart reconnects servers that fail or exit, with capped exponential
+	// backoff. The daemon turns it on; one-shot CLI commands leave it off.
+	Restart bool
+	// BackoffMin and BackoffMax bound the restart delay (defaults 500ms
+	// and 1m).
+	BackoffMin, BackoffMax time.Duration
+	// Servers limits the host to these configured servers (nil: all).
+	Servers []string
+	// OnStatus, when set, is called after every change of a server's state.
+	// It must not block.
+	OnStatus func(ServerStatus)
+}
+
+// Host runs the configured servers. Create it with [New], start it with
+// [Host.Start] (or [Host.Run]) and end it with [Host.Close]. Its methods are
+// safe for concurrent use.
+type Host struct {
+	cfg   *config.Config
+	opts  Options
+	conns []*serverConn
+	byName map[string]*serverConn
+
+	startOnce sync.Once
+	cancel    context.CancelFunc
+	closeOnce sync.Once
+}
+
+// New plans a host for cfg without starting anything. It fails when
+// opts.Servers names a server the config does not have.
+func New(cfg *config.Config, opts Options) (*Host, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.BackoffMin <= 0 {
+		opts.BackoffMin = 500 * time.Millisecond
+	}
+	if opts.BackoffMax < opts.BackoffMin {
+		opts.BackoffMax = max(time.Minute, opts.BackoffMin)
+	}
+	h := &Host{cfg: cfg, opts: opts, byName: map[string]*serverConn{}}
+	for _, name := range opts.Servers {
+		if cfg.Server(name) == nil {
+			return nil, &UnknownServerError{Server: name, Known: serverNames(cfg)}
+		}
+	}
+	for _, s := range cfg.Servers {
+		if opts.Servers != nil && !slices.Contains(opts.Servers, s.Name) {
+			continue
+		}
+		c := newServerConn(s, &h.opts)
+		h.conns = append(h.conns, c)
+		h.byName[s.Name] = c
+	}
+	return h, nil
+}
+
+func serverNames(cfg *config.Config) []string {
+	var names []string
+	for _, s := range cfg.Servers {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// Start connects every enabled server in the background, each on its own,
+// and returns at once. Servers stop when ctx ends or at [Host.Close].
+func (h *Host) Start(ctx context.Context) {
+	h.startOnce.Do(func() {
+		ctx, h.cancel = context.WithCancel(ctx)
+		for _, c := range h.conns {
+			if c.cfg.Enabled {
+				go c.run(ctx)
+			}
+		}
+	})
+}
+
+// WaitSettled waits until every started server has finished its first
+// connection attempt (it is ready or failed), or ctx ends.
+func (h *Host) WaitSettled(ctx context.Context) error {
+	for _, c := range h.conns {
+		select {
+		case <-c.settled:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Run starts the host and serves until ctx ends, then closes it.
+func (h *Host) Run(ctx context.Context) error {
+	h.Start(ctx)
+	<-ctx.Done()
+	return h.Close()
+}
+
+// Close stops every server: sessions are closed as the MCP spec asks (stdin
+// closed, then SIGTERM, then SIGKILL to the whole process group) and child
+// processes are reaped. It waits at most shutdownBound.
+func (h *Host) Close() error {
+	h.closeOnce.Do(func() {
+		h.startOnce.Do(func() {}) // a host that never started has nothing to stop
+		if h.cancel != nil {
+			h.cancel()
+		}
+	})
+	timer := time.NewTimer(shutdownBound)
+	defer timer.Stop()
+	var stuck []string
+	for _, c := range h.conns {
+		select {
+		case <-c.done:
+		case <-timer.C:
+			stuck = append(stuck, c.cfg.Name)
+		}
+	}
+	if len(stuck) > 0 {
+		return fmt.Errorf("host: servers still stopping after %s: %s", shutdownBound, strings.Join(stuck, ", "))
+	}
+	return nil
+}
+
+// shutdownBound caps how long Close waits for servers to stop: go-sdk's
+// stdio close takes up to two terminateGrace periods before SIGKILL.
+const shutdownBound = 10 * time.Second
+
+// Servers returns the status of every configured server in config order.
+func (h *Host) Servers() []ServerStatus {
+	out := make([]ServerStatus, 0, len(h.conns))
+	for _, c := range h.conns {
+		out = append(out, c.snapshot())
+	}
+	return out
+}
+
+// Server returns one server's status.
+func (h *Host) Server(name string) (ServerStatus, error) {
+	c, err := h.conn(name)
+	if err != nil {
+		return ServerStatus{}, err
+	}
+	return c.snapshot(), nil
+}
+
+func (h *Host) conn(name string) (*serverConn, error) {
+	c, ok := h.byName[name]
+	if !ok {
+		var known []string
+		for _, c := range h.conns {
+			known = append(known, c.cfg.Name)
+		}
+		return nil, &UnknownServerError{Server: name, Known: known}
+	}
+	return c, nil
+}
+
+// Tools returns the tools of every ready server, or of the named server
+// only, sorted by server (config order) and tool name.
+func (h *Host) Tools(server string) ([]Tool, error) {
+	conns := h.conns
+	if server != "" {
+		c, err := h.conn(server)
+		if err != nil {
+			return nil, err
+		}
+		if _, _, err := c.current(); err != nil {
+			return nil, err
+		}
+		conns = []*serverConn{c}
+	}
+	var out []Tool
+	for _, c := range conns {
+		_, cat, err := c.current()
+		if err != nil {
+			continue
+		}
+		tools := make([]Tool, 0, len(cat.tools))
+		for _, t := range cat.tools {
+			if t != nil {
+				tools = append(tools, Tool{Server: c.cfg.Name, Tool: t})
+			}
+		}
+		sort.SliceStable(tools, func(i, j int) bool { return tools[i].Tool.Name < tools[j].Tool.Name })
+		out = append(out, tools...)
+	}
+	return out, nil
+}
+
+// Prompts returns the prompts of a ready server.
+func (h *Host) Prompts(server string) ([]*mcp.Prompt, error) {
+	cat, err := h.catalogOf(server)
+	if err != nil {
+		return nil, err
+	}
+	return cat.prompts, nil
+}
+
+// Resources returns the resources and resource templates of a ready server.
+func (h *Host) Resources(server string) ([]*mcp.Resource, []*mcp.ResourceTemplate, error) {
+	cat, err := h.catalogOf(server)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cat.resources, cat.templates, nil
+}
+
+func (h *Host) catalogOf(server string) (*catalog, error) {
+	c, err := h.conn(server)
+	if err != nil {
+		return nil, err
+	}
+	_, cat, err := c.current()
+	return cat, err
+}
+
+// UnknownServerError is returned for a server name the config does not have.
+type UnknownServerError struct {
+	Server string
+	Known  []string
+}
+
+func (e *UnknownServerError) Error() string {
+	if len(e.Known) == 0 {
+		return fmt.Sprintf("no server named %q: the config declares no servers", e.Server)
+	}
+	return fmt.Sprintf("no server named %q (configured: %s)", e.Server, strings.Join(e.Known, ", "))
+}
+
+// UnknownToolError is returned for a tool the server does not list.
+type UnknownToolError struct {
+	Server, Tool string
+	Known        []string
+}
+
+func (e *UnknownToolError) Error() string {
+	msg := fmt.Sprintf("server %q has no tool %q", e.Server, e.Tool)
+	if len(e.Known) > 0 {
+		known := e.Known
+		if len(known) > 20 {
+			known = append(known[:20:20], "…")
+		}
+		msg += " (it has: " + strings.Join(known, ", ") + ")"
+	}
+	return msg
+}
+
+// NotReadyError is returned when a server has no live session.
+type NotReadyError struct {
+	Server    string
+	State     State
+	LastError string
+}
+
+func (e *NotReadyError) Error() string {
+	msg := fmt.Sprintf("server %q is not ready (%s)", e.Server, e.State)
+	if e.LastError != "" {
+		msg += ": " + e.LastError
+	}
+	return msg
+}
+
+// IsNotFound reports whether err names a server or tool that does not exist.
+func IsNotFound(err error) bool {
+	var us *UnknownServerError
+	var ut *UnknownToolError
+	return errors.As(err, &us) || errors.As(err, &ut)
+}

@@ -1,0 +1,180 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcphost/mcphost/host/config"
+)
+
+// Bounds on what mcphost keeps of a stdio server's stderr.
+const (
+	stderrLineMax   = 1024             // bytes of one line kept and logged
+	stderrTailLines = 20               // lines kept for error messages
+	stderrLogBurst  = 200              // lines logged per window before suppressing
+	stderrLogWindow = 10 * time.Second // the rate window
+)
+
+// terminateGrace is how long closing a stdio session waits after closing the
+// server's stdin before SIGTERM (and as long again before SIGKILL). go-sdk's
+// default of 5 s makes every shutdown of a stuck server slow (T2 in
+// protocol.md).
+const terminateGrace = time.Second
+
+// newCommand builds the exec.Cmd of a stdio server. It carries no context:
+// the process lives as long as its session, not as long as the connect
+// (trap T11), and the host ends it explicitly.
+func newCommand(s *config.Server, stderr *stderrLog) *exec.Cmd {
+	cmd := exec.Command(s.Command, s.Args...)
+	cmd.Dir = s.Cwd
+	if len(s.Env) > 0 {
+		env := os.Environ()
+		for k, v := range s.Env {
+			env = append(env, k+"="+v)
+		}
+		cmd.Env = env
+	}
+	cmd.Stderr = stderr
+	// Own process group, so stopping the server also stops whatever it
+	// started, and the terminal's Ctrl-C reaches only mcphost, which then
+	// shuts servers down in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A grandchild that keeps stderr open must not block Wait forever.
+	cmd.WaitDelay = 2 * time.Second
+	return cmd
+}
+
+// killGroup sends SIGKILL to the process group of a started command, ending
+// any grandchildren the server left behind. It is a no-op for a command that
+// never started.
+func killGroup(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// exitDescription says how a finished command ended ("exit status 3",
+// "signal: killed"), or "" when it has not been waited for.
+func exitDescription(cmd *exec.Cmd) string {
+	if cmd == nil || cmd.ProcessState == nil {
+		return ""
+	}
+	return cmd.ProcessState.String()
+}
+
+// stderrLog is the io.Writer behind a stdio server's stderr. It splits the
+// stream into lines, logs each with the server name (rate-limited), and keeps
+// the last few lines for error messages. Memory is bounded whatever the
+// server writes.
+type stderrLog struct {
+	logger *slog.Logger
+
+	mu         sync.Mutex
+	partial    []byte
+	tail       []string
+	windowEnd  time.Time
+	logged     int
+	suppressed int
+}
+
+func newStderrLog(logger *slog.Logger) *stderrLog {
+	return &stderrLog{logger: logger}
+}
+
+func (l *stderrLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			room := stderrLineMax - len(l.partial)
+			if room > 0 {
+				l.partial = append(l.partial, p[:min(room, len(p))]...)
+			}
+			break
+		}
+		room := stderrLineMax - len(l.partial)
+		if room > 0 {
+			l.partial = append(l.partial, p[:min(room, i)]...)
+		}
+		l.line(string(l.partial))
+		l.partial = l.partial[:0]
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// line records one complete line. The caller holds l.mu.
+func (l *stderrLog) line(s string) {
+	s = strings.TrimRight(s, "\r")
+	if s == "" {
+		return
+	}
+	if len(l.tail) == stderrTailLines {
+		copy(l.tail, l.tail[1:])
+		l.tail = l.tail[:stderrTailLines-1]
+	}
+	l.tail = append(l.tail, s)
+
+	now := time.Now()
+	if now.After(l.windowEnd) {
+		if l.suppressed > 0 {
+			l.logger.Warn("server stderr suppressed", "lines", l.suppressed)
+		}
+		l.windowEnd = now.Add(stderrLogWindow)
+		l.logged, l.suppressed = 0, 0
+	}
+	if l.logged >= stderrLogBurst {
+		l.suppressed++
+		return
+	}
+	l.logged++
+	l.logger.Info("server stderr", "line", s)
+}
+
+// Tail returns up to n of the last stderr lines, oldest first, including an
+// unterminated last line.
+func (l *stderrLog) Tail(n int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lines := append([]string(nil), l.tail...)
+	if len(l.partial) > 0 {
+		lines = append(lines, string(l.partial))
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
+
+// withStderr appends the last lines of a server's stderr to err, so that
+// "exit status 1" comes with the reason the server printed.
+func withStderr(err error, l *stderrLog) error {
+	if err == nil || l == nil {
+		return err
+	}
+	tail := l.Tail(5)
+	if len(tail) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (stderr: %s)", err, strings.Join(tail, " | "))
+}
+
+// contextErr turns a context error into a sentence about the bound that
+// expired, or returns err unchanged.
+func contextErr(ctx, parent context.Context, err error, what string, bound time.Duration) error {
+	if ctx.Err() == context.DeadlineExceeded && parent.Err() == nil {
+		return fmt.Errorf("%s: no answer within %s", what, bound)
+	}
+	return err
+}

@@ -1,0 +1,73 @@
+package host
+
+import (
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// State is the lifecycle state of one configured server.
+type State string
+
+// The states of a server. A server goes connecting → ready, or connecting →
+// failed; a ready server whose process exits or whose connection drops goes
+// back to failed and, when restarts are on, to connecting after a backoff.
+const (
+	StateConnecting State = "connecting"
+	StateReady      State = "ready"
+	StateFailed     State = "failed"
+	StateStopped    State = "stopped"
+	StateDisabled   State = "disabled" // `enabled = false` in the config
+)
+
+// Era names the MCP protocol era a session speaks.
+const (
+	EraLegacy = "legacy" // initialize handshake, protocol ≤ 2025-11-25
+	EraModern = "modern" // stateless 2026-07-28 with server/discover
+)
+
+// LegacyProtocolVersion is the version every legacy connect pins
+// (ClientSessionOptions.ProtocolVersion), so go-sdk never probes on its own.
+const LegacyProtocolVersion = "2025-11-25"
+
+// ServerStatus is a snapshot of one server's state. It is a value: reading
+// it needs no lock and it never changes after it is returned.
+type ServerStatus struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	State     State  `json:"status"`
+
+	// Era, ProtocolVersion and Evidence describe the current (or last)
+	// session: which protocol era was chosen and why.
+	Era             string `json:"era,omitempty"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	Evidence        string `json:"evidence,omitempty"`
+
+	ServerInfo   *mcp.Implementation     `json:"serverInfo,omitempty"`
+	Capabilities *mcp.ServerCapabilities `json:"capabilities,omitempty"`
+	Instructions string                  `json:"instructions,omitempty"`
+
+	Tools             int `json:"tools"`
+	Prompts           int `json:"prompts"`
+	Resources         int `json:"resources"`
+	ResourceTemplates int `json:"resourceTemplates"`
+
+	// LastError is the most recent failure (connect, list or exit), with the
+	// tail of the server's stderr when it has one.
+	LastError string `json:"lastError,omitempty"`
+	// Restarts counts reconnects after the first attempt.
+	Restarts int `json:"restarts"`
+	// Since is when the server entered State.
+	Since time.Time `json:"since"`
+	// NextAttempt is when a failed server will be tried again (zero if never).
+	NextAttempt time.Time `json:"nextAttempt,omitzero"`
+}
+
+// Tool is one tool of one server, addressed as Server.Name.
+type Tool struct {
+	Server string    `json:"server"`
+	Tool   *mcp.Tool `json:"tool"`
+}
+
+// QualifiedName returns SERVER.TOOL, the name the CLI and the API use.
+func (t Tool) QualifiedName() string { return t.Server + "." + t.Tool.Name }

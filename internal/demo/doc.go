@@ -1,0 +1,21 @@
+// Package demo owns the built-in demo MCP servers that `mcphost demo NAME`
+// runs over stdio. Today there is one: the revenue dashboard
+// ([NewRevenueServer], [ServeRevenue]), the App fixture of the embedded
+// default config and of every MCP Apps test (shared/docs/apps.md §16).
+//
+// The revenue server advertises the "io.modelcontextprotocol/ui" extension,
+// offers the tool show_revenue_dashboard (deterministic figures, a readable
+// text summary and structuredContent, linked to its UI by both the nested
+// _meta.ui.resourceUri key and the deprecated flat "ui/resourceUri" key) and
+// serves the resource ui://revenue-dashboard: one self-contained HTML
+// document, embedded from dashboard.html, that speaks the App side of the
+// MCP Apps postMessage protocol with vanilla JavaScript.
+//
+// It sits outside the call pipeline: the host talks to it like any other
+// upstream server, through a real process or an in-memory transport.
+//
+// The package must never import host or any leaf package, never read files,
+// environment variables or the network at run time, and its View must never
+// reference an external URL, use browser storage, eval, or open a network
+// connection: it is the reference of what a well-behaved App looks like.
+package demo
