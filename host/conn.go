@@ -254,6 +254,9 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		s.Capabilities = ir.Capabilities
 		s.Instructions = ir.Instructions
 		s.LastError = ""
+		if cmd != nil && cmd.Process != nil {
+			s.PID = cmd.Process.Pid
+		}
 	})
 	st := c.snapshot()
 	c.logger.Info("server ready", "era", st.Era, "protocol_version", st.ProtocolVersion,
@@ -308,6 +311,7 @@ func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec
 	}
 	c.mu.Lock()
 	c.session = nil
+	c.status.PID = 0
 	c.mu.Unlock()
 	_ = cs.Close()
 	killGroup(cmd)

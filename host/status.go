@@ -55,6 +55,8 @@ type ServerStatus struct {
 	// LastError is the most recent failure (connect, list or exit), with the
 	// tail of the server's stderr when it has one.
 	LastError string `json:"lastError,omitempty"`
+	// PID is the process id of a running stdio server (0 otherwise).
+	PID int `json:"pid,omitempty"`
 	// Restarts counts reconnects after the first attempt.
 	Restarts int `json:"restarts"`
 	// Since is when the server entered State.

@@ -36,7 +36,7 @@ type Config struct {
 	Filename string
 
 	Listen   string     // `listen`: host:port of the HTTP API; default DefaultListen
-	DataDir  string     // `data_dir`: absolute path after ~ expansion; default the XDG state dir
+	DataDir  string     // `data_dir`: after ~ expansion, joined to Options.BaseDir when relative; default the XDG state dir
 	LogLevel slog.Level // `log_level`: "debug" | "info" | "warn" | "error"; default info
 
 	Servers    []Server    // `server "NAME"` blocks, in file order
@@ -59,7 +59,7 @@ type Server struct {
 	Command string            // `command`: program name (looked up in PATH) or path
 	Args    []string          // `args`
 	Env     map[string]string // `env`: added to the daemon's environment
-	Cwd     string            // `cwd`: working directory, relative to the config file's directory
+	Cwd     string            // `cwd`: working directory; a relative one is joined to Options.BaseDir (the config file's directory)
 
 	// remote
 	URL     string            // `url`: http or https endpoint

@@ -3,8 +3,27 @@
 // It owns the file format: the top-level attributes, the `server` and
 // `principal` blocks, the `env()`, `file()` and `executable()` functions, and
 // every diagnostic an operator sees for a bad file. [Load] reads one file from
-// an [io/fs.FS], collects every problem at once as [hcl.Diagnostics] with
-// source ranges (sorted by file, line and column), and fills in defaults.
+// an [io/fs.FS], [LoadFile] from the OS, [Parse] from memory and [Default]
+// from the embedded default.hcl. Each collects every problem at once as
+// [hcl.Diagnostics] with source ranges (sorted by file, line and column, see
+// [SortDiagnostics]) and fills in defaults. The CLI renders them with
+// hcl.NewDiagnosticTextWriter over [Config.Files], or as JSON with
+// [DiagnosticsJSON]; [Format] is `mcphost fmt`.
+//
+// Loading runs in two steps: gohcl decodes the file into the schema structs
+// (schema.go), keeping the ranges of blocks, labels and values, and then each
+// block is validated on its own, so one bad block does not hide the problems
+// of another. A syntax error stops the load before decoding.
+//
+// The functions are the only way a file reaches outside itself:
+//
+//	env("NAME")            the variable, or an error diagnostic when unset
+//	env("NAME", "default") the variable, or the default when unset
+//	file("PATH")           a text file, relative to the config file's directory
+//	executable()           the path of the running mcphost binary
+//
+// `policy`, `plugin` and `policies` blocks are recognised but rejected with
+// a diagnostic until the releases that implement them.
 //
 // It never starts processes, opens connections or touches the network; the
 // host package turns a [Config] into running servers.

@@ -241,12 +241,17 @@ func (l *loader) evalDuration(expr hcl.Expression, name string, rng hcl.Range) (
 	return d, valid
 }
 
-// durationText prints whole seconds as "300s" rather than "5m0s".
+// durationText prints d like time.Duration.String without zero units:
+// "5m" rather than "5m0s", "1h" rather than "1h0m0s".
 func durationText(d time.Duration) string {
-	if d != 0 && d%time.Second == 0 {
-		return fmt.Sprintf("%ds", d/time.Second)
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
 	}
-	return d.String()
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // checkListen checks that v is host:port with a numeric port.

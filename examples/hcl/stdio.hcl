@@ -1,0 +1,71 @@
+# stdio.hcl: servers that mcphost runs as local processes.
+#
+# A server with `command` is a stdio server. mcphost starts it, talks MCP
+# over its stdin and stdout, and stops it on shutdown. `mcphost validate`
+# checks the file without starting anything, so the programs below need not
+# be installed to validate it.
+
+# listen is the host:port of the HTTP API and the WebShell. Keep it on
+# loopback unless a proxy in front of mcphost handles TLS. Port 0 picks a
+# free port.
+listen = "127.0.0.1:7777"
+
+# data_dir holds the database (sessions, transcript, era cache). "~/"
+# expands to the home directory; a relative path is relative to this file's
+# directory.
+data_dir = "~/.local/state/mcphost"
+
+# log_level is one of "debug", "info" (the default), "warn" or "error".
+log_level = "info"
+
+# The reference filesystem server, run with npx.
+server "files" {
+  # command is a program name looked up in PATH, or a path.
+  command = "npx"
+
+  # args are passed as they are; there is no shell, so no quoting or globs.
+  args = ["-y", "@modelcontextprotocol/server-filesystem", "/srv/shared"]
+
+  # cwd is the working directory of the process. A relative path is relative
+  # to this file's directory. Default: the directory mcphost runs in.
+  cwd = "."
+
+  # env is added to mcphost's own environment for this process only.
+  env = {
+    NODE_ENV = "production"
+  }
+
+  # call_timeout bounds one tools/call, as a duration string ("10s", "1m30s",
+  # "250ms"). It must be greater than zero. Default "10m".
+  call_timeout = "2m"
+}
+
+# A Python server run with uv, with a secret from mcphost's environment.
+server "github" {
+  command = "uvx"
+  args    = ["mcp-server-github"]
+
+  # env("NAME") reads a variable of the mcphost process; loading fails with
+  # "Environment variable not set" when it is missing. env("NAME", "default")
+  # uses the default instead.
+  env = {
+    GITHUB_TOKEN = env("GITHUB_TOKEN")
+    LOG_LEVEL    = env("GITHUB_MCP_LOG_LEVEL", "warning")
+  }
+
+  # version_negotiation picks how mcphost agrees on a protocol version:
+  #   "legacy" (default)  initialize at the current version, no probe
+  #   "auto"              probe with server/discover first, then fall back
+  version_negotiation = "auto"
+
+  # discovery_timeout is the budget for that probe. Values outside
+  # [100ms, 300s] are clamped, with a warning. Default "30s".
+  discovery_timeout = "5s"
+}
+
+# A server kept in the file but not started: enabled defaults to true.
+server "scratch" {
+  command = "./bin/scratch-server"
+  args    = ["--stdio"]
+  enabled = false
+}

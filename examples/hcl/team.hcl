@@ -1,0 +1,32 @@
+# team.hcl: several people and a CI job sharing one mcphost.
+#
+# A principal is a bearer token with a name and groups. Every API call
+# carries a token; mcphost maps it to its principal, and policies (in a later
+# release) decide by name and group. Tokens are credentials: keep them out of
+# this file with env() or file(), make them at least 16 characters (for
+# example `openssl rand -hex 32`), and give every principal its own.
+
+listen = "127.0.0.1:7777"
+
+server "revenue" {
+  command = executable()
+  args    = ["demo", "revenue"]
+}
+
+principal "alice" {
+  # token is required. Two principals with the same token are an error.
+  token = env("ALICE_TOKEN")
+
+  # groups are free-form names for policies to match on.
+  groups = ["analysts", "admins"]
+}
+
+principal "bob" {
+  token  = env("BOB_TOKEN")
+  groups = ["analysts"]
+}
+
+# A principal without groups.
+principal "ci" {
+  token = env("CI_TOKEN")
+}

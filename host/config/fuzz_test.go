@@ -1,0 +1,53 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+)
+
+// FuzzLoad loads arbitrary source. Properties: no panic, a Config with the
+// file's entry in Files, and every subject inside the loaded file.
+func FuzzLoad(f *testing.F) {
+	for _, pattern := range []string{"testdata/valid/*.hcl", "testdata/invalid/*.hcl", "../../examples/hcl/*.hcl"} {
+		for _, path := range glob(f, pattern) {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(src)
+		}
+	}
+	const name = "conf/fuzz.hcl"
+	opts := Options{LookupEnv: exampleEnv(), Executable: testExecutable, BaseDir: filepath.FromSlash("/base")}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		fsys := fstest.MapFS{
+			name:                     {Data: src},
+			"conf/secrets/bob.token": {Data: []byte("bob-0123456789abcdef")},
+			"conf/binary.bin":        {Data: []byte{0xff, 0xfe, 0x00}},
+		}
+		cfg, diags := Load(fsys, name, opts)
+		if cfg == nil || cfg.Files == nil {
+			t.Fatal("Load returned a nil Config or nil Files")
+		}
+		if cfg.Filename != name {
+			t.Errorf("Filename = %q", cfg.Filename)
+		}
+		for _, d := range diags {
+			if d.Summary == "" {
+				t.Errorf("diagnostic without summary: %#v", d)
+			}
+			r := d.Subject
+			if r == nil {
+				continue
+			}
+			if r.Filename != name {
+				t.Errorf("subject in %q, want %q: %s", r.Filename, name, d.Error())
+			}
+			if r.Start.Byte < 0 || r.Start.Byte > r.End.Byte || r.End.Byte > len(src) {
+				t.Errorf("subject bytes [%d, %d] outside the source (%d bytes): %s", r.Start.Byte, r.End.Byte, len(src), d.Error())
+			}
+		}
+	})
+}

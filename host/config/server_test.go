@@ -1,0 +1,80 @@
+package config
+
+import (
+	"testing"
+	"time"
+)
+
+func TestDurationText(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{100 * time.Millisecond, "100ms"},
+		{30 * time.Second, "30s"},
+		{5 * time.Minute, "5m"},
+		{5*time.Minute + 30*time.Second, "5m30s"},
+		{10 * time.Minute, "10m"},
+		{time.Hour, "1h"},
+		{time.Hour + time.Second, "1h0m1s"},
+		{-5 * time.Second, "-5s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := durationText(tt.d); got != tt.want {
+				t.Errorf("durationText(%v) = %q, want %q", tt.d, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckListen(t *testing.T) {
+	tests := []struct {
+		addr string
+		ok   bool
+	}{
+		{"127.0.0.1:7777", true},
+		{"[::1]:0", true},
+		{":8080", true},
+		{"localhost:65535", true},
+		{"localhost:65536", false},
+		{"localhost:-1", false},
+		{"localhost:+80", false},
+		{"localhost:", false},
+		{"localhost", false},
+		{"::1:80", false},
+		{"127.0.0.1:http", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr, func(t *testing.T) {
+			if err := checkListen(tt.addr); (err == nil) != tt.ok {
+				t.Errorf("checkListen(%q) = %v, want ok=%v", tt.addr, err, tt.ok)
+			}
+		})
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	tests := []struct {
+		url string
+		ok  bool
+	}{
+		{"https://example.com/mcp", true},
+		{"HTTP://127.0.0.1:3000", true},
+		{"http://[::1]:3000/sse", true},
+		{"ftp://example.com", false},
+		{"example.com/mcp", false},
+		{"https://", false},
+		{"https://:80/mcp", false},
+		{"http://exa mple.com", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			if err := checkURL(tt.url); (err == nil) != tt.ok {
+				t.Errorf("checkURL(%q) = %v, want ok=%v", tt.url, err, tt.ok)
+			}
+		})
+	}
+}

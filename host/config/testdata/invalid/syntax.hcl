@@ -1,0 +1,4 @@
+server "a" {
+  command = "a"
+  args    = ["x",
+} # ERROR: Invalid expression

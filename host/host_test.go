@@ -1,0 +1,435 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	wellbehavedPkg = "github.com/mcphost/mcphost/testdata/servers/wellbehaved"
+	misbehavePkg   = "github.com/mcphost/mcphost/testdata/servers/misbehave"
+	revenuePkg     = "github.com/mcphost/mcphost/testdata/servers/revenue"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+// stdioServer returns a server block with the defaults the loader fills in.
+func stdioServer(name, command string, args ...string) config.Server {
+	return config.Server{
+		Name:               name,
+		Transport:          config.TransportStdio,
+		Command:            command,
+		Args:               args,
+		VersionNegotiation: config.NegotiationLegacy,
+		DiscoveryTimeout:   20 * time.Second,
+		CallTimeout:        time.Minute,
+		Enabled:            true,
+	}
+}
+
+func remoteServer(name, transport, url string) config.Server {
+	return config.Server{
+		Name:               name,
+		Transport:          transport,
+		URL:                url,
+		VersionNegotiation: config.NegotiationLegacy,
+		DiscoveryTimeout:   20 * time.Second,
+		CallTimeout:        time.Minute,
+		Enabled:            true,
+	}
+}
+
+// startHost starts a host over servers and waits until every server has
+// finished its first attempt. The host is closed at the end of the test.
+func startHost(t *testing.T, opts host.Options, servers ...config.Server) *host.Host {
+	t.Helper()
+	h, err := host.New(&config.Config{Servers: servers}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	h.Start(t.Context())
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	if err := h.WaitSettled(ctx); err != nil {
+		t.Fatalf("servers did not settle: %v", err)
+	}
+	return h
+}
+
+func mustStatus(t *testing.T, h *host.Host, name string) host.ServerStatus {
+	t.Helper()
+	st, err := h.Server(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func textOf(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func call(t *testing.T, h *host.Host, server, tool, args string) *mcp.CallToolResult {
+	t.Helper()
+	res, err := h.CallTool(t.Context(), host.CallToolRequest{Server: server, Tool: tool, Arguments: json.RawMessage(args)})
+	if err != nil {
+		t.Fatalf("CallTool %s.%s: %v", server, tool, err)
+	}
+	return res
+}
+
+func TestStdioServer(t *testing.T) {
+	bin := testbin.Build(t, wellbehavedPkg)
+	dir := t.TempDir()
+	s := stdioServer("fx", bin)
+	s.Env = map[string]string{"MCPHOST_TEST_VALUE": "from-config"}
+	s.Cwd = dir
+	h := startHost(t, host.Options{}, s)
+
+	st := mustStatus(t, h, "fx")
+	if st.State != host.StateReady {
+		t.Fatalf("state = %s, want ready (last error: %s)", st.State, st.LastError)
+	}
+	if st.ProtocolVersion != host.LegacyProtocolVersion || st.Era != host.EraLegacy {
+		t.Errorf("era %q protocol %q, want legacy %s", st.Era, st.ProtocolVersion, host.LegacyProtocolVersion)
+	}
+	if st.Evidence == "" || st.PID == 0 {
+		t.Errorf("evidence %q pid %d: want both set", st.Evidence, st.PID)
+	}
+	if st.Prompts != 1 || st.Resources != 1 || st.ResourceTemplates != 1 {
+		t.Errorf("prompts/resources/templates = %d/%d/%d, want 1/1/1", st.Prompts, st.Resources, st.ResourceTemplates)
+	}
+
+	tools, err := h.Tools("fx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.QualifiedName())
+	}
+	for _, want := range []string{"fx.add", "fx.big", "fx.echo", "fx.fail", "fx.slow"} {
+		if !strings.Contains(strings.Join(names, " "), want) {
+			t.Errorf("tools %v lack %s", names, want)
+		}
+	}
+
+	tests := []struct {
+		name, tool, args string
+		wantText         string
+		wantErr          bool
+	}{
+		{"echo", "echo", `{"text":"héllo"}`, "héllo", false},
+		{"add", "add", `{"a":2,"b":40.5}`, "42.5", false},
+		{"env reaches the process", "env", `{"name":"MCPHOST_TEST_VALUE"}`, "from-config", false},
+		{"cwd is the configured one", "cwd", `{}`, dir, false},
+		{"tool failure is a result", "fail", `{}`, "fixture failure", true},
+		{"empty arguments", "cwd", ``, dir, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, h, "fx", tc.tool, tc.args)
+			if res.IsError != tc.wantErr {
+				t.Errorf("IsError = %v, want %v", res.IsError, tc.wantErr)
+			}
+			if got := textOf(res); !strings.Contains(got, tc.wantText) {
+				t.Errorf("text = %q, want it to contain %q", got, tc.wantText)
+			}
+		})
+	}
+}
+
+func TestCallErrors(t *testing.T) {
+	bin := testbin.Build(t, wellbehavedPkg)
+	h := startHost(t, host.Options{}, stdioServer("fx", bin))
+	tests := []struct {
+		name   string
+		req    host.CallToolRequest
+		target any
+		want   string
+	}{
+		{"unknown server", host.CallToolRequest{Server: "nope", Tool: "echo"}, new(*host.UnknownServerError), `no server named "nope" (configured: fx)`},
+		{"unknown tool", host.CallToolRequest{Server: "fx", Tool: "nope"}, new(*host.UnknownToolError), `server "fx" has no tool "nope" (it has: add, big,`},
+		{"array arguments", host.CallToolRequest{Server: "fx", Tool: "echo", Arguments: json.RawMessage(`[1]`)}, new(*host.ArgumentsError), "must be a JSON object"},
+		{"broken JSON", host.CallToolRequest{Server: "fx", Tool: "echo", Arguments: json.RawMessage(`{"a":`)}, new(*host.ArgumentsError), "must be a JSON object"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := h.CallTool(t.Context(), tc.req)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.As(err, tc.target) {
+				t.Errorf("error %v (%T) is not %T", err, err, tc.target)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestBigResult(t *testing.T) {
+	bin := testbin.Build(t, wellbehavedPkg)
+	h := startHost(t, host.Options{}, stdioServer("fx", bin))
+	const size = 5 << 20
+	res := call(t, h, "fx", "big", `{"bytes":5242880}`)
+	if got := len(textOf(res)); got != size {
+		t.Fatalf("result text is %d bytes, want %d", got, size)
+	}
+	// The session is still usable after a large frame.
+	if got := textOf(call(t, h, "fx", "echo", `{"text":"after"}`)); got != "after" {
+		t.Errorf("echo after big = %q", got)
+	}
+}
+
+func TestProgressTimeoutAndCancel(t *testing.T) {
+	bin := testbin.Build(t, wellbehavedPkg)
+	s := stdioServer("fx", bin)
+	s.CallTimeout = 300 * time.Millisecond
+	h := startHost(t, host.Options{}, s)
+
+	t.Run("progress", func(t *testing.T) {
+		var mu sync.Mutex
+		var got []host.Progress
+		res, err := h.CallTool(t.Context(), host.CallToolRequest{
+			Server: "fx", Tool: "slow", Arguments: json.RawMessage(`{"ms":200}`),
+			OnProgress: func(p host.Progress) { mu.Lock(); got = append(got, p); mu.Unlock() },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(textOf(res), "slept 200 ms") {
+			t.Errorf("text = %q", textOf(res))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) == 0 {
+			t.Error("no progress notification reached the caller")
+		}
+	})
+	t.Run("call_timeout", func(t *testing.T) {
+		_, err := h.CallTool(t.Context(), host.CallToolRequest{Server: "fx", Tool: "slow", Arguments: json.RawMessage(`{"ms":60000}`)})
+		if err == nil || !strings.Contains(err.Error(), "call_timeout of 300ms") {
+			t.Fatalf("error = %v, want the call_timeout named", err)
+		}
+	})
+	t.Run("cancel", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		errc := make(chan error, 1)
+		go func() {
+			_, err := h.CallTool(ctx, host.CallToolRequest{
+				Server: "fx", Tool: "slow", Arguments: json.RawMessage(`{"ms":60000}`),
+				OnProgress: func(host.Progress) { cancel() }, // cancel once the call is surely running
+			})
+			errc <- err
+		}()
+		err := <-errc
+		if err == nil || !errors.Is(err, context.Canceled) {
+			t.Fatalf("error = %v, want context.Canceled", err)
+		}
+	})
+	// The server survives timeouts and cancellations.
+	if got := textOf(call(t, h, "fx", "echo", `{"text":"still here"}`)); got != "still here" {
+		t.Errorf("echo = %q", got)
+	}
+}
+
+// TestHostileServers starts one host with a good server and every kind of bad
+// one. Each bad server fails on its own with a clear error within its bound;
+// the good one is ready and callable.
+func TestHostileServers(t *testing.T) {
+	good := testbin.Build(t, wellbehavedPkg)
+	bad := testbin.Build(t, misbehavePkg)
+
+	withTimeout := func(s config.Server, d time.Duration) config.Server { s.DiscoveryTimeout = d; return s }
+	cases := []struct {
+		server  config.Server
+		wantErr []string
+	}{
+		{stdioServer("notfound", "/nonexistent/mcp-server"), []string{"no such file or directory"}},
+		{stdioServer("notinpath", "mcphost-no-such-command-xyz"), []string{"executable file not found"}},
+		{stdioServer("exits", bad, "-mode", "exit"), []string{"exit status 3", "fixture: exiting"}},
+		{withTimeout(stdioServer("garbage", bad, "-mode", "garbage"), 2*time.Second), []string{"connect"}},
+		{withTimeout(stdioServer("silent", bad, "-mode", "silent"), 300*time.Millisecond), []string{"initialize: no answer within 300ms"}},
+		{withTimeout(stdioServer("slowinit", bad, "-mode", "slow-init", "-delay", "30s"), 300*time.Millisecond), []string{"no answer within 300ms"}},
+		{stdioServer("loop", bad, "-mode", "repeat-cursor"), []string{"tools/list", `repeated the pagination cursor "same"`}},
+		{remoteServer("unreachable", config.TransportStreamableHTTP, "http://127.0.0.1:1/mcp"), []string{"connection refused"}},
+		{remoteServer("unreachablesse", config.TransportSSE, "http://127.0.0.1:1/sse"), []string{"connection refused"}},
+	}
+	servers := []config.Server{stdioServer("good", good)}
+	for _, c := range cases {
+		servers = append(servers, c.server)
+	}
+	start := time.Now()
+	h := startHost(t, host.Options{}, servers...)
+	settled := time.Since(start)
+
+	if st := mustStatus(t, h, "good"); st.State != host.StateReady {
+		t.Fatalf("good server: %s %s", st.State, st.LastError)
+	}
+	if got := textOf(call(t, h, "good", "echo", `{"text":"ok"}`)); got != "ok" {
+		t.Errorf("good echo = %q", got)
+	}
+	for _, c := range cases {
+		t.Run(c.server.Name, func(t *testing.T) {
+			st := mustStatus(t, h, c.server.Name)
+			if st.State != host.StateFailed {
+				t.Fatalf("state = %s, want failed", st.State)
+			}
+			for _, want := range c.wantErr {
+				if !strings.Contains(st.LastError, want) {
+					t.Errorf("last error %q does not contain %q", st.LastError, want)
+				}
+			}
+			if _, err := h.CallTool(t.Context(), host.CallToolRequest{Server: c.server.Name, Tool: "x"}); err == nil {
+				t.Error("a failed server accepted a call")
+			} else {
+				var nr *host.NotReadyError
+				if !errors.As(err, &nr) {
+					t.Errorf("call error %v is not NotReadyError", err)
+				}
+			}
+		})
+	}
+	// The slowest bound above is 20s (discovery_timeout) and every failing
+	// server fails far sooner; nothing may wait for the others.
+	t.Logf("all servers settled in %s", settled)
+}
+
+// TestRestartWithBackoff checks that a server that keeps exiting is restarted
+// again and again, and that Close leaves no process behind.
+func TestRestartWithBackoff(t *testing.T) {
+	bad := testbin.Build(t, misbehavePkg)
+	var mu sync.Mutex
+	pids := map[int]bool{}
+	var failures []string
+	restarted := make(chan struct{})
+	var once sync.Once
+	opts := host.Options{
+		Restart:    true,
+		BackoffMin: 10 * time.Millisecond,
+		BackoffMax: 50 * time.Millisecond,
+		OnStatus: func(st host.ServerStatus) {
+			mu.Lock()
+			defer mu.Unlock()
+			if st.State == host.StateReady {
+				pids[st.PID] = true
+			}
+			if st.State == host.StateFailed {
+				failures = append(failures, st.LastError)
+			}
+			if st.Restarts >= 3 && st.State == host.StateReady {
+				once.Do(func() { close(restarted) })
+			}
+		},
+	}
+	h := startHost(t, opts, stdioServer("crashy", bad, "-mode", "crash-after-init"))
+	select {
+	case <-restarted:
+	case <-time.After(time.Minute):
+		t.Fatal("server was not restarted three times within a minute")
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := mustStatus(t, h, "crashy")
+	if st.State != host.StateStopped {
+		t.Errorf("state after Close = %s, want stopped", st.State)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(failures) == 0 || !strings.Contains(failures[0], "exit status 4") {
+		t.Errorf("failures %q do not say how the server exited", failures)
+	}
+	if len(pids) < 3 {
+		t.Errorf("saw %d distinct processes, want >= 3", len(pids))
+	}
+	for pid := range pids {
+		assertGone(t, pid)
+	}
+}
+
+// TestCloseReapsChildren checks that Close ends a running server.
+func TestCloseReapsChildren(t *testing.T) {
+	bin := testbin.Build(t, wellbehavedPkg)
+	h := startHost(t, host.Options{}, stdioServer("a", bin), stdioServer("b", bin))
+	var pids []int
+	for _, st := range h.Servers() {
+		if st.State != host.StateReady {
+			t.Fatalf("%s: %s", st.Name, st.State)
+		}
+		pids = append(pids, st.PID)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		assertGone(t, pid)
+	}
+	for _, st := range h.Servers() {
+		if st.State != host.StateStopped {
+			t.Errorf("%s: state %s after Close, want stopped", st.Name, st.State)
+		}
+	}
+}
+
+// assertGone fails when a process with this pid still exists (reaped
+// processes are gone; zombies would still answer signal 0).
+func assertGone(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("process %d still exists after Close (kill 0: %v)", pid, err)
+	}
+}
+
+func TestDisabledServer(t *testing.T) {
+	s := stdioServer("off", "/nonexistent")
+	s.Enabled = false
+	h := startHost(t, host.Options{}, s)
+	if st := mustStatus(t, h, "off"); st.State != host.StateDisabled {
+		t.Errorf("state = %s, want disabled", st.State)
+	}
+}
+
+func TestPagination(t *testing.T) {
+	bad := testbin.Build(t, misbehavePkg)
+	h := startHost(t, host.Options{}, stdioServer("raw", bad, "-mode", "ok"))
+	tools, err := h.Tools("raw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 3 {
+		t.Fatalf("got %d tools across pages, want 3", len(tools))
+	}
+	if got := textOf(call(t, h, "raw", "hello", `{}`)); got != "hello from raw" {
+		t.Errorf("hello = %q", got)
+	}
+}

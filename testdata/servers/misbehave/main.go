@@ -1,0 +1,291 @@
+// Command misbehave is a raw newline-delimited JSON-RPC "MCP server" on
+// stdin/stdout, written without the SDK so that it can break the protocol on
+// purpose. Tests use it to check that a client survives servers that exit,
+// hang, lie or loop.
+//
+// Build (from the module root):
+//
+//	go build -o misbehave ./testdata/servers/misbehave
+//
+// Tests build it with internal/testbin:
+//
+//	testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/misbehave")
+//
+// Modes (-mode):
+//
+//	ok               minimal correct server: initialize (protocolVersion
+//	                 "2025-11-25"; tools, prompts and resources
+//	                 capabilities), ping, tools/list in three pages (cursors
+//	                 "p2", "p3", then none; tools hello, two, three),
+//	                 tools/call hello → text "hello from raw", empty
+//	                 prompts/list, resources/list and resources/templates/list;
+//	                 other requests → -32601, notifications are ignored
+//	exit             writes "fixture: exiting" to stderr and exits 3 at once
+//	garbage          answers every input line with a non-JSON line
+//	silent           reads stdin and never answers
+//	slow-init        answers initialize only after -delay, then behaves like ok
+//	repeat-cursor    like ok, but every tools/list page holds the tool "loop"
+//	                 and nextCursor "same", forever
+//	crash-after-init like ok, but exits 4 200ms after answering initialize
+//
+// Other flags:
+//
+//	-delay D          the slow-init delay (default 2s)
+//	-stderr-lines N   first write N lines of about 100 bytes to stderr
+//	-hold             keep running after stdin closes, until killed
+//	-ignore-sigterm   ignore SIGTERM (with -hold, only SIGKILL ends it)
+//
+// Without -hold the process exits 0 when stdin closes.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Exit codes a test can expect.
+const (
+	exitCodeExit  = 3 // -mode exit
+	exitCodeCrash = 4 // -mode crash-after-init
+)
+
+const crashDelay = 200 * time.Millisecond
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+type options struct {
+	mode          string
+	delay         time.Duration
+	stderrLines   int
+	hold          bool
+	ignoreSigterm bool
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("misbehave", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.mode, "mode", "ok", "`behaviour`: ok, exit, garbage, silent, slow-init, repeat-cursor or crash-after-init")
+	fs.DurationVar(&o.delay, "delay", 2*time.Second, "how long slow-init waits before answering initialize")
+	fs.IntVar(&o.stderrLines, "stderr-lines", 0, "write `n` lines of about 100 bytes to stderr at start")
+	fs.BoolVar(&o.hold, "hold", false, "keep running after stdin closes, until killed")
+	fs.BoolVar(&o.ignoreSigterm, "ignore-sigterm", false, "ignore SIGTERM")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	switch o.mode {
+	case "ok", "exit", "garbage", "silent", "slow-init", "repeat-cursor", "crash-after-init":
+	default:
+		fmt.Fprintf(stderr, "misbehave: unknown -mode %q\n", o.mode)
+		return 2
+	}
+	if o.ignoreSigterm {
+		signal.Ignore(syscall.SIGTERM)
+	}
+
+	// Unbuffered: each line goes straight to the pipe, in order.
+	for i := 1; i <= o.stderrLines; i++ {
+		line := fmt.Sprintf("fixture: stderr line %06d ", i)
+		fmt.Fprintln(stderr, line+strings.Repeat("x", 99-len(line)))
+	}
+
+	if o.mode == "exit" {
+		fmt.Fprintln(stderr, "fixture: exiting")
+		return exitCodeExit
+	}
+
+	s := &server{opts: o, out: bufio.NewWriter(stdout)}
+	lines := make(chan []byte)
+	go readLines(stdin, lines)
+
+	var crash <-chan time.Time
+	for {
+		select {
+		case <-crash:
+			fmt.Fprintln(stderr, "fixture: crashing after init")
+			return exitCodeCrash
+		case line, ok := <-lines:
+			if !ok {
+				if o.hold {
+					select {} // until a signal ends the process
+				}
+				return 0
+			}
+			if s.handleLine(line) && o.mode == "crash-after-init" && crash == nil {
+				crash = time.After(crashDelay)
+			}
+			if err := s.out.Flush(); err != nil {
+				return 1 // the client went away
+			}
+		}
+	}
+}
+
+// readLines sends each non-empty line of r, then closes lines at EOF.
+func readLines(r io.Reader, lines chan<- []byte) {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadBytes('\n')
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			lines <- line
+		}
+		if err != nil {
+			close(lines)
+			return
+		}
+	}
+}
+
+type server struct {
+	opts options
+	out  *bufio.Writer
+}
+
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// handleLine handles one inbound line and reports whether it was an
+// initialize request that got answered.
+func (s *server) handleLine(line []byte) (initialized bool) {
+	switch s.opts.mode {
+	case "silent":
+		return false
+	case "garbage":
+		fmt.Fprintln(s.out, "this is not JSON {{{ <garbage> ]]]")
+		return false
+	}
+
+	var msg message
+	if err := json.Unmarshal(line, &msg); err != nil || msg.JSONRPC != "2.0" {
+		s.send(map[string]any{"jsonrpc": "2.0", "id": nil, "error": rpcError{-32700, "parse error"}})
+		return false
+	}
+	isRequest := len(msg.ID) > 0 && string(msg.ID) != "null"
+	if msg.Method == "" || !isRequest {
+		return false // a response or a notification: nothing to say
+	}
+
+	result, rerr := s.handle(msg)
+	if rerr != nil {
+		s.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": rerr})
+		return false
+	}
+	s.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": result})
+	return msg.Method == "initialize"
+}
+
+func (s *server) send(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only our own values are marshalled
+	}
+	s.out.Write(b)
+	s.out.WriteByte('\n')
+}
+
+type tool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	InputSchema map[string]any `json:"inputSchema"`
+}
+
+func newTool(name string) tool {
+	return tool{Name: name, Description: "The raw fixture's " + name + " tool.", InputSchema: map[string]any{"type": "object"}}
+}
+
+// pages are the tools/list pages of -mode ok, keyed by cursor.
+var pages = map[string]struct {
+	tool, next string
+}{
+	"":   {"hello", "p2"},
+	"p2": {"two", "p3"},
+	"p3": {"three", ""},
+}
+
+func (s *server) handle(msg message) (any, *rpcError) {
+	var params struct {
+		ProtocolVersion string         `json:"protocolVersion"`
+		Cursor          string         `json:"cursor"`
+		Name            string         `json:"name"`
+		Arguments       map[string]any `json:"arguments"`
+	}
+	if len(msg.Params) > 0 {
+		if err := json.Unmarshal(msg.Params, &params); err != nil {
+			return nil, &rpcError{-32602, "invalid params: " + err.Error()}
+		}
+	}
+
+	switch msg.Method {
+	case "initialize":
+		if s.opts.mode == "slow-init" {
+			time.Sleep(s.opts.delay)
+		}
+		version := "2025-11-25"
+		if params.ProtocolVersion == version {
+			version = params.ProtocolVersion
+		}
+		return map[string]any{
+			"protocolVersion": version,
+			"capabilities": map[string]any{
+				"tools":     map[string]any{},
+				"prompts":   map[string]any{},
+				"resources": map[string]any{},
+			},
+			"serverInfo": map[string]any{"name": "misbehave", "version": "1.0.0"},
+		}, nil
+
+	case "ping":
+		return map[string]any{}, nil
+
+	case "tools/list":
+		if s.opts.mode == "repeat-cursor" {
+			return map[string]any{"tools": []tool{newTool("loop")}, "nextCursor": "same"}, nil
+		}
+		p, ok := pages[params.Cursor]
+		if !ok {
+			return nil, &rpcError{-32602, fmt.Sprintf("invalid cursor %q", params.Cursor)}
+		}
+		res := map[string]any{"tools": []tool{newTool(p.tool)}}
+		if p.next != "" {
+			res["nextCursor"] = p.next
+		}
+		return res, nil
+
+	case "tools/call":
+		switch params.Name {
+		case "hello", "two", "three", "loop":
+			return map[string]any{
+				"content": []map[string]any{{"type": "text", "text": params.Name + " from raw"}},
+			}, nil
+		}
+		return nil, &rpcError{-32602, fmt.Sprintf("unknown tool %q", params.Name)}
+
+	case "prompts/list":
+		return map[string]any{"prompts": []any{}}, nil
+	case "resources/list":
+		return map[string]any{"resources": []any{}}, nil
+	case "resources/templates/list":
+		return map[string]any{"resourceTemplates": []any{}}, nil
+	}
+	return nil, &rpcError{-32601, "method not found: " + msg.Method}
+}
