@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -231,7 +233,7 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	if err != nil {
 		err = contextErr(dctx, ctx, err, "initialize", c.cfg.DiscoveryTimeout)
 		killGroup(cmd)
-		err = describeExit(err, cmd)
+		err = describeExit(hintNotJSON(err, c.cfg.Transport), cmd)
 		return nil, nil, nil, withStderr(fmt.Errorf("connect: %w", err), stderr)
 	}
 	cat, err := fetchCatalog(dctx, cs)
@@ -262,6 +264,17 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	c.logger.Info("server ready", "era", st.Era, "protocol_version", st.ProtocolVersion,
 		"tools", st.Tools, "prompts", st.Prompts, "resources", st.Resources)
 	return cs, cmd, stderr, nil
+}
+
+// hintNotJSON explains a JSON syntax error from a stdio server: the usual
+// cause is a server that prints logs or banners on stdout, which carries only
+// JSON-RPC messages.
+func hintNotJSON(err error, transport string) error {
+	var se *json.SyntaxError
+	if transport == config.TransportStdio && (errors.As(err, &se) || strings.Contains(err.Error(), "invalid character")) {
+		return fmt.Errorf("%w: the server wrote something that is not JSON-RPC on stdout (stdout must carry only MCP messages; logs belong on stderr)", err)
+	}
+	return err
 }
 
 // describeExit adds how the process ended to err when it has ended.

@@ -40,9 +40,9 @@ type Options struct {
 // [Host.Start] (or [Host.Run]) and end it with [Host.Close]. Its methods are
 // safe for concurrent use.
 type Host struct {
-	cfg   *config.Config
-	opts  Options
-	conns []*serverConn
+	cfg    *config.Config
+	opts   Options
+	conns  []*serverConn
 	byName map[string]*serverConn
 
 	startOnce sync.Once

@@ -277,7 +277,7 @@ func TestHostileServers(t *testing.T) {
 		{stdioServer("notfound", "/nonexistent/mcp-server"), []string{"no such file or directory"}},
 		{stdioServer("notinpath", "mcphost-no-such-command-xyz"), []string{"executable file not found"}},
 		{stdioServer("exits", bad, "-mode", "exit"), []string{"exit status 3", "fixture: exiting"}},
-		{withTimeout(stdioServer("garbage", bad, "-mode", "garbage"), 2*time.Second), []string{"connect"}},
+		{withTimeout(stdioServer("garbage", bad, "-mode", "garbage"), 2*time.Second), []string{"not JSON-RPC on stdout"}},
 		{withTimeout(stdioServer("silent", bad, "-mode", "silent"), 300*time.Millisecond), []string{"initialize: no answer within 300ms"}},
 		{withTimeout(stdioServer("slowinit", bad, "-mode", "slow-init", "-delay", "30s"), 300*time.Millisecond), []string{"no answer within 300ms"}},
 		{stdioServer("loop", bad, "-mode", "repeat-cursor"), []string{"tools/list", `repeated the pagination cursor "same"`}},

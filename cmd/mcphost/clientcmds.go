@@ -33,7 +33,6 @@ func (e *env) clientFlagSet(name, synopsis string) (*flag.FlagSet, clientFlags) 
 	return fs, cf
 }
 
-
 // openHost loads the config and connects the named servers (all when names
 // is nil), waiting until each has finished its first attempt.
 func (e *env) openHost(ctx context.Context, cf clientFlags, names []string) (*host.Host, *config.Config, int) {

@@ -126,8 +126,7 @@ func (e *env) printDiagnostics(files map[string]*hcl.File, diags hcl.Diagnostics
 	if len(diags) == 0 {
 		return
 	}
-	w := hcl.NewDiagnosticTextWriter(e.stderr, files, 0, false)
-	_ = w.WriteDiagnostics(diags)
+	_ = config.WriteText(e.stderr, files, diags)
 }
 
 // selfExecutable returns the path that runs this binary again, used by

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// update rewrites the expected files of failing `cmp` commands in the
+// scripts: go test ./cmd/mcphost -run TestScripts -update
+var update = flag.Bool("update", false, "update testdata/script/*.txtar from the actual output")
+
+// stderrCopyEnv names a file that the mcphost command of the scripts also
+// writes its stderr to, so a script can watch the log of a background
+// `mcphost serve` while it runs (see the waitlog command). It is a hook of
+// the test shim only; the real binary does not know it.
+const stderrCopyEnv = "MCPHOST_TEST_STDERR_COPY"
+
+func TestMain(m *testing.M) {
+	testscript.Main(cleanupAfter{m}, map[string]func(){
+		"mcphost": mcphostMain,
+	})
+}
+
+// cleanupAfter runs the tests, then removes the fixture binaries that
+// testbin built; testscript.Main owns TestMain and calls os.Exit itself.
+type cleanupAfter struct{ m *testing.M }
+
+func (c cleanupAfter) Run() int {
+	defer testbin.Cleanup()
+	return c.m.Run()
+}
+
+// mcphostMain is the mcphost command inside the scripts: main, with the
+// optional stderr copy.
+func mcphostMain() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	var stderr io.Writer = os.Stderr
+	if path := os.Getenv(stderrCopyEnv); path != "" {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			panic(err)
+		}
+		stderr = io.MultiWriter(os.Stderr, f)
+	}
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, stderr)
+	stop()
+	os.Exit(code)
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Setup: func(env *testscript.Env) error {
+			// data_dir and other home-relative defaults stay in the sandbox.
+			env.Setenv("HOME", env.WorkDir)
+			env.Setenv("XDG_STATE_HOME", "")
+			// testscript.Main put the directory of the mcphost shim first in
+			// PATH; executable() in a config resolves to it through PATH.
+			env.Setenv("PATH", os.Getenv("PATH"))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitlog": cmdWaitLog,
+		},
+	})
+}
+
+// cmdWaitLog implements `waitlog FILE REGEXP`: it waits until FILE exists and
+// matches REGEXP (multi-line mode). It polls, because a background command
+// has no other way to say it reached a point; the bound only keeps a broken
+// test from hanging, it is not a timing assertion.
+func cmdWaitLog(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! waitlog")
+	}
+	if len(args) != 2 {
+		ts.Fatalf("usage: waitlog FILE REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	const (
+		interval = 20 * time.Millisecond
+		bound    = 30 * time.Second
+	)
+	for range int(bound / interval) {
+		if b, err := os.ReadFile(path); err == nil && re.Match(b) {
+			return
+		}
+		time.Sleep(interval)
+	}
+	b, _ := os.ReadFile(path)
+	ts.Fatalf("waitlog: %s did not match %q within %s; it holds:\n%s", args[0], args[1], bound, b)
+}
