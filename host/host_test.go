@@ -433,3 +433,33 @@ func TestPagination(t *testing.T) {
 		t.Errorf("hello = %q", got)
 	}
 }
+
+// TestToolListChanged checks that a server's list_changed notification makes
+// the host fetch the catalog again.
+func TestToolListChanged(t *testing.T) {
+	bin := testbin.Build(t, wellbehavedPkg)
+	refreshed := make(chan struct{}, 10)
+	opts := host.Options{OnStatus: func(st host.ServerStatus) {
+		if st.State == host.StateReady {
+			refreshed <- struct{}{}
+		}
+	}}
+	h := startHost(t, opts, stdioServer("fx", bin))
+	<-refreshed // ready
+	before := mustStatus(t, h, "fx").Tools
+	if got := textOf(call(t, h, "fx", "grow", `{"name":"grown"}`)); got != "added grown" {
+		t.Fatalf("grow = %q", got)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for mustStatus(t, h, "fx").Tools == before {
+		select {
+		case <-refreshed:
+		case <-ctx.Done():
+			t.Fatal("the catalog was not refreshed after tools/list_changed")
+		}
+	}
+	if got := textOf(call(t, h, "fx", "grown", `{"text":"new"}`)); got != "new" {
+		t.Errorf("grown = %q", got)
+	}
+}

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"regexp"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -66,16 +69,41 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			// data_dir and other home-relative defaults stay in the sandbox.
 			env.Setenv("HOME", env.WorkDir)
-			env.Setenv("XDG_STATE_HOME", "")
 			// testscript.Main put the directory of the mcphost shim first in
 			// PATH; executable() in a config resolves to it through PATH.
 			env.Setenv("PATH", os.Getenv("PATH"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits":   cmdExits,
 			"waitlog": cmdWaitLog,
 		},
 	})
+}
+
+// cmdExits implements `exits N PROGRAM [ARGS...]`: like exec, but the
+// program must exit with status N. stdout and stderr are kept for the
+// commands that follow, as after exec.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! exits")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exits STATUS PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = exitErr.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
 }
 
 // cmdWaitLog implements `waitlog FILE REGEXP`: it waits until FILE exists and

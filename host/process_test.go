@@ -1,0 +1,158 @@
+package host
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// countingHandler counts log records by message.
+type countingHandler struct {
+	stderr, suppressed atomic.Int64
+	longest            atomic.Int64
+}
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	switch r.Message {
+	case "server stderr":
+		h.stderr.Add(1)
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "line" && int64(len(a.Value.String())) > h.longest.Load() {
+				h.longest.Store(int64(len(a.Value.String())))
+			}
+			return true
+		})
+	case "server stderr suppressed":
+		h.suppressed.Add(1)
+	}
+	return nil
+}
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
+
+func TestStderrLogIsBounded(t *testing.T) {
+	h := &countingHandler{}
+	l := newStderrLog(slog.New(h))
+
+	// A flood of lines, written in odd-sized chunks, plus one huge line
+	// without a newline at the end.
+	var b strings.Builder
+	for i := range 10000 {
+		b.WriteString(strings.Repeat("x", i%50))
+		b.WriteString("\n")
+	}
+	flood := b.String()
+	for len(flood) > 0 {
+		n := min(777, len(flood))
+		l.Write([]byte(flood[:n]))
+		flood = flood[n:]
+	}
+	l.Write([]byte(strings.Repeat("y", 1<<20)))
+
+	if got := h.stderr.Load(); got != stderrLogBurst {
+		t.Errorf("logged %d stderr lines, want the burst of %d", got, stderrLogBurst)
+	}
+	tail := l.Tail(100)
+	if len(tail) != stderrTailLines+1 {
+		t.Errorf("tail has %d lines, want %d kept plus the unterminated one", len(tail), stderrTailLines+1)
+	}
+	last := tail[len(tail)-1]
+	if len(last) != stderrLineMax || strings.Trim(last, "y") != "" {
+		t.Errorf("unterminated line kept as %d bytes, want %d", len(last), stderrLineMax)
+	}
+	l.Write([]byte("\nafter\n"))
+	if got := l.Tail(1); len(got) != 1 || got[0] != "after" {
+		t.Errorf("tail after the huge line = %q", got)
+	}
+	if h.longest.Load() > stderrLineMax {
+		t.Errorf("a logged line has %d bytes, more than %d", h.longest.Load(), stderrLineMax)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	const lo, hi = 500_000_000, 60_000_000_000 // 500ms, 1m
+	tests := []struct {
+		attempt  int
+		min, max int64
+	}{
+		{0, lo * 8 / 10, lo * 12 / 10},
+		{1, 2 * lo * 8 / 10, 2 * lo * 12 / 10},
+		{3, 8 * lo * 8 / 10, 8 * lo * 12 / 10},
+		{20, hi * 8 / 10, hi * 12 / 10},
+		{1000, hi * 8 / 10, hi * 12 / 10},
+	}
+	for _, tc := range tests {
+		for range 100 {
+			d := int64(backoff(tc.attempt, lo, hi))
+			if d < tc.min || d > tc.max {
+				t.Fatalf("backoff(%d) = %d, want in [%d, %d]", tc.attempt, d, tc.min, tc.max)
+			}
+		}
+	}
+}
+
+func TestWalkPages(t *testing.T) {
+	pages := func(cursors ...string) pageFunc[int] {
+		return func(_ context.Context, cursor string) ([]int, string, error) {
+			for i, c := range cursors {
+				if c == cursor {
+					if i+1 < len(cursors) {
+						return []int{i}, cursors[i+1], nil
+					}
+					return []int{i}, "", nil
+				}
+			}
+			return nil, "", &badCursor{cursor}
+		}
+	}
+	loop := func(_ context.Context, cursor string) ([]int, string, error) { return []int{1}, "same", nil }
+	endless := func(_ context.Context, cursor string) ([]int, string, error) { return []int{1}, cursor + "x", nil }
+	huge := func(_ context.Context, cursor string) ([]int, string, error) {
+		return make([]int, maxListItems/2+1), cursor + "x", nil
+	}
+	tests := []struct {
+		name    string
+		page    pageFunc[int]
+		want    int
+		wantErr string
+	}{
+		{"one page", pages(""), 1, ""},
+		{"three pages", pages("", "a", "b"), 3, ""},
+		{"repeated cursor", loop, 0, `repeated the pagination cursor "same" on page 2`},
+		{"more than the page cap", endless, 0, "more than 64 pages"},
+		{"more than the item cap", huge, 0, "more than 10000 items"},
+		{"error on page 2", func(_ context.Context, cursor string) ([]int, string, error) {
+			if cursor == "" {
+				return []int{1}, "a", nil
+			}
+			return nil, "", &badCursor{cursor}
+		}, 0, "tools/list page 2: bad cursor a"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := walkPages(t.Context(), "tools/list", tc.page)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				if got != nil {
+					t.Errorf("a failed walk returned %d items", len(got))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != tc.want {
+				t.Errorf("got %d items, want %d", len(got), tc.want)
+			}
+		})
+	}
+}
+
+type badCursor struct{ c string }
+
+func (e *badCursor) Error() string { return "bad cursor " + e.c }
