@@ -80,7 +80,7 @@ func (e *env) fmt(args []string) int {
 		}
 		out, diags := config.Format(src, path)
 		if diags.HasErrors() {
-			e.printDiagnostics(map[string]*hcl.File{}, diags)
+			e.printDiagnostics(map[string]*hcl.File{path: {Bytes: src}}, diags)
 			code = max(code, exitUsage)
 			continue
 		}

@@ -72,6 +72,13 @@ func TestScripts(t *testing.T) {
 			// testscript.Main put the directory of the mcphost shim first in
 			// PATH; executable() in a config resolves to it through PATH.
 			env.Setenv("PATH", os.Getenv("PATH"))
+			// Under -race every process sleeps 1s at exit so other goroutines
+			// can finish their reports; a script starts dozens (each call
+			// also runs the demo as a child). Races found in them are still
+			// reported, and still fail the script with status 66.
+			if os.Getenv("GORACE") == "" {
+				env.Setenv("GORACE", "atexit_sleep_ms=0")
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
