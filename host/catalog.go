@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,8 +21,11 @@ const (
 )
 
 // catalog is everything a server offers, fetched whole after each connect and
-// after a list_changed notification. It is immutable once built.
+// after a list_changed notification. Its lists are immutable once built; only the schema cache fills in.
 type catalog struct {
+	schemaMu sync.Mutex
+	schemas  map[string]*jsonschema.Resolved // compiled input schemas, filled lazily
+
 	tools     []*mcp.Tool
 	toolIndex map[string]*mcp.Tool
 	prompts   []*mcp.Prompt
@@ -132,4 +139,10 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession) (*catalog, error) 
 		}
 	}
 	return cat, nil
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
 }

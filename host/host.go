@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -10,9 +11,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,6 +37,13 @@ type Options struct {
 	// OnStatus, when set, is called after every change of a server's state.
 	// It must not block.
 	OnStatus func(ServerStatus)
+	// Store holds sessions and transcripts; nil for one-shot commands
+	// (the session methods then return ErrNoStore). The caller closes it
+	// after the host.
+	Store *store.Store
+	// OwnerToken, when set, adds a principal "owner" with this token (the
+	// daemon's generated credential when the config declares none).
+	OwnerToken string
 }
 
 // Host runs the configured servers. Create it with [New], start it with
@@ -44,6 +54,13 @@ type Host struct {
 	opts   Options
 	conns  []*serverConn
 	byName map[string]*serverConn
+
+	principals []principalToken
+	store      *store.Store
+	bus        bus
+	metrics    metrics
+	calls      calls
+	closing    atomic.Bool
 
 	startOnce sync.Once
 	cancel    context.CancelFunc
@@ -65,7 +82,27 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.BackoffMax < opts.BackoffMin {
 		opts.BackoffMax = max(time.Minute, opts.BackoffMin)
 	}
-	h := &Host{cfg: cfg, opts: opts, byName: map[string]*serverConn{}}
+	h := &Host{cfg: cfg, byName: map[string]*serverConn{}, store: opts.Store}
+	userOnStatus := opts.OnStatus
+	opts.OnStatus = func(st ServerStatus) {
+		h.bus.publish(Event{Type: EventServer, Data: st})
+		if userOnStatus != nil {
+			userOnStatus(st)
+		}
+	}
+	h.opts = opts
+	for _, p := range cfg.Principals {
+		h.principals = append(h.principals, principalToken{
+			principal: Principal{Name: p.Name, Groups: append([]string{}, p.Groups...)},
+			digest:    sha256.Sum256([]byte(p.Token)),
+		})
+	}
+	if opts.OwnerToken != "" {
+		h.principals = append(h.principals, principalToken{
+			principal: Principal{Name: "owner", Groups: []string{}},
+			digest:    sha256.Sum256([]byte(opts.OwnerToken)),
+		})
+	}
 	for _, name := range opts.Servers {
 		if cfg.Server(name) == nil {
 			return nil, &UnknownServerError{Server: name, Known: serverNames(cfg)}
@@ -128,10 +165,13 @@ func (h *Host) Run(ctx context.Context) error {
 // processes are reaped. It waits at most shutdownBound.
 func (h *Host) Close() error {
 	h.closeOnce.Do(func() {
+		h.closing.Store(true)
 		h.startOnce.Do(func() {}) // a host that never started has nothing to stop
+		h.calls.cancelAll()
 		if h.cancel != nil {
 			h.cancel()
 		}
+		h.bus.closeAll()
 	})
 	timer := time.NewTimer(shutdownBound)
 	defer timer.Stop()

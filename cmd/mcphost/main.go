@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/mcphost/mcphost/host/httpapi"
 )
 
 func main() {
+	httpapi.DisableDebugOutput()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -2,15 +2,32 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/httpapi"
+	"github.com/mcphost/mcphost/host/httpapi/webshell"
+	"github.com/mcphost/mcphost/host/store"
 )
 
+// ownerTokenFile is the file in data_dir that holds the generated owner
+// token when the config declares no principal.
+const ownerTokenFile = "owner.token"
+
 // serve runs the daemon until ctx ends (SIGINT or SIGTERM in main): every
-// enabled server is connected and supervised, failures are restarted with
-// backoff, and on the way out every child process is stopped and reaped.
-// The HTTP API and WebShell arrive with their own issue.
+// enabled server is connected and supervised, the API and WebShell are
+// served on `listen`, and on the way out calls get a grace period, every
+// child process is stopped and reaped, and the store is closed.
 func (e *env) serve(ctx context.Context, args []string) int {
 	fs := e.newFlagSet("serve", "[-config FILE] [-v]")
 	cfgPath := fs.String("config", "", "config `FILE` (default: the embedded default config)")
@@ -28,27 +45,151 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	}
 	level := cfg.LogLevel
 	if *verbose {
-		level = -4 // slog.LevelDebug
+		level = slog.LevelDebug
 	}
 	logger := e.newLogger(level, true)
 	source := *cfgPath
 	if source == "" {
 		source = cfg.Filename
 	}
-	logger.Info("mcphost starting", "version", version(), "config", source, "servers", len(cfg.Servers))
-	h, err := host.New(cfg, host.Options{
-		Logger:  logger.With("component", "host"),
-		Version: version(),
-		Restart: true,
-	})
-	if err != nil {
+
+	if err := checkListen(cfg); err != nil {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitUsage
 	}
-	if err := h.Run(ctx); err != nil {
-		logger.Error("shutdown incomplete", "err", err)
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		fmt.Fprintf(e.stderr, "mcphost serve: data_dir: %v\n", err)
+		return exitFailure
+	}
+	var ownerToken string
+	if len(cfg.Principals) == 0 {
+		t, err := loadOrCreateToken(filepath.Join(cfg.DataDir, ownerTokenFile))
+		if err != nil {
+			fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+			return exitFailure
+		}
+		ownerToken = t
+	}
+	st, err := store.Open(ctx, filepath.Join(cfg.DataDir, "mcphost.db"), logger)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		return exitFailure
+	}
+	defer st.Close()
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost serve: listen on %s: %v\n", cfg.Listen, err)
+		return exitFailure
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	logger.Info("mcphost starting", "version", version(), "config", source, "servers", len(cfg.Servers), "addr", ln.Addr().String())
+
+	h, err := host.New(cfg, host.Options{
+		Logger:     logger.With("component", "host"),
+		Version:    version(),
+		Restart:    true,
+		Store:      st,
+		OwnerToken: ownerToken,
+	})
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		return exitUsage
+	}
+	handler := httpapi.New(h, httpapi.Options{
+		Logger:  logger.With("component", "http"),
+		Hosts:   allowedHosts(cfg.Listen, port),
+		Assets:  webshell.Assets(),
+		Version: version(),
+	})
+	h.Start(ctx)
+	base := "http://" + net.JoinHostPort(urlHost(cfg.Listen), strconv.Itoa(port)) + "/"
+	if ownerToken != "" {
+		fmt.Fprintf(e.stdout, "mcphost is serving the WebShell at %s#token=%s\n", base, ownerToken)
+	} else {
+		fmt.Fprintf(e.stdout, "mcphost is serving the WebShell at %s (sign in with a principal's token)\n", base)
+	}
+	serveErr := h.Serve(ctx, ln, handler)
+	closeErr := h.Close()
+	if serveErr != nil {
+		logger.Error("http server failed", "err", serveErr)
+		return exitFailure
+	}
+	if closeErr != nil {
+		logger.Error("shutdown incomplete", "err", closeErr)
 		return exitFailure
 	}
 	logger.Info("mcphost stopped")
 	return exitOK
+}
+
+// checkListen refuses to expose the API beyond loopback without a
+// configured principal: the generated owner token is meant for one person
+// on one machine.
+func checkListen(cfg *config.Config) error {
+	hostPart, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %q: %v", cfg.Listen, err)
+	}
+	if len(cfg.Principals) > 0 || isLoopback(hostPart) {
+		return nil
+	}
+	return fmt.Errorf("listen %q is not a loopback address and the config declares no principal; add principal blocks with tokens, or listen on 127.0.0.1", cfg.Listen)
+}
+
+func isLoopback(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// urlHost is the host to print in the WebShell URL.
+func urlHost(listen string) string {
+	h, _, _ := net.SplitHostPort(listen)
+	if h == "" || h == "0.0.0.0" || h == "::" {
+		return "127.0.0.1"
+	}
+	return h
+}
+
+// allowedHosts are the Host header values the daemon answers to: the
+// loopback names with the real port, and the listen host.
+func allowedHosts(listen string, port int) []string {
+	p := strconv.Itoa(port)
+	hosts := []string{"127.0.0.1:" + p, "localhost:" + p, "[::1]:" + p}
+	if h, _, err := net.SplitHostPort(listen); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
+		hosts = append(hosts, net.JoinHostPort(h, p))
+	}
+	return hosts
+}
+
+// loadOrCreateToken returns the owner token stored at path, creating it
+// (32 random bytes, hex, mode 0600) on first start so the URL stays valid
+// across restarts.
+func loadOrCreateToken(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		t := strings.TrimSpace(string(b))
+		if len(t) >= config.MinTokenLength {
+			if info, err := os.Stat(path); err == nil && info.Mode().Perm()&0o077 != 0 {
+				if err := os.Chmod(path, 0o600); err != nil {
+					return "", fmt.Errorf("owner token %s is readable by others and chmod failed: %v", path, err)
+				}
+			}
+			return t, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("reading the owner token: %v", err)
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	t := hex.EncodeToString(b)
+	if err := writeFileAtomic(path, []byte(t+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("storing the owner token: %v", err)
+	}
+	return t, nil
 }

@@ -1,0 +1,322 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/mcphost/mcphost/host"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func (a *api) me(c *gin.Context) {
+	p := principal(c)
+	if p.Groups == nil {
+		p.Groups = []string{}
+	}
+	c.JSON(http.StatusOK, p)
+}
+
+func (a *api) servers(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"servers": a.h.Servers()})
+}
+
+// toolJSON is one tool of GET /api/v1/tools.
+type toolJSON struct {
+	Server       string               `json:"server"`
+	Name         string               `json:"name"`
+	Qualified    string               `json:"qualifiedName"`
+	Title        string               `json:"title,omitempty"`
+	Description  string               `json:"description,omitempty"`
+	InputSchema  any                  `json:"inputSchema,omitempty"`
+	OutputSchema any                  `json:"outputSchema,omitempty"`
+	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	Meta         mcp.Meta             `json:"_meta,omitempty"`
+}
+
+func (a *api) tools(c *gin.Context) {
+	tools, err := a.h.Tools("")
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	out := make([]toolJSON, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, toolJSON{
+			Server: t.Server, Name: t.Tool.Name, Qualified: t.QualifiedName(),
+			Title: t.Tool.Title, Description: t.Tool.Description,
+			InputSchema: t.Tool.InputSchema, OutputSchema: t.Tool.OutputSchema,
+			Annotations: t.Tool.Annotations, Meta: t.Tool.Meta,
+		})
+	}
+	c.JSON(http.StatusOK, gin.H{"tools": out})
+}
+
+func (a *api) prompts(c *gin.Context) {
+	prompts, err := a.h.Prompts(c.Param("name"))
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	if prompts == nil {
+		prompts = []*mcp.Prompt{}
+	}
+	c.JSON(http.StatusOK, gin.H{"prompts": prompts})
+}
+
+func (a *api) resources(c *gin.Context) {
+	res, templates, err := a.h.Resources(c.Param("name"))
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	if res == nil {
+		res = []*mcp.Resource{}
+	}
+	if templates == nil {
+		templates = []*mcp.ResourceTemplate{}
+	}
+	c.JSON(http.StatusOK, gin.H{"resources": res, "resourceTemplates": templates})
+}
+
+type createSessionRequest struct {
+	Title string `json:"title"`
+}
+
+func (a *api) createSession(c *gin.Context) {
+	var req createSessionRequest
+	if !a.decode(c, &req, true) {
+		return
+	}
+	s, err := a.h.CreateSession(c.Request.Context(), principal(c), req.Title)
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, s)
+}
+
+func (a *api) sessions(c *gin.Context) {
+	ss, err := a.h.Sessions(c.Request.Context(), principal(c))
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	if ss == nil {
+		c.JSON(http.StatusOK, gin.H{"sessions": []any{}})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"sessions": ss})
+}
+
+type callRequest struct {
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	CallID    string          `json:"callId"`
+	Origin    string          `json:"origin"`
+}
+
+func (a *api) call(c *gin.Context) {
+	var req callRequest
+	if !a.decode(c, &req, false) {
+		return
+	}
+	if req.Server == "" || req.Tool == "" {
+		writeError(c, http.StatusBadRequest, "bad_request", `the body needs "server" and "tool"`)
+		return
+	}
+	if req.Origin != "" && req.Origin != host.OriginUser && req.Origin != host.OriginAPI {
+		writeError(c, http.StatusBadRequest, "bad_request", `"origin" is "user" or "api"`)
+		return
+	}
+	entry, err := a.h.Call(c.Request.Context(), host.SessionCall{
+		Principal: principal(c),
+		SessionID: c.Param("id"),
+		Server:    req.Server,
+		Tool:      req.Tool,
+		Arguments: req.Arguments,
+		CallID:    req.CallID,
+		Origin:    req.Origin,
+	})
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, entry)
+}
+
+func (a *api) cancelCall(c *gin.Context) {
+	if err := a.h.CancelCall(principal(c), c.Param("id"), c.Param("callId")); err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"cancelled": true})
+}
+
+func (a *api) entries(c *gin.Context) {
+	var after int64
+	limit := 100
+	if v := c.Query("after"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(c, http.StatusBadRequest, "bad_request", `"after" is a non-negative sequence number`)
+			return
+		}
+		after = n
+	}
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			writeError(c, http.StatusBadRequest, "bad_request", `"limit" is a number from 1 to 500`)
+			return
+		}
+		limit = n
+	}
+	entries, next, err := a.h.Entries(c.Request.Context(), principal(c), c.Param("id"), after, limit)
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	var nextJSON any
+	if next > 0 {
+		nextJSON = next
+	}
+	if entries == nil {
+		c.JSON(http.StatusOK, gin.H{"entries": []any{}, "next": nextJSON})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"entries": entries, "next": nextJSON})
+}
+
+func (a *api) metrics(c *gin.Context) {
+	c.Header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	c.Status(http.StatusOK)
+	_ = a.h.WriteMetrics(c.Writer)
+}
+
+// events streams host events as server-sent events until the client goes
+// away, the host closes, or the client falls too far behind.
+func (a *api) events(c *gin.Context) {
+	p := principal(c)
+	ch, stop := a.h.Subscribe(p.Name)
+	defer stop()
+	w := c.Writer
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": mcphost events\n\n")
+	w.Flush()
+	ping := time.NewTicker(15 * time.Second)
+	defer ping.Stop()
+	ctx := c.Request.Context()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ping.C:
+			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
+				return
+			}
+			w.Flush()
+		case ev, ok := <-ch:
+			if !ok {
+				return
+			}
+			data, err := json.Marshal(ev.Data)
+			if err != nil {
+				a.log.Warn("encoding an event", "type", ev.Type, "err", err)
+				continue
+			}
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, data); err != nil {
+				return
+			}
+			w.Flush()
+		}
+	}
+}
+
+// decode reads a JSON body into v, refusing unknown fields and trailing
+// data. An empty body is allowed when emptyOK. It writes the error answer
+// and returns false on failure.
+func (a *api) decode(c *gin.Context, v any, emptyOK bool) bool {
+	body, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(c, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit))
+			return false
+		}
+		writeError(c, http.StatusBadRequest, "bad_request", "reading the request body failed")
+		return false
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if emptyOK {
+			return true
+		}
+		writeError(c, http.StatusBadRequest, "bad_request", "the request needs a JSON body")
+		return false
+	}
+	if err := decodeStrict(body, v); err != nil {
+		writeError(c, http.StatusBadRequest, "bad_request", "malformed JSON body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// decodeStrict unmarshals one JSON value into v, refusing unknown fields
+// and anything after the value.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return fmt.Errorf("%v (at byte %d)", err, se.Offset)
+		}
+		return err
+	}
+	if dec.More() {
+		return errors.New("unexpected data after the JSON value")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("unexpected data after the JSON value")
+	}
+	return nil
+}
+
+// fail maps a host error to its status.
+func (a *api) fail(c *gin.Context, err error) {
+	var (
+		us  *host.UnknownServerError
+		ut  *host.UnknownToolError
+		nr  *host.NotReadyError
+		ae  *host.ArgumentsError
+		mbe *http.MaxBytesError
+	)
+	switch {
+	case errors.Is(err, host.ErrNotFound):
+		writeError(c, http.StatusNotFound, "not_found", "no such session or call")
+	case errors.As(err, &us), errors.As(err, &ut):
+		writeError(c, http.StatusNotFound, "not_found", err.Error())
+	case errors.As(err, &nr):
+		writeError(c, http.StatusServiceUnavailable, "not_ready", err.Error())
+	case errors.As(err, &ae):
+		writeError(c, http.StatusBadRequest, "invalid_arguments", err.Error())
+	case errors.Is(err, host.ErrCallIDInUse):
+		writeError(c, http.StatusConflict, "conflict", err.Error())
+	case errors.As(err, &mbe):
+		writeError(c, http.StatusRequestEntityTooLarge, "too_large", err.Error())
+	default:
+		a.log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "err", err)
+		writeError(c, http.StatusInternalServerError, "internal", "internal error; the daemon's log has the details")
+	}
+}

@@ -1,0 +1,175 @@
+package httpapi
+
+import (
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/mcphost/mcphost/host"
+)
+
+// DefaultMaxBody bounds request bodies (413 above it).
+const DefaultMaxBody = 4 << 20
+
+// Options configure the handler.
+type Options struct {
+	// Logger receives one record per request (method, path without the
+	// query, status, duration); nil discards.
+	Logger *slog.Logger
+	// Hosts are the accepted values of the Host header, as host:port
+	// (compared case-insensitively). Requests with any other Host get 403.
+	Hosts []string
+	// Assets is the WebShell (index.html and its files); nil serves none.
+	Assets fs.FS
+	// MaxBody bounds request bodies; 0 means DefaultMaxBody.
+	MaxBody int64
+	// Version is reported by /healthz.
+	Version string
+}
+
+// DisableDebugOutput switches gin to release mode, silencing its route
+// table dump on stdout. It changes process-wide state, so only main (and
+// tests' TestMain) call it.
+func DisableDebugOutput() { gin.SetMode(gin.ReleaseMode) }
+
+type api struct {
+	h       *host.Host
+	opts    Options
+	log     *slog.Logger
+	hosts   map[string]bool
+	origins map[string]bool
+}
+
+// New returns the daemon's HTTP handler over h.
+func New(h *host.Host, opts Options) http.Handler {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	a := &api{h: h, opts: opts, log: opts.Logger, hosts: map[string]bool{}, origins: map[string]bool{}}
+	for _, hp := range opts.Hosts {
+		hp = strings.ToLower(hp)
+		a.hosts[hp] = true
+		a.origins["http://"+hp] = true
+	}
+
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.Use(a.recovery, a.accessLog, a.checkHost, securityHeaders)
+	r.NoRoute(func(c *gin.Context) { writeError(c, http.StatusNotFound, "not_found", "no such route") })
+	r.NoMethod(func(c *gin.Context) {
+		writeError(c, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route")
+	})
+
+	r.GET("/healthz", func(c *gin.Context) {
+		c.JSON(http.StatusOK, gin.H{"status": "ok", "version": opts.Version})
+	})
+	a.mountWebShell(r)
+
+	r.GET("/metrics", a.checkOrigin, a.authenticate, a.metrics)
+
+	v1 := r.Group("/api/v1", a.checkOrigin, a.authenticate, a.limitBody)
+	v1.GET("/me", a.me)
+	v1.GET("/servers", a.servers)
+	v1.GET("/tools", a.tools)
+	v1.GET("/servers/:name/prompts", a.prompts)
+	v1.GET("/servers/:name/resources", a.resources)
+	v1.POST("/sessions", a.createSession)
+	v1.GET("/sessions", a.sessions)
+	v1.POST("/sessions/:id/calls", a.call)
+	v1.DELETE("/sessions/:id/calls/:callId", a.cancelCall)
+	v1.GET("/sessions/:id/entries", a.entries)
+	v1.GET("/events", a.events)
+	return r
+}
+
+// recovery turns a handler panic into a logged 500 instead of a dead
+// connection. It never prints the request.
+func (a *api) recovery(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			a.log.Error("handler panic", "method", c.Request.Method, "path", c.Request.URL.Path, "panic", v)
+			if !c.Writer.Written() {
+				writeError(c, http.StatusInternalServerError, "internal", "internal error")
+			}
+			c.Abort()
+		}
+	}()
+	c.Next()
+}
+
+// accessLog logs one record per request. The query string is never logged:
+// someone may have put a token there.
+func (a *api) accessLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	level := slog.LevelDebug
+	if c.Writer.Status() >= 500 {
+		level = slog.LevelWarn
+	}
+	a.log.Log(c.Request.Context(), level, "http request", "method", c.Request.Method, "path", c.Request.URL.Path,
+		"status", c.Writer.Status(), "duration", time.Since(start))
+}
+
+// checkHost refuses requests whose Host header is not one of the daemon's
+// own names: a DNS-rebinding page would arrive with its own host name.
+func (a *api) checkHost(c *gin.Context) {
+	if !a.hosts[strings.ToLower(c.Request.Host)] {
+		writeError(c, http.StatusForbidden, "forbidden", "this host name is not served here")
+		c.Abort()
+		return
+	}
+	c.Next()
+}
+
+// checkOrigin refuses cross-origin API requests: a browser sends Origin on
+// cross-origin requests, "null" from sandboxed frames and file pages. Only
+// the daemon's own origin may call the API from a browser.
+func (a *api) checkOrigin(c *gin.Context) {
+	origin := c.Request.Header.Get("Origin")
+	if origin != "" && !a.origins[strings.ToLower(origin)] {
+		writeError(c, http.StatusForbidden, "forbidden", "cross-origin requests are not allowed")
+		c.Abort()
+		return
+	}
+	c.Next()
+}
+
+// securityHeaders apply to every response.
+func securityHeaders(c *gin.Context) {
+	hd := c.Writer.Header()
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
+	c.Next()
+}
+
+func (a *api) limitBody(c *gin.Context) {
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, a.opts.MaxBody)
+	}
+	c.Next()
+}
+
+// errorBody is the API's error shape.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func writeError(c *gin.Context, status int, code, msg string) {
+	c.JSON(status, errorBody{Error: errorDetail{Code: code, Message: msg}})
+}

@@ -1,0 +1,48 @@
+package httpapi
+
+import (
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// webShellCSP is the Content-Security-Policy of the WebShell: only its own
+// files, no inline script or style, no framing by anyone.
+const webShellCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"media-src 'self' data:; connect-src 'self'; frame-src 'self'; object-src 'none'; base-uri 'none'; " +
+	"form-action 'none'; frame-ancestors 'none'"
+
+func (a *api) mountWebShell(r *gin.Engine) {
+	if a.opts.Assets == nil {
+		return
+	}
+	serve := func(c *gin.Context, name string) {
+		data, err := fs.ReadFile(a.opts.Assets, name)
+		if err != nil {
+			writeError(c, http.StatusNotFound, "not_found", "no such file")
+			return
+		}
+		ctype := mime.TypeByExtension(path.Ext(name))
+		if ctype == "" {
+			ctype = "application/octet-stream"
+		}
+		hd := c.Writer.Header()
+		hd.Set("Content-Security-Policy", webShellCSP)
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("Cache-Control", "no-cache")
+		c.Data(http.StatusOK, ctype, data)
+	}
+	r.GET("/", func(c *gin.Context) { serve(c, "index.html") })
+	r.GET("/assets/*name", func(c *gin.Context) {
+		name := strings.TrimPrefix(c.Param("name"), "/")
+		if name == "" || !fs.ValidPath(name) {
+			writeError(c, http.StatusNotFound, "not_found", "no such file")
+			return
+		}
+		serve(c, name)
+	})
+}

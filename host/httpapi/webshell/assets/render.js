@@ -1,0 +1,241 @@
+// Transcript cards: one per stored Entry, and one per running call.
+// Everything from the API or a server goes in as text; media only as data:
+// URLs of a checked image/* or audio/* type.
+
+import { h, isPlainObject, pretty, formatTime, formatDuration, formatBytes, base64Size } from './dom.js';
+import { renderDisplay } from './display.js';
+
+export const STATUS_LABELS = {
+  ok: 'ok',
+  tool_error: 'tool error',
+  error: 'error',
+  cancelled: 'cancelled',
+};
+
+const classSafe = (s) => (/^[a-z_]{1,32}$/.test(s) ? s : 'unknown');
+
+function collapsible(summary, body, { open = false, cls = '' } = {}) {
+  const d = h('details', { class: `collapsible ${cls}`.trim() }, h('summary', {}, summary), body);
+  d.open = open;
+  return d;
+}
+
+function jsonBlock(v) {
+  return h('pre', { class: 'json' }, pretty(v));
+}
+
+/** dataUrl returns a data: URL for base64 data of a kind/* MIME type, or null. */
+export function dataUrl(kind, mime, data) {
+  if (typeof mime !== 'string' || typeof data !== 'string') return null;
+  const m = mime.trim().toLowerCase();
+  if (!/^[a-z]+\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/.test(m) || !m.startsWith(`${kind}/`)) return null;
+  const d = data.replace(/\s+/g, '');
+  if (d.length === 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(d)) return null;
+  return `data:${m};base64,${d}`;
+}
+
+function mediaBlock(b, kind) {
+  const src = dataUrl(kind, b.mimeType, b.data);
+  const mime = typeof b.mimeType === 'string' ? b.mimeType : 'no MIME type';
+  const size = typeof b.data === 'string' ? formatBytes(base64Size(b.data)) : '';
+  if (!src) {
+    return h('div', { class: 'content-note' }, `${kind === 'image' ? 'Image' : 'Audio'} not shown: `,
+      h('code', {}, mime), ` is not an ${kind}/* type with base64 data.`);
+  }
+  const media = kind === 'image'
+    ? h('img', { class: 'content-image', src, alt: `Image from the tool (${mime})`, loading: 'lazy', decoding: 'async' })
+    : h('audio', { class: 'content-audio', src, controls: true, preload: 'metadata' });
+  return h('figure', { class: `content-media content-${kind}` }, media, h('figcaption', { class: 'muted' }, [mime, size].filter(Boolean).join(' · ')));
+}
+
+function kv(label, value, mono = false) {
+  if (value === undefined || value === null || value === '') return null;
+  return h('div', { class: 'kv' }, h('span', { class: 'kv-key' }, label), h(mono ? 'code' : 'span', { class: 'kv-value' }, String(value)));
+}
+
+function resourceLinkBlock(b) {
+  const name = typeof b.title === 'string' && b.title ? b.title : b.name;
+  return h('div', { class: 'content-resource' },
+    h('p', { class: 'content-kind' }, 'Resource link'),
+    kv('name', name),
+    kv('uri', b.uri, true),
+    kv('type', b.mimeType, true),
+    kv('size', Number.isFinite(b.size) ? formatBytes(b.size) : undefined),
+    kv('description', b.description));
+}
+
+function embeddedResourceBlock(b) {
+  const r = isPlainObject(b.resource) ? b.resource : {};
+  const parts = [
+    h('p', { class: 'content-kind' }, 'Embedded resource'),
+    kv('uri', r.uri, true),
+    kv('type', r.mimeType, true),
+  ];
+  if (typeof r.text === 'string') {
+    parts.push(h('pre', { class: 'content-text' }, r.text));
+  } else if (typeof r.blob === 'string') {
+    parts.push(h('p', { class: 'muted' }, `Binary content, ${formatBytes(base64Size(r.blob))}${typeof r.mimeType === 'string' ? ` (${r.mimeType})` : ''}.`));
+  } else {
+    parts.push(h('p', { class: 'muted' }, 'No text or blob.'));
+  }
+  return h('div', { class: 'content-resource' }, parts);
+}
+
+/** contentBlock renders one MCP content block. */
+export function contentBlock(b) {
+  if (!isPlainObject(b)) return collapsible('Unrecognised content', jsonBlock(b), { open: true });
+  switch (b.type) {
+    case 'text':
+      return h('pre', { class: 'content-text' }, typeof b.text === 'string' ? b.text : pretty(b.text));
+    case 'image':
+      return mediaBlock(b, 'image');
+    case 'audio':
+      return mediaBlock(b, 'audio');
+    case 'resource_link':
+      return resourceLinkBlock(b);
+    case 'resource':
+      return embeddedResourceBlock(b);
+    default:
+      return collapsible(`Content of type "${String(b.type)}"`, jsonBlock(b), { open: false });
+  }
+}
+
+function resultBody(result) {
+  const parts = [];
+  if (!isPlainObject(result)) {
+    parts.push(collapsible('Result', jsonBlock(result), { open: true }));
+    return parts;
+  }
+  const content = Array.isArray(result.content) ? result.content : [];
+  for (const b of content) parts.push(contentBlock(b));
+  if (content.length === 0 && !('structuredContent' in result)) parts.push(h('p', { class: 'muted' }, 'The tool returned no content.'));
+  if ('structuredContent' in result && result.structuredContent !== undefined) {
+    parts.push(collapsible('Structured content', jsonBlock(result.structuredContent), { cls: 'structured' }));
+  }
+  return parts;
+}
+
+function argsSummary(args) {
+  if (isPlainObject(args)) {
+    const n = Object.keys(args).length;
+    return n === 0 ? 'Arguments (none)' : `Arguments (${n})`;
+  }
+  return 'Arguments';
+}
+
+/** entryCard renders a stored transcript Entry. */
+export function entryCard(entry) {
+  const status = typeof entry.status === 'string' ? entry.status : 'unknown';
+  const label = STATUS_LABELS[status] ?? status;
+  const name = `${entry.server ?? '?'}.${entry.tool ?? '?'}`;
+  const card = h('article', {
+    class: `entry status-${classSafe(status)}`,
+    testid: 'entry',
+    'data-status': status,
+    'data-entry-id': String(entry.id ?? ''),
+    'aria-label': `${name}: ${label}`,
+  });
+  if (typeof entry.callId === 'string') card.dataset.callId = entry.callId;
+
+  const time = h('time', { class: 'muted', datetime: String(entry.startedAt ?? ''), title: String(entry.startedAt ?? '') }, formatTime(entry.startedAt));
+  card.append(h('header', { class: 'entry-head' },
+    h('span', { class: 'entry-name' }, name),
+    h('span', { class: `badge status-${classSafe(status)}` }, label),
+    entry.origin && entry.origin !== 'user' ? h('span', { class: 'badge badge-muted', title: 'origin' }, `via ${entry.origin}`) : null,
+    h('span', { class: 'spacer' }),
+    time,
+    Number.isFinite(entry.durationMs) ? h('span', { class: 'muted duration', title: 'duration' }, formatDuration(entry.durationMs)) : null));
+
+  card.append(collapsible(argsSummary(entry.arguments), jsonBlock(entry.arguments ?? {}), { cls: 'arguments' }));
+
+  if ((status === 'error' || status === 'cancelled') || (typeof entry.error === 'string' && entry.error && !entry.result)) {
+    card.append(h('p', { class: `entry-error ${status === 'cancelled' ? 'is-cancelled' : ''}`.trim(), role: status === 'error' ? 'note' : null },
+      h('strong', {}, status === 'cancelled' ? 'Cancelled' : 'Error'),
+      typeof entry.error === 'string' && entry.error ? `: ${entry.error}` : ''));
+  }
+
+  const slot = renderDisplay(entry);
+  if (slot) card.append(slot);
+
+  if (entry.result !== null && entry.result !== undefined) {
+    const isError = isPlainObject(entry.result) && entry.result.isError === true;
+    const body = h('div', { class: `entry-result ${isError ? 'is-error' : ''}`.trim() },
+      isError ? h('p', { class: 'result-label' }, 'The tool reported an error') : null,
+      resultBody(entry.result));
+    // With an App display the result is what the model saw; keep it, folded.
+    card.append(slot ? collapsible('Model-visible result', body, { cls: 'model-result' }) : body);
+  }
+
+  const foot = [
+    Number.isFinite(entry.seq) ? `#${entry.seq}` : '',
+    typeof entry.era === 'string' ? entry.era : '',
+    typeof entry.protocolVersion === 'string' ? entry.protocolVersion : '',
+  ].filter(Boolean).join(' · ');
+  if (foot) card.append(h('footer', { class: 'entry-foot muted' }, foot));
+  return card;
+}
+
+/**
+ * runningCard renders a call that is still running and returns
+ * {el, update(run), tick()}. run: {callId, server, tool, startedAt (ms),
+ * progress, total, message, cancelling, cancelState}.
+ */
+export function runningCard(run, onCancel) {
+  const elapsed = h('span', { class: 'muted duration' }, '0 s');
+  const cancel = h('button', { type: 'button', class: 'small danger', testid: 'cancel-button' }, 'Cancel');
+  cancel.setAttribute('aria-label', `Cancel ${run.server}.${run.tool}`);
+  cancel.addEventListener('click', () => onCancel(run.callId));
+  const activity = h('div', { class: 'running-bar', 'aria-hidden': 'true' });
+  const note = h('p', { class: 'muted running-note', hidden: true });
+  const el = h('article', { class: 'entry running', testid: 'entry-running', 'data-call-id': run.callId, 'aria-busy': 'true', 'aria-label': `${run.server}.${run.tool}: running` },
+    h('header', { class: 'entry-head' },
+      h('span', { class: 'entry-name' }, `${run.server}.${run.tool}`),
+      h('span', { class: 'badge status-running' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'running'),
+      h('span', { class: 'spacer' }),
+      elapsed,
+      cancel),
+    activity,
+    note);
+  let progressEl = null;
+  let bar = null;
+  let text = null;
+
+  function update(r) {
+    if (r.progress !== undefined) {
+      if (!progressEl) {
+        bar = h('progress', { class: 'progress-bar' });
+        text = h('span', { class: 'progress-text' });
+        progressEl = h('div', { class: 'progress', testid: 'progress' }, bar, text);
+        activity.replaceWith(progressEl);
+      }
+      const p = Number(r.progress);
+      const t = Number(r.total);
+      if (Number.isFinite(t) && t > 0) {
+        bar.max = t;
+        bar.value = Math.min(Math.max(p, 0), t);
+      } else {
+        bar.removeAttribute('value');
+        bar.removeAttribute('max');
+      }
+      progressEl.dataset.progress = Number.isFinite(p) ? String(p) : '';
+      progressEl.dataset.total = Number.isFinite(t) ? String(t) : '';
+      const count = Number.isFinite(t) && t > 0 ? `${p} / ${t}` : Number.isFinite(p) ? String(p) : '';
+      const msg = typeof r.message === 'string' ? r.message : '';
+      text.textContent = [count, msg].filter(Boolean).join(' — ');
+      bar.setAttribute('aria-label', `Progress of ${r.server}.${r.tool}`);
+    }
+    cancel.disabled = !!r.cancelling;
+    cancel.textContent = r.cancelling ? 'Cancelling…' : 'Cancel';
+    note.hidden = !r.note;
+    note.textContent = r.note || '';
+  }
+
+  function tick() {
+    const s = Math.max(0, Math.floor((Date.now() - run.startedAt) / 1000));
+    elapsed.textContent = s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+  }
+
+  update(run);
+  tick();
+  return { el, update, tick };
+}

@@ -1,0 +1,313 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcphost/mcphost/host/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Entry statuses (the store's).
+const (
+	StatusOK        = store.StatusOK
+	StatusToolError = store.StatusToolError
+	StatusError     = store.StatusError
+	StatusCancelled = store.StatusCancelled
+)
+
+// Call origins.
+const (
+	OriginUser = "user" // a person, through the WebShell
+	OriginAPI  = "api"  // any other API client
+)
+
+// ErrNoStore is returned by session and transcript methods of a host built
+// without a store (one-shot CLI commands).
+var ErrNoStore = errors.New("host: no transcript store")
+
+// ErrNotFound is returned for a session that does not exist or belongs to
+// another principal, and for a call that is not running. The two cases are
+// never told apart.
+var ErrNotFound = errors.New("not found")
+
+// ErrCallIDInUse is returned when a running call already has the callId.
+var ErrCallIDInUse = errors.New("a call with this callId is already running")
+
+// SessionCall is one tool call made in a session by a principal: the input
+// of the call pipeline (architecture.md, "The call pipeline").
+type SessionCall struct {
+	Principal Principal
+	SessionID string
+	Server    string
+	Tool      string
+	Arguments json.RawMessage
+	// CallID identifies the running call for cancellation and progress
+	// events; empty means the host picks one.
+	CallID string
+	// Origin is OriginUser or OriginAPI (the default).
+	Origin string
+}
+
+// runningCall is a call that can be cancelled through CancelCall.
+type runningCall struct {
+	principal string
+	sessionID string
+	cancel    context.CancelFunc
+}
+
+// calls tracks the running calls by callId.
+type calls struct {
+	mu      sync.Mutex
+	running map[string]*runningCall
+	wg      sync.WaitGroup
+}
+
+// CreateSession starts a new transcript for principal.
+func (h *Host) CreateSession(ctx context.Context, p Principal, title string) (store.Session, error) {
+	if h.store == nil {
+		return store.Session{}, ErrNoStore
+	}
+	return h.store.CreateSession(ctx, p.Name, title)
+}
+
+// Sessions lists principal's sessions, most recently updated first.
+func (h *Host) Sessions(ctx context.Context, p Principal) ([]store.Session, error) {
+	if h.store == nil {
+		return nil, ErrNoStore
+	}
+	return h.store.Sessions(ctx, p.Name)
+}
+
+// Entries returns a page of a session's transcript (see store.Entries).
+func (h *Host) Entries(ctx context.Context, p Principal, sessionID string, after int64, limit int) ([]store.Entry, int64, error) {
+	if h.store == nil {
+		return nil, 0, ErrNoStore
+	}
+	if _, err := h.store.Session(ctx, p.Name, sessionID); err != nil {
+		return nil, 0, mapStoreErr(err)
+	}
+	return h.store.Entries(ctx, p.Name, sessionID, after, limit)
+}
+
+func mapStoreErr(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// Call runs the call pipeline for one tool call in a session: check the
+// session belongs to the caller, resolve the tool, validate the arguments
+// against its input schema, call upstream with progress and cancellation,
+// record the transcript entry, and publish it.
+//
+// Errors before the upstream call (ErrNotFound, UnknownServerError,
+// UnknownToolError, NotReadyError, ArgumentsError, ErrCallIDInUse) record
+// nothing. Once the call has been made, every outcome — success, tool error,
+// upstream failure, cancellation — is an entry, and the error is only for
+// failing to store it.
+func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) {
+	if h.store == nil {
+		return nil, ErrNoStore
+	}
+	if _, err := h.store.Session(ctx, req.Principal.Name, req.SessionID); err != nil {
+		return nil, mapStoreErr(err)
+	}
+	c, err := h.conn(req.Server)
+	if err != nil {
+		return nil, err
+	}
+	_, cat, err := c.current()
+	if err != nil {
+		return nil, err
+	}
+	tool, ok := cat.toolIndex[req.Tool]
+	if !ok {
+		return nil, unknownTool(req.Server, req.Tool, cat)
+	}
+	args, err := objectArguments(req.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	if err := cat.validate(tool, args); err != nil {
+		return nil, err
+	}
+	origin := req.Origin
+	if origin != OriginUser {
+		origin = OriginAPI
+	}
+	callID := req.CallID
+	if callID == "" {
+		callID = "c_" + randomHex(8)
+	} else if len(callID) > 128 {
+		return nil, &ArgumentsError{Reason: "callId is longer than 128 characters"}
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := h.calls.add(callID, &runningCall{principal: req.Principal.Name, sessionID: req.SessionID, cancel: cancel}); err != nil {
+		return nil, err
+	}
+	defer h.calls.remove(callID)
+
+	h.bus.publish(Event{Type: EventCallStarted, Principal: req.Principal.Name,
+		Data: CallStarted{CallID: callID, SessionID: req.SessionID, Server: req.Server, Tool: req.Tool}})
+	st := c.snapshot()
+	entry := &store.Entry{
+		SessionID:       req.SessionID,
+		CallID:          callID,
+		Principal:       req.Principal.Name,
+		Origin:          origin,
+		Server:          req.Server,
+		Tool:            req.Tool,
+		Arguments:       args,
+		Era:             st.Era,
+		ProtocolVersion: st.ProtocolVersion,
+		StartedAt:       time.Now().UTC(),
+	}
+	res, err := h.CallTool(cctx, CallToolRequest{
+		Server: req.Server, Tool: req.Tool, Arguments: args,
+		OnProgress: func(p Progress) {
+			h.bus.publish(Event{Type: EventProgress, Principal: req.Principal.Name,
+				Data: CallProgress{CallID: callID, SessionID: req.SessionID, Progress: p}})
+		},
+	})
+	entry.DurationMs = float64(time.Since(entry.StartedAt).Microseconds()) / 1000
+	switch {
+	case err != nil && cctx.Err() != nil:
+		entry.Status = StatusCancelled
+		entry.Error = err.Error()
+	case err != nil:
+		entry.Status = StatusError
+		entry.Error = err.Error()
+	case res.IsError:
+		entry.Status = StatusToolError
+	default:
+		entry.Status = StatusOK
+	}
+	if res != nil {
+		raw, merr := json.Marshal(res)
+		if merr != nil {
+			entry.Status = StatusError
+			entry.Error = fmt.Sprintf("encoding the result: %v", merr)
+		} else {
+			entry.Result = raw
+		}
+	}
+	h.metrics.observeCall(req.Server, entry.Status, time.Duration(entry.DurationMs*float64(time.Millisecond)))
+
+	// The entry is recorded even when the caller went away: the call
+	// happened, and the transcript must say so.
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer scancel()
+	if err := h.store.AppendEntry(sctx, entry); err != nil {
+		return nil, fmt.Errorf("host: recording the transcript entry: %w", err)
+	}
+	h.bus.publish(Event{Type: EventEntry, Principal: req.Principal.Name, Data: entry})
+	return entry, nil
+}
+
+// CancelCall cancels a running call of principal's session. It returns
+// ErrNotFound when no such call is running (or it belongs to someone else).
+func (h *Host) CancelCall(p Principal, sessionID, callID string) error {
+	h.calls.mu.Lock()
+	defer h.calls.mu.Unlock()
+	rc, ok := h.calls.running[callID]
+	if !ok || rc.principal != p.Name || rc.sessionID != sessionID {
+		return ErrNotFound
+	}
+	rc.cancel()
+	return nil
+}
+
+func (cs *calls) add(id string, rc *runningCall) error {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.running == nil {
+		cs.running = map[string]*runningCall{}
+	}
+	if _, dup := cs.running[id]; dup {
+		return ErrCallIDInUse
+	}
+	cs.running[id] = rc
+	cs.wg.Add(1)
+	return nil
+}
+
+func (cs *calls) remove(id string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	delete(cs.running, id)
+	cs.wg.Done()
+}
+
+// cancelAll cancels every running call (at shutdown, after the grace period).
+func (cs *calls) cancelAll() {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, rc := range cs.running {
+		rc.cancel()
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func unknownTool(server, tool string, cat *catalog) error {
+	known := make([]string, 0, len(cat.tools))
+	for _, t := range cat.tools {
+		known = append(known, t.Name)
+	}
+	return &UnknownToolError{Server: server, Tool: tool, Known: sortedCopy(known)}
+}
+
+// validate checks args against the tool's input schema. A schema that
+// cannot be compiled (remote $ref, unsupported draft) is not enforced here:
+// the server validates its own input, and the failure is logged once.
+func (cat *catalog) validate(tool *mcp.Tool, args json.RawMessage) error {
+	rs := cat.schema(tool)
+	if rs == nil {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return &ArgumentsError{Reason: err.Error()}
+	}
+	if err := rs.Validate(v); err != nil {
+		return &ArgumentsError{Reason: fmt.Sprintf("the arguments do not match the input schema of %s: %v", tool.Name, err)}
+	}
+	return nil
+}
+
+// schema returns the compiled input schema of a tool, compiling it on first
+// use; nil when it cannot be compiled.
+func (cat *catalog) schema(tool *mcp.Tool) *jsonschema.Resolved {
+	cat.schemaMu.Lock()
+	defer cat.schemaMu.Unlock()
+	if rs, ok := cat.schemas[tool.Name]; ok {
+		return rs
+	}
+	if cat.schemas == nil {
+		cat.schemas = map[string]*jsonschema.Resolved{}
+	}
+	var rs *jsonschema.Resolved
+	if raw, err := json.Marshal(tool.InputSchema); err == nil {
+		var s jsonschema.Schema
+		if err := json.Unmarshal(raw, &s); err == nil {
+			rs, _ = s.Resolve(nil)
+		}
+	}
+	cat.schemas[tool.Name] = rs
+	return rs
+}

@@ -1,0 +1,97 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// realisticResult is a CallToolResult of about 2 KB: a text block and the
+// same data as structuredContent, as a dashboard tool would answer.
+func realisticResult(tag string) json.RawMessage {
+	type row struct {
+		Region  string  `json:"region"`
+		Revenue float64 `json:"revenue"`
+		Growth  float64 `json:"growth"`
+	}
+	var rows []row
+	var text strings.Builder
+	for i := range 21 {
+		r := row{Region: fmt.Sprintf("region-%02d", i), Revenue: 1e6 + float64(i)*12345.67, Growth: 0.01 * float64(i)}
+		rows = append(rows, r)
+		fmt.Fprintf(&text, "%s: %.2f (%+.1f%%)\n", r.Region, r.Revenue, r.Growth*100)
+	}
+	b, err := json.Marshal(map[string]any{
+		"content":           []any{map[string]any{"type": "text", "text": "Revenue " + tag + "\n" + text.String()}},
+		"structuredContent": map[string]any{"quarter": "Q3", "currency": "EUR", "rows": rows},
+		"isError":           false,
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func TestRealisticResultSize(t *testing.T) {
+	if n := len(realisticResult("x")); n < 1800 || n > 2300 {
+		t.Errorf("realistic result is %d bytes, want about 2 KB", n)
+	}
+}
+
+// BenchmarkAppendEntry measures durable appends (synchronous=FULL, so one
+// fsync per entry) of an entry with a 2 KB result: serially, and from 4 ×
+// GOMAXPROCS goroutines spread over 8 sessions.
+func BenchmarkAppendEntry(b *testing.B) {
+	result := realisticResult("Q3")
+	entry := func(sessionID, principal string) *Entry {
+		return &Entry{
+			SessionID: sessionID, CallID: "c_bench", Principal: principal, Origin: "api",
+			Server: "revenue", Tool: "show_revenue_dashboard", Arguments: json.RawMessage(`{"quarter":"Q3"}`),
+			Status: StatusOK, Result: result, Era: "legacy", ProtocolVersion: "2025-11-25",
+			StartedAt: time.Now(), DurationMs: 12.5,
+		}
+	}
+
+	b.Run("serial", func(b *testing.B) {
+		s, _ := openTest(b)
+		sess := mustCreate(b, s, "alice", "bench")
+		var durations []time.Duration
+		for b.Loop() {
+			e := entry(sess.ID, "alice")
+			start := time.Now()
+			if err := s.AppendEntry(b.Context(), e); err != nil {
+				b.Fatal(err)
+			}
+			durations = append(durations, time.Since(start))
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+		slices.Sort(durations)
+		b.ReportMetric(float64(durations[len(durations)/2]), "p50-ns/op")
+		b.ReportMetric(float64(durations[len(durations)*99/100]), "p99-ns/op")
+	})
+
+	b.Run("parallel", func(b *testing.B) {
+		s, _ := openTest(b)
+		var sessions []Session
+		for i := range 8 {
+			sessions = append(sessions, mustCreate(b, s, "alice", fmt.Sprint("bench ", i)))
+		}
+		var next atomic.Int64
+		b.SetParallelism(4)
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			sess := sessions[int(next.Add(1))%len(sessions)]
+			for pb.Next() {
+				if err := s.AppendEntry(b.Context(), entry(sess.ID, "alice")); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+	})
+}

@@ -1,0 +1,216 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Entry statuses.
+const (
+	StatusOK        = "ok"         // the tool answered; Result holds it
+	StatusToolError = "tool_error" // the tool answered with isError: true; Result holds it
+	StatusError     = "error"      // no result: the server failed, timed out or died; Error says why
+	StatusCancelled = "cancelled"  // the caller cancelled the call
+)
+
+// Entries limits.
+const (
+	defaultLimit = 100
+	maxLimit     = 500
+)
+
+// Entry is one recorded tool call in a session's transcript. The JSON
+// fields are the fields of the HTTP API's Entry.
+type Entry struct {
+	ID              string          `json:"id"`
+	SessionID       string          `json:"sessionId"`
+	Seq             int64           `json:"seq"`
+	CallID          string          `json:"callId"`
+	Principal       string          `json:"principal"`
+	Origin          string          `json:"origin"`
+	Server          string          `json:"server"`
+	Tool            string          `json:"tool"`
+	Arguments       json.RawMessage `json:"arguments"`
+	Status          string          `json:"status"` // ok | tool_error | error | cancelled
+	Result          json.RawMessage `json:"result"` // CallToolResult JSON or null
+	Error           string          `json:"error,omitempty"`
+	Era             string          `json:"era,omitempty"`
+	ProtocolVersion string          `json:"protocolVersion,omitempty"`
+	StartedAt       time.Time       `json:"startedAt"`
+	DurationMs      float64         `json:"durationMs"`
+	Display         json.RawMessage `json:"display"` // null until MCP Apps; stored as-is
+	Trail           json.RawMessage `json:"trail"`   // null until policies/plugins; stored as-is
+}
+
+// AppendEntry stores e at the end of its session's transcript in one
+// transaction, and returns only after that transaction has committed to
+// stable storage. It sets e.ID ("e_" and 16 hex digits) and e.Seq (one more
+// than the session's last entry) and bumps the session's UpdatedAt and entry
+// count; on error e is unchanged and nothing is stored.
+//
+// JSON fields (Arguments, Result, Display, Trail) are stored byte for byte;
+// nil or empty ones are stored as null, and invalid JSON is an error. Status
+// must be one of the Status constants. The session must exist and belong to
+// e.Principal, else the error is [ErrNotFound].
+//
+// AppendEntry obeys ctx; to record a call whose request was cancelled, pass
+// a context without that cancellation (context.WithoutCancel).
+func (s *Store) AppendEntry(ctx context.Context, e *Entry) error {
+	if e == nil {
+		return errors.New("store: append entry: nil entry")
+	}
+	if err := e.check(); err != nil {
+		return fmt.Errorf("store: append entry: %w", err)
+	}
+	id := "e_" + randomHex(8)
+	seq, err := s.appendEntry(ctx, id, e)
+	if errors.Is(err, ErrNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("store: append entry to session %q: %w", e.SessionID, err)
+	}
+	e.ID, e.Seq = id, seq
+	return nil
+}
+
+func (e *Entry) check() error {
+	switch e.Status {
+	case StatusOK, StatusToolError, StatusError, StatusCancelled:
+	default:
+		return fmt.Errorf("unknown status %q", e.Status)
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"arguments", e.Arguments}, {"result", e.Result}, {"display", e.Display}, {"trail", e.Trail}} {
+		if len(f.raw) > 0 && !json.Valid(f.raw) {
+			return fmt.Errorf("%s is not valid JSON", f.name)
+		}
+	}
+	return nil
+}
+
+func (s *Store) appendEntry(ctx context.Context, id string, e *Entry) (seq int64, err error) {
+	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+
+	var owner string
+	var last int64
+	err = tx.QueryRowContext(ctx,
+		`SELECT principal, (SELECT coalesce(max(seq), 0) FROM entries WHERE session_id = sessions.id)
+		 FROM sessions WHERE id = ?`, e.SessionID).Scan(&owner, &last)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && owner != e.Principal {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, err
+	}
+	seq = last + 1
+
+	var started any // NULL for a zero time
+	if !e.StartedAt.IsZero() {
+		started = e.StartedAt.UnixNano()
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO entries (id, session_id, seq, call_id, principal, origin, server, tool,
+			arguments, status, result, error, era, protocol_version, started_at, duration_ms, display, trail)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, e.SessionID, seq, e.CallID, e.Principal, e.Origin, e.Server, e.Tool,
+		jsonText(e.Arguments), e.Status, jsonText(e.Result), e.Error, e.Era, e.ProtocolVersion,
+		started, e.DurationMs, jsonText(e.Display), jsonText(e.Trail))
+	if err != nil {
+		return 0, err
+	}
+	_, err = tx.ExecContext(ctx,
+		`UPDATE sessions SET updated_at = ?, entries = entries + 1 WHERE id = ?`,
+		s.now().UnixNano(), e.SessionID)
+	if err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, err
+	}
+	return seq, nil
+}
+
+// jsonText is the TEXT stored for a JSON field. It is bound as a string, not
+// []byte, so SQLite stores TEXT rather than a BLOB (which its JSON functions
+// would read as JSONB).
+func jsonText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "null"
+	}
+	return string(raw)
+}
+
+// Entries returns up to limit entries of principal's session sessionID whose
+// Seq is greater than after, oldest first, and the cursor for the next page:
+// the last Seq returned when more entries exist, else 0. A limit of 0 or
+// less means 100; limits above 500 are cut to 500. The session must belong
+// to principal, else the error is [ErrNotFound]; a session with no entries
+// after the cursor gives an empty, non-nil slice.
+func (s *Store) Entries(ctx context.Context, principal, sessionID string, after int64, limit int) ([]Entry, int64, error) {
+	limit = clampLimit(limit)
+	if _, err := s.Session(ctx, principal, sessionID); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.r.QueryContext(ctx,
+		`SELECT id, session_id, seq, call_id, principal, origin, server, tool, arguments, status,
+			result, error, era, protocol_version, started_at, duration_ms, display, trail
+		 FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+		sessionID, max(after, 0), limit+1)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: entries of session %q: %w", sessionID, err)
+	}
+	defer rows.Close()
+	out := make([]Entry, 0, min(limit, 16))
+	for rows.Next() {
+		var e Entry
+		var started sql.NullInt64
+		var args, result, display, trail string
+		if err := rows.Scan(&e.ID, &e.SessionID, &e.Seq, &e.CallID, &e.Principal, &e.Origin, &e.Server,
+			&e.Tool, &args, &e.Status, &result, &e.Error, &e.Era, &e.ProtocolVersion, &started,
+			&e.DurationMs, &display, &trail); err != nil {
+			return nil, 0, fmt.Errorf("store: entries of session %q: %w", sessionID, err)
+		}
+		e.Arguments = json.RawMessage(args)
+		e.Result = json.RawMessage(result)
+		e.Display = json.RawMessage(display)
+		e.Trail = json.RawMessage(trail)
+		if started.Valid {
+			e.StartedAt = fromNanos(started.Int64)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("store: entries of session %q: %w", sessionID, err)
+	}
+	var next int64
+	if len(out) > limit {
+		out = out[:limit]
+		next = out[limit-1].Seq
+	}
+	return out, next, nil
+}
+
+func clampLimit(limit int) int {
+	switch {
+	case limit <= 0:
+		return defaultLimit
+	case limit > maxLimit:
+		return maxLimit
+	}
+	return limit
+}

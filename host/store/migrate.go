@@ -1,0 +1,103 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// migrations is the schema, one step per element: migrations[i] takes a
+// database from user_version i to i+1. Steps are only ever appended; a
+// released step is never edited, because databases in the field already ran
+// it.
+//
+// Times are INTEGER Unix nanoseconds (UTC), so they sort and compare as
+// numbers. JSON columns are TEXT holding the bytes exactly as given ("null"
+// when absent).
+var migrations = []string{
+	// 1: sessions and transcript entries.
+	`
+CREATE TABLE sessions (
+	id         TEXT    NOT NULL PRIMARY KEY,
+	principal  TEXT    NOT NULL,
+	title      TEXT    NOT NULL,
+	created_at INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL,
+	entries    INTEGER NOT NULL DEFAULT 0
+) STRICT;
+
+-- Sessions: a principal's sessions, most recently updated first.
+CREATE INDEX sessions_principal_updated ON sessions (principal, updated_at DESC);
+
+CREATE TABLE entries (
+	id               TEXT    NOT NULL PRIMARY KEY,
+	session_id       TEXT    NOT NULL REFERENCES sessions (id),
+	seq              INTEGER NOT NULL,
+	call_id          TEXT    NOT NULL,
+	principal        TEXT    NOT NULL,
+	origin           TEXT    NOT NULL,
+	server           TEXT    NOT NULL,
+	tool             TEXT    NOT NULL,
+	arguments        TEXT    NOT NULL,
+	status           TEXT    NOT NULL,
+	result           TEXT    NOT NULL,
+	error            TEXT    NOT NULL,
+	era              TEXT    NOT NULL,
+	protocol_version TEXT    NOT NULL,
+	started_at       INTEGER,          -- NULL when the caller gave no time
+	duration_ms      REAL    NOT NULL,
+	display          TEXT    NOT NULL,
+	trail            TEXT    NOT NULL,
+	-- Also the index behind Entries (session_id = ? AND seq > ? ORDER BY seq),
+	-- the next seq (max(seq) of a session) and the foreign key.
+	UNIQUE (session_id, seq)
+) STRICT;
+`,
+}
+
+// migrate applies the steps the database has not run yet, each in its own
+// IMMEDIATE transaction together with the user_version it reaches. The
+// version is read again inside each transaction, so two processes opening
+// the same file at once cannot apply a step twice.
+func (s *Store) migrate(ctx context.Context, migs []string) error {
+	for {
+		done, err := s.migrateOne(ctx, migs)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+func (s *Store) migrateOne(ctx context.Context, migs []string) (done bool, err error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	st, err := inspect(ctx, tx)
+	if err != nil {
+		return false, err
+	}
+	if err := st.check(len(migs)); err != nil {
+		return false, err
+	}
+	if st.version == len(migs) {
+		return true, tx.Rollback()
+	}
+	to := st.version + 1
+	if _, err := tx.ExecContext(ctx, migs[st.version]); err != nil {
+		return false, fmt.Errorf("migration %d: %w", to, err)
+	}
+	// PRAGMA takes no parameters; both values are integers we control.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", applicationID, to)); err != nil {
+		return false, fmt.Errorf("migration %d: %w", to, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("migration %d: commit: %w", to, err)
+	}
+	s.logger.InfoContext(ctx, "migrated schema", "path", s.path, "schema_version", to)
+	return false, nil
+}

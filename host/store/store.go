@@ -1,0 +1,260 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// ErrNotFound is returned when a session does not exist or belongs to another
+// principal; the two cases are deliberately indistinguishable.
+var ErrNotFound = errors.New("store: not found")
+
+// applicationID marks a SQLite file as mcphost's ("mcph" in ASCII). It is
+// written with the first migration and checked on every open, so that a
+// data_dir pointing at some other program's database is refused instead of
+// having our tables added to it.
+const applicationID = 0x6d637068
+
+// busyTimeout is how long a connection waits for a lock held by another
+// connection (another process on the same file, or a checkpoint) before
+// failing with SQLITE_BUSY. Writers inside this process never wait on each
+// other here: they queue for the single writer connection instead.
+const busyTimeout = 10 * time.Second
+
+// Store is the transcript database. It is safe for concurrent use by many
+// goroutines. Create one with [Open] and release it with [Store.Close].
+type Store struct {
+	path   string
+	logger *slog.Logger
+
+	// w is the only connection that writes (MaxOpenConns 1), so writers
+	// queue in database/sql, honouring their contexts, instead of
+	// contending for SQLite's write lock. Its transactions begin IMMEDIATE
+	// so a second process on the same file waits (busy_timeout) rather
+	// than failing half-way through a transaction.
+	w *sql.DB
+	// r is a pool of query_only connections. In WAL mode readers never
+	// block the writer nor wait for it.
+	r *sql.DB
+
+	now func() time.Time // time.Now; tests substitute a fake clock
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the database at path, creating it and its directory if needed,
+// and applies any pending migrations.
+//
+// A new directory is created with mode 0700 and a new file with mode 0600
+// (SQLite gives the -wal and -shm files the mode of the database); existing
+// ones keep their modes.
+//
+// Every connection runs with journal_mode=WAL, foreign_keys=ON,
+// busy_timeout and synchronous=FULL. With WAL, a commit appends to the -wal
+// file; synchronous=NORMAL would already survive kill -9 (the written pages
+// are in the operating system's cache), but it fsyncs the WAL only at
+// checkpoints, so a power loss could drop the last transactions that had
+// been acknowledged. FULL fsyncs the WAL on every commit, so an entry that
+// [Store.AppendEntry] acknowledged is on stable storage. The cost is one
+// fsync per entry, which is small next to a tool call.
+//
+// Open fails, with an error naming path, when the file is not a SQLite
+// database or is corrupt, when it is a SQLite database of another program,
+// and when its schema version is newer than this mcphost knows (it was
+// written by a newer release; it is never downgraded). ctx bounds the
+// opening and the migrations. A nil logger discards.
+func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error) {
+	return open(ctx, path, logger, migrations)
+}
+
+func open(ctx context.Context, path string, logger *slog.Logger, migs []string) (*Store, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With("component", "store")
+	if path == "" {
+		return nil, errors.New("store: open: empty path")
+	}
+	wrap := func(err error) error { return fmt.Errorf("store: open %q: %w", path, err) }
+
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if err := createFile(abs); err != nil {
+		return nil, wrap(err)
+	}
+
+	w, err := sql.Open("sqlite", dsn(abs, true))
+	if err != nil {
+		return nil, wrap(err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+
+	s := &Store{path: path, logger: logger, w: w, now: time.Now}
+	if err := s.prepare(ctx, migs); err != nil {
+		w.Close()
+		return nil, wrap(err)
+	}
+
+	readers := max(4, runtime.GOMAXPROCS(0))
+	r, err := sql.Open("sqlite", dsn(abs, false))
+	if err != nil {
+		w.Close()
+		return nil, wrap(err)
+	}
+	r.SetMaxOpenConns(readers)
+	r.SetMaxIdleConns(readers)
+	if err := r.PingContext(ctx); err != nil {
+		r.Close()
+		w.Close()
+		return nil, wrap(err)
+	}
+	s.r = r
+	return s, nil
+}
+
+// Close closes the database after the queries already running have finished;
+// calls made after it fail. Calling it again returns the first result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		if s.r != nil {
+			errs = append(errs, s.r.Close())
+		}
+		errs = append(errs, s.w.Close()) // last: it checkpoints and removes the WAL
+		if err := errors.Join(errs...); err != nil {
+			s.closeErr = fmt.Errorf("store: close %q: %w", s.path, err)
+		}
+	})
+	return s.closeErr
+}
+
+// createFile creates path's directory (0700) and the file itself (0600) when
+// they are missing, so that SQLite, which would create them with the umask's
+// defaults, finds them already there with private modes.
+func createFile(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	// Make the new directory entry durable, as SQLite does for its WAL.
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && runtime.GOOS != "windows" {
+		return err
+	}
+	return nil
+}
+
+// dsn builds a file: URI for modernc.org/sqlite. The path is escaped, so a
+// '?' or '#' in it cannot be taken for the query. Each pragma runs on every
+// new connection of the pool.
+func dsn(abs string, writer bool) string {
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // a Windows volume: file:///C:/…
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(FULL)")
+	if writer {
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+	}
+	u := url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}
+	return u.String()
+}
+
+// prepare checks that the file is an mcphost database this release can use,
+// switches it to WAL and migrates it. journal_mode is changed only after the
+// checks, so a foreign or newer file is left exactly as it was.
+func (s *Store) prepare(ctx context.Context, migs []string) error {
+	st, err := inspect(ctx, s.w)
+	if err != nil {
+		return err
+	}
+	if err := st.check(len(migs)); err != nil {
+		return err
+	}
+	var mode string
+	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+		return fmt.Errorf("set journal_mode: %w", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("set journal_mode: got %q, want wal", mode)
+	}
+	return s.migrate(ctx, migs)
+}
+
+// state is what prepare needs to know about a database file.
+type state struct {
+	appID   int64
+	version int
+	objects int // rows in sqlite_schema
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func inspect(ctx context.Context, q querier) (state, error) {
+	var st state
+	// Reading sqlite_schema makes SQLite read and check the header and the
+	// schema, so a file that is not a database, or a damaged one, fails here.
+	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&st.objects); err != nil {
+		return st, err
+	}
+	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&st.appID); err != nil {
+		return st, err
+	}
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&st.version); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// check reports whether a file in state st can be opened by a release that
+// knows known migrations.
+func (st state) check(known int) error {
+	switch {
+	case st.appID != 0 && st.appID != applicationID,
+		st.appID == 0 && (st.version != 0 || st.objects != 0):
+		return fmt.Errorf("not an mcphost database (application_id %#x, user_version %d); point data_dir at another directory", st.appID, st.version)
+	case st.version > known:
+		return fmt.Errorf("schema version %d is newer than this mcphost supports (%d): the file was written by a newer release; upgrade mcphost", st.version, known)
+	}
+	return nil
+}
