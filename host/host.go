@@ -60,6 +60,7 @@ type Host struct {
 	bus        bus
 	metrics    metrics
 	calls      calls
+	owned      sync.Map // principal+"\x00"+sessionID → struct{}: confirmed session owners
 	closing    atomic.Bool
 
 	startOnce sync.Once

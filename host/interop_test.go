@@ -356,7 +356,6 @@ func TestInteropEverythingHTTP(t *testing.T) {
 			port := startEverythingHTTP(t, index, tc.mode, tc.readyLine)
 			url := "http://127.0.0.1:" + strconv.Itoa(port) + tc.path
 			h := startHost(t, host.Options{}, remoteServer("everything", tc.transport, url))
-			skipOnSSESessionBug(t, h, tc.transport, "everything", "echo", `{"message":"probe"}`)
 			st := mustStatus(t, h, "everything")
 			if st.State != host.StateReady {
 				t.Fatalf("state = %s, want ready (last error: %s)", st.State, st.LastError)

@@ -97,6 +97,21 @@ func (h *Host) Entries(ctx context.Context, p Principal, sessionID string, after
 	return h.store.Entries(ctx, p.Name, sessionID, after, limit)
 }
 
+// checkSession fails with ErrNotFound unless the session exists and belongs
+// to principal. Ownership never changes, so a confirmed pair is remembered
+// and later calls in the session skip the database read.
+func (h *Host) checkSession(ctx context.Context, principal, sessionID string) error {
+	key := principal + "\x00" + sessionID
+	if _, ok := h.owned.Load(key); ok {
+		return nil
+	}
+	if _, err := h.store.Session(ctx, principal, sessionID); err != nil {
+		return mapStoreErr(err)
+	}
+	h.owned.Store(key, struct{}{})
+	return nil
+}
+
 func mapStoreErr(err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrNotFound
@@ -118,8 +133,8 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	if h.store == nil {
 		return nil, ErrNoStore
 	}
-	if _, err := h.store.Session(ctx, req.Principal.Name, req.SessionID); err != nil {
-		return nil, mapStoreErr(err)
+	if err := h.checkSession(ctx, req.Principal.Name, req.SessionID); err != nil {
+		return nil, err
 	}
 	c, err := h.conn(req.Server)
 	if err != nil {

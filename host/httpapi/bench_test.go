@@ -1,0 +1,141 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/httpapi"
+	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkAPICall measures a tool call through the HTTP API — bearer
+// authentication, JSON decoding, schema validation, the upstream call and
+// the durable transcript write — against a direct go-sdk call to its own
+// process of the same stdio fixture in the same run. The paired
+// sub-benchmark alternates both and reports medians and their ratio.
+//
+//	go test -run '^$' -bench BenchmarkAPICall -benchmem -count 10 ./host/httpapi/
+func BenchmarkAPICall(b *testing.B) {
+	bin := testbin.Build(b, "github.com/mcphost/mcphost/testdata/servers/wellbehaved")
+	ctx := b.Context()
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "bench"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	direct, err := client.Connect(cctx, &mcp.CommandTransport{Command: exec.Command(bin)}, &mcp.ClientSessionOptions{ProtocolVersion: host.LegacyProtocolVersion})
+	cancel()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { direct.Close() })
+
+	st, err := store.Open(ctx, b.TempDir()+"/bench.db", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const token = "bench-token-0123456789abcdef"
+	cfg := &config.Config{
+		Servers: []config.Server{{
+			Name: "fx", Transport: config.TransportStdio, Command: bin, Enabled: true,
+			VersionNegotiation: config.NegotiationLegacy, DiscoveryTimeout: 20 * time.Second, CallTimeout: time.Minute,
+		}},
+		Principals: []config.Principal{{Name: "bench", Token: token}},
+	}
+	h, err := host.New(cfg, host.Options{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	handler := httpapi.New(h, httpapi.Options{Hosts: []string{addr}})
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	served := make(chan struct{})
+	h.Start(sctx)
+	go func() { h.Serve(sctx, ln, handler); close(served) }()
+	b.Cleanup(func() { stop(); <-served; h.Close(); st.Close() })
+	if err := h.WaitSettled(ctx); err != nil {
+		b.Fatal(err)
+	}
+
+	hc := &http.Client{}
+	post := func(path string, body []byte) []byte {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var buf bytes.Buffer
+		buf.ReadFrom(resp.Body)
+		if resp.StatusCode/100 != 2 {
+			b.Fatalf("POST %s: %d %s", path, resp.StatusCode, buf.String())
+		}
+		return buf.Bytes()
+	}
+	var sess struct{ ID string }
+	if err := json.Unmarshal(post("/api/v1/sessions", nil), &sess); err != nil {
+		b.Fatal(err)
+	}
+	callPath := fmt.Sprintf("/api/v1/sessions/%s/calls", sess.ID)
+	body := []byte(`{"server":"fx","tool":"echo","arguments":{"text":"hello from the benchmark"}}`)
+
+	directCall := func() {
+		if _, err := direct.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello from the benchmark"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	apiCall := func() { post(callPath, body) }
+	for range 50 {
+		directCall()
+		apiCall()
+	}
+	b.Run("direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			directCall()
+		}
+	})
+	b.Run("api", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			apiCall()
+		}
+	})
+	b.Run("paired", func(b *testing.B) {
+		var d, a []time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			directCall()
+			t1 := time.Now()
+			apiCall()
+			t2 := time.Now()
+			d = append(d, t1.Sub(t0))
+			a = append(a, t2.Sub(t1))
+		}
+		slices.Sort(d)
+		slices.Sort(a)
+		dp50, ap50 := d[len(d)/2], a[len(a)/2]
+		dp99, ap99 := d[min(len(d)-1, len(d)*99/100)], a[min(len(a)-1, len(a)*99/100)]
+		b.ReportMetric(float64(dp50.Nanoseconds()), "direct-p50-ns")
+		b.ReportMetric(float64(ap50.Nanoseconds()), "api-p50-ns")
+		b.ReportMetric(float64(ap99.Nanoseconds()), "api-p99-ns")
+		b.ReportMetric(float64(ap50)/float64(dp50), "p50-x-direct")
+		b.ReportMetric(float64(ap99)/float64(dp99), "p99-x-direct")
+	})
+}
