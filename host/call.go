@@ -28,6 +28,8 @@ type CallToolRequest struct {
 	Arguments json.RawMessage
 	// OnProgress, when set, receives the server's progress notifications for
 	// this call. It is called from the session's goroutine and must not block.
+	// go-sdk handles notifications apart from responses, so a notification
+	// that arrives after the result is dropped.
 	OnProgress func(Progress)
 }
 

@@ -162,16 +162,16 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	callID := req.CallID
 	if callID == "" {
 		callID = "c_" + randomHex(8)
-	} else if len(callID) > 128 {
-		return nil, &ArgumentsError{Reason: "callId is longer than 128 characters"}
+	} else if !validCallID(callID) {
+		return nil, &RequestError{Reason: "callId must be 1 to 128 letters, digits, '.', '_' or '-'"}
 	}
 
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := h.calls.add(callID, &runningCall{principal: req.Principal.Name, sessionID: req.SessionID, cancel: cancel}); err != nil {
+	if err := h.calls.add(runningKey(req.Principal.Name, callID), &runningCall{principal: req.Principal.Name, sessionID: req.SessionID, cancel: cancel}); err != nil {
 		return nil, err
 	}
-	defer h.calls.remove(callID)
+	defer h.calls.remove(runningKey(req.Principal.Name, callID))
 
 	h.bus.publish(Event{Type: EventCallStarted, Principal: req.Principal.Name,
 		Data: CallStarted{CallID: callID, SessionID: req.SessionID, Server: req.Server, Tool: req.Tool}})
@@ -235,13 +235,38 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 func (h *Host) CancelCall(p Principal, sessionID, callID string) error {
 	h.calls.mu.Lock()
 	defer h.calls.mu.Unlock()
-	rc, ok := h.calls.running[callID]
+	rc, ok := h.calls.running[runningKey(p.Name, callID)]
 	if !ok || rc.principal != p.Name || rc.sessionID != sessionID {
 		return ErrNotFound
 	}
 	rc.cancel()
 	return nil
 }
+
+// runningKey scopes a callId to its principal: one principal can neither
+// see nor block another's call ids.
+func runningKey(principal, callID string) string { return principal + "\x00" + callID }
+
+// validCallID accepts ids that fit in a URL path segment unescaped.
+func validCallID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// RequestError is a request the host refuses for its form, not its
+// arguments (a malformed callId).
+type RequestError struct{ Reason string }
+
+func (e *RequestError) Error() string { return "bad request: " + e.Reason }
 
 func (cs *calls) add(id string, rc *runningCall) error {
 	cs.mu.Lock()

@@ -265,6 +265,12 @@ func (a *api) decode(c *gin.Context, v any, emptyOK bool) bool {
 		writeError(c, http.StatusBadRequest, "bad_request", "the request needs a JSON body")
 		return false
 	}
+	// Only JSON: a text/plain or form body is what a cross-site form can
+	// send without a CORS preflight.
+	if c.ContentType() != "application/json" {
+		writeError(c, http.StatusUnsupportedMediaType, "unsupported_media_type", "the body must be JSON sent with Content-Type: application/json")
+		return false
+	}
 	if err := decodeStrict(body, v); err != nil {
 		writeError(c, http.StatusBadRequest, "bad_request", "malformed JSON body: "+err.Error())
 		return false
@@ -300,6 +306,7 @@ func (a *api) fail(c *gin.Context, err error) {
 		ut  *host.UnknownToolError
 		nr  *host.NotReadyError
 		ae  *host.ArgumentsError
+		re  *host.RequestError
 		mbe *http.MaxBytesError
 	)
 	switch {
@@ -311,6 +318,8 @@ func (a *api) fail(c *gin.Context, err error) {
 		writeError(c, http.StatusServiceUnavailable, "not_ready", err.Error())
 	case errors.As(err, &ae):
 		writeError(c, http.StatusBadRequest, "invalid_arguments", err.Error())
+	case errors.As(err, &re):
+		writeError(c, http.StatusBadRequest, "bad_request", err.Error())
 	case errors.Is(err, host.ErrCallIDInUse):
 		writeError(c, http.StatusConflict, "conflict", err.Error())
 	case errors.As(err, &mbe):

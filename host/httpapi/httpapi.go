@@ -60,7 +60,7 @@ func New(h *host.Host, opts Options) http.Handler {
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(a.recovery, a.accessLog, a.checkHost, securityHeaders)
+	r.Use(a.recovery, securityHeaders, a.accessLog, a.checkHost)
 	r.NoRoute(func(c *gin.Context) { writeError(c, http.StatusNotFound, "not_found", "no such route") })
 	r.NoMethod(func(c *gin.Context) {
 		writeError(c, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route")

@@ -8,8 +8,9 @@
 // Policy. The files are plain HTML, CSS and ES2022 modules with no build
 // step and no third-party code: index.html, style.css, app.js (start-up,
 // state and wiring), api.js (authenticated fetch), sse.js (the event stream
-// reader), schemaform.js (JSON Schema to form), render.js (transcript cards)
-// and display.js (the placeholder that MCP Apps will replace).
+// reader), schemaform.js (JSON Schema to form), render.js (transcript cards),
+// dom.js (element and formatting helpers) and display.js (the hook where MCP
+// Apps will be mounted into transcript entries; today a placeholder).
 //
 // The page programs against the HTTP API in docs/api.md. It keeps the bearer
 // token in sessionStorage (moved there from a "#token=" fragment, which is

@@ -94,11 +94,26 @@ function reportError(err, what) {
 // which would look like a network failure.
 const validToken = (t) => /^[\x21-\x7e]{1,4096}$/.test(t);
 
+// tokenFromFragment reads "token=…" from a URL fragment without
+// URLSearchParams, which would turn a "+" in the token into a space.
+function tokenFromFragment(fragment) {
+  for (const part of fragment.split('&')) {
+    const eq = part.indexOf('=');
+    if ((eq < 0 ? part : part.slice(0, eq)) !== 'token') continue;
+    const raw = eq < 0 ? '' : part.slice(eq + 1);
+    try {
+      return decodeURIComponent(raw).trim();
+    } catch {
+      return raw.trim();
+    }
+  }
+  return null;
+}
+
 function takeTokenFromHash() {
   if (!location.hash || location.hash.length < 2) return;
-  const params = new URLSearchParams(location.hash.slice(1));
-  if (!params.has('token')) return;
-  const token = (params.get('token') || '').trim();
+  const token = tokenFromFragment(location.hash.slice(1));
+  if (token === null) return;
   // Replace the current history entry so the token is neither in the
   // address bar nor reachable with Back.
   history.replaceState(history.state, '', `${location.pathname}${location.search}`);
@@ -108,12 +123,8 @@ function takeTokenFromHash() {
 function parseTokenInput(raw) {
   let s = raw.trim();
   const hash = s.indexOf('#');
-  if (hash >= 0) {
-    const p = new URLSearchParams(s.slice(hash + 1));
-    if (p.has('token')) s = (p.get('token') || '').trim();
-  } else if (s.startsWith('token=')) {
-    s = (new URLSearchParams(s).get('token') || '').trim();
-  }
+  const fromLink = tokenFromFragment(hash >= 0 ? s.slice(hash + 1) : s);
+  if (fromLink !== null) s = fromLink;
   return s.replace(/^Bearer\s+/i, '');
 }
 
@@ -133,8 +144,13 @@ function onTokenFormSubmit(ev) {
   input.value = '';
   err.hidden = true;
   auth.set(token);
+  tokenFromForm = true;
   start();
 }
+
+// tokenFromForm is set while a pasted token is being tried, so that a
+// refusal says so on the page the person is looking at.
+let tokenFromForm = false;
 
 // ------------------------------------------------------------------ start, sign-in, sign-out
 
@@ -165,6 +181,7 @@ async function start() {
   }
   if (gen !== startGen) return;
   hideUnreachable();
+  tokenFromForm = false;
   state.me = isPlainObject(me) ? me : {};
   renderMe();
   if (!state.sessionId) state.sessionId = prefs.get('session');
@@ -183,10 +200,17 @@ function handleAuthError() {
   resetApp();
   showView('token-error-page');
   focusTokenInput('token-error-page');
+  if (tokenFromForm) {
+    const err = $('token-error-page').querySelector('[data-role=token-form-error]');
+    err.textContent = 'mcphost did not accept the token you pasted either.';
+    err.hidden = false;
+  }
+  tokenFromForm = false;
 }
 
 function signOut() {
   startGen++;
+  tokenFromForm = false;
   stopEvents();
   hideUnreachable();
   auth.clear();
@@ -640,8 +664,8 @@ function buildToolPanel(tool, sig) {
 
   const form = h('form', { class: 'tool-form', testid: 'tool-form', novalidate: true, 'aria-labelledby': headingId, 'data-tool': k },
     h('div', { class: 'form-toolbar' }, h('h3', { class: 'form-toolbar-title' }, 'Arguments'), reqNote, h('span', { class: 'spacer' }), rawToggle),
-    notice, fieldsWrap, rawWrap, errorEl,
-    h('div', { class: 'form-actions' }, callBtn, resetBtn, target));
+    notice, fieldsWrap, rawWrap,
+    h('div', { class: 'form-footer' }, errorEl, h('div', { class: 'form-actions' }, callBtn, resetBtn, target)));
 
   ctl.el = h('div', { class: 'tool-view' },
     h('div', { class: 'tool-head' },
@@ -666,6 +690,10 @@ function buildToolPanel(tool, sig) {
     notice.hidden = !message;
   };
 
+  function fitRaw() {
+    rawArea.rows = Math.min(24, Math.max(8, rawArea.value.split('\n').length + 1));
+  }
+
   function setRaw(on) {
     ctl.raw = on;
     rawToggle.setAttribute('aria-pressed', String(on));
@@ -678,6 +706,7 @@ function buildToolPanel(tool, sig) {
     rawToggle.disabled = true;
     rawToggle.title = 'The form cannot show this schema';
     rawArea.value = pretty(defaultArguments(tool.inputSchema));
+    fitRaw();
     ctl.showNotice(`The form cannot show this tool's input schema (${reason}), so its arguments are edited as JSON.`);
   }
 
@@ -687,6 +716,7 @@ function buildToolPanel(tool, sig) {
     if (!ctl.raw) {
       const { value } = ctl.form.collect(false);
       rawArea.value = pretty({ ...ctl.extra, ...value });
+      fitRaw();
       ctl.showNotice('');
       setRaw(true);
       rawArea.focus();
@@ -1097,6 +1127,13 @@ function upsertEntry(entry) {
     box.insertBefore(el, before);
   }
   state.entries.set(entry.id, { entry, el, json });
+  // Count it in the session list at once; the debounced reload confirms it.
+  const s = state.sessions.find((x) => x.id === state.sessionId);
+  if (s && !state.loadingEntries && Number.isFinite(s.entries) && s.entries < state.entries.size) {
+    s.entries = state.entries.size;
+    s.updatedAt = new Date().toISOString();
+    renderSessions();
+  }
   renderTranscriptHead();
   if (nearBottom) scrollToBottom();
 }

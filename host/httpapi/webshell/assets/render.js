@@ -45,7 +45,7 @@ function mediaBlock(b, kind) {
   const media = kind === 'image'
     ? h('img', { class: 'content-image', src, alt: `Image from the tool (${mime})`, loading: 'lazy', decoding: 'async' })
     : h('audio', { class: 'content-audio', src, controls: true, preload: 'metadata' });
-  return h('figure', { class: `content-media content-${kind}` }, media, h('figcaption', { class: 'muted' }, [mime, size].filter(Boolean).join(' · ')));
+  return h('figure', { class: `content-media media-${kind}` }, media, h('figcaption', { class: 'muted' }, [mime, size].filter(Boolean).join(' · ')));
 }
 
 function kv(label, value, mono = false) {

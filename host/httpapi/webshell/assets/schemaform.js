@@ -124,6 +124,8 @@ function compileNode(schema, root, refs, depth) {
       const child = compileNode(sub, root, r, depth + 1);
       if (child) node.props.push({ name, node: child, required: required.has(name) });
     }
+    // Required fields first; otherwise the schema's own order.
+    node.props.sort((x, y) => Number(y.required) - Number(x.required));
     node.known = new Set(node.props.map((p) => p.name));
   } else if (node.kind === 'array') {
     node.item = compileNode(s.items ?? true, root, r, depth + 1) ?? { kind: 'json' };
@@ -199,6 +201,9 @@ class Frame {
   }
 
   describe(control) {
+    // An error goes away as soon as the field is edited.
+    control.addEventListener('input', () => this.clearError(control));
+    control.addEventListener('change', () => this.clearError(control));
     const ids = [this.errorId];
     if (!this.opts.inArray && (typeof this.node.description === 'string' || hintText(this.node))) ids.unshift(this.helpId);
     control.setAttribute('aria-describedby', ids.join(' '));
