@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/negotiate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -207,6 +208,10 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		},
 	})
 
+	if c.cfg.VersionNegotiation == config.NegotiationAuto {
+		return c.connectNegotiated(ctx, dctx, client, refresh)
+	}
+
 	var (
 		transport mcp.Transport
 		cmd       *exec.Cmd
@@ -262,6 +267,49 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		err = describeExit(hintNotJSON(err, c.cfg.Transport), cmd)
 		return nil, nil, nil, withStderr(fmt.Errorf("connect: %w", err), stderr)
 	}
+	verdict := negotiate.Verdict{Era: EraLegacy, ProtocolVersion: cs.InitializeResult().ProtocolVersion,
+		Evidence: `legacy: version_negotiation = "legacy"`}
+	return c.ready(ctx, dctx, cs, cmd, stderr, refresh, verdict)
+}
+
+// connectNegotiated connects a server with version_negotiation = "auto"
+// through the negotiate package: era cache, probe, classification, and a
+// session pinned to the verdict, all within the discovery window.
+func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Client, refresh chan struct{}) (*mcp.ClientSession, *exec.Cmd, *stderrLog, error) {
+	var stderr *stderrLog
+	spec := negotiate.Spec{
+		Name:             c.cfg.Name,
+		Mode:             negotiate.ModeAuto,
+		Transport:        c.cfg.Transport,
+		DiscoveryTimeout: c.cfg.DiscoveryTimeout,
+		StdioProbe:       c.cfg.StdioProbe,
+		HTTPProbeTimeout: c.cfg.HTTPProbeTimeout,
+		Client:           func() *mcp.Client { return client },
+		CacheKey:         eraCacheKey(&c.cfg),
+		Logger:           c.logger,
+	}
+	if c.opts.Store != nil {
+		spec.Cache = storeEraCache{c.opts.Store}
+	}
+	switch c.cfg.Transport {
+	case config.TransportStdio:
+		stderr = newStderrLog(c.logger)
+		spec.NewCommand = func() *exec.Cmd { return newCommand(&c.cfg, stderr) }
+	default:
+		spec.URL = c.cfg.URL
+		spec.HTTPClient = httpClient(c.cfg.Headers)
+	}
+	res, err := negotiate.Connect(dctx, spec)
+	if err != nil {
+		err = contextErr(dctx, ctx, err, "negotiating the protocol version", c.cfg.DiscoveryTimeout)
+		return nil, nil, nil, withStderr(fmt.Errorf("connect: %w", hintNotJSON(err, c.cfg.Transport)), stderr)
+	}
+	return c.ready(ctx, dctx, res.Session, res.Cmd, stderr, refresh, res.Verdict)
+}
+
+// ready fetches the catalog of a connected session and makes the server
+// ready with it. On failure it closes the session and ends the process.
+func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *stderrLog, refresh chan struct{}, verdict negotiate.Verdict) (*mcp.ClientSession, *exec.Cmd, *stderrLog, error) {
 	cat, err := fetchCatalog(dctx, cs)
 	if err != nil {
 		err = contextErr(dctx, ctx, err, "listing tools, prompts and resources", c.cfg.DiscoveryTimeout)
@@ -275,9 +323,9 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	c.session, c.cat, c.refresh = cs, cat, refresh
 	c.mu.Unlock()
 	c.setState(StateReady, func(s *ServerStatus) {
-		s.Era = EraLegacy
+		s.Era = verdict.Era
 		s.ProtocolVersion = ir.ProtocolVersion
-		s.Evidence = `legacy: version_negotiation = "legacy"`
+		s.Evidence = verdict.Evidence
 		s.ServerInfo = ir.ServerInfo
 		s.Capabilities = ir.Capabilities
 		s.Instructions = ir.Instructions

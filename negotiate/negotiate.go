@@ -232,7 +232,7 @@ func (n *negotiator) connect(ctx context.Context) (*Result, error) {
 	}
 
 	if v, ok := n.cached(ctx); ok {
-		return n.session(ctx, v, sessionOpts{fromCache: true, reprobe: true})
+		return n.session(ctx, v, sessionOpts{reprobe: true})
 	}
 
 	probeDeadline := n.start.Add(p)
@@ -283,9 +283,8 @@ func (n *negotiator) legacyVerdict(label, evidence string) Verdict {
 
 // sessionOpts says how session treats a verdict.
 type sessionOpts struct {
-	store     bool // Put the verdict after a verified connect
-	fromCache bool // the verdict came from the era cache
-	reprobe   bool // a legacy initialize refused with -32022 may be re-probed as modern
+	store   bool // Put the verdict after a verified connect
+	reprobe bool // a legacy initialize refused with -32022 may be re-probed as modern
 }
 
 // session connects pinned to v on a new transport, verifies what the SDK

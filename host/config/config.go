@@ -20,6 +20,14 @@ const (
 	NegotiationAuto   = "auto"   // probe with server/discover (the negotiated-client issue)
 )
 
+// Probe settings of `version_negotiation = "auto"`.
+const (
+	StdioProbeSibling        = "sibling"  // default: probe a disposable copy first
+	StdioProbeInPlace        = "in_place" // probe the session process itself
+	HTTPProbeTimeoutFallback = "fallback" // default: a silent probe falls back to legacy
+	HTTPProbeTimeoutError    = "error"    // a silent probe fails the connection
+)
+
 // Defaults and bounds for server timing attributes.
 const (
 	DefaultDiscoveryTimeout = 30 * time.Second
@@ -66,6 +74,8 @@ type Server struct {
 	Headers map[string]string // `headers`: sent with every HTTP request
 
 	VersionNegotiation string        // NegotiationLegacy (default) | NegotiationAuto
+	StdioProbe         string        // StdioProbeSibling (default) | StdioProbeInPlace
+	HTTPProbeTimeout   string        // HTTPProbeTimeoutFallback (default) | HTTPProbeTimeoutError
 	DiscoveryTimeout   time.Duration // clamped to [MinDiscoveryTimeout, MaxDiscoveryTimeout]
 	CallTimeout        time.Duration // per tools/call; default DefaultCallTimeout
 	Enabled            bool          // `enabled`: default true

@@ -68,6 +68,14 @@ type serverBlock struct {
 	VersionNegotiation      hcl.Expression `hcl:"version_negotiation,optional"`
 	VersionNegotiationRange hcl.Range      `hcl:"version_negotiation,attr_value_range"`
 
+	// stdio_probe: "sibling" (default) | "in_place"; stdio servers only.
+	StdioProbe      hcl.Expression `hcl:"stdio_probe,optional"`
+	StdioProbeRange hcl.Range      `hcl:"stdio_probe,attr_value_range"`
+
+	// http_probe_timeout: "fallback" (default) | "error"; Streamable HTTP only.
+	HTTPProbeTimeout      hcl.Expression `hcl:"http_probe_timeout,optional"`
+	HTTPProbeTimeoutRange hcl.Range      `hcl:"http_probe_timeout,attr_value_range"`
+
 	// discovery_timeout: budget for version discovery, clamped to [100ms, 300s].
 	DiscoveryTimeout      hcl.Expression `hcl:"discovery_timeout,optional"`
 	DiscoveryTimeoutRange hcl.Range      `hcl:"discovery_timeout,attr_value_range"`

@@ -28,6 +28,8 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		NameRange:          b.NameRange,
 		DeclRange:          b.DeclRange,
 		VersionNegotiation: NegotiationLegacy,
+		StdioProbe:         StdioProbeSibling,
+		HTTPProbeTimeout:   HTTPProbeTimeoutFallback,
 		DiscoveryTimeout:   DefaultDiscoveryTimeout,
 		CallTimeout:        DefaultCallTimeout,
 		Enabled:            true,
@@ -163,6 +165,49 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 				Detail:   fmt.Sprintf("Server %q uses transport = %q, and the 2024-11-05 HTTP+SSE transport is always legacy, so version_negotiation = %q cannot apply. Remove version_negotiation, or use transport = %q if the server supports it.", b.Name, TransportSSE, NegotiationAuto, TransportStreamableHTTP),
 				Subject:  b.VersionNegotiationRange.Ptr(),
 			})
+		}
+	}
+
+	if v, st := l.evalString(b.StdioProbe, "stdio_probe"); st == valid {
+		switch {
+		case v != StdioProbeSibling && v != StdioProbeInPlace:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid stdio probe",
+				Detail: fmt.Sprintf("The stdio_probe %q is not known. Use %q (the default: probe a disposable copy of the server, then start the real one) or %q (probe the server process itself, for servers that cannot run twice).",
+					v, StdioProbeSibling, StdioProbeInPlace),
+				Subject: b.StdioProbeRange.Ptr(),
+			})
+		case s.Transport != TransportStdio && s.Transport != "":
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Argument only for stdio servers",
+				Detail:   fmt.Sprintf("Server %q connects to a url, and stdio_probe only applies to servers run with command. Remove stdio_probe.", b.Name),
+				Subject:  b.StdioProbeRange.Ptr(),
+			})
+		default:
+			s.StdioProbe = v
+		}
+	}
+	if v, st := l.evalString(b.HTTPProbeTimeout, "http_probe_timeout"); st == valid {
+		switch {
+		case v != HTTPProbeTimeoutFallback && v != HTTPProbeTimeoutError:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid HTTP probe timeout",
+				Detail: fmt.Sprintf("The http_probe_timeout %q is not known. Use %q (the default: when the probe gets no answer, try the legacy handshake) or %q (fail the connection).",
+					v, HTTPProbeTimeoutFallback, HTTPProbeTimeoutError),
+				Subject: b.HTTPProbeTimeoutRange.Ptr(),
+			})
+		case s.Transport != TransportStreamableHTTP:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Argument only for Streamable HTTP servers",
+				Detail:   fmt.Sprintf("Server %q does not use the Streamable HTTP transport, and only that transport is probed over HTTP. Remove http_probe_timeout.", b.Name),
+				Subject:  b.HTTPProbeTimeoutRange.Ptr(),
+			})
+		default:
+			s.HTTPProbeTimeout = v
 		}
 	}
 

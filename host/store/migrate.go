@@ -52,6 +52,15 @@ CREATE TABLE entries (
 	UNIQUE (session_id, seq)
 ) STRICT;
 `,
+	// 2: the era cache of version negotiation (negotiate.EraCache): one
+	// verdict per server configuration key, as JSON.
+	`
+CREATE TABLE era_cache (
+	key        TEXT    NOT NULL PRIMARY KEY,
+	verdict    TEXT    NOT NULL,
+	updated_at INTEGER NOT NULL
+) STRICT;
+`,
 }
 
 // migrate applies the steps the database has not run yet, each in its own

@@ -1,0 +1,231 @@
+package webshell_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/httpapi"
+	"github.com/mcphost/mcphost/host/httpapi/webshell"
+	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/testbin"
+)
+
+const (
+	wellbehavedPkg = "github.com/mcphost/mcphost/testdata/servers/wellbehaved"
+	revenuePkg     = "github.com/mcphost/mcphost/testdata/servers/revenue"
+
+	// aliceToken is the one principal's token (≥ 16 characters, as the
+	// config loader requires).
+	aliceToken = "alice-token-0123456789abcdef"
+)
+
+// daemon is an mcphost daemon run in process, as `mcphost serve` runs it:
+// host, store and HTTP API with the WebShell on a real listener. It can be
+// stopped and started again on the same data directory.
+type daemon struct {
+	cfg    *config.Config
+	dbPath string
+	port   int    // of the last start
+	base   string // http://127.0.0.1:PORT
+
+	// Of the running instance; nil when stopped.
+	h      *host.Host
+	st     *store.Store
+	cancel context.CancelFunc
+	served chan error
+}
+
+// stdioServer returns a server block with the defaults the loader fills in.
+func stdioServer(name, command string) config.Server {
+	return config.Server{
+		Name:               name,
+		Transport:          config.TransportStdio,
+		Command:            command,
+		VersionNegotiation: config.NegotiationLegacy,
+		DiscoveryTimeout:   20 * time.Second,
+		CallTimeout:        2 * time.Minute,
+		Enabled:            true,
+	}
+}
+
+// newDaemon starts a daemon with the principal alice, the wellbehaved
+// fixture as server "fx" and the revenue demo as server "revenue", a store in
+// a temporary directory, and the API on 127.0.0.1:0. It waits until both
+// servers are ready and stops everything at the end of the test.
+func newDaemon(t *testing.T) *daemon {
+	t.Helper()
+	cfg := &config.Config{
+		Principals: []config.Principal{{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}}},
+		Servers: []config.Server{
+			stdioServer("fx", testbin.Build(t, wellbehavedPkg)),
+			stdioServer("revenue", testbin.Build(t, revenuePkg)),
+		},
+	}
+	d := &daemon{cfg: cfg, dbPath: filepath.Join(t.TempDir(), "mcphost.db")}
+	t.Cleanup(func() { d.stop(t) })
+	if err := d.start(t, 0); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// start starts the daemon on port (0: any free port). It fails only when
+// the port cannot be bound; everything else is fatal.
+func (d *daemon) start(t *testing.T, port int) error {
+	t.Helper()
+	if d.h != nil {
+		t.Fatal("daemon already running")
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(context.Background(), d.dbPath, nil)
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	h, err := host.New(d.cfg, host.Options{Store: st})
+	if err != nil {
+		ln.Close()
+		st.Close()
+		t.Fatal(err)
+	}
+	d.port = ln.Addr().(*net.TCPAddr).Port
+	d.base = fmt.Sprintf("http://127.0.0.1:%d", d.port)
+	handler := httpapi.New(h, httpapi.Options{
+		Hosts:   []string{fmt.Sprintf("127.0.0.1:%d", d.port), fmt.Sprintf("localhost:%d", d.port)},
+		Assets:  webshell.Assets(),
+		Version: "test",
+	})
+	h.Start(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	d.h, d.st, d.cancel, d.served = h, st, cancel, make(chan error, 1)
+	go func() { d.served <- h.Serve(ctx, ln, handler) }()
+
+	wctx, wcancel := context.WithTimeout(context.Background(), waitBound)
+	defer wcancel()
+	if err := h.WaitSettled(wctx); err != nil {
+		t.Fatalf("servers did not settle: %v", err)
+	}
+	for _, s := range d.cfg.Servers {
+		ss, err := h.Server(s.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ss.State != host.StateReady {
+			t.Fatalf("server %s is %s, want ready (last error: %s)", s.Name, ss.State, ss.LastError)
+		}
+	}
+	return nil
+}
+
+// stop stops serving (the listener closes, event streams end, running calls
+// are recorded), then closes the host and the store. It does nothing when
+// the daemon is not running.
+func (d *daemon) stop(t *testing.T) {
+	t.Helper()
+	if d.h == nil {
+		return
+	}
+	d.cancel()
+	if err := <-d.served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if err := d.h.Close(); err != nil {
+		t.Errorf("host Close: %v", err)
+	}
+	if err := d.st.Close(); err != nil {
+		t.Errorf("store Close: %v", err)
+	}
+	d.h, d.st, d.cancel, d.served = nil, nil, nil, nil
+}
+
+// restart stops the daemon and starts it again on the same data directory,
+// on the same port when it can be bound again and on a new one otherwise.
+// It reports whether the port (and so the WebShell's origin) changed.
+func (d *daemon) restart(t *testing.T) (moved bool) {
+	t.Helper()
+	d.stop(t)
+	old := d.port
+	if err := d.start(t, old); err != nil {
+		t.Logf("port %d cannot be bound again (%v); restarting on a new port", old, err)
+		if err := d.start(t, 0); err != nil {
+			t.Fatal(err)
+		}
+		return true
+	}
+	return false
+}
+
+// loginURL is the sign-in link `mcphost serve` prints.
+func (d *daemon) loginURL(token string) string { return d.base + "/#token=" + token }
+
+// getJSON sends an authenticated GET to the API and decodes the answer.
+func (d *daemon) getJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.base+"/api/v1"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: status %d: %s", path, resp.StatusCode, body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatalf("GET %s: decoding %q: %v", path, body, err)
+	}
+}
+
+// apiSession is the part of the API's Session the tests look at.
+type apiSession struct {
+	ID      string `json:"id"`
+	Entries int    `json:"entries"`
+}
+
+// apiEntry is the part of the API's Entry the tests look at.
+type apiEntry struct {
+	ID     string `json:"id"`
+	Seq    int64  `json:"seq"`
+	CallID string `json:"callId"`
+	Status string `json:"status"`
+	Tool   string `json:"tool"`
+}
+
+func (d *daemon) sessions(t *testing.T) []apiSession {
+	t.Helper()
+	var r struct {
+		Sessions []apiSession `json:"sessions"`
+	}
+	d.getJSON(t, "/sessions", &r)
+	return r.Sessions
+}
+
+func (d *daemon) entries(t *testing.T, sessionID string) []apiEntry {
+	t.Helper()
+	var r struct {
+		Entries []apiEntry `json:"entries"`
+	}
+	d.getJSON(t, "/sessions/"+sessionID+"/entries?limit=500", &r)
+	return r.Entries
+}
