@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -461,5 +462,63 @@ func TestToolListChanged(t *testing.T) {
 	}
 	if got := textOf(call(t, h, "fx", "grown", `{"text":"new"}`)); got != "new" {
 		t.Errorf("grown = %q", got)
+	}
+}
+
+// TestAutoNegotiationWithEraCache connects a dual-era go-sdk server in auto
+// mode: the first start probes a sibling (two processes) and connects
+// modern; a restart with the same store finds the verdict in the era cache
+// and starts one process only.
+func TestAutoNegotiationWithEraCache(t *testing.T) {
+	bin := testbin.Build(t, wellbehavedPkg)
+	dir := t.TempDir()
+	starts := dir + "/starts"
+	st, err := store.Open(t.Context(), dir+"/mcphost.db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := stdioServer("fx", bin)
+	s.VersionNegotiation = config.NegotiationAuto
+	s.StdioProbe = config.StdioProbeSibling
+	s.Env = map[string]string{"FIXTURE_STARTS": starts}
+	countStarts := func() int {
+		b, _ := os.ReadFile(starts)
+		return strings.Count(string(b), "\n")
+	}
+
+	for i, want := range []struct {
+		starts   int
+		evidence string
+	}{
+		{2, "modern: server/discover offered 2026-07-28"},
+		{3, "modern: cached verdict"},
+	} {
+		h, err := host.New(&config.Config{Servers: []config.Server{s}}, host.Options{Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		h.Start(ctx)
+		if err := h.WaitSettled(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got := mustStatus(t, h, "fx")
+		if got.State != host.StateReady || got.Era != host.EraModern || got.ProtocolVersion != "2026-07-28" {
+			t.Errorf("start %d: %s era %q version %q (%s)", i+1, got.State, got.Era, got.ProtocolVersion, got.LastError)
+		}
+		if !strings.HasPrefix(got.Evidence, want.evidence) {
+			t.Errorf("start %d: evidence %q, want prefix %q", i+1, got.Evidence, want.evidence)
+		}
+		if got := textOf(call(t, h, "fx", "echo", `{"text":"modern"}`)); got != "modern" {
+			t.Errorf("start %d: echo = %q", i+1, got)
+		}
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if n := countStarts(); n != want.starts {
+			t.Errorf("after start %d: %d processes started in all, want %d", i+1, n, want.starts)
+		}
 	}
 }

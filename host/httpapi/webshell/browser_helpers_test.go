@@ -135,7 +135,8 @@ type tab struct {
 
 	mu       sync.Mutex
 	problems []string
-	console  []string // everything, shown when the test fails
+	console  []string      // everything, shown when the test fails
+	seen     chan struct{} // gets a value (without blocking) on each problem
 }
 
 // newTab opens a tab in the shared browser; it is closed at the end of the
@@ -153,7 +154,7 @@ func newTab(t *testing.T) *tab {
 	if browser.err != nil {
 		t.Fatalf("starting chromium: %v", browser.err)
 	}
-	tb := &tab{t: t}
+	tb := &tab{t: t, seen: make(chan struct{}, 1)}
 	tabCtx, closeTab := chromedp.NewContext(browser.ctx, chromedp.WithListener(tb.listen))
 	// Open the tab with no deadline (its life is bound to tabCtx) and
 	// install the CSP reporter before any navigation.
@@ -215,6 +216,19 @@ func (tb *tab) record(problem bool, msg string) {
 	tb.console = append(tb.console, msg)
 	if problem {
 		tb.problems = append(tb.problems, msg)
+		select {
+		case tb.seen <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// problemSeen waits until a problem has been recorded since the last call,
+// or at most d.
+func (tb *tab) problemSeen(d time.Duration) {
+	select {
+	case <-tb.seen:
+	case <-time.After(d):
 	}
 }
 

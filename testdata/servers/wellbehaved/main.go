@@ -59,6 +59,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fmt.Fprintln(stderr, "fixture: started")
+	// FIXTURE_STARTS names a file that gets one line per start, so tests can
+	// count how many processes a connect started (probe siblings included).
+	if path := os.Getenv("FIXTURE_STARTS"); path != "" {
+		if f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			fmt.Fprintf(f, "%d\n", os.Getpid())
+			f.Close()
+		}
+	}
 
 	server := fixture.NewServer()
 	var err error
