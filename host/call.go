@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -72,6 +73,20 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 	defer cancel()
 	start := time.Now()
 	res, err := cs.CallTool(cctx, params)
+	if isHeaderMismatch(err) && cctx.Err() == nil {
+		// -32020: the server rejected a header derived from the tool's
+		// definition (Mcp-Param-*), which go-sdk takes from this session's
+		// tool list (trap T6). List again, then retry once.
+		c.logger.Info("header mismatch on tools/call; listing tools again and retrying once", "tool", req.Tool)
+		if cat, lerr := fetchCatalog(cctx, cs); lerr == nil {
+			c.mu.Lock()
+			if c.session == cs {
+				c.cat = cat
+			}
+			c.mu.Unlock()
+		}
+		res, err = cs.CallTool(cctx, params)
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -87,6 +102,15 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 	c.logger.Debug("tool call", "tool", req.Tool, "is_error", res.IsError, "duration", time.Since(start))
 	return res, nil
 }
+
+// isHeaderMismatch reports a JSON-RPC -32020 (HeaderMismatch) error.
+func isHeaderMismatch(err error) bool {
+	var we *jsonrpc.Error
+	return err != nil && errors.As(err, &we) && we.Code == codeHeaderMismatch
+}
+
+// codeHeaderMismatch is MCP 2026-07-28's HeaderMismatch error code.
+const codeHeaderMismatch = -32020
 
 // objectArguments checks that raw is a JSON object (or empty) and returns it
 // ready to send unchanged.

@@ -429,14 +429,15 @@ func (c *serverConn) deliverProgress(p *mcp.ProgressNotificationParams) {
 
 // httpClient returns the HTTP client of a remote server: the default
 // transport's connection limits and timeouts plus the configured headers.
+// Every POST goes through the header shim (see headerShim).
 // It has no overall timeout, because responses may be long-lived event
 // streams; contexts bound each request.
 func httpClient(headers map[string]string) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.ResponseHeaderTimeout = 0
-	var rt http.RoundTripper = base
+	var rt http.RoundTripper = headerShim{base: base}
 	if len(headers) > 0 {
-		rt = &headerTransport{base: base, headers: headers}
+		rt = &headerTransport{base: rt, headers: headers}
 	}
 	return &http.Client{Transport: rt}
 }

@@ -1,0 +1,77 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+)
+
+// maxShimBody bounds the request bodies the header shim looks into; larger
+// bodies pass through untouched.
+const maxShimBody = 4 << 20
+
+// headerShim fills in the standard MCP request headers that go-sdk leaves
+// out on legacy Streamable HTTP sessions (trap T12 in protocol.md §2.3):
+// Mcp-Method on every POST of one JSON-RPC message, Mcp-Name on tools/call,
+// prompts/get (params.name) and resources/read (params.uri), and
+// MCP-Protocol-Version on the initialize POST (params.protocolVersion). It
+// never overwrites a header that is already set, so on modern sessions,
+// where the SDK sets them all, it does nothing. Mcp-Name goes out raw, as
+// go-sdk sends it, so both eras behave alike.
+type headerShim struct{ base http.RoundTripper }
+
+func (s headerShim) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPost || req.Body == nil || req.ContentLength > maxShimBody {
+		return s.base.RoundTrip(req)
+	}
+	need := req.Header.Get("Mcp-Method") == "" || req.Header.Get("MCP-Protocol-Version") == ""
+	if !need {
+		return s.base.RoundTrip(req)
+	}
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxShimBody+1))
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > maxShimBody {
+		// Too large to look into: send it unchanged.
+		return s.base.RoundTrip(withBody(req, body))
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Name            string `json:"name"`
+			URI             string `json:"uri"`
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	req = withBody(req, body)
+	if json.Unmarshal(body, &msg) != nil || msg.Method == "" {
+		return s.base.RoundTrip(req)
+	}
+	setIfEmpty := func(k, v string) {
+		if v != "" && req.Header.Get(k) == "" {
+			req.Header.Set(k, v)
+		}
+	}
+	setIfEmpty("Mcp-Method", msg.Method)
+	switch msg.Method {
+	case "tools/call", "prompts/get":
+		setIfEmpty("Mcp-Name", msg.Params.Name)
+	case "resources/read":
+		setIfEmpty("Mcp-Name", msg.Params.URI)
+	case "initialize":
+		setIfEmpty("MCP-Protocol-Version", msg.Params.ProtocolVersion)
+	}
+	return s.base.RoundTrip(req)
+}
+
+// withBody returns a clone of req whose body (and GetBody) replay b.
+func withBody(req *http.Request, b []byte) *http.Request {
+	r := req.Clone(req.Context())
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.ContentLength = int64(len(b))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	return r
+}
