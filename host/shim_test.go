@@ -1,6 +1,9 @@
 package host_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -88,5 +91,54 @@ func TestStandardHeadersOnEveryPost(t *testing.T) {
 				t.Error("a modern session sent initialize")
 			}
 		})
+	}
+}
+
+// TestHeaderMismatchRelistsAndRetries: a server that answers the first
+// tools/call with -32020 (HeaderMismatch) gets a fresh tools/list and one
+// retry, which succeeds.
+func TestHeaderMismatchRelistsAndRetries(t *testing.T) {
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return fixture.NewServer() }, nil)
+	var mu sync.Mutex
+	calls, lists, rejected := 0, 0, false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		switch r.Header.Get("Mcp-Method") {
+		case "tools/list":
+			lists++
+		case "tools/call":
+			calls++
+			if !rejected {
+				rejected = true
+				mu.Unlock()
+				var msg struct {
+					ID json.RawMessage `json:"id"`
+				}
+				body, _ := io.ReadAll(r.Body)
+				json.Unmarshal(body, &msg)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32020,"message":"header mismatch: Mcp-Param-Region"}}`, msg.ID)
+				return
+			}
+		}
+		mu.Unlock()
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	h := startHost(t, host.Options{}, remoteServer("fx", config.TransportStreamableHTTP, srv.URL))
+	mu.Lock()
+	listsBefore := lists
+	mu.Unlock()
+	if got := textOf(call(t, h, "fx", "echo", `{"text":"retried"}`)); got != "retried" {
+		t.Fatalf("echo = %q", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 2 {
+		t.Errorf("%d tools/call requests, want 2 (the rejected one and the retry)", calls)
+	}
+	if lists != listsBefore+1 {
+		t.Errorf("tools/list requests went from %d to %d, want one more", listsBefore, lists)
 	}
 }
