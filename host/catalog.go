@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -19,6 +20,13 @@ const (
 	maxListPages = 64
 	maxListItems = 10000
 )
+
+// undeclaredListTimeout bounds asking a legacy server for a list it did not
+// declare; silence there costs at most this much of the discovery window.
+const undeclaredListTimeout = 2 * time.Second
+
+// modernVersion is the first protocol version of the modern era.
+const modernVersion = "2026-07-28"
 
 // catalog is everything a server offers, fetched whole after each connect and
 // after a list_changed notification. Its lists are immutable once built; only the schema cache fills in.
@@ -104,37 +112,55 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession) (*catalog, error) 
 			cat.toolIndex[t.Name] = t
 		}
 	}
-	if caps.Prompts != nil {
-		cat.prompts, err = walkPages(ctx, "prompts/list", func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+	// A legacy server may serve prompts and resources without declaring
+	// them (go-sdk gates nothing client-side), so legacy sessions ask
+	// anyway, briefly, and take any failure as "none". Modern servers
+	// declare what they have.
+	legacy := cs.InitializeResult() != nil && cs.InitializeResult().ProtocolVersion < modernVersion
+	undeclared := func(declared bool) (context.Context, context.CancelFunc, bool) {
+		if declared {
+			return ctx, func() {}, true
+		}
+		if !legacy {
+			return nil, nil, false
+		}
+		c, cancel := context.WithTimeout(ctx, undeclaredListTimeout)
+		return c, cancel, true
+	}
+	if lctx, cancel, ok := undeclared(caps.Prompts != nil); ok {
+		cat.prompts, err = walkPages(lctx, "prompts/list", func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
 			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
 			}
 			return r.Prompts, r.NextCursor, nil
 		})
-		if err != nil && !isMethodNotFound(err) {
+		cancel()
+		if err != nil && caps.Prompts != nil && !isMethodNotFound(err) {
 			return nil, err
 		}
 	}
-	if caps.Resources != nil {
-		cat.resources, err = walkPages(ctx, "resources/list", func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+	if lctx, cancel, ok := undeclared(caps.Resources != nil); ok {
+		cat.resources, err = walkPages(lctx, "resources/list", func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
 			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
 			}
 			return r.Resources, r.NextCursor, nil
 		})
-		if err != nil && !isMethodNotFound(err) {
+		if err != nil && caps.Resources != nil && !isMethodNotFound(err) {
+			cancel()
 			return nil, err
 		}
-		cat.templates, err = walkPages(ctx, "resources/templates/list", func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+		cat.templates, err = walkPages(lctx, "resources/templates/list", func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
 			}
 			return r.ResourceTemplates, r.NextCursor, nil
 		})
-		if err != nil && !isMethodNotFound(err) {
+		cancel()
+		if err != nil && caps.Resources != nil && !isMethodNotFound(err) {
 			return nil, err
 		}
 	}

@@ -88,9 +88,26 @@ func (tb *tab) fieldID(name string) string {
 func (tb *tab) fill(name, value string) {
 	tb.t.Helper()
 	id := tb.fieldID(name)
-	tb.do("filling "+name, chromedp.SetValue(chromedp.ID(id), ""), chromedp.SendKeys(chromedp.ID(id), value))
+	tb.clearField("#" + id)
+	tb.do("filling "+name, chromedp.SendKeys(chromedp.ID(id), value))
 	if got := eval[string](tb, `document.getElementById(`+jsString(id)+`).value`); got != value {
 		tb.fatalf("field %s holds %q after typing %q", name, got, value)
+	}
+}
+
+// clearField empties a text control. (chromedp's SetValue cannot set "":
+// the empty argument is dropped on the way and the control gets
+// "undefined".)
+func (tb *tab) clearField(sel string) {
+	tb.t.Helper()
+	if !eval[bool](tb, `(() => {
+  const el = document.querySelector(`+jsString(sel)+`);
+  if (!el) return false;
+  el.value = '';
+  el.dispatchEvent(new Event('input', { bubbles: true }));
+  return true;
+})()`) {
+		tb.fatalf("no element %s to clear", sel)
 	}
 }
 
@@ -351,8 +368,8 @@ func TestValidationErrorInRawJSON(t *testing.T) {
 	tb.selectTool("fx.echo")
 	tb.click(tid("raw-json-toggle"))
 	tb.waitVisible(tid("raw-json"))
-	tb.do("typing raw JSON", chromedp.SetValue(chromedp.CSS(tid("raw-json")), ""),
-		chromedp.SendKeys(chromedp.CSS(tid("raw-json")), `{"text": 5}`))
+	tb.clearField(tid("raw-json"))
+	tb.do("typing raw JSON", chromedp.SendKeys(chromedp.CSS(tid("raw-json")), `{"text": 5}`))
 	tb.click(tid("call-button"))
 	tb.waitVisible(tid("form-error"))
 	msg := eval[string](tb, `document.querySelector('[data-testid=form-error]').textContent`)
