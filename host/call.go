@@ -78,7 +78,8 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 		// definition (Mcp-Param-*), which go-sdk takes from this session's
 		// tool list (trap T6). List again, then retry once.
 		c.logger.Info("header mismatch on tools/call; listing tools again and retrying once", "tool", req.Tool)
-		if cat, lerr := fetchCatalog(cctx, cs); lerr == nil {
+		c.lists.c.Invalidate(c.cfg.Name, "tools/list")
+		if cat, lerr := fetchCatalog(cctx, cs, c.lists); lerr == nil {
 			c.mu.Lock()
 			if c.session == cs {
 				c.cat = cat

@@ -3,22 +3,15 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcphost/mcphost/cache"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
-
-// Bounds on walking a paginated list. go-sdk's iterators have no loop guard
-// (trap T7), so mcphost walks pages itself.
-const (
-	maxListPages = 64
-	maxListItems = 10000
 )
 
 // undeclaredListTimeout bounds asking a legacy server for a list it did not
@@ -41,43 +34,6 @@ type catalog struct {
 	templates []*mcp.ResourceTemplate
 }
 
-// pageFunc fetches one page of a list: its items and the next cursor ("" on
-// the last page).
-type pageFunc[T any] func(ctx context.Context, cursor string) ([]T, string, error)
-
-// walkPages fetches every page of a list. It stops with an error when the
-// server repeats a cursor, returns more than maxListPages pages or more than
-// maxListItems items; it never returns a partial list.
-func walkPages[T any](ctx context.Context, method string, page pageFunc[T]) ([]T, error) {
-	var all []T
-	seen := map[string]bool{}
-	cursor := ""
-	for n := 1; ; n++ {
-		items, next, err := page(ctx, cursor)
-		if err != nil {
-			if n == 1 {
-				return nil, fmt.Errorf("%s: %w", method, err)
-			}
-			return nil, fmt.Errorf("%s page %d: %w", method, n, err)
-		}
-		all = append(all, items...)
-		if len(all) > maxListItems {
-			return nil, fmt.Errorf("%s: more than %d items; mcphost stops there", method, maxListItems)
-		}
-		if next == "" {
-			return all, nil
-		}
-		if seen[next] {
-			return nil, fmt.Errorf("%s: the server repeated the pagination cursor %q on page %d; its pagination is broken", method, next, n)
-		}
-		if n == maxListPages {
-			return nil, fmt.Errorf("%s: more than %d pages; mcphost stops there", method, maxListPages)
-		}
-		seen[next] = true
-		cursor = next
-	}
-}
-
 // isMethodNotFound reports whether err is a JSON-RPC "method not found"
 // error: a server that lists a capability but not its method has none.
 func isMethodNotFound(err error) bool {
@@ -87,7 +43,7 @@ func isMethodNotFound(err error) bool {
 
 // fetchCatalog lists tools, prompts, resources and resource templates, each
 // only when the server declares the capability.
-func fetchCatalog(ctx context.Context, cs *mcp.ClientSession) (*catalog, error) {
+func fetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*catalog, error) {
 	caps := &mcp.ServerCapabilities{}
 	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil {
 		caps = ir.Capabilities
@@ -95,12 +51,12 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession) (*catalog, error) 
 	cat := &catalog{toolIndex: map[string]*mcp.Tool{}}
 	var err error
 	if caps.Tools != nil {
-		cat.tools, err = walkPages(ctx, "tools/list", func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+		cat.tools, err = cachedList(ctx, lc, "tools/list", func(ctx context.Context, cursor string) ([]*mcp.Tool, string, cache.Meta, error) {
 			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 			if err != nil {
-				return nil, "", err
+				return nil, "", cache.Meta{}, err
 			}
-			return r.Tools, r.NextCursor, nil
+			return r.Tools, r.NextCursor, cache.MetaOf(r), nil
 		})
 		if err != nil && !isMethodNotFound(err) {
 			return nil, err
@@ -128,12 +84,12 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession) (*catalog, error) 
 		return c, cancel, true
 	}
 	if lctx, cancel, ok := undeclared(caps.Prompts != nil); ok {
-		cat.prompts, err = walkPages(lctx, "prompts/list", func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+		cat.prompts, err = cachedList(lctx, lc, "prompts/list", func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, cache.Meta, error) {
 			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 			if err != nil {
-				return nil, "", err
+				return nil, "", cache.Meta{}, err
 			}
-			return r.Prompts, r.NextCursor, nil
+			return r.Prompts, r.NextCursor, cache.MetaOf(r), nil
 		})
 		cancel()
 		if err != nil && caps.Prompts != nil && !isMethodNotFound(err) {
@@ -141,23 +97,23 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession) (*catalog, error) 
 		}
 	}
 	if lctx, cancel, ok := undeclared(caps.Resources != nil); ok {
-		cat.resources, err = walkPages(lctx, "resources/list", func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+		cat.resources, err = cachedList(lctx, lc, "resources/list", func(ctx context.Context, cursor string) ([]*mcp.Resource, string, cache.Meta, error) {
 			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 			if err != nil {
-				return nil, "", err
+				return nil, "", cache.Meta{}, err
 			}
-			return r.Resources, r.NextCursor, nil
+			return r.Resources, r.NextCursor, cache.MetaOf(r), nil
 		})
 		if err != nil && caps.Resources != nil && !isMethodNotFound(err) {
 			cancel()
 			return nil, err
 		}
-		cat.templates, err = walkPages(lctx, "resources/templates/list", func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+		cat.templates, err = cachedList(lctx, lc, "resources/templates/list", func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, cache.Meta, error) {
 			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 			if err != nil {
-				return nil, "", err
+				return nil, "", cache.Meta{}, err
 			}
-			return r.ResourceTemplates, r.NextCursor, nil
+			return r.ResourceTemplates, r.NextCursor, cache.MetaOf(r), nil
 		})
 		cancel()
 		if err != nil && caps.Resources != nil && !isMethodNotFound(err) {
@@ -165,6 +121,41 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession) (*catalog, error) 
 		}
 	}
 	return cat, nil
+}
+
+// listCache is a server's view of the host cache: whole lists are kept
+// under (server, method) in the public partition when the server marks them
+// public, else in the partition of the host's own session with this server
+// (one session per server serves every principal today).
+type listCache struct {
+	c      *cache.Cache
+	server string
+}
+
+// sessionPartition is the cache partition of the host's shared session.
+const sessionPartition = "mcphost-session"
+
+// cachedList returns a whole list from the cache when the server's ttlMs
+// says it is still fresh, else walks its pages (cache.Walk: loop guard, no
+// partial lists, one restart on an invalid cursor) and stores the result
+// with the aggregate ttlMs and cacheScope. With lc nil it only walks.
+func cachedList[T any](ctx context.Context, lc *listCache, method string, page func(ctx context.Context, cursor string) ([]T, string, cache.Meta, error)) ([]T, error) {
+	walk := func(ctx context.Context) (any, cache.Meta, error) {
+		items, m, err := cache.Walk(ctx, method, page)
+		return items, m, err
+	}
+	if lc == nil || lc.c == nil {
+		v, _, err := walk(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return v.([]T), nil
+	}
+	v, _, err := lc.c.Do(ctx, cache.Key{Server: lc.server, Method: method}, sessionPartition, walk)
+	if err != nil {
+		return nil, err
+	}
+	return v.([]T), nil
 }
 
 func sortedCopy(s []string) []string {

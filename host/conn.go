@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/negotiate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,6 +33,7 @@ type serverConn struct {
 	cfg    config.Server
 	opts   *Options
 	logger *slog.Logger
+	lists  *listCache // the host cache, as seen by this server
 
 	settleOnce sync.Once
 	settled    chan struct{} // closed once the first attempt has ended
@@ -47,8 +49,9 @@ type serverConn struct {
 	progress    sync.Map // progress token (string) → func(Progress)
 }
 
-func newServerConn(s config.Server, opts *Options) *serverConn {
+func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn {
 	c := &serverConn{
+		lists:   &listCache{c: hc, server: s.Name},
 		cfg:     s,
 		opts:    opts,
 		logger:  opts.Logger.With("server", s.Name),
@@ -196,10 +199,26 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, &mcp.ClientOptions{
 		// No roots, sampling or elicitation yet: an empty, non-nil value
 		// replaces go-sdk's default of advertising roots.
-		Capabilities:               &mcp.ClientCapabilities{},
-		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { notify() },
-		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { notify() },
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { notify() },
+		Capabilities: &mcp.ClientCapabilities{},
+		// A change notification invalidates the cached list before the
+		// catalog is fetched again, so the refetch reaches the server.
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			c.lists.c.Invalidate(c.cfg.Name, "tools/list")
+			notify()
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			c.lists.c.Invalidate(c.cfg.Name, "prompts/list")
+			notify()
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			c.lists.c.Invalidate(c.cfg.Name, "resources/list")
+			notify()
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if req.Params != nil {
+				c.lists.c.InvalidateURI(c.cfg.Name, req.Params.URI)
+			}
+		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			c.deliverProgress(req.Params)
 		},
@@ -310,7 +329,13 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 // ready fetches the catalog of a connected session and makes the server
 // ready with it. On failure it closes the session and ends the process.
 func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *stderrLog, refresh chan struct{}, verdict negotiate.Verdict) (*mcp.ClientSession, *exec.Cmd, *stderrLog, error) {
-	cat, err := fetchCatalog(dctx, cs)
+	ir := cs.InitializeResult()
+	// Cached lists survive a reconnect only when the server is the same
+	// (serverInfo, era, version and capabilities).
+	if c.lists.c.Connected(c.cfg.Name, cache.ServerIdentity{Info: ir.ServerInfo, Era: verdict.Era, Version: ir.ProtocolVersion, Capabilities: ir.Capabilities}) {
+		c.logger.Info("server identity changed; cached lists dropped")
+	}
+	cat, err := fetchCatalog(dctx, cs, c.lists)
 	if err != nil {
 		err = contextErr(dctx, ctx, err, "listing tools, prompts and resources", c.cfg.DiscoveryTimeout)
 		_ = cs.Close()
@@ -318,7 +343,6 @@ func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd
 		return nil, nil, nil, withStderr(err, stderr)
 	}
 
-	ir := cs.InitializeResult()
 	c.mu.Lock()
 	c.session, c.cat, c.refresh = cs, cat, refresh
 	c.mu.Unlock()
@@ -381,7 +405,7 @@ func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec
 			cause = fmt.Errorf("session ended: %w", err)
 		case <-refresh:
 			rctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
-			cat, err := fetchCatalog(rctx, cs)
+			cat, err := fetchCatalog(rctx, cs, c.lists)
 			cancel()
 			if err != nil {
 				c.logger.Warn("refreshing the catalog after list_changed failed", "err", err)

