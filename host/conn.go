@@ -248,7 +248,7 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 			MaxRetries: 2,
 		}
 	case config.TransportSSE:
-		transport = &sessionScoped{Transport: &mcp.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: httpClient(c.cfg.Headers)}}
+		transport = negotiate.Detached(&mcp.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: httpClient(c.cfg.Headers)})
 	default:
 		return nil, nil, nil, fmt.Errorf("unknown transport %q", c.cfg.Transport)
 	}
@@ -481,39 +481,4 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return t.base.RoundTrip(req)
-}
-
-// sessionScoped connects a transport whose Connect binds the connection's
-// lifetime to the ctx it is given (go-sdk's SSEClientTransport makes its
-// long-lived GET with it). The handshake is still bounded by ctx, but the
-// connection lives on a context that ends only when the connection is closed.
-type sessionScoped struct{ mcp.Transport }
-
-func (t *sessionScoped) Connect(ctx context.Context) (mcp.Connection, error) {
-	connCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, cancel)
-	conn, err := t.Transport.Connect(connCtx)
-	if !stop() {
-		// ctx ended during the handshake and cancel already ran.
-		if err == nil {
-			_ = conn.Close()
-		}
-		return nil, ctx.Err()
-	}
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	return &cancelOnClose{Connection: conn, cancel: cancel}, nil
-}
-
-type cancelOnClose struct {
-	mcp.Connection
-	cancel context.CancelFunc
-}
-
-func (c *cancelOnClose) Close() error {
-	err := c.Connection.Close()
-	c.cancel()
-	return err
 }

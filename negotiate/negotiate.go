@@ -394,7 +394,7 @@ func (n *negotiator) dial(ctx context.Context, version string, mw mcp.Middleware
 	case TransportStreamableHTTP:
 		t = &mcp.StreamableClientTransport{Endpoint: n.spec.URL, HTTPClient: n.spec.HTTPClient, MaxRetries: sessionMaxRetries}
 	case TransportSSE:
-		t = detachedTransport{&mcp.SSEClientTransport{Endpoint: n.spec.URL, HTTPClient: n.spec.HTTPClient}}
+		t = Detached(&mcp.SSEClientTransport{Endpoint: n.spec.URL, HTTPClient: n.spec.HTTPClient})
 	}
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
@@ -410,6 +410,13 @@ func (n *negotiator) dial(ctx context.Context, version string, mw mcp.Middleware
 // to Connect, so connecting it under the window's deadline would end the
 // session as soon as Connect returns and the window is released.
 type detachedTransport struct{ inner mcp.Transport }
+
+// Detached wraps a transport whose Connect ties the connection's lifetime to
+// the context it is given (go-sdk's SSEClientTransport opens its event
+// stream with it): the handshake stays bounded by that context, but the
+// connection lives until it is closed. The host uses it for SSE sessions in
+// legacy mode too.
+func Detached(t mcp.Transport) mcp.Transport { return detachedTransport{t} }
 
 func (t detachedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
