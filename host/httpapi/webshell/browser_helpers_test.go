@@ -146,16 +146,7 @@ type tab struct {
 // is skipped, except when the environment variable CI is set.
 func newTab(t *testing.T) *tab {
 	t.Helper()
-	browser.once.Do(startBrowser)
-	if browser.missing != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is required in CI: apt-get install -y chromium")
-		}
-		t.Skipf("chromium is not installed (%v); apt-get install -y chromium", browser.missing)
-	}
-	if browser.err != nil {
-		t.Fatalf("starting chromium: %v", browser.err)
-	}
+	requireBrowser(t)
 	tb := &tab{t: t, seen: make(chan struct{}, 1)}
 	tabCtx, closeTab := chromedp.NewContext(browser.ctx, chromedp.WithListener(tb.listen))
 	// Open the tab with no deadline (its life is bound to tabCtx) and
@@ -193,6 +184,22 @@ func newTab(t *testing.T) *tab {
 		}
 	})
 	return tb
+}
+
+// requireBrowser starts the shared browser if needed. Without chromium it
+// skips the test, or fails it when the environment variable CI is set.
+func requireBrowser(t *testing.T) {
+	t.Helper()
+	browser.once.Do(startBrowser)
+	if browser.missing != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is required in CI: apt-get install -y chromium")
+		}
+		t.Skipf("chromium is not installed (%v); apt-get install -y chromium", browser.missing)
+	}
+	if browser.err != nil {
+		t.Fatalf("starting chromium: %v", browser.err)
+	}
 }
 
 // listen runs in the tab's event loop: it must return fast and send no
@@ -283,16 +290,23 @@ func (tb *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// eval evaluates a JavaScript expression and decodes its value.
-func eval[T any](tb *tab, expr string) T {
+// run runs a browser action that returns a value, bounded by waitBound,
+// failing the test on an error.
+func run[T any](tb *tab, what string, action chromedp.Action[T]) T {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, waitBound)
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	v, err := chromedp.Run(ctx, action)
 	if err != nil {
-		tb.fatalf("evaluating %s: %v", expr, err)
+		tb.fatalf("%s: %v", what, err)
 	}
 	return v
+}
+
+// eval evaluates a JavaScript expression and decodes its value.
+func eval[T any](tb *tab, expr string) T {
+	tb.t.Helper()
+	return run(tb, "evaluating "+expr, chromedp.Evaluate[T](expr))
 }
 
 // waitFor polls a JavaScript expression until it is truthy. The expression

@@ -40,6 +40,13 @@ func (tb *tab) readEntries() []shownEntry {
 }))`)
 }
 
+// shown reports whether the element matching the CSS selector is rendered
+// (not merely without a hidden attribute).
+func (tb *tab) shown(sel string) bool {
+	tb.t.Helper()
+	return eval[bool](tb, `document.querySelector(`+jsString(sel)+`)?.checkVisibility() === true`)
+}
+
 // login opens the sign-in link and waits until the app shows both fixture
 // servers ready and the event stream is live.
 func (tb *tab) login(d *daemon) {
@@ -157,11 +164,7 @@ func TestLoginFromFragment(t *testing.T) {
 		t.Errorf("sessionStorage token = %q, want the sign-in token", got)
 	}
 	// The token must not stay reachable with Back either.
-	ctx := tb.ctx
-	hist, err := chromedp.Run(ctx, chromedp.NavigationEntries())
-	if err != nil {
-		t.Fatal(err)
-	}
+	hist := run(tb, "reading the history", chromedp.NavigationEntries())
 	for _, e := range hist.Entries {
 		if strings.Contains(e.URL, aliceToken) {
 			t.Errorf("history entry %d still holds the token: %s", e.ID, redact(e.URL))
@@ -172,8 +175,11 @@ func TestLoginFromFragment(t *testing.T) {
 	if got := eval[string](tb, `document.querySelector('[data-testid="server-fx"] .badge')?.textContent ?? ''`); got != "ready" {
 		t.Errorf("server fx badge %q, want ready", got)
 	}
+	if !tb.shown("#app") {
+		t.Error("the app is not shown")
+	}
 	for _, id := range []string{"login-page", "token-error-page", "unreachable-page"} {
-		if eval[bool](tb, `!document.querySelector('`+tid(id)+`').hidden`) {
+		if tb.shown(tid(id)) {
 			t.Errorf("%s is shown next to the app", id)
 		}
 	}
@@ -187,7 +193,7 @@ func TestTokenPages(t *testing.T) {
 		tb := newTab(t)
 		tb.navigate(d.loginURL("wrong"))
 		tb.waitVisible(tid("token-error-page"))
-		if eval[bool](tb, `!document.getElementById('app').hidden`) {
+		if tb.shown("#app") {
 			t.Error("the app is shown with a refused token")
 		}
 		if got := eval[string](tb, `sessionStorage.getItem('mcphost.token') ?? ''`); got != "" {
@@ -201,7 +207,7 @@ func TestTokenPages(t *testing.T) {
 		tb := newTab(t)
 		tb.navigate(d.base + "/")
 		tb.waitVisible(tid("login-page"))
-		if eval[bool](tb, `!document.getElementById('app').hidden || !document.getElementById('token-error-page').hidden`) {
+		if tb.shown("#app") || tb.shown(tid("token-error-page")) {
 			t.Error("another view is shown next to the sign-in page")
 		}
 	})
@@ -402,11 +408,12 @@ func TestUnreachableWhenDaemonStops(t *testing.T) {
 	tb.selectTool("fx.echo")
 	tb.fill("text", "before the outage")
 	before := tb.call(1)
+	sid := eval[string](tb, `sessionStorage.getItem('mcphost.session') ?? ''`)
 	port := d.port
 
 	d.stop(t)
 	tb.waitVisible(tid("unreachable-page"))
-	if eval[bool](tb, `!document.getElementById('app').hidden`) {
+	if tb.shown("#app") {
 		t.Error("the app is still shown next to the unreachable page")
 	}
 	// The first retry comes after about a second and fails too.
@@ -424,17 +431,21 @@ func TestUnreachableWhenDaemonStops(t *testing.T) {
 		t.Logf("port %d cannot be bound again (%v); the recovery is not checked", port, err)
 		return
 	}
+	// A call the page cannot have heard of: it was made while the page had
+	// no event stream (or just as it got one back).
+	missed := d.callEcho(t, sid, "while the page was away")
 	tb.click("#unreachable-retry")
 	tb.waitVisible(tid("principal"))
 	tb.waitFor("the event stream to be live again", `document.getElementById('live')?.dataset.state === 'live'`)
 	tb.waitServerReady("fx")
-	if eval[bool](tb, `!document.getElementById('unreachable-page').hidden`) {
+	if tb.shown(tid("unreachable-page")) {
 		t.Error("the unreachable page is still shown after the daemon came back")
 	}
-	// The transcript was reloaded, without duplicates.
-	tb.waitFor("the transcript to be loaded again", `document.getElementById('transcript-meta')?.textContent === '1 call'`)
-	if after := tb.readEntries(); len(after) != 1 || after[0].ID != before.ID || after[0].Result != before.Result {
-		t.Errorf("entries after the outage %+v, want just %+v", after, before)
+	// The transcript is brought up to date, without duplicates.
+	tb.waitFor("the missed entry", `document.querySelectorAll('`+entrySel+`').length >= 2`)
+	after := tb.readEntries()
+	if len(after) != 2 || after[0].ID != before.ID || after[1].ID != missed.ID || after[1].Result != "while the page was away" {
+		t.Errorf("entries after the outage %+v, want %s then %s", after, before.ID, missed.ID)
 	}
 }
 

@@ -1,6 +1,7 @@
 package webshell_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -60,9 +61,12 @@ func stdioServer(name, command string) config.Server {
 // newDaemon starts a daemon with the principal alice, the wellbehaved
 // fixture as server "fx" and the revenue demo as server "revenue", a store in
 // a temporary directory, and the API on 127.0.0.1:0. It waits until both
-// servers are ready and stops everything at the end of the test.
+// servers are ready and stops everything at the end of the test. The daemon
+// is only for browser tests, so it skips the test first when there is no
+// browser (see requireBrowser).
 func newDaemon(t *testing.T) *daemon {
 	t.Helper()
+	requireBrowser(t) // skip before building and starting anything
 	cfg := &config.Config{
 		Principals: []config.Principal{{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}}},
 		Servers: []config.Server{
@@ -170,30 +174,43 @@ func (d *daemon) restart(t *testing.T) (moved bool) {
 // loginURL is the sign-in link `mcphost serve` prints.
 func (d *daemon) loginURL(token string) string { return d.base + "/#token=" + token }
 
-// getJSON sends an authenticated GET to the API and decodes the answer.
-func (d *daemon) getJSON(t *testing.T, path string, v any) {
+// apiJSON sends an authenticated request to the API as alice (body, when
+// not nil, as JSON) and decodes the 200 answer into v.
+func (d *daemon) apiJSON(t *testing.T, method, path string, body, v any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.base+"/api/v1"+path, nil)
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, d.base+"/api/v1"+path, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+aliceToken)
-	resp, err := http.DefaultClient.Do(req)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	got, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: status %d: %s", path, resp.StatusCode, body)
+		t.Fatalf("%s %s: status %d: %s", method, path, resp.StatusCode, got)
 	}
-	if err := json.Unmarshal(body, v); err != nil {
-		t.Fatalf("GET %s: decoding %q: %v", path, body, err)
+	if err := json.Unmarshal(got, v); err != nil {
+		t.Fatalf("%s %s: decoding %q: %v", method, path, got, err)
 	}
 }
 
@@ -217,7 +234,7 @@ func (d *daemon) sessions(t *testing.T) []apiSession {
 	var r struct {
 		Sessions []apiSession `json:"sessions"`
 	}
-	d.getJSON(t, "/sessions", &r)
+	d.apiJSON(t, http.MethodGet, "/sessions", nil, &r)
 	return r.Sessions
 }
 
@@ -226,6 +243,18 @@ func (d *daemon) entries(t *testing.T, sessionID string) []apiEntry {
 	var r struct {
 		Entries []apiEntry `json:"entries"`
 	}
-	d.getJSON(t, "/sessions/"+sessionID+"/entries?limit=500", &r)
+	d.apiJSON(t, http.MethodGet, "/sessions/"+sessionID+"/entries?limit=500", nil, &r)
 	return r.Entries
+}
+
+// callEcho calls fx.echo through the API, as a client other than the page.
+func (d *daemon) callEcho(t *testing.T, sessionID, text string) apiEntry {
+	t.Helper()
+	var e apiEntry
+	d.apiJSON(t, http.MethodPost, "/sessions/"+sessionID+"/calls",
+		map[string]any{"server": "fx", "tool": "echo", "arguments": map[string]any{"text": text}}, &e)
+	if e.Status != "ok" {
+		t.Fatalf("fx.echo through the API: %+v", e)
+	}
+	return e
 }
