@@ -87,6 +87,8 @@ run_one() {
 }
 export -f run_one
 export work node suite baseline client_timeout_ms scenario_timeout_s isolate
+# Each scenario is a new Node.js process: let them share compiled code.
+export NODE_COMPILE_CACHE="$work/node-compile-cache"
 
 for rev in "${revisions[@]}"; do
 	out="$work/$rev"
@@ -210,9 +212,9 @@ for (const rev of revisions) {
     if (rc !== 0 && mine.length === 0) mine.push(`${scenario}: the suite's baseline check failed (exit status ${rc ?? 'unknown'}; log: ${log})`);
     problems.push(...mine);
     const mark = mine.length ? '✗' : failing.length ? '~' : '✓';
-    console.log(`  ${mark} ${scenario}${tag}: ${ok} passed, ${failing.length} failed${note ? ' — ' + note : ''}`);
+    console.log(`  ${mark} ${scenario}${tag}: ${ok} checks passed, ${failing.length} checks failed${note ? ' — ' + note : ''}`);
   }
-  console.log(`${rev}: ${passed} passed, ${failedChecks} failed`);
+  console.log(`${rev}: ${passed} checks passed, ${failedChecks} checks failed (${expectedChecks} of them in the baseline)`);
   console.log(`  (checks of ${planned.length} scenarios; ${expectedChecks} of the failures expected by baseline.yml)`);
   if (planned.length === 0) { problems.push('no scenarios planned'); }
   for (const p of problems) console.log(`  DIFFERS FROM BASELINE: ${p}`);
