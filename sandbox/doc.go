@@ -1,7 +1,47 @@
-// Package sandbox will own the MCP App sandbox proxy: the static
-// /mcp-app-sandbox page and its http.Handler, the Content-Security-Policy built
-// only from validated sources, and the origin rules (../shared/docs/apps.md).
+// Package sandbox owns the MCP App sandbox proxy (../shared/docs/apps.md §8,
+// §9): the static page served at [Path], its http.Handler, the
+// Content-Security-Policy built from validated sources, and the rules for
+// the hostOrigin that may frame it.
 //
-// It holds no code yet. It must never serve session data or credentials, never
-// import gin (only host/httpapi does), the host package or another leaf.
+// # Where it sits
+//
+// An MCP App is server-supplied HTML and is treated as hostile code. The
+// WebShell shows it in two nested iframes, both sandboxed without
+// allow-same-origin: the outer one loads this proxy page, under the other
+// loopback name than the WebShell's (127.0.0.1 ⇄ localhost), and the proxy
+// creates the inner srcdoc iframe holding the App. The proxy relays
+// JSON-RPC messages between the WebShell and the App, identifying senders by
+// event.source because every opaque frame's origin is "null" (§13). The App
+// inherits the proxy's CSP, so the header built here is what confines the
+// App's network, frames and base URI.
+//
+// host/httpapi mounts [Handler] on GET and HEAD [Path] before bearer
+// authentication (the page is public by design) and supplies
+// Options.AllowedHostOrigin, which knows the daemon's port. The apps package
+// validates the same sources when it builds a display record; this package
+// validates them again because the query comes from the browser.
+//
+// # What it exports
+//
+//   - [ValidSource]: the source allow-list of §8.2 (scheme, optional "*.",
+//     ASCII host, optional port), checked byte by byte without case folding.
+//   - [CSP] and [CSP.Header]: the policy of §8.3, with no 'self',
+//     'unsafe-eval' or blob:, a sandbox directive, and frame-ancestors limited
+//     to the host origin.
+//   - [Handler] and [Options]: the route of §8.1–8.5.
+//
+// # What it must never do
+//
+//   - Serve session data, tokens or any per-request or per-user content: the
+//     body is one embedded constant (proxy.html), identical for every request.
+//   - Put unvalidated input into a header or the HTML. net/http does not
+//     validate header values (';' and ',' pass, CR/LF become spaces), so
+//     validation is the only defence against directive injection; the
+//     header builder also drops anything that fails validation.
+//   - Fold case with Unicode rules (strings.ToLower, regexp (?i),
+//     strings.EqualFold): U+212A and U+017F fold to ASCII letters.
+//   - Add 'self' to the policy: the App would reach the daemon under the
+//     proxy's loopback name.
+//   - Set Access-Control-Allow-Origin.
+//   - Import gin (only host/httpapi does), the host package or another leaf.
 package sandbox

@@ -1,0 +1,167 @@
+package sandbox
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Path is the route of the proxy page. It is served before bearer
+// authentication, for GET and HEAD only (apps.md §8.1).
+const Path = "/mcp-app-sandbox"
+
+// MaxQueryBytes bounds the raw query of a proxy request (§8.1).
+const MaxQueryBytes = 8192
+
+// page is the proxy document (§8.5): one constant, byte-identical for every
+// request, with no session data or credentials.
+//
+//go:embed proxy.html
+var page []byte
+
+// errorCSP is the policy of every refusal: nothing loads, nothing frames it.
+const errorCSP = "default-src 'none'; frame-ancestors 'none'; sandbox"
+
+// Options configures [Handler].
+type Options struct {
+	// AllowedHostOrigin reports whether origin is one of the daemon's own
+	// WebShell origins, http://127.0.0.1:P or http://localhost:P with P the
+	// daemon's port; compare exactly. It only sees origins that already have
+	// that form. Nil refuses every request.
+	AllowedHostOrigin func(origin string) bool
+	// Logger receives one record per refused request; nil discards them.
+	Logger *slog.Logger
+}
+
+// Handler returns the http.Handler of GET and HEAD [Path] (apps.md §8.1–8.5).
+//
+// The query must be at most [MaxQueryBytes] bytes and hold exactly:
+//   - hostOrigin (required, once): an http origin on 127.0.0.1 or localhost
+//     with a port and nothing else (no path, userinfo, other scheme or host,
+//     no bracketed IPv6), accepted by Options.AllowedHostOrigin;
+//   - csp (optional, once): a JSON object with at most the keys
+//     connectDomains, resourceDomains, frameDomains and baseUriDomains, each
+//     an array of at most [MaxSourcesPerList] strings that pass [ValidSource].
+//
+// Any other parameter, a repeated one or any violation is answered 400 with a
+// short text/plain reason and no proxy HTML; another method gets 405. A valid
+// request gets the constant proxy page with Content-Security-Policy from
+// [CSP.Header] (no csp ⇒ the restrictive default), Cache-Control: no-store,
+// X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer, and never
+// Access-Control-Allow-Origin. Nothing from the request reaches the body, and
+// only validated values reach the headers.
+func Handler(opts Options) http.Handler {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &handler{allowed: opts.AllowedHostOrigin, log: log}
+}
+
+type handler struct {
+	allowed func(string) bool
+	log     *slog.Logger
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		h.refuse(w, r, http.StatusMethodNotAllowed, errors.New("only GET and HEAD are allowed"))
+		return
+	}
+	policy, err := h.parse(r.URL.RawQuery)
+	if err != nil {
+		h.refuse(w, r, http.StatusBadRequest, err)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Content-Security-Policy", policy)
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Content-Length", strconv.Itoa(len(page)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(page)
+	}
+}
+
+// parse validates the raw query and returns the page's CSP header value.
+func (h *handler) parse(raw string) (string, error) {
+	if len(raw) > MaxQueryBytes {
+		return "", fmt.Errorf("query longer than %d bytes", MaxQueryBytes)
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return "", errors.New("malformed query")
+	}
+	for k, v := range q {
+		if k != "hostOrigin" && k != "csp" {
+			return "", errors.New("unknown query parameter (allowed: hostOrigin, csp)")
+		}
+		if len(v) != 1 {
+			return "", fmt.Errorf("%s given more than once", k)
+		}
+	}
+	origin := q.Get("hostOrigin")
+	if origin == "" {
+		return "", errors.New("hostOrigin is required")
+	}
+	if err := checkHostOrigin(origin); err != nil {
+		return "", err
+	}
+	if h.allowed == nil || !h.allowed(origin) {
+		return "", errors.New("hostOrigin is not a WebShell origin of this daemon")
+	}
+	var c CSP
+	if v, ok := q["csp"]; ok {
+		if c, err = parseCSP([]byte(v[0])); err != nil {
+			return "", err
+		}
+	}
+	return c.Header(origin), nil
+}
+
+// checkHostOrigin requires an origin as a browser serializes it:
+// "http://127.0.0.1:P" or "http://localhost:P", P in 1–65535 without leading
+// zeros. Bracketed IPv6 is refused because frame-ancestors cannot name it
+// (§9); so is everything with a path, userinfo, another scheme or host.
+func checkHostOrigin(s string) error {
+	rest, ok := strings.CutPrefix(s, "http://")
+	if !ok {
+		return errors.New(`hostOrigin must start with "http://"`)
+	}
+	host, port, ok := strings.Cut(rest, ":")
+	if host != "127.0.0.1" && host != "localhost" {
+		return errors.New("hostOrigin must be on 127.0.0.1 or localhost")
+	}
+	if !ok {
+		return errors.New("hostOrigin must have a port")
+	}
+	if checkPort(port) != nil || port[0] == '0' {
+		return errors.New("hostOrigin must end with a port of 1–65535 and nothing after it")
+	}
+	return nil
+}
+
+// refuse answers with a short reason that names what is wrong without
+// echoing the request.
+func (h *handler) refuse(w http.ResponseWriter, r *http.Request, code int, reason error) {
+	h.log.LogAttrs(r.Context(), slog.LevelInfo, "sandbox proxy request refused",
+		slog.Int("status", code), slog.String("reason", reason.Error()),
+		slog.Int("query_bytes", len(r.URL.RawQuery)))
+	hd := w.Header()
+	hd.Set("Content-Type", "text/plain; charset=utf-8")
+	hd.Set("Content-Security-Policy", errorCSP)
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, "%d %s: %s\n", code, http.StatusText(code), reason)
+}
