@@ -108,9 +108,7 @@ func (s *Store) appendEntry(ctx context.Context, id string, e *Entry) (seq int64
 
 	var owner string
 	var last int64
-	err = tx.QueryRowContext(ctx,
-		`SELECT principal, (SELECT coalesce(max(seq), 0) FROM entries WHERE session_id = sessions.id)
-		 FROM sessions WHERE id = ?`, e.SessionID).Scan(&owner, &last)
+	err = tx.StmtContext(ctx, s.stmtLastSeq).QueryRowContext(ctx, e.SessionID).Scan(&owner, &last)
 	if errors.Is(err, sql.ErrNoRows) || err == nil && owner != e.Principal {
 		return 0, ErrNotFound
 	}
@@ -123,19 +121,14 @@ func (s *Store) appendEntry(ctx context.Context, id string, e *Entry) (seq int64
 	if !e.StartedAt.IsZero() {
 		started = e.StartedAt.UnixNano()
 	}
-	_, err = tx.ExecContext(ctx,
-		`INSERT INTO entries (id, session_id, seq, call_id, principal, origin, server, tool,
-			arguments, status, result, error, era, protocol_version, started_at, duration_ms, display, trail)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err = tx.StmtContext(ctx, s.stmtInsertEntry).ExecContext(ctx,
 		id, e.SessionID, seq, e.CallID, e.Principal, e.Origin, e.Server, e.Tool,
 		jsonText(e.Arguments), e.Status, jsonText(e.Result), e.Error, e.Era, e.ProtocolVersion,
 		started, e.DurationMs, jsonText(e.Display), jsonText(e.Trail))
 	if err != nil {
 		return 0, err
 	}
-	_, err = tx.ExecContext(ctx,
-		`UPDATE sessions SET updated_at = ?, entries = entries + 1 WHERE id = ?`,
-		s.now().UnixNano(), e.SessionID)
+	_, err = tx.StmtContext(ctx, s.stmtTouchSession).ExecContext(ctx, s.now().UnixNano(), e.SessionID)
 	if err != nil {
 		return 0, err
 	}
@@ -143,6 +136,25 @@ func (s *Store) appendEntry(ctx context.Context, id string, e *Entry) (seq int64
 		return 0, err
 	}
 	return seq, nil
+}
+
+// prepareStatements prepares the append path's statements on the writer.
+func (s *Store) prepareStatements(ctx context.Context) error {
+	var err error
+	if s.stmtLastSeq, err = s.w.PrepareContext(ctx,
+		`SELECT principal, (SELECT coalesce(max(seq), 0) FROM entries WHERE session_id = sessions.id)
+		 FROM sessions WHERE id = ?`); err != nil {
+		return err
+	}
+	if s.stmtInsertEntry, err = s.w.PrepareContext(ctx,
+		`INSERT INTO entries (id, session_id, seq, call_id, principal, origin, server, tool,
+			arguments, status, result, error, era, protocol_version, started_at, duration_ms, display, trail)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+		return err
+	}
+	s.stmtTouchSession, err = s.w.PrepareContext(ctx,
+		`UPDATE sessions SET updated_at = ?, entries = entries + 1 WHERE id = ?`)
+	return err
 }
 
 // jsonText is the TEXT stored for a JSON field. It is bound as a string, not

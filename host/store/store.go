@@ -52,6 +52,10 @@ type Store struct {
 
 	now func() time.Time // time.Now; tests substitute a fake clock
 
+	// The append path's statements, prepared once on w: re-parsing the
+	// SQL cost more CPU than the rest of an append.
+	stmtLastSeq, stmtInsertEntry, stmtTouchSession *sql.Stmt
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -128,6 +132,11 @@ func open(ctx context.Context, path string, logger *slog.Logger, migs []string) 
 		return nil, wrap(err)
 	}
 	s.r = r
+	if err := s.prepareStatements(ctx); err != nil {
+		r.Close()
+		w.Close()
+		return nil, wrap(err)
+	}
 	return s, nil
 }
 
