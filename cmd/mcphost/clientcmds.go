@@ -77,10 +77,10 @@ func (e *env) servers(ctx context.Context, args []string) int {
 		writeJSON(e.stdout, statuses)
 	} else {
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SERVER\tSTATUS\tERA\tPROTOCOL\tTRANSPORT\tSERVER INFO\tOFFERS")
+		fmt.Fprintln(tw, "SERVER\tSTATUS\tERA\tPROTOCOL\tTRANSPORT\tSERVER INFO\tOFFERS\tEVIDENCE")
 		for _, s := range statuses {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, dash(s.Era), dash(s.ProtocolVersion),
-				s.Transport, dash(serverInfo(s.ServerInfo)), dash(offers(s)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, dash(s.Era), dash(s.ProtocolVersion),
+				s.Transport, dash(serverInfo(s.ServerInfo)), dash(offers(s)), dash(s.Evidence))
 		}
 		tw.Flush()
 		for _, s := range statuses {
