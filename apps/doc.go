@@ -1,9 +1,19 @@
-// Package apps will own the MCP Apps host logic: advertising the
-// io.modelcontextprotocol/ui extension, keeping ui:// links on tools, reading
-// and validating an App's HTML after a successful call, building the display
-// record with its text fallback, and compaction (../shared/docs/apps.md).
+// Package apps holds the MCP Apps host logic of mcphost
+// (../shared/docs/apps.md §1–§7, §14): it advertises the
+// io.modelcontextprotocol/ui extension ([Advertise], [ServerAdvertises]),
+// reads a tool's ui:// link and visibility ([ToolLink]), and after a
+// successful call of a linked tool reads and validates the App's HTML and
+// builds the display record with its text fallback ([Resolve], [Display]).
+// [Compact] empties a record for compaction and [Validate] re-checks a record
+// that display plugins or policies may have changed.
 //
-// It holds no code yet. When it needs to read a resource it will declare a
-// small interface of its own that the host satisfies; it must never import the
-// host package or another leaf.
+// The package is a leaf: it reads resources through its own [ResourceReader]
+// interface, which the host satisfies with its session (and cache), and it
+// receives the CSP source allow-list as a function ([Options.ValidSource]). It
+// never imports the host or another leaf, and it does no logging: whatever the
+// host should log is in the record ([Display.Warning], [Display.Dropped]).
+//
+// Invariants: the model-visible [mcp.CallToolResult] is never modified (the
+// record holds a JSON copy of it), App HTML never appears in a warning or an
+// error, and an invalid CSP source is never passed through.
 package apps

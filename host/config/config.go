@@ -28,6 +28,22 @@ const (
 	HTTPProbeTimeoutError    = "error"    // a silent probe fails the connection
 )
 
+// Values of the per-server `apps` setting (which MCP Apps render).
+const (
+	AppsAuto       = "auto"       // default: advertised, or served with the exact App MIME type
+	AppsAdvertised = "advertised" // only servers that advertise the extension
+	AppsOff        = "off"        // never
+)
+
+// Bounds of the App resource settings.
+const (
+	DefaultAppResourceMaxBytes = 1 << 20
+	MaxAppResourceMaxBytes     = 4 << 20
+	MinAppResourceTimeout      = 100 * time.Millisecond
+	MaxAppResourceTimeout      = 120 * time.Second
+	DefaultAppResourceTimeout  = 10 * time.Second // or call_timeout when shorter
+)
+
 // Defaults and bounds for server timing attributes.
 const (
 	DefaultDiscoveryTimeout = 30 * time.Second
@@ -73,12 +89,15 @@ type Server struct {
 	URL     string            // `url`: http or https endpoint
 	Headers map[string]string // `headers`: sent with every HTTP request
 
-	VersionNegotiation string        // NegotiationLegacy (default) | NegotiationAuto
-	StdioProbe         string        // StdioProbeSibling (default) | StdioProbeInPlace
-	HTTPProbeTimeout   string        // HTTPProbeTimeoutFallback (default) | HTTPProbeTimeoutError
-	DiscoveryTimeout   time.Duration // clamped to [MinDiscoveryTimeout, MaxDiscoveryTimeout]
-	CallTimeout        time.Duration // per tools/call; default DefaultCallTimeout
-	Enabled            bool          // `enabled`: default true
+	VersionNegotiation  string        // NegotiationLegacy (default) | NegotiationAuto
+	StdioProbe          string        // StdioProbeSibling (default) | StdioProbeInPlace
+	HTTPProbeTimeout    string        // HTTPProbeTimeoutFallback (default) | HTTPProbeTimeoutError
+	DiscoveryTimeout    time.Duration // clamped to [MinDiscoveryTimeout, MaxDiscoveryTimeout]
+	CallTimeout         time.Duration // per tools/call; default DefaultCallTimeout
+	Apps                string        // AppsAuto (default) | AppsAdvertised | AppsOff
+	AppResourceMaxBytes int           // default 1 MiB, clamped to [1, 4 MiB]
+	AppResourceTimeout  time.Duration // default min(call_timeout, 10s), clamped to [100ms, 120s]
+	Enabled             bool          // `enabled`: default true
 
 	NameRange hcl.Range // the label
 	DeclRange hcl.Range // the block header

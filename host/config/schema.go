@@ -76,6 +76,18 @@ type serverBlock struct {
 	HTTPProbeTimeout      hcl.Expression `hcl:"http_probe_timeout,optional"`
 	HTTPProbeTimeoutRange hcl.Range      `hcl:"http_probe_timeout,attr_value_range"`
 
+	// apps: "auto" (default) | "advertised" | "off" — which MCP Apps render.
+	Apps      hcl.Expression `hcl:"apps,optional"`
+	AppsRange hcl.Range      `hcl:"apps,attr_value_range"`
+
+	// app_resource_max_bytes: cap on an App's HTML, clamped to [1, 4 MiB].
+	AppResourceMaxBytes      hcl.Expression `hcl:"app_resource_max_bytes,optional"`
+	AppResourceMaxBytesRange hcl.Range      `hcl:"app_resource_max_bytes,attr_value_range"`
+
+	// app_resource_timeout: deadline of the App resource read, clamped to [100ms, 120s].
+	AppResourceTimeout      hcl.Expression `hcl:"app_resource_timeout,optional"`
+	AppResourceTimeoutRange hcl.Range      `hcl:"app_resource_timeout,attr_value_range"`
+
 	// discovery_timeout: budget for version discovery, clamped to [100ms, 300s].
 	DiscoveryTimeout      hcl.Expression `hcl:"discovery_timeout,optional"`
 	DiscoveryTimeoutRange hcl.Range      `hcl:"discovery_timeout,attr_value_range"`

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // serverNameRE is the rule for server names. Tools are addressed as
@@ -24,15 +25,17 @@ const MinTokenLength = 16
 // decodeServer validates one server block and fills in defaults.
 func (l *loader) decodeServer(b *serverBlock) Server {
 	s := Server{
-		Name:               b.Name,
-		NameRange:          b.NameRange,
-		DeclRange:          b.DeclRange,
-		VersionNegotiation: NegotiationLegacy,
-		StdioProbe:         StdioProbeSibling,
-		HTTPProbeTimeout:   HTTPProbeTimeoutFallback,
-		DiscoveryTimeout:   DefaultDiscoveryTimeout,
-		CallTimeout:        DefaultCallTimeout,
-		Enabled:            true,
+		Name:                b.Name,
+		NameRange:           b.NameRange,
+		DeclRange:           b.DeclRange,
+		VersionNegotiation:  NegotiationLegacy,
+		StdioProbe:          StdioProbeSibling,
+		HTTPProbeTimeout:    HTTPProbeTimeoutFallback,
+		Apps:                AppsAuto,
+		AppResourceMaxBytes: DefaultAppResourceMaxBytes,
+		DiscoveryTimeout:    DefaultDiscoveryTimeout,
+		CallTimeout:         DefaultCallTimeout,
+		Enabled:             true,
 	}
 	if !serverNameRE.MatchString(b.Name) {
 		detail := fmt.Sprintf("The server name %q is not valid. A name starts with a letter and has at most 64 letters, digits, underscores or hyphens, because tools are addressed as SERVER.TOOL.", b.Name)
@@ -211,6 +214,47 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 	}
 
+	if v, st := l.evalString(b.Apps, "apps"); st == valid {
+		switch v {
+		case AppsAuto, AppsAdvertised, AppsOff:
+			s.Apps = v
+		default:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid apps setting",
+				Detail: fmt.Sprintf("The apps setting %q is not known. Use %q (the default: render Apps of servers that advertise the extension or serve the exact App MIME type), %q (only servers that advertise the extension) or %q (never render Apps).",
+					v, AppsAuto, AppsAdvertised, AppsOff),
+				Subject: b.AppsRange.Ptr(),
+			})
+		}
+	}
+	if n, st := l.evalInt(b.AppResourceMaxBytes, "app_resource_max_bytes", b.AppResourceMaxBytesRange); st == valid {
+		used := min(max(n, 1), MaxAppResourceMaxBytes)
+		if used != n {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "App resource size clamped",
+				Detail:   fmt.Sprintf("app_resource_max_bytes = %d is outside 1 to %d, so %d is used.", n, MaxAppResourceMaxBytes, used),
+				Subject:  b.AppResourceMaxBytesRange.Ptr(),
+			})
+		}
+		s.AppResourceMaxBytes = used
+	}
+	var appTimeoutSet bool
+	if d, st := l.evalDuration(b.AppResourceTimeout, "app_resource_timeout", b.AppResourceTimeoutRange); st == valid {
+		used := min(max(d, MinAppResourceTimeout), MaxAppResourceTimeout)
+		if used != d {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "App resource timeout clamped",
+				Detail:   fmt.Sprintf("app_resource_timeout = %s is outside 100ms to 2m, so %s is used.", d, used),
+				Subject:  b.AppResourceTimeoutRange.Ptr(),
+			})
+		}
+		s.AppResourceTimeout = used
+		appTimeoutSet = true
+	}
+
 	if d, st := l.evalDuration(b.DiscoveryTimeout, "discovery_timeout", b.DiscoveryTimeoutRange); st == valid {
 		used := min(max(d, MinDiscoveryTimeout), MaxDiscoveryTimeout)
 		if used != d {
@@ -246,6 +290,9 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 	if enabled, st := l.evalBool(b.Enabled, "enabled"); st == valid {
 		s.Enabled = enabled
 	}
+	if !appTimeoutSet {
+		s.AppResourceTimeout = min(max(min(s.CallTimeout, DefaultAppResourceTimeout), MinAppResourceTimeout), MaxAppResourceTimeout)
+	}
 	return s
 }
 
@@ -268,6 +315,26 @@ func remoteOnly(attr, server string, rng hcl.Range) *hcl.Diagnostic {
 }
 
 // evalDuration evaluates a duration string such as "1m30s".
+// evalInt evaluates a whole number attribute.
+func (l *loader) evalInt(expr hcl.Expression, name string, rng hcl.Range) (int, valState) {
+	v, st := l.eval(expr, name, cty.Number)
+	if st != valid {
+		return 0, st
+	}
+	bf := v.AsBigFloat()
+	n, acc := bf.Int64()
+	if !bf.IsInt() || acc != 0 || n < -1<<31 || n > 1<<31-1 {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid number",
+			Detail:   fmt.Sprintf("The %s must be a whole number of bytes, such as 1048576.", name),
+			Subject:  rng.Ptr(),
+		})
+		return 0, invalid
+	}
+	return int(n), valid
+}
+
 func (l *loader) evalDuration(expr hcl.Expression, name string, rng hcl.Range) (time.Duration, valState) {
 	v, st := l.evalString(expr, name)
 	if st != valid {
