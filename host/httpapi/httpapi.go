@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 // DefaultMaxBody bounds request bodies (413 above it).
@@ -41,6 +42,7 @@ type api struct {
 	log     *slog.Logger
 	hosts   map[string]bool
 	origins map[string]bool
+	csp     string // the WebShell page's Content-Security-Policy
 }
 
 // New returns the daemon's HTTP handler over h.
@@ -52,11 +54,18 @@ func New(h *host.Host, opts Options) http.Handler {
 		opts.MaxBody = DefaultMaxBody
 	}
 	a := &api{h: h, opts: opts, log: opts.Logger, hosts: map[string]bool{}, origins: map[string]bool{}}
+	var frames []string
 	for _, hp := range opts.Hosts {
 		hp = strings.ToLower(hp)
 		a.hosts[hp] = true
 		a.origins["http://"+hp] = true
+		// App frames load the sandbox from the other loopback name
+		// (apps.md §9); CSP cannot name bracketed IPv6 hosts.
+		if strings.HasPrefix(hp, "127.0.0.1:") || strings.HasPrefix(hp, "localhost:") {
+			frames = append(frames, "http://"+hp)
+		}
 	}
+	a.csp = webShellCSP(frames)
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -65,6 +74,15 @@ func New(h *host.Host, opts Options) http.Handler {
 	r.NoMethod(func(c *gin.Context) {
 		writeError(c, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route")
 	})
+
+	// The MCP App sandbox proxy: static, no credentials, served before
+	// authentication by design (the App frame has no token).
+	sb := gin.WrapH(sandbox.Handler(sandbox.Options{
+		AllowedHostOrigin: func(origin string) bool { return a.origins[origin] },
+		Logger:            opts.Logger,
+	}))
+	r.GET(sandbox.Path, sb)
+	r.HEAD(sandbox.Path, sb)
 
 	r.GET("/healthz", func(c *gin.Context) {
 		c.JSON(http.StatusOK, gin.H{"status": "ok", "version": opts.Version})

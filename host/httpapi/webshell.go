@@ -11,10 +11,17 @@ import (
 )
 
 // webShellCSP is the Content-Security-Policy of the WebShell: only its own
-// files, no inline script or style, no framing by anyone.
-const webShellCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"media-src 'self' data:; connect-src 'self'; frame-src 'self'; object-src 'none'; base-uri 'none'; " +
-	"form-action 'none'; frame-ancestors 'none'"
+// files, no inline script or style, no framing by anyone; frames only from
+// the daemon's loopback origins (the MCP App sandbox proxy).
+func webShellCSP(frameOrigins []string) string {
+	frameSrc := "'self'"
+	if len(frameOrigins) > 0 {
+		frameSrc = strings.Join(frameOrigins, " ")
+	}
+	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+		"media-src 'self' data:; connect-src 'self'; frame-src " + frameSrc + "; object-src 'none'; base-uri 'none'; " +
+		"form-action 'none'; frame-ancestors 'none'"
+}
 
 func (a *api) mountWebShell(r *gin.Engine) {
 	if a.opts.Assets == nil {
@@ -31,7 +38,7 @@ func (a *api) mountWebShell(r *gin.Engine) {
 			ctype = "application/octet-stream"
 		}
 		hd := c.Writer.Header()
-		hd.Set("Content-Security-Policy", webShellCSP)
+		hd.Set("Content-Security-Policy", a.csp)
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("Cache-Control", "no-cache")
 		c.Data(http.StatusOK, ctype, data)

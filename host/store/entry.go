@@ -226,3 +226,21 @@ func clampLimit(limit int) int {
 	}
 	return limit
 }
+
+// SetDisplay replaces the display record of one of principal's entries (the
+// host compacts App records this way). display must be valid JSON; the rest
+// of the entry never changes once stored.
+func (s *Store) SetDisplay(ctx context.Context, principal, entryID string, display json.RawMessage) error {
+	if !json.Valid(display) {
+		return errors.New("store: set display: not valid JSON")
+	}
+	res, err := s.w.ExecContext(ctx, `UPDATE entries SET display = ? WHERE id = ? AND principal = ?`,
+		string(display), entryID, principal)
+	if err != nil {
+		return fmt.Errorf("store: set display: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

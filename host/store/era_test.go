@@ -46,3 +46,34 @@ func TestEraVerdicts(t *testing.T) {
 		t.Error("verdict still there after delete")
 	}
 }
+
+func TestSetDisplay(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "d.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sess, err := s.CreateSession(ctx, "alice", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Entry{SessionID: sess.ID, Principal: "alice", Server: "x", Tool: "y", Status: StatusOK,
+		Arguments: json.RawMessage(`{}`), Display: json.RawMessage(`{"type":"mcp_app","html":"<p>x</p>"}`)}
+	if err := s.AppendEntry(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetDisplay(ctx, "bob", e.ID, json.RawMessage(`{}`)); err != ErrNotFound {
+		t.Errorf("another principal: err = %v, want ErrNotFound", err)
+	}
+	if err := s.SetDisplay(ctx, "alice", e.ID, json.RawMessage(`{`)); err == nil {
+		t.Error("invalid JSON accepted")
+	}
+	if err := s.SetDisplay(ctx, "alice", e.ID, json.RawMessage(`{"type":"mcp_app","html":""}`)); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := s.Entries(ctx, "alice", sess.ID, 0, 10)
+	if err != nil || len(got) != 1 || string(got[0].Display) != `{"type":"mcp_app","html":""}` {
+		t.Fatalf("entries = %+v, %v", got, err)
+	}
+}
