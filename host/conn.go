@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/negotiate"
@@ -196,10 +197,13 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		default:
 		}
 	}
+	// No roots, sampling or elicitation yet: a non-nil value replaces
+	// go-sdk's default of advertising roots. Every server learns that this
+	// client renders MCP Apps.
+	caps := &mcp.ClientCapabilities{}
+	apps.Advertise(caps)
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, &mcp.ClientOptions{
-		// No roots, sampling or elicitation yet: an empty, non-nil value
-		// replaces go-sdk's default of advertising roots.
-		Capabilities: &mcp.ClientCapabilities{},
+		Capabilities: caps,
 		// A change notification invalidates the cached list before the
 		// catalog is fetched again, so the refetch reaches the server.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {

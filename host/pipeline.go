@@ -140,7 +140,7 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	if err != nil {
 		return nil, err
 	}
-	_, cat, err := c.current()
+	cs, cat, err := c.current()
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +218,12 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 		}
 	}
 	h.metrics.observeCall(req.Server, entry.Status, time.Duration(entry.DurationMs*float64(time.Millisecond)))
+
+	// An App linked by the tool is resolved after a successful call only,
+	// with its own deadline; it never changes entry.Result.
+	if entry.Status == StatusOK {
+		entry.Display = h.resolveApp(cctx, c, cs, cat, tool, args, res)
+	}
 
 	// The entry is recorded even when the caller went away: the call
 	// happened, and the transcript must say so.

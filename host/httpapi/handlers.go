@@ -163,6 +163,16 @@ func (a *api) call(c *gin.Context) {
 	c.JSON(http.StatusOK, entry)
 }
 
+// compact empties the App HTML of a session's entries (apps.md §7).
+func (a *api) compact(c *gin.Context) {
+	n, err := a.h.CompactSession(c.Request.Context(), principal(c), c.Param("id"))
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"compacted": n})
+}
+
 func (a *api) cancelCall(c *gin.Context) {
 	if err := a.h.CancelCall(principal(c), c.Param("id"), c.Param("callId")); err != nil {
 		a.fail(c, err)

@@ -1,0 +1,122 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/cache"
+	"github.com/mcphost/mcphost/sandbox"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sessionReader reads App resources on a server's session through the host
+// cache (apps.ResourceReader): a read is reused while its ttlMs allows, and
+// input_required answers are never stored.
+type sessionReader struct {
+	c  *serverConn
+	cs *mcp.ClientSession
+}
+
+var _ apps.ResourceReader = sessionReader{}
+
+func (r sessionReader) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	v, _, err := r.c.lists.c.Do(ctx, cache.Key{Server: r.c.cfg.Name, Method: "resources/read", Params: uri}, sessionPartition,
+		func(ctx context.Context) (any, cache.Meta, error) {
+			res, err := r.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			if err != nil {
+				return nil, cache.Meta{}, err
+			}
+			m := cache.MetaOf(res)
+			m.NoStore = m.NoStore || res.NeedsInput()
+			return res, m, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*mcp.ReadResourceResult), nil
+}
+
+// resolveApp builds the display record of a successful call of a tool that
+// links an MCP App (apps.md §5–6), or returns nil when no App applies. The
+// model-visible result is never changed.
+func (h *Host) resolveApp(ctx context.Context, c *serverConn, cs *mcp.ClientSession, cat *catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult) json.RawMessage {
+	link, ok := apps.ToolLink(tool)
+	if !ok {
+		return nil
+	}
+	var advertises bool
+	if ir := cs.InitializeResult(); ir != nil {
+		advertises = apps.ServerAdvertises(ir.Capabilities)
+	}
+	var listing map[string]any
+	for _, r := range cat.resources {
+		if r != nil && r.URI == link.ResourceURI && len(r.Meta) > 0 {
+			listing = map[string]any(r.Meta)
+			break
+		}
+	}
+	d := apps.Resolve(ctx, sessionReader{c: c, cs: cs}, c.cfg.Name, link, args, res, apps.Options{
+		Mode:             c.cfg.Apps,
+		ServerAdvertises: advertises,
+		MaxBytes:         c.cfg.AppResourceMaxBytes,
+		Timeout:          c.cfg.AppResourceTimeout,
+		ValidSource:      sandbox.ValidSource,
+		ListingMeta:      listing,
+	})
+	if d == nil {
+		return nil
+	}
+	if d.Warning != "" {
+		c.logger.Warn("MCP App not rendered", "tool", tool.Name, "resource", link.ResourceURI, "warning", d.Warning)
+	}
+	raw, err := json.Marshal(d)
+	if err != nil {
+		c.logger.Warn("encoding a display record", "tool", tool.Name, "err", err)
+		return nil
+	}
+	return raw
+}
+
+// CompactSession empties the HTML of every App display record in one of
+// principal's sessions, keeping type and fallbackText (apps.md §7); the
+// WebShell then shows the text and mounts no sandbox. It returns how many
+// records it compacted.
+func (h *Host) CompactSession(ctx context.Context, p Principal, sessionID string) (int, error) {
+	if h.store == nil {
+		return 0, ErrNoStore
+	}
+	if err := h.checkSession(ctx, p.Name, sessionID); err != nil {
+		return 0, err
+	}
+	n := 0
+	var after int64
+	for {
+		entries, next, err := h.store.Entries(ctx, p.Name, sessionID, after, 500)
+		if err != nil {
+			return n, err
+		}
+		for _, e := range entries {
+			if len(e.Display) == 0 || string(e.Display) == "null" {
+				continue
+			}
+			var d apps.Display
+			if err := json.Unmarshal(e.Display, &d); err != nil || d.HTML == "" {
+				continue
+			}
+			raw, err := json.Marshal(apps.Compact(d))
+			if err != nil {
+				return n, fmt.Errorf("host: compact %s: %w", e.ID, err)
+			}
+			if err := h.store.SetDisplay(ctx, p.Name, e.ID, raw); err != nil {
+				return n, mapStoreErr(err)
+			}
+			n++
+		}
+		if next == 0 {
+			return n, nil
+		}
+		after = next
+	}
+}
