@@ -78,13 +78,10 @@ func TestAdvertise(t *testing.T) {
 	caps := &mcp.ClientCapabilities{}
 	Advertise(caps)
 	Advertise(nil)
-	got, err := json.Marshal(caps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}`
+	got := mustJSON(t, caps.Extensions)
+	want := `{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`
 	if string(got) != want {
-		t.Errorf("caps = %s, want %s", got, want)
+		t.Errorf("extensions = %s, want %s", got, want)
 	}
 }
 

@@ -1,38 +1,59 @@
-// The hook where MCP Apps (docs/apps.md §10–11, in the shared docs) will be
-// mounted into transcript entries. Today it only shows a placeholder with the
-// display record's fallbackText; the Apps work replaces mountDisplay and
-// teardownDisplay and keeps their contracts:
+// Where MCP Apps (docs/apps.md §6–11, in the shared docs) are mounted into
+// transcript entries. The bridge itself is appbridge.js.
 //
 //   renderDisplay(entry) -> HTMLElement | null
 //     called once per rendered entry card with a non-null entry.display;
-//     returns the element placed in the card (class "app-slot").
+//     returns the element placed in the card (class "app-slot"). A record
+//     with non-empty html mounts the App in a sandboxed frame; an empty html
+//     (the failure form, or a compacted entry) or a malformed record shows
+//     the fallbackText as text and mounts no frame.
 //   teardownDisplay(slot, reason) -> Promise<void>
 //     called before a slot leaves the page: session switch, transcript
 //     reload, entry replaced, sign-out. Must never throw.
 //
+// The slot carries data-mcp-app-state: loading | ready | fallback | torn-down.
 // Nothing from the record may reach the DOM as markup.
 
-import { h, isPlainObject } from './dom.js';
+import { h } from './dom.js';
+import { checkDisplay, sandboxURL, mountApp, showFallback, setSlotState, teardownSlot } from './appbridge.js';
 
 /** renderDisplay returns the app slot for entry.display, or null when there is none. */
 export function renderDisplay(entry) {
   const d = entry?.display;
   if (d === null || d === undefined) return null;
-  const rec = isPlainObject(d) ? d : {};
+  const { ok, rec, problem } = checkDisplay(d);
   const slot = h('div', { class: 'app-slot', testid: 'app-slot' });
-  if (typeof rec.resourceUri === 'string') slot.dataset.resourceUri = rec.resourceUri;
-  if (typeof rec.serverName === 'string') slot.dataset.serverName = rec.serverName;
-  const text = typeof rec.fallbackText === 'string' ? rec.fallbackText : '';
-  slot.append(
-    h('p', { class: 'app-slot-label' }, 'App view', typeof rec.resourceUri === 'string' ? h('code', {}, rec.resourceUri) : null),
-    h('pre', { class: 'content-text app-fallback' }, text || '(no fallback text)'),
-  );
+  if (rec.resourceUri) slot.dataset.resourceUri = rec.resourceUri;
+  if (rec.serverName) slot.dataset.serverName = rec.serverName;
+  slot.append(h('p', { class: 'app-slot-label' },
+    h('span', { class: 'app-slot-server' }, rec.serverName ? `${rec.serverName} MCP App` : 'MCP App'),
+    rec.resourceUri ? h('code', {}, rec.resourceUri) : null));
+
+  if (!ok) {
+    showFallback(slot, rec, `The App cannot be shown: ${problem}.`);
+    return slot;
+  }
+  if (rec.html === '') {
+    showFallback(slot, rec, '');
+    return slot;
+  }
+  const url = sandboxURL(window.location, rec.csp);
+  if (!url) {
+    showFallback(slot, rec, 'Apps are shown only when the WebShell is opened at http://127.0.0.1:PORT or http://localhost:PORT.');
+    return slot;
+  }
+  mountApp(slot, rec, { url, tool: entry.tool });
   return slot;
 }
 
 /** teardownDisplay releases whatever renderDisplay mounted in slot. */
-export async function teardownDisplay(_slot, _reason) {
-  // Nothing is mounted yet.
+export async function teardownDisplay(slot, reason) {
+  try {
+    if (slot?.dataset?.mcpAppState === 'fallback') setSlotState(slot, 'torn-down');
+    await teardownSlot(slot, reason);
+  } catch {
+    /* never throws */
+  }
 }
 
 /** teardownDisplays tears down every app slot inside root. */
