@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
@@ -249,7 +250,11 @@ func (h *Host) Tools(server string) ([]Tool, error) {
 		tools := make([]Tool, 0, len(cat.tools))
 		for _, t := range cat.tools {
 			if t != nil {
-				tools = append(tools, Tool{Server: c.cfg.Name, Tool: t})
+				tool := Tool{Server: c.cfg.Name, Tool: t}
+				if link, ok := apps.ToolLink(t); ok && c.cfg.Apps != config.AppsOff {
+					tool.App = &link
+				}
+				tools = append(tools, tool)
 			}
 		}
 		sort.SliceStable(tools, func(i, j int) bool { return tools[i].Tool.Name < tools[j].Tool.Name })

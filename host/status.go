@@ -3,6 +3,7 @@ package host
 import (
 	"time"
 
+	"github.com/mcphost/mcphost/apps"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -69,6 +70,9 @@ type ServerStatus struct {
 type Tool struct {
 	Server string    `json:"server"`
 	Tool   *mcp.Tool `json:"tool"`
+	// App is the tool's MCP App link when it has one (a ui:// resource and
+	// whether the model and Apps may call it); nil otherwise.
+	App *apps.Link `json:"app,omitempty"`
 }
 
 // QualifiedName returns SERVER.TOOL, the name the CLI and the API use.

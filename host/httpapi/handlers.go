@@ -38,6 +38,10 @@ type toolJSON struct {
 	OutputSchema any                  `json:"outputSchema,omitempty"`
 	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
 	Meta         mcp.Meta             `json:"_meta,omitempty"`
+	// Visibility is who may call the tool: "model" and/or "app" (apps.md §3).
+	Visibility []string `json:"visibility"`
+	// AppResourceURI is the ui:// resource of the tool's MCP App, if any.
+	AppResourceURI string `json:"appResourceUri,omitempty"`
 }
 
 func (a *api) tools(c *gin.Context) {
@@ -53,7 +57,19 @@ func (a *api) tools(c *gin.Context) {
 			Title: t.Tool.Title, Description: t.Tool.Description,
 			InputSchema: t.Tool.InputSchema, OutputSchema: t.Tool.OutputSchema,
 			Annotations: t.Tool.Annotations, Meta: t.Tool.Meta,
+			Visibility: []string{"model", "app"},
 		})
+		if t.App != nil {
+			tj := &out[len(out)-1]
+			tj.AppResourceURI = t.App.ResourceURI
+			tj.Visibility = tj.Visibility[:0]
+			if t.App.ModelVisible {
+				tj.Visibility = append(tj.Visibility, "model")
+			}
+			if t.App.AppVisible {
+				tj.Visibility = append(tj.Visibility, "app")
+			}
+		}
 	}
 	c.JSON(http.StatusOK, gin.H{"tools": out})
 }
