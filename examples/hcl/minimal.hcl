@@ -21,4 +21,16 @@ server "revenue" {
 
   # args are passed to the command as they are; there is no shell.
   args = ["demo", "revenue"]
+
+  # apps decides which MCP Apps (interactive HTML a tool links with a ui://
+  # resource) are kept for display: "auto" (the default: servers that
+  # advertise the io.modelcontextprotocol/ui extension, or that serve the
+  # resource with the exact App MIME type), "advertised" (only the former)
+  # or "off". The model-visible tool result never changes either way.
+  apps = "auto"
+
+  # The App's HTML is read with its own deadline and size cap; a failure
+  # leaves the ordinary text result with a warning.
+  app_resource_max_bytes = 1048576 # clamped to 1 B .. 4 MiB
+  app_resource_timeout   = "10s"   # clamped to 100ms .. 120s
 }
