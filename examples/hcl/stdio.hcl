@@ -49,7 +49,7 @@ server "github" {
   # "Environment variable not set" when it is missing. env("NAME", "default")
   # uses the default instead.
   env = {
-    GITHUB_TOKEN = env("GITHUB_TOKEN")
+    GITHUB_TOKEN = env("GITHUB_TOKEN", "")
     LOG_LEVEL    = env("GITHUB_MCP_LOG_LEVEL", "warning")
   }
 

@@ -5,6 +5,11 @@
 # release) decide by name and group. Tokens are credentials: keep them out of
 # this file with env() or file(), make them at least 16 characters (for
 # example `openssl rand -hex 32`), and give every principal its own.
+#
+# The second argument of env() is a default, used when the variable is not
+# set. The placeholders below only let this example validate on a fresh
+# checkout: in a real config drop them, so that a missing variable is an
+# error instead of a well-known token.
 
 listen = "127.0.0.1:7777"
 
@@ -15,18 +20,18 @@ server "revenue" {
 
 principal "alice" {
   # token is required. Two principals with the same token are an error.
-  token = env("ALICE_TOKEN")
+  token = env("ALICE_TOKEN", "placeholder-alice-token-replace-me")
 
   # groups are free-form names for policies to match on.
   groups = ["analysts", "admins"]
 }
 
 principal "bob" {
-  token  = env("BOB_TOKEN")
+  token  = env("BOB_TOKEN", "placeholder-bob-token-replace-me")
   groups = ["analysts"]
 }
 
 # A principal without groups.
 principal "ci" {
-  token = env("CI_TOKEN")
+  token = env("CI_TOKEN", "placeholder-ci-token-replace-me")
 }

@@ -645,6 +645,17 @@ func TestExamples(t *testing.T) {
 			if len(diags) > 0 {
 				t.Fatalf("LoadFile(%s) diagnostics:%s", path, diagText(diags))
 			}
+			// On a fresh checkout nothing the examples read is set:
+			// `mcphost validate examples/hcl/*.hcl` must still pass.
+			bare := func(name string) (string, bool) {
+				if name == "HOME" {
+					return testHome, true
+				}
+				return "", false
+			}
+			if _, diags := LoadFile(path, Options{LookupEnv: bare, Executable: testExecutable}); diags.HasErrors() {
+				t.Fatalf("LoadFile(%s) with an empty environment:%s", path, diagText(diags))
+			}
 			src, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)

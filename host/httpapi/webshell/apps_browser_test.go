@@ -14,9 +14,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 const (
@@ -26,6 +30,9 @@ const (
 	// appFrameSel is the outer App frame in a slot.
 	appFrameSel = appSlotSel + ` iframe[data-testid=app-frame]`
 )
+
+// sandboxRequests counts the page's requests of the sandbox proxy.
+const sandboxRequests = `performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname === '/mcp-app-sandbox').length`
 
 // appLogRecord is one notifications/message of an App, as the page keeps it
 // in test mode (<html data-app-log="1">).
@@ -122,6 +129,23 @@ func getNoAuth(t *testing.T, rawURL string) (*http.Response, string) {
 		t.Fatalf("GET %s: %v", rawURL, err)
 	}
 	return resp, string(b)
+}
+
+// screenshot saves a full-page PNG as evidence (out-of-process frames are
+// composited into it) when WEBSHELL_TEST_SCREENSHOTS names a directory.
+func (tb *tab) screenshot(name string) {
+	tb.t.Helper()
+	dir := os.Getenv("WEBSHELL_TEST_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png := run(tb, "taking a screenshot", chromedp.FullScreenshot(100))
+	path := filepath.Join(dir, tb.t.Name()+"-"+name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		tb.t.Errorf("saving the screenshot: %v", err)
+		return
+	}
+	tb.t.Logf("screenshot: %s", path)
 }
 
 // enableAppLog switches the page's App log on (test mode) and empties it.
@@ -243,9 +267,14 @@ func TestAppRevenueDashboard(t *testing.T) {
 	if height < 120 || height > 640 {
 		t.Errorf("frame height %v, want within 120–640", height)
 	}
-	if height == 160 {
-		t.Logf("frame height %v equals the initial height; the App measured the same", height)
+	t.Logf("frame height %v px after size-changed", height)
+	// The sandbox request shows up in the page's resource timing, so its
+	// absence for a compacted entry (TestAppReloadAndCompaction) means
+	// something.
+	if n := eval[int](tb, sandboxRequests); n != 1 {
+		t.Errorf("the page requested the sandbox %d times, want 1", n)
 	}
+	tb.screenshot("revenue-dashboard")
 
 	// The model-visible result is unchanged: the card's result text is the
 	// tool's text block, which is also the record's fallback text.
@@ -358,7 +387,7 @@ func TestAppReloadAndCompaction(t *testing.T) {
 	if got := eval[string](tb, `document.querySelector('`+appSlotSel+` [data-testid=app-fallback]')?.textContent ?? ''`); got != fallback {
 		t.Errorf("fallback shown %q, want %q", got, fallback)
 	}
-	if n := eval[int](tb, `performance.getEntriesByType('resource').filter((e) => e.name.includes('/mcp-app-sandbox')).length`); n != 0 {
+	if n := eval[int](tb, sandboxRequests); n != 0 {
 		t.Errorf("the page requested the sandbox %d times for a compacted entry", n)
 	}
 	after := tb.readEntries()
