@@ -43,6 +43,7 @@ export const MAX_HEIGHT = 640;
 const INITIAL_HEIGHT = 160;
 const MAX_MESSAGE_BYTES = 1 << 20;
 const MAX_METHOD_LENGTH = 128;
+const MAX_DEPTH = 64;
 const MAX_ID_LENGTH = 256;
 const MAX_TEST_LOG = 1000;
 const MAX_REASON_LENGTH = 200;
@@ -161,6 +162,18 @@ function validId(id) {
   return (isStr(id) && id.length <= MAX_ID_LENGTH) || Number.isSafeInteger(id);
 }
 
+// depthOK reports whether the JSON value v nests at most max levels deep.
+function depthOK(v, max) {
+  const stack = [[v, 1]];
+  while (stack.length) {
+    const [x, d] = stack.pop();
+    if (x === null || typeof x !== 'object') continue;
+    if (d > max) return false;
+    for (const c of Object.values(x)) if (c !== null && typeof c === 'object') stack.push([c, d + 1]);
+  }
+  return true;
+}
+
 function utf8Length(s) {
   return new TextEncoder().encode(s).length;
 }
@@ -171,8 +184,8 @@ function utf8Length(s) {
  * "2.0"; a request or notification has a method string of at most 128
  * characters, an id that is a string or an integer (requests), params an
  * object or absent; a response has such an id and a result or an error
- * object. Anything that does not serialise, or serialises to more than
- * 1 MiB, is dropped. It never throws.
+ * object. Anything that does not serialise, serialises to more than 1 MiB or
+ * nests more than 64 levels deep is dropped. It never throws.
  */
 export function validateInbound(data) {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return null;
@@ -190,7 +203,7 @@ export function validateInbound(data) {
   } catch {
     return null;
   }
-  if (!isPlainObject(m) || m.jsonrpc !== '2.0') return null;
+  if (!isPlainObject(m) || m.jsonrpc !== '2.0' || !depthOK(m, MAX_DEPTH)) return null;
   if ('method' in m) {
     if (!isStr(m.method) || m.method.length === 0 || m.method.length > MAX_METHOD_LENGTH) return null;
     if ('id' in m && !validId(m.id)) return null;
@@ -445,7 +458,7 @@ class Mount {
 
   onRequest(id, method, params) {
     if (method === 'ui/initialize') {
-      this.answerInitialize(id, params);
+      this.answerInitialize(id, params).catch(() => {});
       return;
     }
     // Nothing but the ui/initialize response goes to the View before it
