@@ -34,14 +34,15 @@ const (
 	displayType = "mcp_app"
 	uiScheme    = "ui://"
 
-	maxContentItems = 16      // §5.3
-	maxMaxBytes     = 4 << 20 // §5.7 clamp
-	defaultTimeout  = 10 * time.Second
-	minTimeout      = 100 * time.Millisecond
-	maxTimeout      = 120 * time.Second
-	compactMaxTool  = 32 << 10 // §7: toolResult kept when its JSON is ≤ 32 KiB
-	maxDropped      = 32       // bound on Display.Dropped entries
-	maxQuoted       = 120      // bound on hostile strings quoted into Dropped
+	maxContentItems   = 16      // §5.3
+	maxMaxBytes       = 4 << 20 // §5.7 clamp
+	defaultTimeout    = 10 * time.Second
+	minTimeout        = 100 * time.Millisecond
+	maxTimeout        = 120 * time.Second
+	compactMaxTool    = 32 << 10 // §7: toolResult kept when its JSON is ≤ 32 KiB
+	maxDropped        = 32       // bound on Display.Dropped entries
+	maxSourcesPerList = 32       // the sandbox route's cap on one CSP list
+	maxQuoted         = 120      // bound on hostile strings quoted into Dropped
 )
 
 // Values of [Display.AdmittedBy].
@@ -456,6 +457,10 @@ func applyMeta(d *Display, itemMeta, listingMeta map[string]any, valid func(stri
 					d.drop(fmt.Sprintf("%s: non-string %T", f.name, e))
 				case !sourceOK(s, valid):
 					d.drop(f.name + ": " + quote(s))
+				case len(*f.list) == maxSourcesPerList:
+					// The sandbox route refuses longer lists; the App
+					// gets the first ones.
+					d.drop(f.name + ": more than 32 sources: " + quote(s))
 				default:
 					*f.list = append(*f.list, s)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -746,4 +747,27 @@ func mustJSON(t testing.TB, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestCSPListCap(t *testing.T) {
+	var sources []any
+	for i := range 40 {
+		sources = append(sources, fmt.Sprintf("https://h%d.example.com", i))
+	}
+	meta := mcp.Meta{"ui": map[string]any{"csp": map[string]any{"connectDomains": sources}}}
+	r := fakeReaderFunc(func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: MIMEType, Text: "<p>x</p>", Meta: meta}}}, nil
+	})
+	d := Resolve(t.Context(), r, "s", Link{ResourceURI: "ui://x", ModelVisible: true, AppVisible: true}, nil,
+		&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "t"}}},
+		Options{ServerAdvertises: true, ValidSource: func(string) error { return nil }})
+	if d == nil || d.CSP == nil || len(d.CSP.ConnectDomains) != 32 || len(d.Dropped) != 8 {
+		t.Fatalf("display %+v", d)
+	}
+}
+
+type fakeReaderFunc func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
+
+func (f fakeReaderFunc) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	return f(ctx, uri)
 }
