@@ -8,11 +8,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -40,22 +44,59 @@ func (e *env) openHost(ctx context.Context, cf clientFlags, names []string) (*ho
 	if !ok {
 		return nil, nil, exitUsage
 	}
+	logger := e.newLogger(slog.LevelDebug, *cf.verbose)
+	st := eraCacheStore(ctx, cfg, names, logger)
 	h, err := host.New(cfg, host.Options{
-		Logger:  e.newLogger(slog.LevelDebug, *cf.verbose),
+		Logger:  logger,
 		Version: version(),
 		Servers: names,
+		Store:   st,
 	})
 	if err != nil {
+		closeStore(st)
 		fmt.Fprintf(e.stderr, "mcphost: %v\n", err)
 		return nil, nil, exitUsage
 	}
+	e.closers = append(e.closers, func() { h.Close(); closeStore(st) })
 	h.Start(ctx)
 	if err := h.WaitSettled(ctx); err != nil {
-		h.Close()
 		fmt.Fprintf(e.stderr, "mcphost: interrupted while connecting\n")
 		return nil, nil, exitFailure
 	}
 	return h, cfg, exitOK
+}
+
+// eraCacheStore opens the daemon's database when one already exists in
+// data_dir and a server to connect negotiates (version_negotiation =
+// "auto"), so one-shot commands reuse and refresh the era cache instead of
+// probing every time. It never creates a database; a failure only costs the
+// cache.
+func eraCacheStore(ctx context.Context, cfg *config.Config, names []string, logger *slog.Logger) *store.Store {
+	auto := false
+	for _, s := range cfg.Servers {
+		if s.VersionNegotiation == config.NegotiationAuto && (names == nil || slices.Contains(names, s.Name)) {
+			auto = true
+		}
+	}
+	path := filepath.Join(cfg.DataDir, dbFile)
+	if !auto || cfg.DataDir == "" {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	st, err := store.Open(ctx, path, logger)
+	if err != nil {
+		logger.Warn("era cache unavailable", "err", err)
+		return nil
+	}
+	return st
+}
+
+func closeStore(st *store.Store) {
+	if st != nil {
+		st.Close()
+	}
 }
 
 func (e *env) servers(ctx context.Context, args []string) int {
@@ -67,11 +108,11 @@ func (e *env) servers(ctx context.Context, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
+	defer e.closeAll()
 	h, _, code := e.openHost(ctx, cf, nil)
 	if h == nil {
 		return code
 	}
-	defer h.Close()
 	statuses := h.Servers()
 	if *cf.json {
 		writeJSON(e.stdout, statuses)
@@ -172,11 +213,11 @@ func (e *env) tools(ctx context.Context, args []string) int {
 	if server != "" {
 		names = []string{server}
 	}
+	defer e.closeAll()
 	h, _, code := e.openHost(ctx, cf, names)
 	if h == nil {
 		return code
 	}
-	defer h.Close()
 	tools, err := h.Tools(server)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost tools: %v\n", err)
@@ -261,11 +302,11 @@ func (e *env) call(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 
+	defer e.closeAll()
 	h, _, code := e.openHost(ctx, cf, []string{server})
 	if h == nil {
 		return code
 	}
-	defer h.Close()
 	res, err := h.CallTool(ctx, host.CallToolRequest{
 		Server:    server,
 		Tool:      tool,

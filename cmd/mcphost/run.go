@@ -45,6 +45,15 @@ Exit status: 0 ok, 1 runtime failure, 2 usage or config error.
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	closers        []func() // run by closeAll, last first
+}
+
+// closeAll releases what a command opened (hosts, then stores).
+func (e *env) closeAll() {
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		e.closers[i]()
+	}
+	e.closers = nil
 }
 
 // run is the whole CLI. It never calls os.Exit, so tests can drive it.

@@ -20,6 +20,9 @@ import (
 	"github.com/mcphost/mcphost/host/store"
 )
 
+// dbFile is the daemon's database in data_dir.
+const dbFile = "mcphost.db"
+
 // ownerTokenFile is the file in data_dir that holds the generated owner
 // token when the config declares no principal.
 const ownerTokenFile = "owner.token"
@@ -70,7 +73,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		}
 		ownerToken = t
 	}
-	st, err := store.Open(ctx, filepath.Join(cfg.DataDir, "mcphost.db"), logger)
+	st, err := store.Open(ctx, filepath.Join(cfg.DataDir, dbFile), logger)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitFailure
