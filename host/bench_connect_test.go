@@ -11,6 +11,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/benchpair"
 	"github.com/mcphost/mcphost/internal/fixture"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,7 +68,7 @@ func BenchmarkConnect(b *testing.B) {
 			for b.Loop() {
 				ds = append(ds, connect(tc.mode, tc.store))
 			}
-			p50, _ := percentiles(ds)
+			p50, _ := benchpair.Percentiles(ds)
 			b.ReportMetric(float64(p50.Microseconds()), "p50-µs")
 		})
 	}
@@ -78,9 +79,9 @@ func BenchmarkConnect(b *testing.B) {
 			warm = append(warm, connect(config.NegotiationAuto, st))
 			cold = append(cold, connect(config.NegotiationAuto, nil))
 		}
-		l50, _ := percentiles(legacy)
-		w50, _ := percentiles(warm)
-		c50, _ := percentiles(cold)
+		l50, _ := benchpair.Percentiles(legacy)
+		w50, _ := benchpair.Percentiles(warm)
+		c50, _ := benchpair.Percentiles(cold)
 		b.ReportMetric(float64(l50.Microseconds()), "legacy-p50-µs")
 		b.ReportMetric(float64(w50.Microseconds()), "warm-p50-µs")
 		b.ReportMetric(float64(c50.Microseconds()), "cold-p50-µs")

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -49,22 +48,23 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 		return nil, err
 	}
 	if _, ok := cat.toolIndex[req.Tool]; !ok {
-		known := make([]string, 0, len(cat.tools))
-		for _, t := range cat.tools {
-			known = append(known, t.Name)
-		}
-		slices.Sort(known)
-		return nil, &UnknownToolError{Server: req.Server, Tool: req.Tool, Known: known}
+		return nil, unknownTool(req.Server, req.Tool, cat)
 	}
 	args, err := objectArguments(req.Arguments)
 	if err != nil {
 		return nil, err
 	}
+	return c.callTool(ctx, cs, req.Tool, args, req.OnProgress)
+}
 
-	params := &mcp.CallToolParams{Name: req.Tool, Arguments: args}
-	if req.OnProgress != nil {
+// callTool sends tools/call on cs with arguments already checked by
+// objectArguments, under the server's call_timeout, with progress routed to
+// onProgress.
+func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool string, args json.RawMessage, onProgress func(Progress)) (*mcp.CallToolResult, error) {
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	if onProgress != nil {
 		token := "mcphost-" + strconv.FormatUint(c.progressSeq.Add(1), 10)
-		c.progress.Store(token, req.OnProgress)
+		c.progress.Store(token, onProgress)
 		defer c.progress.Delete(token)
 		params.SetProgressToken(token)
 	}
@@ -77,7 +77,7 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 		// -32020: the server rejected a header derived from the tool's
 		// definition (Mcp-Param-*), which go-sdk takes from this session's
 		// tool list (trap T6). List again, then retry once.
-		c.logger.Info("header mismatch on tools/call; listing tools again and retrying once", "tool", req.Tool)
+		c.logger.Info("header mismatch on tools/call; listing tools again and retrying once", "tool", tool)
 		c.lists.c.Invalidate(c.cfg.Name, "tools/list")
 		if cat, lerr := fetchCatalog(cctx, cs, c.lists); lerr == nil {
 			c.mu.Lock()
@@ -91,16 +91,16 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
-			err = fmt.Errorf("call %s.%s cancelled: %w", req.Server, req.Tool, ctx.Err())
+			err = fmt.Errorf("call %s.%s cancelled: %w", c.cfg.Name, tool, ctx.Err())
 		case errors.Is(cctx.Err(), context.DeadlineExceeded):
-			err = fmt.Errorf("call %s.%s: no result within the server's call_timeout of %s", req.Server, req.Tool, c.cfg.CallTimeout)
+			err = fmt.Errorf("call %s.%s: no result within the server's call_timeout of %s", c.cfg.Name, tool, c.cfg.CallTimeout)
 		default:
-			err = fmt.Errorf("call %s.%s: %w", req.Server, req.Tool, err)
+			err = fmt.Errorf("call %s.%s: %w", c.cfg.Name, tool, err)
 		}
-		c.logger.Warn("tool call failed", "tool", req.Tool, "err", err, "duration", time.Since(start))
+		c.logger.Warn("tool call failed", "tool", tool, "err", err, "duration", time.Since(start))
 		return nil, err
 	}
-	c.logger.Debug("tool call", "tool", req.Tool, "is_error", res.IsError, "duration", time.Since(start))
+	c.logger.Debug("tool call", "tool", tool, "is_error", res.IsError, "duration", time.Since(start))
 	return res, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcphost/mcphost/cache"
+	"github.com/mcphost/mcphost/negotiate"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,9 +18,6 @@ import (
 // undeclaredListTimeout bounds asking a legacy server for a list it did not
 // declare; silence there costs at most this much of the discovery window.
 const undeclaredListTimeout = 2 * time.Second
-
-// modernVersion is the first protocol version of the modern era.
-const modernVersion = "2026-07-28"
 
 // catalog is everything a server offers, fetched whole after each connect and
 // after a list_changed notification. Its lists are immutable once built; only the schema cache fills in.
@@ -72,7 +70,7 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*c
 	// them (go-sdk gates nothing client-side), so legacy sessions ask
 	// anyway, briefly, and take any failure as "none". Modern servers
 	// declare what they have.
-	legacy := cs.InitializeResult() != nil && cs.InitializeResult().ProtocolVersion < modernVersion
+	legacy := cs.InitializeResult() != nil && cs.InitializeResult().ProtocolVersion < negotiate.ModernVersion
 	undeclared := func(declared bool) (context.Context, context.CancelFunc, bool) {
 		if declared {
 			return ctx, func() {}, true

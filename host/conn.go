@@ -457,32 +457,12 @@ func (c *serverConn) deliverProgress(p *mcp.ProgressNotificationParams) {
 
 // httpClient returns the HTTP client of a remote server: the default
 // transport's connection limits and timeouts plus the configured headers.
-// Every POST goes through the header shim (see headerShim).
+// Every request goes through headerShim (configured headers, and the
+// standard MCP headers legacy sessions lack).
 // It has no overall timeout, because responses may be long-lived event
 // streams; contexts bound each request.
 func httpClient(headers map[string]string) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.ResponseHeaderTimeout = 0
-	var rt http.RoundTripper = headerShim{base: base}
-	if len(headers) > 0 {
-		rt = &headerTransport{base: rt, headers: headers}
-	}
-	return &http.Client{Transport: rt}
-}
-
-// headerTransport adds the configured headers to every request, never
-// overwriting one the SDK set.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, v := range t.headers {
-		if req.Header.Get(k) == "" {
-			req.Header.Set(k, v)
-		}
-	}
-	return t.base.RoundTrip(req)
+	return &http.Client{Transport: headerShim{base: base, static: headers}}
 }

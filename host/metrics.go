@@ -2,9 +2,11 @@ package host
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -73,18 +75,7 @@ func (h *Host) WriteMetrics(w io.Writer) error {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b callKey) int {
-		if a.server != b.server {
-			if a.server < b.server {
-				return -1
-			}
-			return 1
-		}
-		if a.status < b.status {
-			return -1
-		} else if a.status > b.status {
-			return 1
-		}
-		return 0
+		return cmp.Or(strings.Compare(a.server, b.server), strings.Compare(a.status, b.status))
 	})
 	fmt.Fprintln(bw, "# HELP mcphost_tool_calls_total Tool calls by server and outcome.")
 	fmt.Fprintln(bw, "# TYPE mcphost_tool_calls_total counter")

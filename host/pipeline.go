@@ -188,14 +188,12 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 		ProtocolVersion: st.ProtocolVersion,
 		StartedAt:       time.Now().UTC(),
 	}
-	res, err := h.CallTool(cctx, CallToolRequest{
-		Server: req.Server, Tool: req.Tool, Arguments: args,
-		OnProgress: func(p Progress) {
-			h.bus.publish(Event{Type: EventProgress, Principal: req.Principal.Name,
-				Data: CallProgress{CallID: callID, SessionID: req.SessionID, Progress: p}})
-		},
+	res, err := c.callTool(cctx, cs, req.Tool, args, func(p Progress) {
+		h.bus.publish(Event{Type: EventProgress, Principal: req.Principal.Name,
+			Data: CallProgress{CallID: callID, SessionID: req.SessionID, Progress: p}})
 	})
-	entry.DurationMs = float64(time.Since(entry.StartedAt).Microseconds()) / 1000
+	took := time.Since(entry.StartedAt)
+	entry.DurationMs = float64(took.Microseconds()) / 1000
 	switch {
 	case err != nil && cctx.Err() != nil:
 		entry.Status = StatusCancelled
@@ -217,7 +215,7 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 			entry.Result = raw
 		}
 	}
-	h.metrics.observeCall(req.Server, entry.Status, time.Duration(entry.DurationMs*float64(time.Millisecond)))
+	h.metrics.observeCall(req.Server, entry.Status, took)
 
 	// An App linked by the tool is resolved after a successful call only,
 	// with its own deadline; it never changes entry.Result.

@@ -19,9 +19,21 @@ const maxShimBody = 4 << 20
 // never overwrites a header that is already set, so on modern sessions,
 // where the SDK sets them all, it does nothing. Mcp-Name goes out raw, as
 // go-sdk sends it, so both eras behave alike.
-type headerShim struct{ base http.RoundTripper }
+//
+// It also adds the server's configured headers (static), again never
+// overwriting one the SDK set. Each request is cloned once, here.
+type headerShim struct {
+	base   http.RoundTripper
+	static map[string]string
+}
 
 func (s headerShim) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range s.static {
+		if req.Header.Get(k) == "" {
+			req.Header.Set(k, v)
+		}
+	}
 	if req.Method != http.MethodPost || req.Body == nil || req.ContentLength > maxShimBody {
 		return s.base.RoundTrip(req)
 	}
@@ -67,11 +79,11 @@ func (s headerShim) RoundTrip(req *http.Request) (*http.Response, error) {
 	return s.base.RoundTrip(req)
 }
 
-// withBody returns a clone of req whose body (and GetBody) replay b.
+// withBody makes req's body (and GetBody) replay b; req is already the
+// shim's own clone.
 func withBody(req *http.Request, b []byte) *http.Request {
-	r := req.Clone(req.Context())
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	r.ContentLength = int64(len(b))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	return r
+	req.Body = io.NopCloser(bytes.NewReader(b))
+	req.ContentLength = int64(len(b))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	return req
 }

@@ -16,7 +16,7 @@ import (
 )
 
 type postHeaders struct {
-	method, protocol, name, sdkMethod string
+	method, protocol, name string
 }
 
 // TestStandardHeadersOnEveryPost checks that every POST to a Streamable HTTP

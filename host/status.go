@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/negotiate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,13 +24,13 @@ const (
 
 // Era names the MCP protocol era a session speaks.
 const (
-	EraLegacy = "legacy" // initialize handshake, protocol ≤ 2025-11-25
-	EraModern = "modern" // stateless 2026-07-28 with server/discover
+	EraLegacy = negotiate.EraLegacy // initialize handshake, protocol ≤ 2025-11-25
+	EraModern = negotiate.EraModern // stateless 2026-07-28 with server/discover
 )
 
 // LegacyProtocolVersion is the version every legacy connect pins
 // (ClientSessionOptions.ProtocolVersion), so go-sdk never probes on its own.
-const LegacyProtocolVersion = "2025-11-25"
+const LegacyProtocolVersion = negotiate.LegacyVersion
 
 // ServerStatus is a snapshot of one server's state. It is a value: reading
 // it needs no lock and it never changes after it is returned.
@@ -77,3 +78,43 @@ type Tool struct {
 
 // QualifiedName returns SERVER.TOOL, the name the CLI and the API use.
 func (t Tool) QualifiedName() string { return t.Server + "." + t.Tool.Name }
+
+// ToolView is the flat description of a tool that `mcphost tools -json` and
+// GET /api/v1/tools print.
+type ToolView struct {
+	Server       string               `json:"server"`
+	Name         string               `json:"name"`
+	Qualified    string               `json:"qualifiedName"`
+	Title        string               `json:"title,omitempty"`
+	Description  string               `json:"description,omitempty"`
+	InputSchema  any                  `json:"inputSchema,omitempty"`
+	OutputSchema any                  `json:"outputSchema,omitempty"`
+	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	Meta         mcp.Meta             `json:"_meta,omitempty"`
+	// Visibility is who may call the tool: "model" and/or "app" (apps.md §3).
+	Visibility []string `json:"visibility"`
+	// AppResourceURI is the ui:// resource of the tool's MCP App, if any.
+	AppResourceURI string `json:"appResourceUri,omitempty"`
+}
+
+// View returns the tool's flat description.
+func (t Tool) View() ToolView {
+	v := ToolView{
+		Server: t.Server, Name: t.Tool.Name, Qualified: t.QualifiedName(),
+		Title: t.Tool.Title, Description: t.Tool.Description,
+		InputSchema: t.Tool.InputSchema, OutputSchema: t.Tool.OutputSchema,
+		Annotations: t.Tool.Annotations, Meta: t.Tool.Meta,
+		Visibility: []string{"model", "app"},
+	}
+	if t.App != nil {
+		v.AppResourceURI = t.App.ResourceURI
+		v.Visibility = v.Visibility[:0]
+		if t.App.ModelVisible {
+			v.Visibility = append(v.Visibility, "model")
+		}
+		if t.App.AppVisible {
+			v.Visibility = append(v.Visibility, "app")
+		}
+	}
+	return v
+}

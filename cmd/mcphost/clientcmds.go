@@ -186,19 +186,6 @@ func offers(s host.ServerStatus) string {
 	return strings.Join(parts, ", ")
 }
 
-// toolJSON is one line of `tools -json`.
-type toolJSON struct {
-	Server       string               `json:"server"`
-	Name         string               `json:"name"`
-	Qualified    string               `json:"qualifiedName"`
-	Title        string               `json:"title,omitempty"`
-	Description  string               `json:"description,omitempty"`
-	InputSchema  any                  `json:"inputSchema,omitempty"`
-	OutputSchema any                  `json:"outputSchema,omitempty"`
-	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	Meta         mcp.Meta             `json:"_meta,omitempty"`
-}
-
 func (e *env) tools(ctx context.Context, args []string) int {
 	fs, cf := e.clientFlagSet("tools", "[-config FILE] [-json] [-v] [SERVER]")
 	if code := parseFlags(fs, args); code >= 0 {
@@ -224,14 +211,9 @@ func (e *env) tools(ctx context.Context, args []string) int {
 		return exitFailure
 	}
 	if *cf.json {
-		out := make([]toolJSON, 0, len(tools))
+		out := make([]host.ToolView, 0, len(tools))
 		for _, t := range tools {
-			out = append(out, toolJSON{
-				Server: t.Server, Name: t.Tool.Name, Qualified: t.QualifiedName(),
-				Title: t.Tool.Title, Description: t.Tool.Description,
-				InputSchema: t.Tool.InputSchema, OutputSchema: t.Tool.OutputSchema,
-				Annotations: t.Tool.Annotations, Meta: t.Tool.Meta,
-			})
+			out = append(out, t.View())
 		}
 		writeJSON(e.stdout, out)
 	} else {

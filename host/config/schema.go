@@ -127,6 +127,3 @@ type futureBlock struct {
 	DeclRange hcl.Range `hcl:",def_range"`
 	Body      hcl.Body  `hcl:",remain"`
 }
-
-// isSet reports whether r is the range of an attribute that is present.
-func isSet(r hcl.Range) bool { return r != hcl.Range{} }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os/exec"
-	"slices"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/httpapi"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/benchpair"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -31,14 +30,7 @@ func BenchmarkAPICall(b *testing.B) {
 	bin := testbin.Build(b, "github.com/mcphost/mcphost/testdata/servers/wellbehaved")
 	ctx := b.Context()
 
-	client := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "bench"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	direct, err := client.Connect(cctx, &mcp.CommandTransport{Command: exec.Command(bin)}, &mcp.ClientSessionOptions{ProtocolVersion: host.LegacyProtocolVersion})
-	cancel()
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { direct.Close() })
+	direct := benchpair.DirectStdio(b, bin, host.LegacyProtocolVersion)
 
 	st, err := store.Open(ctx, b.TempDir()+"/bench.db", nil)
 	if err != nil {
@@ -101,41 +93,5 @@ func BenchmarkAPICall(b *testing.B) {
 		}
 	}
 	apiCall := func() { post(callPath, body) }
-	for range 50 {
-		directCall()
-		apiCall()
-	}
-	b.Run("direct", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			directCall()
-		}
-	})
-	b.Run("api", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			apiCall()
-		}
-	})
-	b.Run("paired", func(b *testing.B) {
-		var d, a []time.Duration
-		for b.Loop() {
-			t0 := time.Now()
-			directCall()
-			t1 := time.Now()
-			apiCall()
-			t2 := time.Now()
-			d = append(d, t1.Sub(t0))
-			a = append(a, t2.Sub(t1))
-		}
-		slices.Sort(d)
-		slices.Sort(a)
-		dp50, ap50 := d[len(d)/2], a[len(a)/2]
-		dp99, ap99 := d[min(len(d)-1, len(d)*99/100)], a[min(len(a)-1, len(a)*99/100)]
-		b.ReportMetric(float64(dp50.Nanoseconds()), "direct-p50-ns")
-		b.ReportMetric(float64(ap50.Nanoseconds()), "api-p50-ns")
-		b.ReportMetric(float64(ap99.Nanoseconds()), "api-p99-ns")
-		b.ReportMetric(float64(ap50)/float64(dp50), "p50-x-direct")
-		b.ReportMetric(float64(ap99)/float64(dp99), "p99-x-direct")
-	})
+	benchpair.Compare(b, "api", directCall, apiCall)
 }

@@ -27,49 +27,15 @@ func (a *api) servers(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"servers": a.h.Servers()})
 }
 
-// toolJSON is one tool of GET /api/v1/tools.
-type toolJSON struct {
-	Server       string               `json:"server"`
-	Name         string               `json:"name"`
-	Qualified    string               `json:"qualifiedName"`
-	Title        string               `json:"title,omitempty"`
-	Description  string               `json:"description,omitempty"`
-	InputSchema  any                  `json:"inputSchema,omitempty"`
-	OutputSchema any                  `json:"outputSchema,omitempty"`
-	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	Meta         mcp.Meta             `json:"_meta,omitempty"`
-	// Visibility is who may call the tool: "model" and/or "app" (apps.md §3).
-	Visibility []string `json:"visibility"`
-	// AppResourceURI is the ui:// resource of the tool's MCP App, if any.
-	AppResourceURI string `json:"appResourceUri,omitempty"`
-}
-
 func (a *api) tools(c *gin.Context) {
 	tools, err := a.h.Tools("")
 	if err != nil {
 		a.fail(c, err)
 		return
 	}
-	out := make([]toolJSON, 0, len(tools))
+	out := make([]host.ToolView, 0, len(tools))
 	for _, t := range tools {
-		out = append(out, toolJSON{
-			Server: t.Server, Name: t.Tool.Name, Qualified: t.QualifiedName(),
-			Title: t.Tool.Title, Description: t.Tool.Description,
-			InputSchema: t.Tool.InputSchema, OutputSchema: t.Tool.OutputSchema,
-			Annotations: t.Tool.Annotations, Meta: t.Tool.Meta,
-			Visibility: []string{"model", "app"},
-		})
-		if t.App != nil {
-			tj := &out[len(out)-1]
-			tj.AppResourceURI = t.App.ResourceURI
-			tj.Visibility = tj.Visibility[:0]
-			if t.App.ModelVisible {
-				tj.Visibility = append(tj.Visibility, "model")
-			}
-			if t.App.AppVisible {
-				tj.Visibility = append(tj.Visibility, "app")
-			}
-		}
+		out = append(out, t.View())
 	}
 	c.JSON(http.StatusOK, gin.H{"tools": out})
 }

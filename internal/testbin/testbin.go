@@ -32,7 +32,7 @@ type build struct {
 // including a cached one, calls tb.Fatalf with the compiler output.
 //
 // The go command is the one on PATH, else the one of the running toolchain
-// (runtime.GOROOT()/bin/go). It runs in the test's working directory, so
+// ($GOROOT/bin/go, which `go test` sets). It runs in the test's working directory, so
 // importPath must be a package of the module under test or of its
 // dependencies.
 func Build(tb testing.TB, importPath string) string {
@@ -103,7 +103,8 @@ func goTool() (string, error) {
 	if runtime.GOOS == "windows" {
 		exe += ".exe"
 	}
-	p := filepath.Join(runtime.GOROOT(), "bin", exe)
+	// `go test` runs tests with GOROOT in the environment.
+	p := filepath.Join(os.Getenv("GOROOT"), "bin", exe)
 	if _, err := os.Stat(p); err != nil {
 		return "", fmt.Errorf("no go command on PATH or in %s", filepath.Dir(p))
 	}

@@ -1,0 +1,39 @@
+package host_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestToolView(t *testing.T) {
+	tool := &mcp.Tool{Name: "show", Title: "Show", Description: "d"}
+	tests := []struct {
+		name    string
+		app     *apps.Link
+		visible []string
+		uri     string
+	}{
+		{"no App", nil, []string{"model", "app"}, ""},
+		{"App for both", &apps.Link{ResourceURI: "ui://a", ModelVisible: true, AppVisible: true}, []string{"model", "app"}, "ui://a"},
+		{"App-only tool", &apps.Link{ResourceURI: "ui://a", AppVisible: true}, []string{"app"}, "ui://a"},
+		{"model only", &apps.Link{ResourceURI: "ui://a", ModelVisible: true}, []string{"model"}, "ui://a"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := host.Tool{Server: "s", Tool: tool, App: tc.app}.View()
+			if v.Qualified != "s.show" || v.Title != "Show" {
+				t.Errorf("view %+v", v)
+			}
+			if diff := cmp.Diff(tc.visible, v.Visibility); diff != "" {
+				t.Errorf("visibility (-want +got):\n%s", diff)
+			}
+			if v.AppResourceURI != tc.uri {
+				t.Errorf("appResourceUri = %q, want %q", v.AppResourceURI, tc.uri)
+			}
+		})
+	}
+}
