@@ -66,6 +66,12 @@ type Config struct {
 	Servers    []Server    // `server "NAME"` blocks, in file order
 	Principals []Principal // `principal "NAME"` blocks, in file order
 
+	// PolicyDefault is the `policies { default }` effect: PolicyAllow
+	// (default) or PolicyDeny.
+	PolicyDefault string
+	Policies      []Policy // `policy "NAME"` blocks, in file order
+	Plugins       []Plugin // `plugin "NAME"` blocks, in file order
+
 	// Files maps each parsed file name to its source, for rendering
 	// diagnostics with snippets (hcl.NewDiagnosticTextWriter).
 	Files map[string]*hcl.File
@@ -110,6 +116,80 @@ type Principal struct {
 	Groups    []string
 	NameRange hcl.Range
 	DeclRange hcl.Range
+}
+
+// Policy effects and phases accepted by `policy` and `policies` blocks.
+const (
+	PolicyAllow = "allow"
+	PolicyDeny  = "deny"
+	PolicyAsk   = "ask"
+)
+
+// Policy is one `policy "NAME"` block, a CEL rule. The loader checks the
+// phase and effect and compiles When (see policies.Compile); compile errors
+// are diagnostics inside the `when` string.
+type Policy struct {
+	Name    string
+	Phase   string // list | call | result | app
+	Effect  string // allow | deny | ask
+	When    string // the CEL expression
+	Message string // shown when the rule denies or asks; may be ""
+
+	NameRange hcl.Range
+	DeclRange hcl.Range
+	WhenRange hcl.Range // the `when` value, quotes included
+
+	// whenPos maps a byte offset in When to its position in the file.
+	whenPos func(offset int) hcl.Pos
+}
+
+// WhenPos returns the position in the configuration file of the byte at
+// offset in When; the start of the `when` value when the mapping is unknown.
+func (p *Policy) WhenPos(offset int) hcl.Pos {
+	if p.whenPos == nil || offset < 0 {
+		return p.WhenRange.Start
+	}
+	return p.whenPos(offset)
+}
+
+// Plugin stages and error modes accepted by `plugin` blocks.
+const (
+	PluginStageResult  = "result"
+	PluginStageDisplay = "display"
+	PluginOnErrorFail  = "fail"
+	PluginOnErrorSkip  = "skip"
+)
+
+// Defaults and bounds of plugin attributes.
+const (
+	DefaultPluginTimeout     = 250 * time.Millisecond
+	MaxPluginTimeout         = 60 * time.Second
+	DefaultPluginMemoryLimit = 64 << 20
+	MinPluginMemoryLimit     = 1 << 20
+	MaxPluginMemoryLimit     = 4 << 30
+	DefaultPluginPoolSize    = 4
+	MaxPluginPoolSize        = 64
+)
+
+// Plugin is one `plugin "NAME"` block. The loader checks the attributes;
+// compiling the module and checking its exports is the host's job
+// (host.CheckPlugins), which reports problems at PathRange.
+type Plugin struct {
+	Name        string
+	Path        string            // absolute, or relative to the process when the config was parsed from memory
+	Stages      []string          // PluginStageResult, PluginStageDisplay; no duplicates
+	Servers     []string          // glob patterns on server names; default ["*"]
+	Tools       []string          // glob patterns on tool names; default ["*"]
+	Config      map[string]string // strings as written, other values JSON-encoded
+	Timeout     time.Duration     // per call; default 250ms, (0, 60s]
+	MemoryLimit uint64            // bytes; default 64 MiB, [1 MiB, 4 GiB]
+	PoolSize    int               // default 4, [1, 64]
+	OnError     string            // PluginOnErrorFail (default) | PluginOnErrorSkip
+
+	NameRange   hcl.Range
+	DeclRange   hcl.Range
+	PathRange   hcl.Range // the `path` value (or the block header when absent)
+	StagesRange hcl.Range
 }
 
 // Server returns the server block with the given name, or nil.

@@ -220,28 +220,11 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 		cfg.Principals = append(cfg.Principals, p)
 	}
 
-	for _, b := range fsch.Policy {
-		l.add(notSupported("Policies", "policy", b.DeclRange))
-	}
-	for _, b := range fsch.Policies {
-		l.add(notSupported("Policies", "policies", b.DeclRange))
-	}
-	for _, b := range fsch.Plugins {
-		l.add(notSupported("Plugins", "plugin", b.DeclRange))
-	}
+	l.decodePolicies(cfg, file, fsch.Policies, fsch.Policy)
+	l.decodePlugins(cfg, fsch.Plugins)
 
 	SortDiagnostics(l.diags)
 	return cfg, l.diags
-}
-
-func notSupported(what, block string, rng hcl.Range) *hcl.Diagnostic {
-	return &hcl.Diagnostic{
-		Severity: hcl.DiagError,
-		Summary:  what + " are not supported yet",
-		Detail: fmt.Sprintf("This version of mcphost does not implement %s blocks; they arrive with a later release. Remove the %s block to load this configuration.",
-			block, block),
-		Subject: rng.Ptr(),
-	}
 }
 
 // fileLine formats the start of r as FILE:LINE.

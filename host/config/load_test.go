@@ -97,9 +97,10 @@ func TestLoadFileValues(t *testing.T) {
 		t.Fatalf("diagnostics:%s", diagText(diags))
 	}
 	want := &Config{
-		Listen:   "0.0.0.0:8080",
-		DataDir:  filepath.Join(dir, "state"),
-		LogLevel: slog.LevelDebug,
+		PolicyDefault: PolicyAllow,
+		Listen:        "0.0.0.0:8080",
+		DataDir:       filepath.Join(dir, "state"),
+		LogLevel:      slog.LevelDebug,
 		Servers: []Server{
 			{
 				Name:      "files",
@@ -310,9 +311,10 @@ func TestDefault(t *testing.T) {
 		t.Errorf("Filename = %q, Files = %v", cfg.Filename, cfg.Files)
 	}
 	want := &Config{
-		Listen:   DefaultListen,
-		DataDir:  filepath.Join(testHome, ".local", "state", "mcphost"),
-		LogLevel: slog.LevelInfo,
+		PolicyDefault: PolicyAllow,
+		Listen:        DefaultListen,
+		DataDir:       filepath.Join(testHome, ".local", "state", "mcphost"),
+		LogLevel:      slog.LevelInfo,
 		Servers: []Server{{
 			Name:               "revenue",
 			Transport:          TransportStdio,
@@ -530,9 +532,14 @@ func TestDiagnosticDetails(t *testing.T) {
 			contains: []string{"1h", "5m is used"},
 		},
 		{
-			file:     "future.hcl",
-			summary:  "Plugins are not supported yet",
-			contains: []string{"does not implement", "Remove the plugin block"},
+			file:     "policies.hcl",
+			summary:  "Effect ask needs the call phase",
+			contains: []string{`phase = "call"`, `"list"`},
+		},
+		{
+			file:     "plugins.hcl",
+			summary:  "Invalid plugin timeout",
+			contains: []string{"250ms", "1m"},
 		},
 		{
 			file:     "top.hcl",

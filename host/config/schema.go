@@ -27,11 +27,9 @@ type fileSchema struct {
 	Servers    []*serverBlock    `hcl:"server,block"`
 	Principals []*principalBlock `hcl:"principal,block"`
 
-	// Accepted by the grammar so the error can say they are not supported
-	// yet, instead of "Unsupported block type".
-	Policy   []*namedFutureBlock `hcl:"policy,block"`
-	Plugins  []*namedFutureBlock `hcl:"plugin,block"`
-	Policies []*futureBlock      `hcl:"policies,block"`
+	Policies []*policiesBlock `hcl:"policies,block"`
+	Policy   []*policyBlock   `hcl:"policy,block"`
+	Plugins  []*pluginBlock   `hcl:"plugin,block"`
 }
 
 // serverBlock is one `server "NAME"` block.
@@ -114,16 +112,72 @@ type principalBlock struct {
 	Groups hcl.Expression `hcl:"groups,optional"`
 }
 
-// namedFutureBlock is a `policy "NAME"` or `plugin "NAME"` block. Its body is
-// not looked at: the block is reported as not supported yet.
-type namedFutureBlock struct {
-	Name      string    `hcl:"name,label"`
+// policiesBlock is the `policies` block: settings of the policy set.
+type policiesBlock struct {
 	DeclRange hcl.Range `hcl:",def_range"`
-	Body      hcl.Body  `hcl:",remain"`
+
+	// default: "allow" (default) | "deny" — the effect when no rule matches.
+	Default      hcl.Expression `hcl:"default,optional"`
+	DefaultRange hcl.Range      `hcl:"default,attr_value_range"`
 }
 
-// futureBlock is a `policies` block, reported as not supported yet.
-type futureBlock struct {
+// policyBlock is one `policy "NAME"` block: a CEL rule.
+type policyBlock struct {
+	Name      string    `hcl:"name,label"`
+	NameRange hcl.Range `hcl:"name,label_range"`
 	DeclRange hcl.Range `hcl:",def_range"`
-	Body      hcl.Body  `hcl:",remain"`
+
+	// phase: "list" | "call" | "result" | "app". Required.
+	Phase      hcl.Expression `hcl:"phase,optional"`
+	PhaseRange hcl.Range      `hcl:"phase,attr_value_range"`
+
+	// effect: "allow" | "deny" | "ask" (ask: call phase only). Required.
+	Effect      hcl.Expression `hcl:"effect,optional"`
+	EffectRange hcl.Range      `hcl:"effect,attr_value_range"`
+
+	// when: a CEL boolean expression. Required.
+	When      hcl.Expression `hcl:"when,optional"`
+	WhenRange hcl.Range      `hcl:"when,attr_value_range"`
+
+	// message: shown to the user when the rule denies or asks.
+	Message hcl.Expression `hcl:"message,optional"`
+}
+
+// pluginBlock is one `plugin "NAME"` block: a WebAssembly plugin.
+type pluginBlock struct {
+	Name      string    `hcl:"name,label"`
+	NameRange hcl.Range `hcl:"name,label_range"`
+	DeclRange hcl.Range `hcl:",def_range"`
+
+	// path: the .wasm file, relative to the configuration file. Required.
+	Path      hcl.Expression `hcl:"path,optional"`
+	PathRange hcl.Range      `hcl:"path,attr_value_range"`
+
+	// stages: a non-empty subset of ["result", "display"]. Required.
+	Stages      hcl.Expression `hcl:"stages,optional"`
+	StagesRange hcl.Range      `hcl:"stages,attr_value_range"`
+
+	// servers, tools: glob patterns; default ["*"].
+	Servers      hcl.Expression `hcl:"servers,optional"`
+	ServersRange hcl.Range      `hcl:"servers,attr_value_range"`
+	Tools        hcl.Expression `hcl:"tools,optional"`
+	ToolsRange   hcl.Range      `hcl:"tools,attr_value_range"`
+
+	// config: an object passed to the plugin as its Extism config.
+	Config      hcl.Expression `hcl:"config,optional"`
+	ConfigRange hcl.Range      `hcl:"config,attr_value_range"`
+
+	// timeout: per call, default 250ms. memory_limit: default "64MiB".
+	Timeout          hcl.Expression `hcl:"timeout,optional"`
+	TimeoutRange     hcl.Range      `hcl:"timeout,attr_value_range"`
+	MemoryLimit      hcl.Expression `hcl:"memory_limit,optional"`
+	MemoryLimitRange hcl.Range      `hcl:"memory_limit,attr_value_range"`
+
+	// pool_size: warm instances, default 4.
+	PoolSize      hcl.Expression `hcl:"pool_size,optional"`
+	PoolSizeRange hcl.Range      `hcl:"pool_size,attr_value_range"`
+
+	// on_error: "fail" (default) | "skip".
+	OnError      hcl.Expression `hcl:"on_error,optional"`
+	OnErrorRange hcl.Range      `hcl:"on_error,attr_value_range"`
 }

@@ -22,6 +22,6 @@ principal "alice" {
   token = "short" # ERROR: Token too short
 }
 
-plugin "redact" { # ERROR: Plugins are not supported yet
+plugin "redact" { # ERROR: Missing required argument
   path = "redact.wasm"
 }
