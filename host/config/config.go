@@ -105,6 +105,12 @@ type Server struct {
 	AppResourceTimeout  time.Duration // default min(call_timeout, 10s), clamped to [100ms, 120s]
 	Enabled             bool          // `enabled`: default true
 
+	// What this server's Apps may ask the WebShell for; each false (denied)
+	// by default. The host's App gate (host.appGate) reads them.
+	AppToolCalls bool // `app_tool_calls`: App-initiated tools/call of this server's own tools
+	AppOpenLinks bool // `app_open_links`: ui/open-link, http/https only, after the user confirms
+	AppMessages  bool // `app_messages`: ui/message, recorded as an App message entry
+
 	NameRange hcl.Range // the label
 	DeclRange hcl.Range // the block header
 }

@@ -86,6 +86,13 @@ type serverBlock struct {
 	AppResourceTimeout      hcl.Expression `hcl:"app_resource_timeout,optional"`
 	AppResourceTimeoutRange hcl.Range      `hcl:"app_resource_timeout,attr_value_range"`
 
+	// app_tool_calls, app_open_links, app_messages: what this server's Apps
+	// may ask the WebShell for (App-initiated tools/call, ui/open-link,
+	// ui/message). Each is false (denied) by default.
+	AppToolCalls hcl.Expression `hcl:"app_tool_calls,optional"`
+	AppOpenLinks hcl.Expression `hcl:"app_open_links,optional"`
+	AppMessages  hcl.Expression `hcl:"app_messages,optional"`
+
 	// discovery_timeout: budget for version discovery, clamped to [100ms, 300s].
 	DiscoveryTimeout      hcl.Expression `hcl:"discovery_timeout,optional"`
 	DiscoveryTimeoutRange hcl.Range      `hcl:"discovery_timeout,attr_value_range"`

@@ -287,6 +287,16 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 	}
 
+	if v, st := l.evalBool(b.AppToolCalls, "app_tool_calls"); st == valid {
+		s.AppToolCalls = v
+	}
+	if v, st := l.evalBool(b.AppOpenLinks, "app_open_links"); st == valid {
+		s.AppOpenLinks = v
+	}
+	if v, st := l.evalBool(b.AppMessages, "app_messages"); st == valid {
+		s.AppMessages = v
+	}
+
 	if enabled, st := l.evalBool(b.Enabled, "enabled"); st == valid {
 		s.Enabled = enabled
 	}

@@ -78,3 +78,38 @@ func TestCheckURL(t *testing.T) {
 		})
 	}
 }
+
+// TestAppGateAttributes pins the three App gate switches: false (denied)
+// when absent, taken as written otherwise, and a non-bool is an error.
+func TestAppGateAttributes(t *testing.T) {
+	tests := []struct {
+		name, attrs        string
+		calls, links, msgs bool
+		wantErr            bool
+	}{
+		{"absent: every gate closed", "", false, false, false, false},
+		{"all open", "app_tool_calls = true\napp_open_links = true\napp_messages = true", true, true, true, false},
+		{"one open", "app_messages = true", false, false, true, false},
+		{"explicitly closed", "app_tool_calls = false", false, false, false, false},
+		{"not a bool", `app_open_links = "yes please"`, false, false, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "server \"s\" {\n  command = \"x\"\n  " + tt.attrs + "\n}\n"
+			cfg, diags := Parse([]byte(src), "gates.hcl", Options{})
+			if diags.HasErrors() != tt.wantErr {
+				t.Fatalf("diagnostics %v, want errors=%v", diags, tt.wantErr)
+			}
+			if tt.wantErr {
+				return
+			}
+			s := cfg.Server("s")
+			if s == nil {
+				t.Fatal("no server s")
+			}
+			if s.AppToolCalls != tt.calls || s.AppOpenLinks != tt.links || s.AppMessages != tt.msgs {
+				t.Errorf("gates calls=%v links=%v messages=%v, want %v %v %v", s.AppToolCalls, s.AppOpenLinks, s.AppMessages, tt.calls, tt.links, tt.msgs)
+			}
+		})
+	}
+}
