@@ -1,0 +1,130 @@
+package policies
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Principal is the authenticated caller. A nil Groups acts as an empty list.
+type Principal struct {
+	Name   string   `cel:"name"`
+	Groups []string `cel:"groups"`
+}
+
+// Annotations are a tool's MCP behaviour hints with the spec's defaults
+// applied to absent ones (see [AnnotationsFromMCP]).
+type Annotations struct {
+	ReadOnlyHint    bool `cel:"readOnlyHint"`
+	DestructiveHint bool `cel:"destructiveHint"`
+	IdempotentHint  bool `cel:"idempotentHint"`
+	OpenWorldHint   bool `cel:"openWorldHint"`
+}
+
+// Tool is the tool a decision is about.
+type Tool struct {
+	Name        string      `cel:"name"`
+	Title       string      `cel:"title"`
+	Annotations Annotations `cel:"annotations"`
+}
+
+// Result is what the result phase sees of a CallToolResult. Text is all
+// text content joined; Structured is the decoded structuredContent or nil.
+type Result struct {
+	IsError    bool   `cel:"isError"`
+	Text       string `cel:"text"`
+	Structured any    `cel:"structured"`
+}
+
+// CSP is an App's declared content security sources.
+type CSP struct {
+	ConnectDomains  []string `cel:"connectDomains"`
+	ResourceDomains []string `cel:"resourceDomains"`
+	FrameDomains    []string `cel:"frameDomains"`
+	BaseURIDomains  []string `cel:"baseUriDomains"`
+}
+
+// App is what the app phase sees of an MCP App about to render.
+// Permissions are names such as "camera".
+type App struct {
+	ResourceURI string   `cel:"resourceUri"`
+	CSP         CSP      `cel:"csp"`
+	Permissions []string `cel:"permissions"`
+	HTMLSize    int      `cel:"htmlSize"`
+}
+
+// Input holds the facts of one decision. Build it once per call and reuse it
+// for every phase of that call: the decoded arguments are cached in it. An
+// Input must not be passed to concurrent [Set.Decide] calls.
+type Input struct {
+	Server    string // upstream server name
+	Era       string // "modern" or "legacy"
+	Origin    string // OriginUser, OriginApp or OriginAPI
+	Principal Principal
+	Tool      Tool
+
+	// Args is the decoded arguments object (map[string]any as encoding/json
+	// decodes it, numbers as float64) when the caller already has it.
+	Args any
+	// RawArgs is used when Args is nil: it is decoded at most once per
+	// Input, and only when a rule that reads args is evaluated. Empty or
+	// JSON null means no arguments (an empty object).
+	RawArgs json.RawMessage
+
+	Result *Result // result phase; nil makes any rule reading result fail (deny)
+	App    *App    // app phase; nil makes any rule reading app fail (deny)
+
+	args argsCache
+}
+
+// AnnotationsFromMCP applies the MCP defaults for absent hints: destructive
+// and open-world default to true, read-only and idempotent to false. A nil
+// a gives the defaults. Note the spec's caveat: destructiveHint means
+// something only when readOnlyHint is false, so a read-only tool without an
+// explicit destructiveHint reads as destructive.
+func AnnotationsFromMCP(a *mcp.ToolAnnotations) Annotations {
+	out := Annotations{DestructiveHint: true, OpenWorldHint: true}
+	if a == nil {
+		return out
+	}
+	out.ReadOnlyHint = a.ReadOnlyHint
+	out.IdempotentHint = a.IdempotentHint
+	if a.DestructiveHint != nil {
+		out.DestructiveHint = *a.DestructiveHint
+	}
+	if a.OpenWorldHint != nil {
+		out.OpenWorldHint = *a.OpenWorldHint
+	}
+	return out
+}
+
+// ToolFromMCP converts a listed tool. Title is the tool's title, else its
+// annotations' title, else empty. A nil t gives the zero Tool with default
+// annotations.
+func ToolFromMCP(t *mcp.Tool) Tool {
+	if t == nil {
+		return Tool{Annotations: AnnotationsFromMCP(nil)}
+	}
+	out := Tool{Name: t.Name, Title: t.Title, Annotations: AnnotationsFromMCP(t.Annotations)}
+	if out.Title == "" && t.Annotations != nil {
+		out.Title = t.Annotations.Title
+	}
+	return out
+}
+
+// ResultFromMCP converts a tool result: Text is every text content item
+// joined with "\n", Structured is structuredContent as given (decoded JSON
+// on the client side). A nil r gives nil.
+func ResultFromMCP(r *mcp.CallToolResult) *Result {
+	if r == nil {
+		return nil
+	}
+	var texts []string
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			texts = append(texts, t.Text)
+		}
+	}
+	return &Result{IsError: r.IsError, Text: strings.Join(texts, "\n"), Structured: r.StructuredContent}
+}
