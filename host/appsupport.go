@@ -3,10 +3,15 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"strings"
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/cache"
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -62,7 +67,7 @@ func (h *Host) resolveApp(ctx context.Context, c *serverConn, cs *mcp.ClientSess
 		ServerAdvertises: advertises,
 		MaxBytes:         c.cfg.AppResourceMaxBytes,
 		Timeout:          c.cfg.AppResourceTimeout,
-		ValidSource:      sandbox.ValidSource,
+		ValidSource:      h.appSourceValidator(c.cfg),
 		ListingMeta:      listing,
 	})
 	if d == nil {
@@ -119,4 +124,69 @@ func (h *Host) CompactSession(ctx context.Context, p Principal, sessionID string
 		}
 		after = next
 	}
+}
+
+// errLocalSource is why a loopback source is dropped from an App's CSP.
+var errLocalSource = errors.New("names this machine (loopback), and the App's server is not on loopback")
+
+// errDaemonSource is why a source naming the daemon's own port is dropped.
+var errDaemonSource = errors.New("names the mcphost daemon itself")
+
+// appSourceValidator returns the CSP source check for the Apps of server s
+// (apps.md §8.2 and RATIONALE.md, "App CSP: no loopback sources"): the
+// sandbox's allow-list, and then no source that names this machine
+// (sandbox.LocalSource) unless s is a remote server whose own URL is on
+// loopback. Even then a loopback source on the daemon's own listen port is
+// dropped: no App has a reason to reach the daemon.
+func (h *Host) appSourceValidator(s config.Server) func(string) error {
+	serverLocal := s.Transport != config.TransportStdio && loopbackURL(s.URL)
+	daemonPort := ""
+	if h.cfg != nil {
+		if _, port, err := net.SplitHostPort(h.cfg.Listen); err == nil && port != "0" {
+			daemonPort = port
+		}
+	}
+	return func(src string) error {
+		if err := sandbox.ValidSource(src); err != nil {
+			return err
+		}
+		if !sandbox.LocalSource(src) {
+			return nil
+		}
+		if !serverLocal {
+			return errLocalSource
+		}
+		if daemonPort != "" && sourcePort(src) == daemonPort {
+			return errDaemonSource
+		}
+		return nil
+	}
+}
+
+// loopbackURL reports whether an http(s) URL's host is localhost, a
+// *.localhost name or a loopback IP address.
+func loopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// sourcePort is the port of a valid CSP source, or the scheme's default.
+func sourcePort(src string) string {
+	scheme, rest, _ := strings.Cut(src, "://")
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		return rest[i+1:]
+	}
+	switch strings.ToLower(scheme) {
+	case "https", "wss":
+		return "443"
+	}
+	return "80"
 }

@@ -25,6 +25,10 @@
 //
 //   - [ValidSource]: the source allow-list of §8.2 (scheme, optional "*.",
 //     ASCII host, optional port), checked byte by byte without case folding.
+//   - [LocalSource]: whether a valid source names this machine (localhost,
+//     *.localhost, 127.0.0.0/8 and 0.0.0.0 in every IPv4 spelling browsers
+//     accept); the host drops those from an App's CSP unless the App's server
+//     is itself on loopback.
 //   - [CSP] and [CSP.Header]: the policy of §8.3, with no 'self',
 //     'unsafe-eval' or blob:, a sandbox directive, and frame-ancestors limited
 //     to the host origin.

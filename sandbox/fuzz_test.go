@@ -130,7 +130,11 @@ func FuzzValidSource(f *testing.F) {
 		if ref := refValid(s); (err == nil) != ref {
 			t.Fatalf("ValidSource(%q) = %v, but the reference grammar says valid=%v", s, err, ref)
 		}
+		local := LocalSource(s) // must not panic on any input
 		if err != nil {
+			if local {
+				t.Fatalf("LocalSource(%q) = true for an invalid source", s)
+			}
 			msg := err.Error()
 			if !utf8.ValidString(msg) || strings.ContainsAny(msg, "\r\n\t<>&") {
 				t.Fatalf("ValidSource(%q): unsafe error text %q", s, msg)
