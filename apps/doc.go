@@ -5,7 +5,10 @@
 // successful call of a linked tool reads and validates the App's HTML and
 // builds the display record with its text fallback ([Resolve], [Display]).
 // [Compact] empties a record for compaction and [Validate] re-checks a record
-// that display plugins or policies may have changed.
+// that display plugins or policies may have changed. For what an App may ask
+// the host for (§12), [ToolVisibility] tells whether an App may call a tool,
+// [CheckLink] checks a ui/open-link URL and [CheckMessage] a ui/message; the
+// host decides whether the request is allowed at all (its App gate).
 //
 // The package is a leaf: it reads resources through its own [ResourceReader]
 // interface, which the host satisfies with its session (and cache), and it
