@@ -4,7 +4,10 @@
 // It owns the transcript: [Session] values, each belonging to one principal,
 // and the [Entry] values recorded in them, one per completed tool call, in
 // the last stage of the call pipeline ("Record"), after policies and plugins
-// have run. Later issues add the era cache and the audit log of policy
+// have run, and one per message an MCP App sent ([KindAppMessage]). For the
+// host's App compaction pass it lists records that still hold App HTML
+// ([Store.AppHTMLStartedBefore], [Store.SessionsOverAppHTML],
+// [Store.AppHTMLOfSession]). Later issues add the era cache and the audit log of policy
 // decisions to the same file, each as a new migration.
 //
 // # Guarantees
@@ -24,8 +27,9 @@
 // # What it must never do
 //
 // The store stores what it is given. It never parses, rewrites or interprets
-// a tool result, a display record or a trail (it only checks that they are
-// valid JSON), never decides who may see what beyond matching the principal,
+// a tool result, a display record, a trail or an App message (it only checks
+// that they are valid JSON, and notes the byte length of a display record's
+// "html" string for compaction), never decides who may see what beyond matching the principal,
 // never logs entry contents (arguments and results may hold secrets), and
 // never imports host, a leaf package or gin. It starts no goroutines of its
 // own and sets no process-wide driver knobs (such as sqlite.Fdatasync); those

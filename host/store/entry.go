@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -15,6 +16,12 @@ const (
 	StatusToolError = "tool_error" // the tool answered with isError: true; Result holds it
 	StatusError     = "error"      // no result: the server failed, timed out or died; Error says why
 	StatusCancelled = "cancelled"  // the caller cancelled the call
+)
+
+// Entry kinds.
+const (
+	KindCall       = "call"        // a tool call (the default)
+	KindAppMessage = "app_message" // a ui/message an App sent; Message holds it
 )
 
 // Entries limits.
@@ -44,6 +51,13 @@ type Entry struct {
 	DurationMs      float64         `json:"durationMs"`
 	Display         json.RawMessage `json:"display"` // null until MCP Apps; stored as-is
 	Trail           json.RawMessage `json:"trail"`   // null until policies/plugins; stored as-is
+	// Kind is KindCall (the default) or KindAppMessage.
+	Kind string `json:"kind"`
+	// AppEntryID is the entry whose MCP App made this call or sent this
+	// message (Origin "app"); "" otherwise.
+	AppEntryID string `json:"appEntryId,omitempty"`
+	// Message is an App message's content (KindAppMessage); nil otherwise.
+	Message json.RawMessage `json:"message,omitempty"`
 }
 
 // AppendEntry stores e at the end of its session's transcript in one
@@ -67,14 +81,18 @@ func (s *Store) AppendEntry(ctx context.Context, e *Entry) error {
 		return fmt.Errorf("store: append entry: %w", err)
 	}
 	id := "e_" + randomHex(8)
-	seq, err := s.appendEntry(ctx, id, e)
+	kind := e.Kind
+	if kind == "" {
+		kind = KindCall
+	}
+	seq, err := s.appendEntry(ctx, id, kind, e)
 	if errors.Is(err, ErrNotFound) {
 		return ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("store: append entry to session %q: %w", e.SessionID, err)
 	}
-	e.ID, e.Seq = id, seq
+	e.ID, e.Seq, e.Kind = id, seq, kind
 	return nil
 }
 
@@ -84,10 +102,15 @@ func (e *Entry) check() error {
 	default:
 		return fmt.Errorf("unknown status %q", e.Status)
 	}
+	switch e.Kind {
+	case "", KindCall, KindAppMessage:
+	default:
+		return fmt.Errorf("unknown kind %q", e.Kind)
+	}
 	for _, f := range []struct {
 		name string
 		raw  json.RawMessage
-	}{{"arguments", e.Arguments}, {"result", e.Result}, {"display", e.Display}, {"trail", e.Trail}} {
+	}{{"arguments", e.Arguments}, {"result", e.Result}, {"display", e.Display}, {"trail", e.Trail}, {"message", e.Message}} {
 		if len(f.raw) > 0 && !json.Valid(f.raw) {
 			return fmt.Errorf("%s is not valid JSON", f.name)
 		}
@@ -95,7 +118,7 @@ func (e *Entry) check() error {
 	return nil
 }
 
-func (s *Store) appendEntry(ctx context.Context, id string, e *Entry) (seq int64, err error) {
+func (s *Store) appendEntry(ctx context.Context, id, kind string, e *Entry) (seq int64, err error) {
 	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn)
 	if err != nil {
 		return 0, err
@@ -124,7 +147,8 @@ func (s *Store) appendEntry(ctx context.Context, id string, e *Entry) (seq int64
 	_, err = tx.StmtContext(ctx, s.stmtInsertEntry).ExecContext(ctx,
 		id, e.SessionID, seq, e.CallID, e.Principal, e.Origin, e.Server, e.Tool,
 		jsonText(e.Arguments), e.Status, jsonText(e.Result), e.Error, e.Era, e.ProtocolVersion,
-		started, e.DurationMs, jsonText(e.Display), jsonText(e.Trail))
+		started, e.DurationMs, jsonText(e.Display), jsonText(e.Trail),
+		kind, e.AppEntryID, jsonText(e.Message), htmlBytes(e.Display))
 	if err != nil {
 		return 0, err
 	}
@@ -148,8 +172,9 @@ func (s *Store) prepareStatements(ctx context.Context) error {
 	}
 	if s.stmtInsertEntry, err = s.w.PrepareContext(ctx,
 		`INSERT INTO entries (id, session_id, seq, call_id, principal, origin, server, tool,
-			arguments, status, result, error, era, protocol_version, started_at, duration_ms, display, trail)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+			arguments, status, result, error, era, protocol_version, started_at, duration_ms, display, trail,
+			kind, app_entry_id, message, app_html_bytes)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
 		return err
 	}
 	s.stmtTouchSession, err = s.w.PrepareContext(ctx,
@@ -179,8 +204,7 @@ func (s *Store) Entries(ctx context.Context, principal, sessionID string, after 
 		return nil, 0, err
 	}
 	rows, err := s.r.QueryContext(ctx,
-		`SELECT id, session_id, seq, call_id, principal, origin, server, tool, arguments, status,
-			result, error, era, protocol_version, started_at, duration_ms, display, trail
+		`SELECT `+entryColumns+`
 		 FROM entries WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
 		sessionID, max(after, 0), limit+1)
 	if err != nil {
@@ -189,20 +213,9 @@ func (s *Store) Entries(ctx context.Context, principal, sessionID string, after 
 	defer rows.Close()
 	out := make([]Entry, 0, min(limit, 16))
 	for rows.Next() {
-		var e Entry
-		var started sql.NullInt64
-		var args, result, display, trail string
-		if err := rows.Scan(&e.ID, &e.SessionID, &e.Seq, &e.CallID, &e.Principal, &e.Origin, &e.Server,
-			&e.Tool, &args, &e.Status, &result, &e.Error, &e.Era, &e.ProtocolVersion, &started,
-			&e.DurationMs, &display, &trail); err != nil {
+		e, err := scanEntry(rows)
+		if err != nil {
 			return nil, 0, fmt.Errorf("store: entries of session %q: %w", sessionID, err)
-		}
-		e.Arguments = json.RawMessage(args)
-		e.Result = json.RawMessage(result)
-		e.Display = json.RawMessage(display)
-		e.Trail = json.RawMessage(trail)
-		if started.Valid {
-			e.StartedAt = fromNanos(started.Int64)
 		}
 		out = append(out, e)
 	}
@@ -215,6 +228,64 @@ func (s *Store) Entries(ctx context.Context, principal, sessionID string, after 
 		next = out[limit-1].Seq
 	}
 	return out, next, nil
+}
+
+// entryColumns are the columns scanEntry reads, in its order.
+const entryColumns = `id, session_id, seq, call_id, principal, origin, server, tool, arguments, status,
+	result, error, era, protocol_version, started_at, duration_ms, display, trail,
+	kind, app_entry_id, message`
+
+// scanEntry reads one row of entryColumns.
+func scanEntry(row interface{ Scan(...any) error }) (Entry, error) {
+	var e Entry
+	var started sql.NullInt64
+	var args, result, display, trail, message string
+	if err := row.Scan(&e.ID, &e.SessionID, &e.Seq, &e.CallID, &e.Principal, &e.Origin, &e.Server,
+		&e.Tool, &args, &e.Status, &result, &e.Error, &e.Era, &e.ProtocolVersion, &started,
+		&e.DurationMs, &display, &trail, &e.Kind, &e.AppEntryID, &message); err != nil {
+		return Entry{}, err
+	}
+	e.Arguments = json.RawMessage(args)
+	e.Result = json.RawMessage(result)
+	e.Display = json.RawMessage(display)
+	e.Trail = json.RawMessage(trail)
+	if message != "null" {
+		e.Message = json.RawMessage(message)
+	}
+	if started.Valid {
+		e.StartedAt = fromNanos(started.Int64)
+	}
+	return e, nil
+}
+
+// Entry returns one of principal's entries by id; [ErrNotFound] when there
+// is no such entry or it belongs to someone else.
+func (s *Store) Entry(ctx context.Context, principal, entryID string) (Entry, error) {
+	row := s.r.QueryRowContext(ctx, `SELECT `+entryColumns+` FROM entries WHERE id = ? AND principal = ?`, entryID, principal)
+	e, err := scanEntry(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Entry{}, ErrNotFound
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("store: entry %q: %w", entryID, err)
+	}
+	return e, nil
+}
+
+// htmlBytes is the byte length of a display record's "html" string: what
+// app_html_bytes holds. It is 0 for null, a record without html, or
+// anything that does not decode.
+func htmlBytes(display json.RawMessage) int64 {
+	if len(display) == 0 || !bytes.Contains(display, []byte(`"html"`)) {
+		return 0
+	}
+	var d struct {
+		HTML string `json:"html"`
+	}
+	if json.Unmarshal(display, &d) != nil {
+		return 0
+	}
+	return int64(len(d.HTML))
 }
 
 func clampLimit(limit int) int {
@@ -234,8 +305,8 @@ func (s *Store) SetDisplay(ctx context.Context, principal, entryID string, displ
 	if !json.Valid(display) {
 		return errors.New("store: set display: not valid JSON")
 	}
-	res, err := s.w.ExecContext(ctx, `UPDATE entries SET display = ? WHERE id = ? AND principal = ?`,
-		string(display), entryID, principal)
+	res, err := s.w.ExecContext(ctx, `UPDATE entries SET display = ?, app_html_bytes = ? WHERE id = ? AND principal = ?`,
+		string(display), htmlBytes(display), entryID, principal)
 	if err != nil {
 		return fmt.Errorf("store: set display: %w", err)
 	}

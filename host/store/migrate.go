@@ -61,6 +61,27 @@ CREATE TABLE era_cache (
 	updated_at INTEGER NOT NULL
 ) STRICT;
 `,
+	// 3: MCP App requests and App compaction. kind tells tool calls from App
+	// messages; app_entry_id is the entry of the App that made the call or
+	// sent the message; message holds an App message's content;
+	// app_html_bytes is the size of the display record's html (0 without
+	// one, and after compaction), kept by AppendEntry and SetDisplay, so the
+	// compaction pass finds its work through the two partial indexes without
+	// reading any display record.
+	`
+ALTER TABLE entries ADD COLUMN kind           TEXT    NOT NULL DEFAULT 'call';
+ALTER TABLE entries ADD COLUMN app_entry_id   TEXT    NOT NULL DEFAULT '';
+ALTER TABLE entries ADD COLUMN message        TEXT    NOT NULL DEFAULT 'null';
+ALTER TABLE entries ADD COLUMN app_html_bytes INTEGER NOT NULL DEFAULT 0;
+
+UPDATE entries SET app_html_bytes = coalesce(length(CAST(json_extract(display, '$.html') AS BLOB)), 0)
+ WHERE display <> 'null' AND json_valid(display) AND json_type(display, '$.html') = 'text';
+
+-- Compaction by age: App records with HTML, oldest first.
+CREATE INDEX entries_app_html_started ON entries (started_at) WHERE app_html_bytes > 0;
+-- Compaction by size: App records with HTML per session, in order.
+CREATE INDEX entries_app_html_session ON entries (session_id, seq) WHERE app_html_bytes > 0;
+`,
 }
 
 // migrate applies the steps the database has not run yet, each in its own

@@ -76,12 +76,15 @@ func sampleEntry(sessionID, principal string, i int) *Entry {
 }
 
 // stored is e as Entries returns it: nil or empty JSON fields read back as
-// null.
+// null, and no kind as a call.
 func stored(e Entry) Entry {
 	for _, f := range []*json.RawMessage{&e.Arguments, &e.Result, &e.Display, &e.Trail} {
 		if len(*f) == 0 {
 			*f = json.RawMessage("null")
 		}
+	}
+	if e.Kind == "" {
+		e.Kind = KindCall
 	}
 	return e
 }
