@@ -77,9 +77,6 @@ func run(stage string) int32 {
 	case "alloc":
 		for {
 			hoard = append(hoard, make([]byte, 1<<20))
-			for i := range hoard[len(hoard)-1] {
-				hoard[len(hoard)-1][i] = byte(i)
-			}
 		}
 	case "panic":
 		panic("hostile panic")

@@ -1,0 +1,444 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// Bounds of the pool's own housekeeping.
+const (
+	outputBufferBytes = 4 << 10 // a guest's stdout and stderr, per call
+	maxMessageBytes   = 1 << 10 // a plugin's error message in an Outcome
+	maxLogBytes       = 512     // one plugin log line
+	logBurst          = 20      // plugin log lines at once, per plugin
+	logPerSecond      = 5       // plugin log lines per second, per plugin
+	minWarmupTimeout  = time.Second
+	minBackoff        = 50 * time.Millisecond
+	maxBackoff        = 5 * time.Second
+)
+
+// warm-up inputs: the minimal input of each stage (server and tool "").
+var warmupInput = map[string][]byte{
+	StageResult:  []byte(`{"server":"","tool":"","arguments":{},"principal":{"name":"","groups":[]},"result":{"content":[]}}`),
+	StageDisplay: []byte(`{"server":"","tool":"","arguments":{},"principal":{"name":"","groups":[]},"result":{"content":[]},"display":{"type":"mcp_app","resourceUri":"","html":"","fallbackText":""}}`),
+}
+
+func exportOf(stage string) string {
+	if stage == StageDisplay {
+		return ExportDisplay
+	}
+	return ExportResult
+}
+
+// instance is one plugin instance; a goroutine owns it between get and
+// release.
+type instance struct {
+	p     *extism.Plugin
+	calls int
+	out   *boundedBuffer
+}
+
+// pool holds the instances of one plugin: at most spec.PoolSize alive
+// (idle, in use or being made). A failed call retires its instance and the
+// filler goroutine makes a replacement.
+type pool struct {
+	spec     Spec
+	compiled *extism.CompiledPlugin
+	logger   *slog.Logger
+	logs     logLimiter
+	// validSource is the runtime's CSP source validator.
+	validSource func(string) error
+
+	idle       chan *instance // capacity spec.PoolSize: sends never block
+	wake       chan struct{}  // capacity 1
+	ctx        context.Context
+	cancel     context.CancelFunc
+	fillerDone chan struct{}
+
+	mu      sync.Mutex
+	live    int
+	lastErr error
+	started bool
+}
+
+func newPool(sp Spec, compiled *extism.CompiledPlugin, validSource func(string) error, logger *slog.Logger, bg context.Context) *pool {
+	ctx, cancel := context.WithCancel(bg)
+	return &pool{
+		spec:        sp,
+		compiled:    compiled,
+		logger:      logger,
+		validSource: validSource,
+		idle:        make(chan *instance, sp.PoolSize),
+		wake:        make(chan struct{}, 1),
+		ctx:         ctx,
+		cancel:      cancel,
+		fillerDone:  make(chan struct{}),
+	}
+}
+
+// newInstance instantiates the plugin and runs the warm-up call of each of
+// its stages. With checkExports it first reports a missing export.
+func (p *pool) newInstance(ctx context.Context, checkExports bool) (*instance, error) {
+	buf := &boundedBuffer{max: outputBufferBytes}
+	// wazero's defaults grant nothing: no files, no environment, no
+	// arguments, fake clocks, deterministic randomness.
+	mc := wazero.NewModuleConfig().WithStdout(buf).WithStderr(buf)
+	pl, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
+	if err != nil {
+		return nil, fmt.Errorf("instantiate: %w", err)
+	}
+	pl.SetLogger(p.log)
+	pl.Timeout = 0 // the deadline is our context's (see invoke)
+	in := &instance{p: pl, out: buf}
+	if checkExports {
+		for _, st := range p.spec.Stages {
+			if !pl.FunctionExists(exportOf(st)) {
+				in.close(p.ctx)
+				return nil, fmt.Errorf("the module does not export %q, which stage %q calls", exportOf(st), st)
+			}
+		}
+	}
+	wt := max(4*p.spec.Timeout, minWarmupTimeout)
+	for _, st := range p.spec.Stages {
+		wctx, cancel := context.WithTimeout(ctx, wt)
+		_, err := in.call(wctx, exportOf(st), warmupInput[st])
+		cancel()
+		if err != nil {
+			in.close(p.ctx)
+			return nil, fmt.Errorf("warm-up call of %s: %w", exportOf(st), err)
+		}
+	}
+	return in, nil
+}
+
+// call runs export once. Any error means the instance must be retired.
+func (in *instance) call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	in.out.Reset()
+	in.calls++
+	rc, out, err := in.p.CallWithContext(ctx, export, input)
+	if err != nil {
+		return nil, describe(ctx, err, in.out.FirstLine())
+	}
+	if rc != 0 {
+		return nil, fmt.Errorf("plugin returned status %d without a message", rc)
+	}
+	return out, nil
+}
+
+// describe turns an error from CallWithContext into a short message.
+func describe(ctx context.Context, err error, stderr string) error {
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		switch exit.ExitCode() {
+		case sys.ExitCodeDeadlineExceeded:
+			return errors.New("timed out")
+		case sys.ExitCodeContextCanceled:
+			return fmt.Errorf("cancelled: %w", context.Cause(ctx))
+		}
+		return withStderr(fmt.Errorf("exited with code %d", exit.ExitCode()), stderr)
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\nwasm stack trace:")
+	if strings.HasPrefix(msg, "wasm error:") {
+		return withStderr(fmt.Errorf("trap: %s", clip(msg, maxMessageBytes)), stderr)
+	}
+	if m, ok := strings.CutSuffix(msg, " (recovered by wazero)"); ok {
+		// A host function refused: an HTTP request, a variable.
+		return fmt.Errorf("host call refused: %s", clip(m, maxMessageBytes))
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("cancelled: %w", context.Cause(ctx))
+	}
+	return fmt.Errorf("plugin error: %s", clip(msg, maxMessageBytes))
+}
+
+func withStderr(err error, stderr string) error {
+	if stderr == "" {
+		return err
+	}
+	return fmt.Errorf("%w (output: %s)", err, stderr)
+}
+
+func (in *instance) close(ctx context.Context) {
+	_ = in.p.Close(context.WithoutCancel(ctx))
+}
+
+// put adds a new instance to the pool.
+func (p *pool) put(in *instance) {
+	p.mu.Lock()
+	p.live++
+	p.mu.Unlock()
+	p.idle <- in
+}
+
+// start starts the filler, which brings the pool to its size.
+func (p *pool) start() {
+	p.mu.Lock()
+	p.started = true
+	p.mu.Unlock()
+	go p.fill()
+	p.kick()
+}
+
+func (p *pool) kick() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *pool) fill() {
+	defer close(p.fillerDone)
+	backoff := minBackoff
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-p.wake:
+		}
+		for {
+			p.mu.Lock()
+			if p.live >= p.spec.PoolSize || p.ctx.Err() != nil {
+				p.mu.Unlock()
+				break
+			}
+			p.live++
+			p.mu.Unlock()
+			in, err := p.newInstance(p.ctx, false)
+			if err != nil {
+				p.mu.Lock()
+				p.live--
+				p.lastErr = err
+				p.mu.Unlock()
+				if p.ctx.Err() != nil {
+					return
+				}
+				p.logger.Warn("plugin instance creation failed", "err", err, "retry_in", backoff)
+				t := time.NewTimer(backoff)
+				select {
+				case <-p.ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				backoff = min(2*backoff, maxBackoff)
+				continue
+			}
+			backoff = minBackoff
+			p.mu.Lock()
+			p.lastErr = nil
+			p.mu.Unlock()
+			p.idle <- in
+		}
+	}
+}
+
+// get waits for an idle instance until ctx ends.
+func (p *pool) get(ctx context.Context) (*instance, error) {
+	select {
+	case in := <-p.idle:
+		return in, nil
+	default:
+	}
+	p.kick()
+	select {
+	case in := <-p.idle:
+		return in, nil
+	case <-ctx.Done():
+		p.mu.Lock()
+		last := p.lastErr
+		p.mu.Unlock()
+		if last != nil {
+			return nil, fmt.Errorf("no instance free in time; the last attempt to make one failed: %v", last)
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, errors.New("timed out waiting for a free instance")
+		}
+		return nil, fmt.Errorf("cancelled waiting for a free instance: %w", context.Cause(ctx))
+	}
+}
+
+// release returns in to the pool after a clean call, or retires it.
+func (p *pool) release(in *instance, clean bool) {
+	if clean && in.calls < RecycleAfter && p.ctx.Err() == nil {
+		p.idle <- in
+		return
+	}
+	in.close(p.ctx)
+	p.mu.Lock()
+	p.live--
+	p.mu.Unlock()
+	p.kick()
+}
+
+// invoke runs export on input with one instance, under the plugin's
+// timeout (waiting for the instance included), and checks the output with
+// validate. Any error retires the instance.
+func (p *pool) invoke(ctx context.Context, export string, input []byte, validate func([]byte) error) ([]byte, error) {
+	if len(input) > MaxIOBytes {
+		return nil, fmt.Errorf("input is %d bytes, over the %d-byte limit", len(input), MaxIOBytes)
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.spec.Timeout)
+	defer cancel()
+	in, err := p.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := in.call(ctx, export, input)
+	if err == nil && validate != nil {
+		if verr := validate(out); verr != nil {
+			err = fmt.Errorf("invalid output: %w", verr)
+		}
+	}
+	p.release(in, err == nil)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// close stops the filler and closes every idle instance and the compiled
+// plugin. The caller makes sure no call is in flight.
+func (p *pool) close() {
+	p.cancel()
+	p.mu.Lock()
+	started := p.started
+	p.mu.Unlock()
+	if started {
+		<-p.fillerDone
+	}
+	for {
+		select {
+		case in := <-p.idle:
+			in.close(p.ctx)
+			continue
+		default:
+		}
+		break
+	}
+	_ = p.compiled.Close(context.WithoutCancel(p.ctx))
+}
+
+// log receives the plugin's log lines (and the SDK's own about it).
+func (p *pool) log(level extism.LogLevel, msg string) {
+	ok, dropped := p.logs.allow(time.Now())
+	if !ok {
+		return
+	}
+	var l slog.Level
+	switch level {
+	case extism.LogLevelTrace, extism.LogLevelDebug:
+		l = slog.LevelDebug
+	case extism.LogLevelInfo:
+		l = slog.LevelInfo
+	case extism.LogLevelWarn:
+		l = slog.LevelWarn
+	default:
+		l = slog.LevelError
+	}
+	attrs := []any{"text", clip(msg, maxLogBytes)}
+	if dropped > 0 {
+		attrs = append(attrs, "dropped", dropped)
+	}
+	p.logger.Log(p.ctx, l, "plugin log", attrs...)
+}
+
+// SetLogLevel sets the lowest level of plugin log lines that reach the
+// Logger. Extism keeps this level process-wide, so only main should call
+// it; until then plugin log lines are dropped (the SDK's default).
+func SetLogLevel(level slog.Level) {
+	switch {
+	case level <= slog.LevelDebug:
+		extism.SetLogLevel(extism.LogLevelDebug)
+	case level <= slog.LevelInfo:
+		extism.SetLogLevel(extism.LogLevelInfo)
+	case level <= slog.LevelWarn:
+		extism.SetLogLevel(extism.LogLevelWarn)
+	default:
+		extism.SetLogLevel(extism.LogLevelError)
+	}
+}
+
+// logLimiter is a token bucket over plugin log lines.
+type logLimiter struct {
+	mu      sync.Mutex
+	tokens  float64
+	last    time.Time
+	dropped int
+}
+
+// allow reports whether a line may be logged now, and how many were
+// dropped since the last one that was.
+func (l *logLimiter) allow(now time.Time) (bool, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last.IsZero() {
+		l.tokens = logBurst
+	} else {
+		l.tokens = min(logBurst, l.tokens+now.Sub(l.last).Seconds()*logPerSecond)
+	}
+	l.last = now
+	if l.tokens < 1 {
+		l.dropped++
+		return false, 0
+	}
+	l.tokens--
+	d := l.dropped
+	l.dropped = 0
+	return true, d
+}
+
+// boundedBuffer keeps the first max bytes written to it and drops the rest.
+type boundedBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - len(b.b); room > 0 {
+		b.b = append(b.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (b *boundedBuffer) Reset() {
+	b.mu.Lock()
+	b.b = b.b[:0]
+	b.mu.Unlock()
+}
+
+// FirstLine returns the first non-empty line written, clipped.
+func (b *boundedBuffer) FirstLine() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, line := range strings.Split(string(b.b), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			return clip(line, 200)
+		}
+	}
+	return ""
+}
+
+// clip makes s valid UTF-8 and at most n bytes, marking a cut with "…".
+func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
