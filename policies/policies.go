@@ -2,6 +2,7 @@ package policies
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -10,7 +11,9 @@ import (
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common"
+	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/interpreter"
 )
 
 // Phases: when a rule runs.
@@ -73,14 +76,21 @@ func (e CompileError) Error() string {
 // *Set allows everything.
 type Set struct {
 	phases        [4][]rule // indexed by phaseIndex
+	adapter       types.Adapter
+	loops         [4]bool // a rule of the phase has a comprehension
 	defaultEffect string
 	n             int
 }
 
 type rule struct {
 	name, effect, message string
-	prg                   cel.Program
-	uses                  uint8 // variable bits, see varBit
+	prg                   cel.Program // with the cost limit
+	// fast is the same program without cost tracking, set when the rule's
+	// estimated worst-case cost stays under CostLimit for every input within
+	// the identity bounds (see inputBounded); nil otherwise.
+	fast          cel.Program
+	uses          uint8 // variable bits, see varBits
+	comprehension bool  // loops, so it must watch the context
 }
 
 func phaseIndex(phase string) int {
@@ -125,7 +135,7 @@ func Compile(rules []Rule, defaultEffect string) (*Set, []CompileError) {
 			Summary: "Policy engine unavailable", Detail: err.Error() + "."})
 		return nil, errs
 	}
-	s := &Set{defaultEffect: defaultEffect}
+	s := &Set{defaultEffect: defaultEffect, adapter: envByPhase[PhaseList].CELTypeAdapter()}
 	seen := make(map[string]int, len(rules))
 	for i, r := range rules {
 		if first, dup := seen[r.Name]; dup {
@@ -167,6 +177,7 @@ func Compile(rules []Rule, defaultEffect string) (*Set, []CompileError) {
 		}
 		compiled.name, compiled.effect, compiled.message = r.Name, r.Effect, r.Message
 		s.phases[pi] = append(s.phases[pi], compiled)
+		s.loops[pi] = s.loops[pi] || compiled.comprehension
 		s.n++
 	}
 	if len(errs) > 0 {
@@ -175,11 +186,17 @@ func Compile(rules []Rule, defaultEffect string) (*Set, []CompileError) {
 	return s, nil
 }
 
-var programOptions = []cel.ProgramOption{
-	cel.CostLimit(CostLimit),
-	cel.InterruptCheckFrequency(interruptCheckFrequency),
-	cel.EvalOptions(cel.OptOptimize),
-}
+var (
+	programOptions = []cel.ProgramOption{
+		cel.CostLimit(CostLimit),
+		cel.InterruptCheckFrequency(interruptCheckFrequency),
+		cel.EvalOptions(cel.OptOptimize),
+	}
+	fastProgramOptions = []cel.ProgramOption{
+		cel.InterruptCheckFrequency(interruptCheckFrequency),
+		cel.EvalOptions(cel.OptOptimize),
+	}
+)
 
 // compileWhen parses, checks and plans one expression in the environment of
 // phase.
@@ -218,11 +235,18 @@ func compileWhen(env *cel.Env, phase string, i int, when string) (rule, []Compil
 			Summary: "Invalid policy condition",
 			Detail:  "CEL cannot prepare the expression: " + err.Error() + ". Fix the expression."}}
 	}
-	var uses uint8
+	r := rule{prg: prg}
 	for _, ref := range checked.NativeRep().ReferenceMap() {
-		uses |= varBits[ref.Name]
+		r.uses |= varBits[ref.Name]
 	}
-	return rule{prg: prg, uses: uses}, nil
+	nav := celast.NavigateAST(checked.NativeRep())
+	r.comprehension = len(celast.MatchDescendants(nav, celast.KindMatcher(celast.ComprehensionKind))) > 0
+	if est, err := env.EstimateCost(checked, boundedEstimator{}); err == nil && est.Max <= CostLimit {
+		if fast, err := env.Program(checked, fastProgramOptions...); err == nil {
+			r.fast = fast
+		}
+	}
+	return r, nil
 }
 
 func firstInvalidUTF8(s string) int {
@@ -428,19 +452,46 @@ func (s *Set) Decide(ctx context.Context, phase string, in *Input) (d Decision) 
 		return Decision{Phase: phase, Effect: EffectDeny, Error: true,
 			Message: "denied: the request ended before the policy decision", Reason: context.Cause(ctx).Error()}
 	}
-	act := activation{in: in}
+	act := activation{in: in, adapter: s.adapter}
+	// One execution frame serves every rule of the call, and the context is
+	// watched only when a rule loops (CEL checks it only inside
+	// comprehensions): per-rule setup was most of the cost of a decision.
+	frame, err := interpreter.NewExecutionFrame(&act)
+	if err != nil {
+		return Decision{Phase: phase, Effect: EffectDeny, Error: true,
+			Message: "denied: the policy engine failed", Reason: err.Error()}
+	}
+	defer frame.Close()
+	if s.loops[pi] || (pi == 1 && s.loops[0]) {
+		if err := frame.SetContext(ctx, interruptCheckFrequency); err != nil {
+			return Decision{Phase: phase, Effect: EffectDeny, Error: true,
+				Message: "denied: the policy engine failed", Reason: err.Error()}
+		}
+	}
+	bounded := inputBounded(in)
 	if pi == 1 {
-		if d := s.evalPhase(ctx, PhaseList, 0, &act); d.Effect == EffectDeny {
+		if d := s.evalPhase(ctx, frame, bounded, PhaseList, 0); d.Effect == EffectDeny {
 			return d
 		}
 	}
-	return s.evalPhase(ctx, phase, pi, &act)
+	return s.evalPhase(ctx, frame, bounded, phase, pi)
 }
 
-func (s *Set) evalPhase(ctx context.Context, phase string, pi int, act *activation) Decision {
+func (s *Set) evalPhase(ctx context.Context, frame *interpreter.ExecutionFrame, bounded bool, phase string, pi int) Decision {
 	for i := range s.phases[pi] {
 		r := &s.phases[pi][i]
-		out, _, err := r.prg.ContextEval(ctx, act)
+		prg := r.prg
+		if bounded && r.fast != nil {
+			prg = r.fast
+		} else if frame.CostTracker() != nil {
+			// Each rule gets its own cost tracker, hence its own limit: the
+			// program installs a fresh one when the frame has none.
+			frame.SetCostTracker(nil)
+		}
+		out, _, err := prg.Eval(frame)
+		if err != nil && errors.Is(err, interpreter.InterruptError{}) {
+			err = fmt.Errorf("%w: %w", err, context.Cause(ctx))
+		}
 		if err == nil {
 			b, ok := out.(types.Bool)
 			if !ok {
