@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
 	"net/url"
 	"strings"
@@ -103,21 +102,13 @@ func (h *Host) CompactSession(ctx context.Context, p Principal, sessionID string
 			return n, err
 		}
 		for _, e := range entries {
-			if len(e.Display) == 0 || string(e.Display) == "null" {
-				continue
-			}
-			var d apps.Display
-			if err := json.Unmarshal(e.Display, &d); err != nil || d.HTML == "" {
-				continue
-			}
-			raw, err := json.Marshal(apps.Compact(d))
+			done, err := h.compactRecord(ctx, e)
 			if err != nil {
-				return n, fmt.Errorf("host: compact %s: %w", e.ID, err)
+				return n, err
 			}
-			if err := h.store.SetDisplay(ctx, p.Name, e.ID, raw); err != nil {
-				return n, mapStoreErr(err)
+			if done {
+				n++
 			}
-			n++
 		}
 		if next == 0 {
 			return n, nil

@@ -46,6 +46,9 @@ type Options struct {
 	// OwnerToken, when set, adds a principal "owner" with this token (the
 	// daemon's generated credential when the config declares none).
 	OwnerToken string
+	// AppCompaction bounds how long and how much MCP App HTML the store
+	// keeps (apps.md §7); the zero value means 7 days and 16 MiB per session.
+	AppCompaction AppCompaction
 }
 
 // Host runs the configured servers. Create it with [New], start it with
@@ -65,6 +68,9 @@ type Host struct {
 	calls      calls
 	owned      sync.Map // principal+"\x00"+sessionID → struct{}: confirmed session owners
 	closing    atomic.Bool
+
+	appLimits appLimits    // per-App limits of App requests (appgate.go)
+	compactor appCompactor // background App compaction (appcompact.go)
 
 	startOnce sync.Once
 	cancel    context.CancelFunc
@@ -141,6 +147,7 @@ func (h *Host) Start(ctx context.Context) {
 				go c.run(ctx)
 			}
 		}
+		h.startAppCompaction(ctx)
 	})
 }
 
@@ -175,6 +182,7 @@ func (h *Host) Close() error {
 		if h.cancel != nil {
 			h.cancel()
 		}
+		h.compactor.wg.Wait()
 		h.bus.closeAll()
 	})
 	timer := time.NewTimer(shutdownBound)

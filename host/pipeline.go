@@ -52,8 +52,11 @@ type SessionCall struct {
 	// CallID identifies the running call for cancellation and progress
 	// events; empty means the host picks one.
 	CallID string
-	// Origin is OriginUser or OriginAPI (the default).
+	// Origin is OriginUser, OriginAPI (the default) or OriginApp.
 	Origin string
+	// AppEntryID names the entry whose MCP App makes the call; required
+	// with OriginApp and refused otherwise (apprequests.go).
+	AppEntryID string
 }
 
 // runningCall is a call that can be cancelled through CancelCall.
@@ -155,10 +158,11 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	if err := cat.validate(tool, args); err != nil {
 		return nil, err
 	}
-	origin := req.Origin
-	if origin != OriginUser {
-		origin = OriginAPI
+	origin, appDone, err := h.callOrigin(ctx, req)
+	if err != nil {
+		return nil, err
 	}
+	defer appDone()
 	callID := req.CallID
 	if callID == "" {
 		callID = "c_" + randomHex(8)
@@ -183,6 +187,7 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 		Origin:          origin,
 		Server:          req.Server,
 		Tool:            req.Tool,
+		AppEntryID:      req.AppEntryID,
 		Arguments:       args,
 		Era:             st.Era,
 		ProtocolVersion: st.ProtocolVersion,
@@ -218,8 +223,9 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	h.metrics.observeCall(req.Server, entry.Status, took)
 
 	// An App linked by the tool is resolved after a successful call only,
-	// with its own deadline; it never changes entry.Result.
-	if entry.Status == StatusOK {
+	// with its own deadline; it never changes entry.Result. An App's own
+	// calls get none: their result goes to the App only.
+	if entry.Status == StatusOK && origin != OriginApp {
 		entry.Display = h.resolveApp(cctx, c, cs, cat, tool, args, res)
 	}
 

@@ -114,6 +114,8 @@ type callRequest struct {
 	Arguments json.RawMessage `json:"arguments"`
 	CallID    string          `json:"callId"`
 	Origin    string          `json:"origin"`
+	// AppEntryID names the App's entry; only with origin "app".
+	AppEntryID string `json:"appEntryId"`
 }
 
 func (a *api) call(c *gin.Context) {
@@ -125,18 +127,19 @@ func (a *api) call(c *gin.Context) {
 		writeError(c, http.StatusBadRequest, "bad_request", `the body needs "server" and "tool"`)
 		return
 	}
-	if req.Origin != "" && req.Origin != host.OriginUser && req.Origin != host.OriginAPI {
-		writeError(c, http.StatusBadRequest, "bad_request", `"origin" is "user" or "api"`)
+	if req.Origin != "" && req.Origin != host.OriginUser && req.Origin != host.OriginAPI && req.Origin != host.OriginApp {
+		writeError(c, http.StatusBadRequest, "bad_request", `"origin" is "user", "api" or "app"`)
 		return
 	}
 	entry, err := a.h.Call(c.Request.Context(), host.SessionCall{
-		Principal: principal(c),
-		SessionID: c.Param("id"),
-		Server:    req.Server,
-		Tool:      req.Tool,
-		Arguments: req.Arguments,
-		CallID:    req.CallID,
-		Origin:    req.Origin,
+		Principal:  principal(c),
+		SessionID:  c.Param("id"),
+		Server:     req.Server,
+		Tool:       req.Tool,
+		Arguments:  req.Arguments,
+		CallID:     req.CallID,
+		Origin:     req.Origin,
+		AppEntryID: req.AppEntryID,
 	})
 	if err != nil {
 		a.fail(c, err)
@@ -311,8 +314,14 @@ func (a *api) fail(c *gin.Context, err error) {
 		ae  *host.ArgumentsError
 		re  *host.RequestError
 		mbe *http.MaxBytesError
+		ad  *host.AppDeniedError
+		al  *host.AppLimitError
 	)
 	switch {
+	case errors.As(err, &ad):
+		writeError(c, http.StatusForbidden, "denied", err.Error())
+	case errors.As(err, &al):
+		writeError(c, http.StatusTooManyRequests, "too_many_requests", err.Error())
 	case errors.Is(err, host.ErrNotFound):
 		writeError(c, http.StatusNotFound, "not_found", "no such session or call")
 	case errors.As(err, &us), errors.As(err, &ut):

@@ -104,6 +104,9 @@ func New(h *host.Host, opts Options) http.Handler {
 	v1.DELETE("/sessions/:id/calls/:callId", a.cancelCall)
 	v1.GET("/sessions/:id/entries", a.entries)
 	v1.POST("/sessions/:id/compact", a.compact)
+	v1.POST("/sessions/:id/app-messages", a.appMessage)
+	v1.POST("/sessions/:id/app-links", a.appLink)
+	v1.GET("/servers/:name/app-capabilities", a.appCapabilities)
 	v1.GET("/events", a.events)
 	return r
 }

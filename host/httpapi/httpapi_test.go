@@ -81,12 +81,23 @@ func newEnv(t *testing.T, servers ...string) *testEnv {
 	if len(servers) == 0 {
 		servers = []string{"fx"}
 	}
+	var blocks []config.Server
+	for _, s := range servers {
+		blocks = append(blocks, stdioServer(s, bin))
+	}
+	return newEnvWith(t, blocks...)
+}
+
+// newEnvWith is newEnv with the given server blocks.
+func newEnvWith(t *testing.T, blocks ...config.Server) *testEnv {
+	t.Helper()
 	cfg := &config.Config{Principals: []config.Principal{
 		{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}},
 		{Name: "bob", Token: bobToken},
-	}}
-	for _, s := range servers {
-		cfg.Servers = append(cfg.Servers, stdioServer(s, bin))
+	}, Servers: blocks}
+	var servers []string
+	for _, b := range blocks {
+		servers = append(servers, b.Name)
 	}
 
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "mcphost.db"), nil)

@@ -1,0 +1,233 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host/config"
+)
+
+// OriginApp is the origin of a tool call an MCP App made, and of an App's
+// message (apps.md §12). Such entries name the App's entry in AppEntryID.
+const OriginApp = "app"
+
+// Kinds of App requests (the App bridge methods they come from).
+const (
+	AppToolCall = "tools/call"   // an App calls a tool of its own server
+	AppOpenLink = "ui/open-link" // an App asks the WebShell to open a link
+	AppMessage  = "ui/message"   // an App adds a message to the transcript
+)
+
+// AppRequest is one request an MCP App made through the WebShell, as the App
+// gate sees it. The App never talks to the API itself: the WebShell, holding
+// the principal's token, makes the request on its behalf and names the App
+// by its entry.
+type AppRequest struct {
+	// Kind is AppToolCall, AppOpenLink or AppMessage.
+	Kind string
+	// SessionID and AppEntryID name the transcript entry whose App made the
+	// request; ResourceURI is that App's ui:// resource and AppTool the tool
+	// whose result it shows.
+	SessionID   string
+	AppEntryID  string
+	ResourceURI string
+	AppTool     string
+	// Tool and Arguments: the tool an AppToolCall calls (on the App's own
+	// server) and its arguments.
+	Tool      string
+	Arguments json.RawMessage
+	// URL is the link of an AppOpenLink, already checked by apps.CheckLink.
+	URL string
+	// Text is the text of an AppMessage, already checked by apps.CheckMessage.
+	Text string
+}
+
+// AppDeniedError is a request of an MCP App that the App gate refused. The
+// API answers it with 403 and the WebShell tells the App "denied by host
+// policy".
+type AppDeniedError struct {
+	Server string
+	Kind   string
+	Reason string
+}
+
+func (e *AppDeniedError) Error() string {
+	return fmt.Sprintf("denied by host policy: %s", e.Reason)
+}
+
+// appGate decides whether the MCP App of server may make req on behalf of
+// principal p (apps.md §12). It denies by default: each kind of request is
+// allowed only while the server's switch is on (app_tool_calls,
+// app_open_links, app_messages, all false unless configured), and an App
+// tool call also needs a tool whose _meta.ui.visibility includes "app" (an
+// absent visibility means both). The reason is one sentence for the user
+// and the App; it never quotes App-supplied text.
+//
+// This is the one place App-initiated requests are decided. The policy
+// issue evaluates CEL policies with origin = "app" here, after the switches
+// (a switch that is off is never overridden by a policy): the call phase for
+// AppToolCall (with req.Tool and req.Arguments), and the app phase for
+// AppOpenLink and AppMessage (with req.URL and req.Text). Callers have
+// already checked that req.AppEntryID names an App of server in
+// req.SessionID, owned by p, and that the tool exists.
+func (h *Host) appGate(ctx context.Context, p Principal, server string, req AppRequest) (allowed bool, reason string) {
+	_, _ = ctx, p // for the CEL policies to come
+	c, err := h.conn(server)
+	if err != nil {
+		return false, fmt.Sprintf("server %q is not configured", server)
+	}
+	if c.cfg.Apps == config.AppsOff {
+		return false, fmt.Sprintf("MCP Apps are off for server %q (apps = %q)", server, config.AppsOff)
+	}
+	switch req.Kind {
+	case AppToolCall:
+		if !c.cfg.AppToolCalls {
+			return false, fmt.Sprintf("the Apps of server %q may not call tools (app_tool_calls is off)", server)
+		}
+		_, cat, err := c.current()
+		if err != nil {
+			return false, fmt.Sprintf("server %q is not ready", server)
+		}
+		tool, ok := cat.toolIndex[req.Tool]
+		if !ok {
+			return false, fmt.Sprintf("server %q has no such tool", server)
+		}
+		if _, app := apps.ToolVisibility(tool); !app {
+			return false, fmt.Sprintf("tool %q of server %q is not visible to Apps (_meta.ui.visibility)", req.Tool, server)
+		}
+	case AppOpenLink:
+		if !c.cfg.AppOpenLinks {
+			return false, fmt.Sprintf("the Apps of server %q may not open links (app_open_links is off)", server)
+		}
+	case AppMessage:
+		if !c.cfg.AppMessages {
+			return false, fmt.Sprintf("the Apps of server %q may not add messages (app_messages is off)", server)
+		}
+	default:
+		return false, "unknown App request"
+	}
+	// CEL policies with origin = "app" go here (see above).
+	return true, ""
+}
+
+// AppCapabilities says which App requests a server's switches allow. The
+// WebShell advertises only these to the server's Apps (hostCapabilities);
+// each request is still decided by the App gate when it is made.
+type AppCapabilities struct {
+	ToolCalls bool `json:"toolCalls"` // app_tool_calls
+	OpenLinks bool `json:"openLinks"` // app_open_links
+	Messages  bool `json:"messages"`  // app_messages
+}
+
+// AppCapabilities returns what the Apps of server may ask for; all false
+// when the server's apps setting is off. It fails only for an unknown server.
+func (h *Host) AppCapabilities(server string) (AppCapabilities, error) {
+	c, err := h.conn(server)
+	if err != nil {
+		return AppCapabilities{}, err
+	}
+	if c.cfg.Apps == config.AppsOff {
+		return AppCapabilities{}, nil
+	}
+	return AppCapabilities{ToolCalls: c.cfg.AppToolCalls, OpenLinks: c.cfg.AppOpenLinks, Messages: c.cfg.AppMessages}, nil
+}
+
+// Limits on App requests, per App (entry), whatever the gate says.
+const (
+	// appCallsInFlight bounds the tool calls one App runs at once.
+	appCallsInFlight = 4
+	// appBurst and appRefill bound ui/message and ui/open-link requests of
+	// one App: a burst of appBurst, then one per appRefill.
+	appBurst  = 10
+	appRefill = 2 * time.Second
+	// appLimitEntries bounds the limiter's memory; idle Apps are forgotten.
+	appLimitEntries = 4096
+)
+
+// AppLimitError is an App request over its App's limit; the API answers
+// 429.
+type AppLimitError struct{ Reason string }
+
+func (e *AppLimitError) Error() string { return "too many App requests: " + e.Reason }
+
+// appLimits keeps the per-App limits: running tool calls and a token bucket
+// for messages and link requests, keyed by principal and App entry.
+type appLimits struct {
+	mu      sync.Mutex
+	running map[string]int
+	buckets map[string]*bucket
+	now     func() time.Time // time.Now; tests substitute a clock
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+// acquireCall takes a running-call slot of an App; release gives it back.
+func (l *appLimits) acquireCall(key string) (release func(), err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.running == nil {
+		l.running = map[string]int{}
+	}
+	if l.running[key] >= appCallsInFlight {
+		return nil, &AppLimitError{Reason: fmt.Sprintf("an App may run at most %d tool calls at once", appCallsInFlight)}
+	}
+	l.running[key]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.running[key]--; l.running[key] <= 0 {
+				delete(l.running, key)
+			}
+		})
+	}, nil
+}
+
+// take takes one token of an App's bucket.
+func (l *appLimits) take(key string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if l.now != nil {
+		now = l.now()
+	}
+	if l.buckets == nil {
+		l.buckets = map[string]*bucket{}
+	}
+	b, ok := l.buckets[key]
+	if !ok {
+		if len(l.buckets) >= appLimitEntries {
+			l.forgetFull(now)
+		}
+		b = &bucket{tokens: appBurst, at: now}
+		l.buckets[key] = b
+	}
+	b.tokens = min(appBurst, b.tokens+float64(now.Sub(b.at))/float64(appRefill))
+	b.at = now
+	if b.tokens < 1 {
+		return &AppLimitError{Reason: fmt.Sprintf("an App may send %d messages or link requests at once, then one every %s", appBurst, appRefill)}
+	}
+	b.tokens--
+	return nil
+}
+
+// forgetFull drops buckets that have refilled completely (they would start
+// full anyway), and every bucket if that frees nothing.
+func (l *appLimits) forgetFull(now time.Time) {
+	for k, b := range l.buckets {
+		if b.tokens+float64(now.Sub(b.at))/float64(appRefill) >= appBurst {
+			delete(l.buckets, k)
+		}
+	}
+	if len(l.buckets) >= appLimitEntries {
+		clear(l.buckets)
+	}
+}

@@ -1,0 +1,203 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host/store"
+)
+
+// appRef is the App that made a request: its entry and display record.
+type appRef struct {
+	entryID     string
+	server      string
+	tool        string
+	resourceURI string
+}
+
+// errNotAnApp is the answer for an appEntryId that names no App of the
+// session: missing, another session's or principal's, or an entry without an
+// App display record. The cases are not told apart.
+var errNotAnApp = &RequestError{Reason: "appEntryId does not name an MCP App entry of this session"}
+
+// appOf returns the App of entry appEntryID, which must be principal's, in
+// sessionID, and hold an mcp_app display record (compacted or not: a
+// mounted App keeps its rights when its record is compacted under it).
+func (h *Host) appOf(ctx context.Context, p Principal, sessionID, appEntryID string) (appRef, error) {
+	if appEntryID == "" {
+		return appRef{}, &RequestError{Reason: `origin "app" needs the "appEntryId" of the App's entry`}
+	}
+	e, err := h.store.Entry(ctx, p.Name, appEntryID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && e.SessionID != sessionID {
+		return appRef{}, errNotAnApp
+	}
+	if err != nil {
+		return appRef{}, err
+	}
+	var d struct {
+		Type        string `json:"type"`
+		ServerName  string `json:"serverName"`
+		ResourceURI string `json:"resourceUri"`
+	}
+	if json.Unmarshal(e.Display, &d) != nil || d.Type != "mcp_app" || d.ServerName != e.Server {
+		return appRef{}, errNotAnApp
+	}
+	return appRef{entryID: e.ID, server: e.Server, tool: e.Tool, resourceURI: d.ResourceURI}, nil
+}
+
+// appKey keys the per-App limits.
+func appKey(p Principal, ref appRef) string { return p.Name + "\x00" + ref.entryID }
+
+// callOrigin checks the origin of a session call and returns it with a
+// function to call when the call is over. "user" and "api" (the default)
+// need nothing more. "app" needs req.AppEntryID naming an App of the same
+// session on req.Server (an App calls only its own server's tools), the App
+// gate's approval, and a free slot of the App's concurrent calls. An
+// appEntryId with another origin is refused.
+func (h *Host) callOrigin(ctx context.Context, req SessionCall) (origin string, done func(), err error) {
+	switch req.Origin {
+	case OriginUser, OriginAPI, "":
+		if req.AppEntryID != "" {
+			return "", nil, &RequestError{Reason: `"appEntryId" goes only with origin "app"`}
+		}
+		if req.Origin == OriginUser {
+			return OriginUser, func() {}, nil
+		}
+		return OriginAPI, func() {}, nil
+	case OriginApp:
+	default:
+		return "", nil, &RequestError{Reason: `origin is "user", "api" or "app"`}
+	}
+	ref, err := h.appOf(ctx, req.Principal, req.SessionID, req.AppEntryID)
+	if err != nil {
+		return "", nil, err
+	}
+	if ref.server != req.Server {
+		return "", nil, &AppDeniedError{Server: ref.server, Kind: AppToolCall,
+			Reason: fmt.Sprintf("an App of server %q may call only that server's tools", ref.server)}
+	}
+	ar := AppRequest{Kind: AppToolCall, SessionID: req.SessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI,
+		AppTool: ref.tool, Tool: req.Tool, Arguments: req.Arguments}
+	if ok, reason := h.appGate(ctx, req.Principal, ref.server, ar); !ok {
+		return "", nil, &AppDeniedError{Server: ref.server, Kind: AppToolCall, Reason: reason}
+	}
+	release, err := h.appLimits.acquireCall(appKey(req.Principal, ref))
+	if err != nil {
+		return "", nil, err
+	}
+	return OriginApp, release, nil
+}
+
+// appMessageBody is the stored Message of an App message entry.
+type appMessageBody struct {
+	Content     []textBlock `json:"content"`
+	ResourceURI string      `json:"resourceUri"`
+}
+
+type textBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// AppMessage records a ui/message of the App of entry appEntryID in
+// principal's session sessionID (apps.md §12): params is the request's
+// params ({role: "user", content: [text blocks]}, see apps.CheckMessage).
+// The entry has kind "app_message", origin "app", the App's server and
+// appEntryId, and its message holds the text blocks and the App's
+// resourceUri; it is never a user message. It is published like any entry.
+//
+// It fails with ErrNotFound for another principal's or a missing session,
+// RequestError for an appEntryId that names no App of the session or a
+// malformed message, AppDeniedError when the App gate refuses (app_messages
+// is off unless configured), and AppLimitError when the App sends too many.
+func (h *Host) AppMessage(ctx context.Context, p Principal, sessionID, appEntryID string, params json.RawMessage) (*store.Entry, error) {
+	if h.store == nil {
+		return nil, ErrNoStore
+	}
+	if err := h.checkSession(ctx, p.Name, sessionID); err != nil {
+		return nil, err
+	}
+	ref, err := h.appOf(ctx, p, sessionID, appEntryID)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := apps.CheckMessage(params)
+	if err != nil {
+		return nil, &RequestError{Reason: err.Error()}
+	}
+	ar := AppRequest{Kind: AppMessage, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI,
+		AppTool: ref.tool, Text: msg.Text()}
+	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
+		return nil, &AppDeniedError{Server: ref.server, Kind: AppMessage, Reason: reason}
+	}
+	if err := h.appLimits.take(appKey(p, ref)); err != nil {
+		return nil, err
+	}
+	body := appMessageBody{ResourceURI: ref.resourceURI}
+	for _, c := range msg.Content {
+		body.Content = append(body.Content, textBlock{Type: "text", Text: c.Text})
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("host: encoding an App message: %w", err)
+	}
+	entry := &store.Entry{
+		SessionID:  sessionID,
+		Kind:       store.KindAppMessage,
+		Principal:  p.Name,
+		Origin:     OriginApp,
+		Server:     ref.server,
+		AppEntryID: ref.entryID,
+		Status:     StatusOK,
+		Message:    raw,
+		StartedAt:  time.Now().UTC(),
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := h.store.AppendEntry(sctx, entry); err != nil {
+		return nil, fmt.Errorf("host: recording an App message: %w", mapStoreErr(err))
+	}
+	h.bus.publish(Event{Type: EventEntry, Principal: p.Name, Data: entry})
+	return entry, nil
+}
+
+// CheckAppLink decides whether the App of entry appEntryID in principal's
+// session sessionID may ask the user to open url (ui/open-link, apps.md
+// §12), and returns the URL to show and open. The WebShell calls it before
+// it asks the user, and opens the link only after the user confirms. Nothing
+// is recorded.
+//
+// It fails with ErrNotFound for another principal's or a missing session,
+// RequestError for an appEntryId that names no App of the session or a URL
+// that is not an absolute http(s) URL (apps.CheckLink), AppDeniedError when
+// the App gate refuses (app_open_links is off unless configured), and
+// AppLimitError when the App asks too often.
+func (h *Host) CheckAppLink(ctx context.Context, p Principal, sessionID, appEntryID, url string) (string, error) {
+	if h.store == nil {
+		return "", ErrNoStore
+	}
+	if err := h.checkSession(ctx, p.Name, sessionID); err != nil {
+		return "", err
+	}
+	ref, err := h.appOf(ctx, p, sessionID, appEntryID)
+	if err != nil {
+		return "", err
+	}
+	clean, err := apps.CheckLink(url)
+	if err != nil {
+		return "", &RequestError{Reason: err.Error()}
+	}
+	ar := AppRequest{Kind: AppOpenLink, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI,
+		AppTool: ref.tool, URL: clean}
+	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
+		return "", &AppDeniedError{Server: ref.server, Kind: AppOpenLink, Reason: reason}
+	}
+	if err := h.appLimits.take(appKey(p, ref)); err != nil {
+		return "", err
+	}
+	return clean, nil
+}

@@ -1,0 +1,74 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+// The routes the WebShell uses on behalf of MCP Apps (apps.md §12). An App
+// never calls the API itself (it has no token, and its opaque origin is
+// refused); the WebShell's App bridge makes these requests for it, and the
+// host's App gate decides each one.
+
+// appMessageRequest is a ui/message of the App of entry AppEntryID: the
+// request's role and content, as the App sent them.
+type appMessageRequest struct {
+	AppEntryID string          `json:"appEntryId"`
+	Role       json.RawMessage `json:"role"`
+	Content    json.RawMessage `json:"content"`
+}
+
+// appMessage records an App's ui/message as an entry of kind app_message.
+func (a *api) appMessage(c *gin.Context) {
+	var req appMessageRequest
+	if !a.decode(c, &req, false) {
+		return
+	}
+	params := map[string]json.RawMessage{"content": req.Content}
+	if len(req.Role) > 0 {
+		params["role"] = req.Role
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		writeError(c, http.StatusBadRequest, "bad_request", "the message is not valid JSON")
+		return
+	}
+	entry, err := a.h.AppMessage(c.Request.Context(), principal(c), c.Param("id"), req.AppEntryID, raw)
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, entry)
+}
+
+type appLinkRequest struct {
+	AppEntryID string `json:"appEntryId"`
+	URL        string `json:"url"`
+}
+
+// appLink decides whether an App may ask the user to open a link; the
+// WebShell asks the user and opens it only after this answered 200.
+func (a *api) appLink(c *gin.Context) {
+	var req appLinkRequest
+	if !a.decode(c, &req, false) {
+		return
+	}
+	url, err := a.h.CheckAppLink(c.Request.Context(), principal(c), c.Param("id"), req.AppEntryID, req.URL)
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"url": url})
+}
+
+// appCapabilities says which App requests a server's configuration allows.
+func (a *api) appCapabilities(c *gin.Context) {
+	caps, err := a.h.AppCapabilities(c.Param("name"))
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, caps)
+}

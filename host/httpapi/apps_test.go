@@ -1,0 +1,266 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// appToolServer is an MCP server with an App and tools an App may or may
+// not call: show (links ui://app), add (no link, visible to both), model_only
+// (visibility ["model"]) and app_only (visibility ["app"]).
+func appToolServer(t *testing.T) string {
+	t.Helper()
+	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}}}
+	opts.Capabilities.AddExtension(apps.Extension, map[string]any{"mimeTypes": []any{apps.MIMEType}})
+	s := mcp.NewServer(&mcp.Implementation{Name: "appserver", Version: "1"}, opts)
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	s.AddTool(&mcp.Tool{
+		Name: "show", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://app"}},
+	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("shown"), nil })
+	s.AddTool(&mcp.Tool{
+		Name:        "add",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`),
+		Meta:        mcp.Meta{"ui": map[string]any{"visibility": []any{"model", "app"}}},
+	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args struct{ A, B float64 }
+		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+			return nil, err
+		}
+		return text(fmt.Sprint(args.A + args.B)), nil
+	})
+	for name, vis := range map[string]string{"model_only": "model", "app_only": "app"} {
+		s.AddTool(&mcp.Tool{
+			Name: name, InputSchema: json.RawMessage(`{"type":"object"}`),
+			Meta: mcp.Meta{"ui": map[string]any{"visibility": []any{vis}}},
+		}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text(name), nil })
+	}
+	s.AddResource(&mcp.Resource{URI: "ui://app", Name: "app", MIMEType: apps.MIMEType},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "ui://app", MIMEType: apps.MIMEType, Text: "<p>app</p>"}}}, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// appEnv runs the App server twice: as "closed" with every App gate at its
+// default (closed) and as "open" with every gate on.
+func appEnv(t *testing.T) *testEnv {
+	t.Helper()
+	url := appToolServer(t)
+	block := func(name string, open bool) config.Server {
+		return config.Server{
+			Name: name, Transport: config.TransportStreamableHTTP, URL: url,
+			VersionNegotiation: config.NegotiationLegacy, DiscoveryTimeout: 20 * time.Second, CallTimeout: time.Minute,
+			Apps: config.AppsAuto, AppResourceMaxBytes: apps.DefaultMaxBytes, AppResourceTimeout: 10 * time.Second,
+			Enabled: true, AppToolCalls: open, AppOpenLinks: open, AppMessages: open,
+		}
+	}
+	return newEnvWith(t, block("closed", false), block("open", true))
+}
+
+// showApp calls server.show from the WebShell and returns the App's entry.
+func (e *testEnv) showApp(t *testing.T, sid, server string) store.Entry {
+	t.Helper()
+	en := e.call(t, aliceToken, sid, callBody{Server: server, Tool: "show", Origin: "user"})
+	if en.Status != store.StatusOK || !strings.Contains(string(en.Display), `"mcp_app"`) {
+		t.Fatalf("%s.show: %+v, want an entry with an App display record", server, en)
+	}
+	return en
+}
+
+// appCall is the body of an App-initiated call.
+type appCall struct {
+	Server     string `json:"server"`
+	Tool       string `json:"tool"`
+	Arguments  any    `json:"arguments,omitempty"`
+	Origin     string `json:"origin"`
+	AppEntryID string `json:"appEntryId,omitempty"`
+}
+
+func appMessagesPath(sid string) string { return "/api/v1/sessions/" + sid + "/app-messages" }
+func appLinksPath(sid string) string    { return "/api/v1/sessions/" + sid + "/app-links" }
+
+const helloMessage = `{"role":"user","content":[{"type":"text","text":"hello from the App"}]}`
+
+// messageBody is an app-messages body for App entry id.
+func messageBody(id, params string) string {
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(params), &p); err != nil {
+		panic(err)
+	}
+	p["appEntryId"] = json.RawMessage(mustJSON(id))
+	return mustJSON(p)
+}
+
+// TestAppGatesClosed: with the server's switches at their defaults, each
+// App request is refused with 403 "denied" before anything happens, and
+// nothing is recorded.
+func TestAppGatesClosed(t *testing.T) {
+	t.Parallel()
+	e := appEnv(t)
+	sid := e.createSession(t, aliceToken, "closed").ID
+	app := e.showApp(t, sid, "closed")
+
+	caps := decode[host.AppCapabilities](t, e.do(t, "GET", "/api/v1/servers/closed/app-capabilities", aliceToken, ""))
+	if caps != (host.AppCapabilities{}) {
+		t.Errorf("capabilities of closed = %+v, want all false", caps)
+	}
+	for _, tc := range []struct {
+		name, path, body, reason string
+	}{
+		{"tools/call", callPath(sid), mustJSON(appCall{Server: "closed", Tool: "add", Arguments: map[string]int{"a": 1, "b": 2}, Origin: "app", AppEntryID: app.ID}), "app_tool_calls is off"},
+		{"ui/message", appMessagesPath(sid), messageBody(app.ID, helloMessage), "app_messages is off"},
+		{"ui/open-link", appLinksPath(sid), mustJSON(map[string]string{"appEntryId": app.ID, "url": "https://example.com/"}), "app_open_links is off"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(t, "POST", tc.path, aliceToken, tc.body)
+			ae := wantError(t, r, http.StatusForbidden, "denied")
+			if !strings.HasPrefix(ae.Error.Message, "denied by host policy: ") || !strings.Contains(ae.Error.Message, tc.reason) {
+				t.Errorf("message %q, want denied by host policy naming %q", ae.Error.Message, tc.reason)
+			}
+		})
+	}
+	if got := e.entries(t, aliceToken, sid, "").Entries; len(got) != 1 {
+		t.Errorf("%d entries after the refused requests, want only the App's", len(got))
+	}
+}
+
+// TestAppGatesOpen: with every switch on, an App calls its own server's
+// tools (recorded with origin "app" and its entry), adds messages (an
+// app_message entry) and gets links checked; what the gate and the checks
+// refuse still fails.
+func TestAppGatesOpen(t *testing.T) {
+	t.Parallel()
+	e := appEnv(t)
+	sid := e.createSession(t, aliceToken, "open").ID
+	app := e.showApp(t, sid, "open")
+	closedApp := e.showApp(t, sid, "closed")
+
+	caps := decode[host.AppCapabilities](t, e.do(t, "GET", "/api/v1/servers/open/app-capabilities", aliceToken, ""))
+	if caps != (host.AppCapabilities{ToolCalls: true, OpenLinks: true, Messages: true}) {
+		t.Errorf("capabilities of open = %+v, want all true", caps)
+	}
+	wantError(t, e.do(t, "GET", "/api/v1/servers/nope/app-capabilities", aliceToken, ""), 404, "not_found")
+
+	t.Run("tools/call", func(t *testing.T) {
+		r := e.do(t, "POST", callPath(sid), aliceToken, mustJSON(appCall{Server: "open", Tool: "add", Arguments: map[string]int{"a": 2, "b": 40}, Origin: "app", AppEntryID: app.ID}))
+		wantStatus(t, r, 200)
+		got := decode[store.Entry](t, r)
+		if got.Origin != "app" || got.AppEntryID != app.ID || got.Kind != store.KindCall || got.Status != store.StatusOK ||
+			!strings.Contains(string(got.Result), `"42"`) {
+			t.Errorf("App call entry %+v", got)
+		}
+		// An App calling an App tool gets the result, but no App of its own.
+		r = e.do(t, "POST", callPath(sid), aliceToken, mustJSON(appCall{Server: "open", Tool: "show", Origin: "app", AppEntryID: app.ID}))
+		wantStatus(t, r, 200)
+		if got := decode[store.Entry](t, r); string(got.Display) != "null" || got.Status != store.StatusOK {
+			t.Errorf("App call of an App tool: display %s status %s, want no display record", got.Display, got.Status)
+		}
+		r = e.do(t, "POST", callPath(sid), aliceToken, mustJSON(appCall{Server: "open", Tool: "app_only", Origin: "app", AppEntryID: app.ID}))
+		wantStatus(t, r, 200)
+	})
+	t.Run("refused calls", func(t *testing.T) {
+		before := len(e.entries(t, aliceToken, sid, "").Entries)
+		for _, tc := range []struct {
+			name   string
+			body   any
+			status int
+			code   string
+			msg    string
+		}{
+			{"tool hidden from Apps", appCall{Server: "open", Tool: "model_only", Origin: "app", AppEntryID: app.ID}, 403, "denied", "not visible to Apps"},
+			{"another server's tool", appCall{Server: "closed", Tool: "add", Arguments: map[string]int{"a": 1, "b": 1}, Origin: "app", AppEntryID: app.ID}, 403, "denied", "only that server's tools"},
+			{"closed server's App", appCall{Server: "closed", Tool: "add", Arguments: map[string]int{"a": 1, "b": 1}, Origin: "app", AppEntryID: closedApp.ID}, 403, "denied", "app_tool_calls is off"},
+			{"no appEntryId", appCall{Server: "open", Tool: "add", Arguments: map[string]int{"a": 1, "b": 1}, Origin: "app"}, 400, "bad_request", "appEntryId"},
+			{"appEntryId with origin user", appCall{Server: "open", Tool: "add", Arguments: map[string]int{"a": 1, "b": 1}, Origin: "user", AppEntryID: app.ID}, 400, "bad_request", "appEntryId"},
+			{"unknown entry", appCall{Server: "open", Tool: "add", Arguments: map[string]int{"a": 1, "b": 1}, Origin: "app", AppEntryID: "e_0000000000000000"}, 400, "bad_request", "names no MCP App"},
+			{"schema still checked", appCall{Server: "open", Tool: "add", Arguments: map[string]string{"a": "x"}, Origin: "app", AppEntryID: app.ID}, 400, "invalid_arguments", "input schema"},
+			{"unknown tool", appCall{Server: "open", Tool: "nope", Origin: "app", AppEntryID: app.ID}, 404, "not_found", "no tool"},
+			{"unknown origin", appCall{Server: "open", Tool: "add", Origin: "robot"}, 400, "bad_request", "origin"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				ae := wantError(t, e.do(t, "POST", callPath(sid), aliceToken, mustJSON(tc.body)), tc.status, tc.code)
+				if !strings.Contains(ae.Error.Message, tc.msg) && !strings.Contains(ae.Error.Message, strings.ReplaceAll(tc.msg, "names no", "does not name an")) {
+					t.Errorf("message %q, want one with %q", ae.Error.Message, tc.msg)
+				}
+			})
+		}
+		// An entry that is not an App's is no appEntryId.
+		plain := e.call(t, aliceToken, sid, callBody{Server: "open", Tool: "add", Arguments: map[string]int{"a": 1, "b": 1}})
+		wantError(t, e.do(t, "POST", callPath(sid), aliceToken, mustJSON(appCall{Server: "open", Tool: "add", Arguments: map[string]int{"a": 1, "b": 1}, Origin: "app", AppEntryID: plain.ID})), 400, "bad_request")
+		if got := len(e.entries(t, aliceToken, sid, "").Entries); got != before+1 {
+			t.Errorf("%d entries after the refused calls, want %d (only the plain call)", got, before+1)
+		}
+	})
+	t.Run("ui/message", func(t *testing.T) {
+		r := e.do(t, "POST", appMessagesPath(sid), aliceToken, messageBody(app.ID, helloMessage))
+		wantStatus(t, r, http.StatusCreated)
+		raw := decode[map[string]any](t, r)
+		got := decode[store.Entry](t, r)
+		if got.Kind != store.KindAppMessage || got.Origin != "app" || got.AppEntryID != app.ID || got.Server != "open" ||
+			got.Tool != "" || got.Status != store.StatusOK || string(got.Result) != "null" {
+			t.Errorf("App message entry %s", r.body)
+		}
+		msg, _ := raw["message"].(map[string]any)
+		if diff := fmt.Sprint(msg); !strings.Contains(diff, "hello from the App") || msg["resourceUri"] != "ui://app" || msg["role"] != nil {
+			t.Errorf("message %v, want the text and the resourceUri and no role", msg)
+		}
+		list := e.entries(t, aliceToken, sid, "").Entries
+		if last := list[len(list)-1]; last.ID != got.ID || last.Kind != store.KindAppMessage {
+			t.Errorf("last entry %+v, want the App message", last)
+		}
+		var plainID string
+		for _, en := range e.entries(t, aliceToken, sid, "").Entries {
+			if string(en.Display) == "null" {
+				plainID = en.ID
+			}
+		}
+		for _, tc := range []struct{ name, body, code string }{
+			{"image block", messageBody(app.ID, `{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`), "bad_request"},
+			{"assistant role", messageBody(app.ID, `{"role":"assistant","content":[{"type":"text","text":"x"}]}`), "bad_request"},
+			{"no content", mustJSON(map[string]string{"appEntryId": app.ID}), "bad_request"},
+			{"unknown key", messageBody(app.ID, `{"content":[{"type":"text","text":"x"}],"_meta":{}}`), "bad_request"},
+			{"not an App", messageBody(plainID, helloMessage), "bad_request"},
+			{"closed server's App", messageBody(closedApp.ID, helloMessage), "denied"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				status := 400
+				if tc.code == "denied" {
+					status = 403
+				}
+				wantError(t, e.do(t, "POST", appMessagesPath(sid), aliceToken, tc.body), status, tc.code)
+			})
+		}
+		// Another principal cannot use alice's App, nor see her session.
+		bobSid := e.createSession(t, bobToken, "bob").ID
+		wantError(t, e.do(t, "POST", appMessagesPath(bobSid), bobToken, messageBody(app.ID, helloMessage)), 400, "bad_request")
+		wantError(t, e.do(t, "POST", appMessagesPath(sid), bobToken, messageBody(app.ID, helloMessage)), 404, "not_found")
+	})
+	t.Run("ui/open-link", func(t *testing.T) {
+		r := e.do(t, "POST", appLinksPath(sid), aliceToken, mustJSON(map[string]string{"appEntryId": app.ID, "url": "HTTPS://example.com/a?b=c"}))
+		wantStatus(t, r, 200)
+		if got := decode[map[string]string](t, r); got["url"] != "https://example.com/a?b=c" {
+			t.Errorf("checked link %v", got)
+		}
+		for _, bad := range []string{"javascript:alert(1)", "data:text/html,x", "file:///etc/passwd", "https://user@example.com/", "/relative"} {
+			wantError(t, e.do(t, "POST", appLinksPath(sid), aliceToken, mustJSON(map[string]string{"appEntryId": app.ID, "url": bad})), 400, "bad_request")
+		}
+		wantError(t, e.do(t, "POST", appLinksPath(sid), aliceToken, mustJSON(map[string]string{"appEntryId": closedApp.ID, "url": "https://example.com/"})), 403, "denied")
+	})
+}
