@@ -14,8 +14,16 @@
 // It sits outside the call pipeline: the host talks to it like any other
 // upstream server, through a real process or an in-memory transport.
 //
+// Variants ([Variants], [NewRevenueServerVariant], [ServeRevenueVariant];
+// `mcphost demo revenue -variant NAME`) break one thing each for negative
+// tests: a wrong MIME type, an oversized or unavailable resource, a server
+// that links its App without advertising the extension, and Views that are
+// malicious, spoof messages at other frames, or never initialize.
+//
 // The package must never import host or any leaf package, never read files,
-// environment variables or the network at run time, and its View must never
-// reference an external URL, use browser storage, eval, or open a network
-// connection: it is the reference of what a well-behaved App looks like.
+// environment variables or the network at run time, and its normal View must
+// never reference an external URL, use browser storage, eval, or open a
+// network connection: it is the reference of what a well-behaved App looks
+// like. The malicious and spoofer Views (malicious.html, spoofer.html) break
+// these rules on purpose, and only ever run as those variants.
 package demo

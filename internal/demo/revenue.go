@@ -185,11 +185,27 @@ var revenueOutputSchema = json.RawMessage(`{
 // version as its implementation version. It advertises the MCP Apps
 // extension, the tool [RevenueToolName] and the resource [RevenueResourceURI].
 func NewRevenueServer(version string) *mcp.Server {
+	return newRevenueServer(version, "")
+}
+
+// NewRevenueServerVariant is [NewRevenueServer] broken in the way variant
+// names (see [Variants]; "" is the normal demo). It fails for an unknown
+// variant.
+func NewRevenueServerVariant(version, variant string) (*mcp.Server, error) {
+	if err := CheckVariant(variant); err != nil {
+		return nil, err
+	}
+	return newRevenueServer(version, variant), nil
+}
+
+func newRevenueServer(version, variant string) *mcp.Server {
 	caps := &mcp.ServerCapabilities{
 		Tools:     &mcp.ToolCapabilities{},
 		Resources: &mcp.ResourceCapabilities{},
 	}
-	caps.AddExtension(AppExtension, map[string]any{"mimeTypes": []any{AppMIMEType}})
+	if variant != VariantUnadvertised {
+		caps.AddExtension(AppExtension, map[string]any{"mimeTypes": []any{AppMIMEType}})
+	}
 	s := mcp.NewServer(&mcp.Implementation{
 		Name:    "mcphost-demo-revenue",
 		Title:   "mcphost revenue demo",
@@ -200,12 +216,24 @@ func NewRevenueServer(version string) *mcp.Server {
 	})
 
 	readOnly, openWorld := true, false
+	schema, handler, read := revenueInputSchema, mcp.ToolHandler(showRevenue), mcp.ResourceHandler(readDashboard)
+	if variant != "" {
+		pr := &probes{}
+		read = variantRead(variant, pr)
+		if variant == VariantMalicious {
+			schema = maliciousInputSchema
+			handler = func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				pr.set(req.Params.Arguments)
+				return showRevenue(ctx, req)
+			}
+		}
+	}
 	s.AddTool(&mcp.Tool{
 		Name:  RevenueToolName,
 		Title: "Revenue dashboard",
 		Description: "Shows the monthly revenue of one 2026 quarter as a bar chart with the quarter's total. " +
 			"Optionally narrows it to one sales region (AMER, EMEA or APAC).",
-		InputSchema:  revenueInputSchema,
+		InputSchema:  schema,
 		OutputSchema: revenueOutputSchema,
 		Annotations: &mcp.ToolAnnotations{
 			Title:          "Revenue dashboard",
@@ -217,7 +245,7 @@ func NewRevenueServer(version string) *mcp.Server {
 			"ui":             map[string]any{"resourceUri": RevenueResourceURI},
 			"ui/resourceUri": RevenueResourceURI,
 		},
-	}, showRevenue)
+	}, handler)
 
 	s.AddResource(&mcp.Resource{
 		URI:         RevenueResourceURI,
@@ -226,7 +254,7 @@ func NewRevenueServer(version string) *mcp.Server {
 		Description: "Interactive bar chart of a quarter's monthly revenue (MCP App).",
 		MIMEType:    AppMIMEType,
 		Meta:        mcp.Meta{"ui": map[string]any{"prefersBorder": true}},
-	}, readDashboard)
+	}, read)
 	return s
 }
 
@@ -294,8 +322,19 @@ func readDashboard(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadRe
 // the session ends for another reason. The server reports the main module's
 // version from the build information, or "dev".
 func ServeRevenue(ctx context.Context, in io.Reader, out io.Writer) error {
+	return ServeRevenueVariant(ctx, in, out, "")
+}
+
+// ServeRevenueVariant is [ServeRevenue] for a variant of the demo (see
+// [Variants]; "" is the normal demo). It fails at once for an unknown
+// variant.
+func ServeRevenueVariant(ctx context.Context, in io.Reader, out io.Writer, variant string) error {
+	srv, err := NewRevenueServerVariant(buildVersion(), variant)
+	if err != nil {
+		return err
+	}
 	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
-	err := NewRevenueServer(buildVersion()).Run(ctx, t)
+	err = srv.Run(ctx, t)
 	if err == nil || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}
