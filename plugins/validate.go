@@ -123,7 +123,7 @@ func ValidateDisplayOutput(out []byte, in Display, validSource func(string) erro
 	if len(enc) > MaxIOBytes {
 		return Display{}, false, fmt.Errorf("display: %d bytes once re-encoded, over the %d-byte limit", len(enc), MaxIOBytes)
 	}
-	inEnc, err := json.Marshal(in)
+	inEnc, err := json.Marshal(normalCSP(in))
 	if err != nil {
 		return Display{}, false, fmt.Errorf("input display: %w", err)
 	}
@@ -131,6 +131,21 @@ func ValidateDisplayOutput(out []byte, in Display, validSource func(string) erro
 		return in, false, nil
 	}
 	return d, true, nil
+}
+
+// normalCSP returns d with no nil CSP list, as checkDisplay builds them.
+func normalCSP(d Display) Display {
+	if d.CSP == nil {
+		return d
+	}
+	c := *d.CSP
+	for _, l := range []*[]string{&c.ConnectDomains, &c.ResourceDomains, &c.FrameDomains, &c.BaseURIDomains} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	d.CSP = &c
+	return d
 }
 
 // decodeOutput applies the rules shared by both stages and returns the value

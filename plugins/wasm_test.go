@@ -153,8 +153,19 @@ func sourceHash(module, pkg string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
+// testCacheDir is a compilation cache shared by the tests' runtimes, so that
+// each module is compiled once per test binary rather than once per test.
+var testCacheDir string
+
 func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mcphost-plugins-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testCacheDir = filepath.Join(dir, "cache")
 	code := m.Run()
+	os.RemoveAll(dir)
 	if testing.Verbose() {
 		for _, l := range buildLog {
 			fmt.Println(l)
@@ -168,6 +179,9 @@ func newRuntime(tb testing.TB, opts Options) *Runtime {
 	tb.Helper()
 	if opts.ValidSource == nil {
 		opts.ValidSource = testValidSource
+	}
+	if opts.CacheDir == "" {
+		opts.CacheDir = testCacheDir
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(tbWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
