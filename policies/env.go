@@ -3,6 +3,7 @@ package policies
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 
 	"cel.dev/cel-go/cel"
@@ -53,10 +54,27 @@ var varTypes = map[string]*cel.Type{
 	"app":       appType,
 }
 
+// allowedExtensions are the functions of the strings extension a policy may
+// call: each is linear in its input. The others are refused at compile
+// (see forbiddenFunctions).
+var allowedExtensions = []string{"lowerAscii", "upperAscii", "trim"}
+
+// celEnvs is what envs builds once per process.
+type celEnvs struct {
+	byPhase map[string]*cel.Env
+	// forbidden maps each refused function to nothing: the functions the
+	// strings extension adds beyond allowedExtensions. CEL charges a call's
+	// cost only after it returns, so a single call whose work grows faster
+	// than its inputs (replace, join, indexOf) could run away before the
+	// cost limit sees it. Computed from the library itself so that an
+	// upgrade adding functions refuses them too.
+	forbidden map[string]bool
+}
+
 // envs holds one environment per phase, built once per process: they are
 // immutable and shared by every Compile.
-var envs = sync.OnceValues(func() (map[string]*cel.Env, error) {
-	base, err := cel.NewEnv(
+var envs = sync.OnceValues(func() (*celEnvs, error) {
+	common := []cel.EnvOption{
 		ext.NativeTypes(
 			ext.ParseStructTags(true),
 			reflect.TypeFor[Principal](),
@@ -66,14 +84,22 @@ var envs = sync.OnceValues(func() (map[string]*cel.Env, error) {
 			reflect.TypeFor[App](),
 			reflect.TypeFor[CSP](),
 		),
-		ext.Strings(),
-		ext.Sets(),
 		cel.ParserExpressionSizeLimit(maxWhenCodePoints),
-	)
+	}
+	std, err := cel.NewEnv(common...)
+	if err != nil {
+		return nil, fmt.Errorf("policies: standard environment: %w", err)
+	}
+	base, err := std.Extend(ext.Strings())
 	if err != nil {
 		return nil, fmt.Errorf("policies: base environment: %w", err)
 	}
-	out := make(map[string]*cel.Env, len(phaseVars))
+	out := &celEnvs{byPhase: make(map[string]*cel.Env, len(phaseVars)), forbidden: map[string]bool{}}
+	for name := range base.Functions() {
+		if !std.HasFunction(name) && !slices.Contains(allowedExtensions, name) {
+			out.forbidden[name] = true
+		}
+	}
 	for phase, names := range phaseVars {
 		opts := make([]cel.EnvOption, 0, len(names))
 		for _, n := range names {
@@ -83,7 +109,7 @@ var envs = sync.OnceValues(func() (map[string]*cel.Env, error) {
 		if err != nil {
 			return nil, fmt.Errorf("policies: %s environment: %w", phase, err)
 		}
-		out[phase] = env
+		out.byPhase[phase] = env
 	}
 	return out, nil
 })

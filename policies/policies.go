@@ -127,7 +127,7 @@ func Compile(rules []Rule, defaultEffect string) (*Set, []CompileError) {
 			Summary: "Invalid default effect",
 			Detail:  fmt.Sprintf("The default effect %q is not allow or deny. Write default = \"allow\" or default = \"deny\".", defaultEffect)})
 	}
-	envByPhase, err := envs()
+	celEnv, err := envs()
 	if err != nil {
 		// The environments are built from constants; this cannot happen
 		// unless cel-go itself is broken.
@@ -135,7 +135,7 @@ func Compile(rules []Rule, defaultEffect string) (*Set, []CompileError) {
 			Summary: "Policy engine unavailable", Detail: err.Error() + "."})
 		return nil, errs
 	}
-	s := &Set{defaultEffect: defaultEffect, adapter: envByPhase[PhaseList].CELTypeAdapter()}
+	s := &Set{defaultEffect: defaultEffect, adapter: celEnv.byPhase[PhaseList].CELTypeAdapter()}
 	seen := make(map[string]int, len(rules))
 	for i, r := range rules {
 		if first, dup := seen[r.Name]; dup {
@@ -170,7 +170,7 @@ func Compile(rules []Rule, defaultEffect string) (*Set, []CompileError) {
 			// most variables.
 			phase = PhaseResult
 		}
-		compiled, werrs := compileWhen(envByPhase[phase], phase, i, r.When)
+		compiled, werrs := compileWhen(celEnv, phase, i, r.When)
 		errs = append(errs, werrs...)
 		if len(errs) > 0 {
 			continue
@@ -200,7 +200,8 @@ var (
 
 // compileWhen parses, checks and plans one expression in the environment of
 // phase.
-func compileWhen(env *cel.Env, phase string, i int, when string) (rule, []CompileError) {
+func compileWhen(envs *celEnvs, phase string, i int, when string) (rule, []CompileError) {
+	env := envs.byPhase[phase]
 	if strings.TrimSpace(when) == "" {
 		return rule{}, []CompileError{{Rule: i, Field: "when", Offset: -1,
 			Summary: "Empty policy condition",
@@ -218,6 +219,9 @@ func compileWhen(env *cel.Env, phase string, i int, when string) (rule, []Compil
 	checked, iss := env.Check(parsed)
 	if iss != nil && iss.Err() != nil {
 		return rule{}, issueErrors(i, when, phase, iss.Errors(), false)
+	}
+	if errs := checkCalls(envs, checked, i, when); errs != nil {
+		return rule{}, errs
 	}
 	if out := checked.OutputType(); !out.IsExactType(cel.BoolType) {
 		detail := fmt.Sprintf("The expression has type %s, but a policy condition must be true or false.", out)
@@ -247,6 +251,49 @@ func compileWhen(env *cel.Env, phase string, i int, when string) (rule, []Compil
 		}
 	}
 	return r, nil
+}
+
+// checkCalls refuses the functions envs forbids and matches() with a
+// pattern that is not a literal: a pattern from the input could be as large
+// as the text it searches, and the cost limit counts a call only after it
+// returns.
+func checkCalls(envs *celEnvs, checked *cel.Ast, i int, when string) []CompileError {
+	native := checked.NativeRep()
+	info := native.SourceInfo()
+	offset := func(id int64) int {
+		loc := info.GetStartLocation(id)
+		if loc == nil || loc.Line() < 1 {
+			return -1
+		}
+		return byteOffset(when, loc.Line(), loc.Column())
+	}
+	var errs []CompileError
+	calls := celast.MatchDescendants(celast.NavigateAST(native), celast.KindMatcher(celast.CallKind))
+	for _, call := range calls {
+		c := call.AsCall()
+		fn := c.FunctionName()
+		switch {
+		case envs.forbidden[fn]:
+			// CEL places a call at its '('; point at the name before it.
+			off := offset(call.ID())
+			if off >= len(fn) && strings.HasSuffix(when[:off], fn) {
+				off -= len(fn)
+			}
+			errs = append(errs, CompileError{Rule: i, Field: "when", Offset: off,
+				Summary: "Function not allowed in policy",
+				Detail: fmt.Sprintf("%s() is not available in policies: the cost limit counts a call only after it returns, and its work can grow faster than its input. The string functions beyond the CEL standard library are %s.",
+					fn, strings.Join(allowedExtensions, ", "))})
+		case fn == "matches":
+			args := c.Args()
+			pattern := args[len(args)-1]
+			if pattern.Kind() != celast.LiteralKind {
+				errs = append(errs, CompileError{Rule: i, Field: "when", Offset: offset(pattern.ID()),
+					Summary: "Regular expression must be a literal",
+					Detail:  "The pattern of matches() must be a string literal, so that it is compiled once at load and cannot come from the input. Write the pattern in the rule, for example args.path.matches(\"^/srv/[a-z]+$\")."})
+			}
+		}
+	}
+	return errs
 }
 
 func firstInvalidUTF8(s string) int {
@@ -293,14 +340,19 @@ var typeFields = map[string]string{
 	"policies.CSP":         "connectDomains, resourceDomains, frameDomains, baseUriDomains",
 }
 
-// issueErrors turns CEL's errors into CompileErrors with byte offsets.
+// issueErrors turns CEL's errors into CompileErrors with byte offsets. Only
+// the first syntax error is kept (the parser's later ones are mostly its
+// recovery going astray), and a checker message repeated for a second use of
+// the same name is reported once.
 func issueErrors(i int, when, phase string, cerrs []*common.Error, syntax bool) []CompileError {
 	const maxPerRule = 5
 	var out []CompileError
+	seen := map[string]bool{}
 	for _, ce := range cerrs {
-		if len(out) == maxPerRule {
-			break
+		if len(out) == maxPerRule || syntax && len(out) == 1 || seen[ce.Message] {
+			continue
 		}
+		seen[ce.Message] = true
 		off := -1
 		if ce.Location != nil {
 			off = byteOffset(when, ce.Location.Line(), ce.Location.Column())
