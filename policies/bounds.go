@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
 )
 
 // Identity bounds. Most rules test only the identity variables (server, era,
@@ -55,4 +57,29 @@ func inputBounded(in *Input) bool {
 		}
 	}
 	return true
+}
+
+// dynamicCallCost charges calls that CEL dispatches at run time (operands
+// of type dyn, such as anything read from args): CEL's tracker knows no
+// overload for them and charges 1, so `args.s + args.s` in a loop could copy
+// megabytes per step within the limit. They are charged as the typed
+// overloads are: one unit plus a tenth of the bytes of their string and
+// bytes operands. Calls with a resolved overload keep CEL's own model.
+type dynamicCallCost struct{}
+
+func (dynamicCallCost) CallCost(function, overloadID string, args []ref.Val, result ref.Val) *uint64 {
+	if overloadID != "" {
+		return nil
+	}
+	var n uint64
+	for _, a := range args {
+		switch v := a.(type) {
+		case types.String:
+			n += uint64(len(v))
+		case types.Bytes:
+			n += uint64(len(v))
+		}
+	}
+	c := 1 + (n+9)/10
+	return &c
 }

@@ -19,7 +19,9 @@ type wantErr struct {
 
 func TestCompileErrors(t *testing.T) {
 	call := func(when string) []Rule { return []Rule{{Name: "r", Phase: PhaseCall, Effect: EffectDeny, When: when}} }
-	in := func(phase, when string) []Rule { return []Rule{{Name: "r", Phase: phase, Effect: EffectDeny, When: when}} }
+	in := func(phase, when string) []Rule {
+		return []Rule{{Name: "r", Phase: phase, Effect: EffectDeny, When: when}}
+	}
 	at := func(when, sub string) int {
 		i := strings.Index(when, sub)
 		if i < 0 {

@@ -80,7 +80,10 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "call: an earlier allow wins over a later deny", set: set, phase: PhaseCall,
-			edit: func(in *Input) { in.Args = map[string]any{"path": "/etc/passwd"}; in.Principal.Groups = []string{"ops"} },
+			edit: func(in *Input) {
+				in.Args = map[string]any{"path": "/etc/passwd"}
+				in.Principal.Groups = []string{"ops"}
+			},
 			want: Decision{Phase: PhaseCall, Rule: "allow-ops", Effect: EffectAllow, Reason: "rule allow-ops matched"},
 		},
 		{

@@ -189,6 +189,7 @@ func Compile(rules []Rule, defaultEffect string) (*Set, []CompileError) {
 var (
 	programOptions = []cel.ProgramOption{
 		cel.CostLimit(CostLimit),
+		cel.CostTracking(dynamicCallCost{}),
 		cel.InterruptCheckFrequency(interruptCheckFrequency),
 		cel.EvalOptions(cel.OptOptimize),
 	}
