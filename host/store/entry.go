@@ -16,6 +16,7 @@ const (
 	StatusToolError = "tool_error" // the tool answered with isError: true; Result holds it
 	StatusError     = "error"      // no result: the server failed, timed out or died; Error says why
 	StatusCancelled = "cancelled"  // the caller cancelled the call
+	StatusDenied    = "denied"     // a policy refused the call or withheld its result; Error holds the rule's message
 )
 
 // Entry kinds.
@@ -50,7 +51,7 @@ type Entry struct {
 	StartedAt       time.Time       `json:"startedAt"`
 	DurationMs      float64         `json:"durationMs"`
 	Display         json.RawMessage `json:"display"` // null until MCP Apps; stored as-is
-	Trail           json.RawMessage `json:"trail"`   // null until policies/plugins; stored as-is
+	Trail           json.RawMessage `json:"trail"`   // policy decisions and plugin outcomes (host.Trail), or null
 	// Kind is KindCall (the default) or KindAppMessage.
 	Kind string `json:"kind"`
 	// AppEntryID is the entry whose MCP App made this call or sent this
@@ -58,6 +59,10 @@ type Entry struct {
 	AppEntryID string `json:"appEntryId,omitempty"`
 	// Message is an App message's content (KindAppMessage); nil otherwise.
 	Message json.RawMessage `json:"message,omitempty"`
+	// Audit are policy decisions to add to the audit log in the entry's
+	// transaction; their session, entry and principal are the entry's.
+	// Not part of the entry itself.
+	Audit []Audit `json:"-"`
 }
 
 // AppendEntry stores e at the end of its session's transcript in one
@@ -98,7 +103,7 @@ func (s *Store) AppendEntry(ctx context.Context, e *Entry) error {
 
 func (e *Entry) check() error {
 	switch e.Status {
-	case StatusOK, StatusToolError, StatusError, StatusCancelled:
+	case StatusOK, StatusToolError, StatusError, StatusCancelled, StatusDenied:
 	default:
 		return fmt.Errorf("unknown status %q", e.Status)
 	}
@@ -155,6 +160,12 @@ func (s *Store) appendEntry(ctx context.Context, id, kind string, e *Entry) (seq
 	_, err = tx.StmtContext(ctx, s.stmtTouchSession).ExecContext(ctx, s.now().UnixNano(), e.SessionID)
 	if err != nil {
 		return 0, err
+	}
+	for _, a := range e.Audit {
+		a.SessionID, a.EntryID, a.Principal = e.SessionID, id, e.Principal
+		if err = s.insertAudit(ctx, tx, a); err != nil {
+			return 0, err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, err

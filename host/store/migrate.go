@@ -82,6 +82,30 @@ CREATE INDEX entries_app_html_started ON entries (started_at) WHERE app_html_byt
 -- Compaction by size: App records with HTML per session, in order.
 CREATE INDEX entries_app_html_session ON entries (session_id, seq) WHERE app_html_bytes > 0;
 `,
+	// 4: the audit log of policy decisions: one row per decision that a
+	// rule made (or the default, when it denied), written in the same
+	// transaction as the entry it belongs to; entry_id is '' for decisions
+	// with no entry (a call of a tool a list rule hides).
+	`
+CREATE TABLE audit (
+	id          INTEGER NOT NULL PRIMARY KEY,
+	at          INTEGER NOT NULL,
+	principal   TEXT    NOT NULL,
+	session_id  TEXT    NOT NULL,
+	entry_id    TEXT    NOT NULL,
+	call_id     TEXT    NOT NULL,
+	origin      TEXT    NOT NULL,
+	server      TEXT    NOT NULL,
+	tool        TEXT    NOT NULL,
+	phase       TEXT    NOT NULL,
+	rule        TEXT    NOT NULL,
+	effect      TEXT    NOT NULL,
+	reason      TEXT    NOT NULL,
+	error       INTEGER NOT NULL,
+	duration_us REAL    NOT NULL
+) STRICT;
+CREATE INDEX audit_principal_at ON audit (principal, at DESC);
+`,
 }
 
 // migrate applies the steps the database has not run yet, each in its own

@@ -344,7 +344,7 @@ func TestAppendEntryInvalid(t *testing.T) {
 		{"malformed display", func(e *Entry) { e.Display = json.RawMessage(`{'a':1}`) }},
 		{"malformed trail", func(e *Entry) { e.Trail = json.RawMessage(`[1,]`) }},
 		{"empty status", func(e *Entry) { e.Status = "" }},
-		{"unknown status", func(e *Entry) { e.Status = "denied" }},
+		{"unknown status", func(e *Entry) { e.Status = "paused" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,104 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// Audit is one policy decision in the audit log.
+type Audit struct {
+	ID         int64     `json:"id"`
+	At         time.Time `json:"at"`
+	Principal  string    `json:"principal"`
+	SessionID  string    `json:"sessionId,omitempty"`
+	EntryID    string    `json:"entryId,omitempty"`
+	CallID     string    `json:"callId,omitempty"`
+	Origin     string    `json:"origin"`
+	Server     string    `json:"server"`
+	Tool       string    `json:"tool"`
+	Phase      string    `json:"phase"`
+	Rule       string    `json:"rule"` // "" when the default decided
+	Effect     string    `json:"effect"`
+	Reason     string    `json:"reason"`
+	Error      bool      `json:"error"`
+	DurationUs float64   `json:"durationUs"`
+}
+
+// maxAuditReason bounds the stored reason (a CEL error can quote input).
+const maxAuditReason = 1024
+
+func (s *Store) insertAudit(ctx context.Context, tx *sql.Tx, a Audit) error {
+	at := a.At
+	if at.IsZero() {
+		at = s.now()
+	}
+	reason := a.Reason
+	if len(reason) > maxAuditReason {
+		reason = reason[:maxAuditReason]
+	}
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO audit (at, principal, session_id, entry_id, call_id, origin, server, tool, phase, rule, effect, reason, error, duration_us)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		at.UnixNano(), a.Principal, a.SessionID, a.EntryID, a.CallID, a.Origin, a.Server, a.Tool,
+		a.Phase, a.Rule, a.Effect, reason, a.Error, a.DurationUs)
+	return err
+}
+
+// AppendAudit adds decisions that belong to no entry (a call refused
+// before it was recorded) to the audit log, in one transaction.
+func (s *Store) AppendAudit(ctx context.Context, records ...Audit) error {
+	if len(records) == 0 {
+		return nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: append audit: %w", err)
+	}
+	for _, a := range records {
+		if err := s.insertAudit(ctx, tx, a); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("store: append audit: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: append audit: %w", err)
+	}
+	return nil
+}
+
+// AuditLog returns up to limit of principal's audit records, newest first,
+// older than the record id before (0: from the newest). A limit of 0 or less
+// means 100; limits above 500 are cut to 500.
+func (s *Store) AuditLog(ctx context.Context, principal string, before int64, limit int) ([]Audit, error) {
+	if limit <= 0 {
+		limit = defaultLimit
+	}
+	limit = min(limit, maxLimit)
+	if before <= 0 {
+		before = 1<<63 - 1
+	}
+	rows, err := s.r.QueryContext(ctx,
+		`SELECT id, at, principal, session_id, entry_id, call_id, origin, server, tool, phase, rule, effect, reason, error, duration_us
+		 FROM audit WHERE principal = ? AND id < ? ORDER BY id DESC LIMIT ?`, principal, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: audit log: %w", err)
+	}
+	defer rows.Close()
+	out := []Audit{}
+	for rows.Next() {
+		var a Audit
+		var at int64
+		if err := rows.Scan(&a.ID, &at, &a.Principal, &a.SessionID, &a.EntryID, &a.CallID, &a.Origin, &a.Server, &a.Tool,
+			&a.Phase, &a.Rule, &a.Effect, &a.Reason, &a.Error, &a.DurationUs); err != nil {
+			return nil, fmt.Errorf("store: audit log: %w", err)
+		}
+		a.At = time.Unix(0, at).UTC()
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: audit log: %w", err)
+	}
+	return out, nil
+}
