@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,6 +45,24 @@ type daemon struct {
 	st     *store.Store
 	cancel context.CancelFunc
 	served chan error
+
+	// requests records every request the daemon got (see seenRequest).
+	mu       sync.Mutex
+	requests []seenRequest
+}
+
+// seenRequest is one request the daemon got, as its request log would show
+// it: method, path, Origin header and whether it carried a token.
+type seenRequest struct {
+	Method, Path, Origin string
+	Authorized           bool
+}
+
+// seen returns the requests the daemon has got so far.
+func (d *daemon) seen() []seenRequest {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.requests)
 }
 
 // stdioServer returns a server block with the defaults the loader fills in.
@@ -66,13 +86,25 @@ func stdioServer(name, command string) config.Server {
 // browser (see requireBrowser).
 func newDaemon(t *testing.T) *daemon {
 	t.Helper()
+	return newDaemonWith(t, nil)
+}
+
+// newDaemonWith is newDaemon with the config changed by edit (when not nil)
+// before the daemon starts; revenueBin is the revenue demo's binary, for
+// servers that run one of its variants.
+func newDaemonWith(t *testing.T, edit func(cfg *config.Config, revenueBin string)) *daemon {
+	t.Helper()
 	requireBrowser(t) // skip before building and starting anything
+	revenueBin := testbin.Build(t, revenuePkg)
 	cfg := &config.Config{
 		Principals: []config.Principal{{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}}},
 		Servers: []config.Server{
 			stdioServer("fx", testbin.Build(t, wellbehavedPkg)),
-			stdioServer("revenue", testbin.Build(t, revenuePkg)),
+			stdioServer("revenue", revenueBin),
 		},
+	}
+	if edit != nil {
+		edit(cfg, revenueBin)
 	}
 	d := &daemon{cfg: cfg, dbPath: filepath.Join(t.TempDir(), "mcphost.db")}
 	t.Cleanup(func() { d.stop(t) })
@@ -106,10 +138,17 @@ func (d *daemon) start(t *testing.T, port int) error {
 	}
 	d.port = ln.Addr().(*net.TCPAddr).Port
 	d.base = fmt.Sprintf("http://127.0.0.1:%d", d.port)
-	handler := httpapi.New(h, httpapi.Options{
+	api := httpapi.New(h, httpapi.Options{
 		Hosts:   []string{fmt.Sprintf("127.0.0.1:%d", d.port), fmt.Sprintf("localhost:%d", d.port)},
 		Assets:  webshell.Assets(),
 		Version: "test",
+	})
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.mu.Lock()
+		d.requests = append(d.requests, seenRequest{Method: r.Method, Path: r.URL.Path, Origin: r.Header.Get("Origin"),
+			Authorized: r.Header.Get("Authorization") != ""})
+		d.mu.Unlock()
+		api.ServeHTTP(w, r)
 	})
 	h.Start(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())

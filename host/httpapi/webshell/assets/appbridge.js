@@ -17,14 +17,23 @@
 // What the App may do here: ui/initialize, ui/notifications/initialized,
 // ui/notifications/size-changed, ping, ui/request-display-mode (inline
 // only) and notifications/message (dropped; kept in a page log in test mode).
-// Every other request is answered -32601. It gets tool-input and tool-result
-// once initialized, host-context-changed on a theme change, and
-// ui/resource-teardown before its frame goes.
+// Three requests are gated (§12): tools/call (a tool of the App's own
+// server), ui/open-link (http/https, after the user confirms) and ui/message
+// (recorded as an App message). Each is denied by default; the server's
+// app_tool_calls, app_open_links and app_messages switches open them, and
+// only then are they advertised in hostCapabilities. A denied request is
+// answered with the error DENIED_CODE, "denied by host policy: …". An
+// allowed one is made by this page through the API with the principal's
+// token (the App never sees it), naming the App by its entry, and the daemon
+// decides again. Every other request is answered -32601. The App gets
+// tool-input and tool-result once initialized, host-context-changed on a
+// theme change, and ui/resource-teardown before its frame goes.
 //
 // Nothing from the display record or the App reaches the WebShell's DOM as
 // markup; the App's HTML only ever travels to the proxy as a string.
 
 import { h, isPlainObject } from './dom.js';
+import { api, seg, ApiError } from './api.js';
 
 export const APP_PROTOCOL_VERSION = '2026-01-26';
 const KNOWN_PROTOCOL_VERSIONS = new Set(['2026-01-26', '2025-11-21']);
@@ -47,6 +56,13 @@ const MAX_DEPTH = 64;
 const MAX_ID_LENGTH = 256;
 const MAX_TEST_LOG = 1000;
 const MAX_REASON_LENGTH = 200;
+const MAX_TOOL_NAME = 128;
+const MAX_LINK_LENGTH = 2048;
+
+/** DENIED_CODE is the JSON-RPC error code of an App request the host refused. */
+export const DENIED_CODE = -32000;
+const INVALID_PARAMS = -32602;
+const INTERNAL_ERROR = -32603;
 
 // ------------------------------------------------------------------ the record
 
@@ -255,6 +271,69 @@ function timeZone() {
 
 const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
+// ------------------------------------------------------------------ App capabilities
+
+const NO_CAPABILITIES = Object.freeze({ toolCalls: false, openLinks: false, messages: false });
+
+/**
+ * loadCapabilities asks the daemon which App requests server allows
+ * (GET /api/v1/servers/{name}/app-capabilities). Anything but a clean
+ * answer means none: deny by default.
+ */
+async function loadCapabilities(server) {
+  if (!isStr(server) || server === '') return NO_CAPABILITIES;
+  try {
+    const r = await api('GET', `/servers/${seg(server)}/app-capabilities`);
+    if (!isPlainObject(r)) return NO_CAPABILITIES;
+    return Object.freeze({ toolCalls: r.toolCalls === true, openLinks: r.openLinks === true, messages: r.messages === true });
+  } catch {
+    return NO_CAPABILITIES;
+  }
+}
+
+// ------------------------------------------------------------------ link confirmation
+
+// One link prompt at a time, for every App of the page.
+let linkPrompt = null;
+
+/**
+ * confirmLink asks the user whether to open url for the App of server; it
+ * resolves true only on an explicit click on "Open link". The dialog shows
+ * the server and the whole URL as the browser parsed it (international
+ * names in punycode). signal (an AbortSignal) cancels it.
+ */
+function confirmLink(server, href, signal) {
+  return new Promise((resolve) => {
+    const open = h('button', { type: 'button', class: 'primary', testid: 'app-link-open' }, 'Open link');
+    const cancel = h('button', { type: 'button', testid: 'app-link-cancel' }, 'Cancel');
+    const dialog = h('dialog', { class: 'app-link-dialog', testid: 'app-link-dialog', 'aria-labelledby': 'app-link-title' },
+      h('h2', { id: 'app-link-title' }, 'Open a link for an MCP App?'),
+      h('p', {}, 'The MCP App of server ', h('strong', { testid: 'app-link-server' }, server || 'unknown'),
+        ' asks to open this link in a new tab:'),
+      h('p', { class: 'app-link-url' }, h('code', { testid: 'app-link-url' }, href)),
+      h('p', { class: 'muted' }, 'Open it only if you expected this App to send you there. The new tab gets no reference to this page.'),
+      h('div', { class: 'app-link-actions' }, cancel, open));
+    let done = false;
+    const finish = (ok) => {
+      if (done) return;
+      done = true;
+      signal?.removeEventListener('abort', onAbort);
+      if (dialog.open) dialog.close();
+      dialog.remove();
+      resolve(ok);
+    };
+    const onAbort = () => finish(false);
+    open.addEventListener('click', () => finish(true));
+    cancel.addEventListener('click', () => finish(false));
+    dialog.addEventListener('cancel', () => finish(false)); // Escape
+    dialog.addEventListener('close', () => finish(false));
+    signal?.addEventListener('abort', onAbort);
+    document.body.append(dialog);
+    dialog.showModal();
+    cancel.focus(); // the safe choice has the focus
+  });
+}
+
 // ------------------------------------------------------------------ mounts
 
 // Every live mount, for theme changes.
@@ -291,6 +370,15 @@ function appLogEnabled() {
   return document.documentElement.dataset.appLog === '1';
 }
 
+// initTimeout is INIT_TIMEOUT_MS, or in test mode a shorter value from
+// <html data-app-init-timeout-ms>, so that a test of an App that never
+// initializes need not wait 30 s. It can only shorten the wait.
+function initTimeout() {
+  if (!appLogEnabled()) return INIT_TIMEOUT_MS;
+  const v = Number(document.documentElement.dataset.appInitTimeoutMs);
+  return Number.isInteger(v) && v >= 100 && v < INIT_TIMEOUT_MS ? v : INIT_TIMEOUT_MS;
+}
+
 function appendAppLog(record) {
   if (!Array.isArray(window.__mcphostAppLog)) window.__mcphostAppLog = [];
   const log = window.__mcphostAppLog;
@@ -318,11 +406,13 @@ export function showFallback(slot, rec, note) {
 /**
  * mountApp mounts the App of a checked record (rec.html non-empty) in slot,
  * loading the sandbox proxy from url. tool is the tool's name (for
- * hostContext.toolInfo). The slot may not be in the page yet: the frame loads
- * once it is inserted.
+ * hostContext.toolInfo). entryId and sessionId name the App's transcript
+ * entry: the App's gated requests go to the API in its name; without them
+ * every gated request is denied. The slot may not be in the page yet: the
+ * frame loads once it is inserted.
  */
-export function mountApp(slot, rec, { url, tool }) {
-  const m = new Mount(slot, rec, url, tool);
+export function mountApp(slot, rec, { url, tool, entryId, sessionId }) {
+  const m = new Mount(slot, rec, url, tool, isStr(entryId) ? entryId : '', isStr(sessionId) ? sessionId : '');
   mounts.set(slot, m);
   m.start();
   return m;
@@ -340,12 +430,17 @@ export function teardownSlot(slot, reason) {
 }
 
 class Mount {
-  constructor(slot, rec, url, tool) {
+  constructor(slot, rec, url, tool, entryId, sessionId) {
     this.gen = ++generation;
     this.slot = slot;
     this.rec = rec;
     this.url = url;
     this.tool = isStr(tool) ? tool : '';
+    this.entryId = entryId;
+    this.sessionId = sessionId;
+    this.capabilities = NO_CAPABILITIES;
+    this.capabilitiesLoad = null;
+    this.aborter = new AbortController(); // ends the App's API requests and prompts
     this.closed = false;
     this.proxyReady = false;
     this.initializeAnswered = false;
@@ -392,6 +487,8 @@ class Mount {
   start() {
     setSlotState(this.slot, 'loading');
     loadHostVersion();
+    this.capabilitiesLoad = (this.entryId && this.sessionId ? loadCapabilities(this.rec.serverName) : Promise.resolve(NO_CAPABILITIES))
+      .then((c) => { this.capabilities = c; });
     live.add(this);
     // The listener goes in before src: the proxy announces itself on load.
     window.addEventListener('message', this.onMessage);
@@ -418,6 +515,10 @@ class Mount {
 
   replyError(id, code, message) {
     this.post({ jsonrpc: '2.0', id, error: { code, message } });
+  }
+
+  deny(id, reason) {
+    this.replyError(id, DENIED_CODE, `denied by host policy: ${reason}`);
   }
 
   request(method, params, timeoutMs) {
@@ -471,9 +572,137 @@ class Mount {
       case 'ui/request-display-mode':
         this.reply(id, { mode: 'inline' });
         return;
+      case 'tools/call':
+        this.callTool(id, params).catch(() => this.replyError(id, INTERNAL_ERROR, 'the call failed'));
+        return;
+      case 'ui/open-link':
+        this.openLink(id, params).catch(() => this.reply(id, { isError: true }));
+        return;
+      case 'ui/message':
+        this.sendMessage(id, params).catch(() => this.reply(id, { isError: true }));
+        return;
       default:
         this.replyError(id, -32601, `Method not found: ${method}`);
     }
+  }
+
+  // appRequest sends one of the App's requests to the API with the page's
+  // token, bound to this mount (teardown aborts it).
+  appRequest(method, path, body) {
+    return api(method, `/sessions/${seg(this.sessionId)}${path}`, { ...body, appEntryId: this.entryId }, { signal: this.aborter.signal });
+  }
+
+  // answerApiError turns a refusal of the API into the App's answer: a
+  // denial, invalid params, or fallback(message) for anything else.
+  answerApiError(id, err, fallback) {
+    if (this.closed) return;
+    if (err instanceof ApiError && err.status === 403) this.replyError(id, DENIED_CODE, err.message);
+    else if (err instanceof ApiError && (err.status === 400 || err.status === 404)) this.replyError(id, INVALID_PARAMS, err.message);
+    else fallback(err instanceof ApiError ? err.message : 'the request failed');
+  }
+
+  // tools/call: a tool of the App's own server, through POST …/calls with
+  // origin "app"; the result goes to the App only.
+  async callTool(id, params) {
+    const server = this.rec.serverName;
+    if (!this.capabilities.toolCalls) {
+      this.deny(id, `the Apps of server "${server}" may not call tools (app_tool_calls is off)`);
+      return;
+    }
+    if (!isStr(params.name) || params.name === '' || params.name.length > MAX_TOOL_NAME) {
+      this.replyError(id, INVALID_PARAMS, 'Invalid params: name must be a tool name');
+      return;
+    }
+    if (params.arguments !== undefined && !isPlainObject(params.arguments)) {
+      this.replyError(id, INVALID_PARAMS, 'Invalid params: arguments must be an object');
+      return;
+    }
+    let entry;
+    try {
+      entry = await this.appRequest('POST', '/calls', { server, tool: params.name, arguments: params.arguments ?? {}, origin: 'app' });
+    } catch (err) {
+      this.answerApiError(id, err, (msg) => this.replyError(id, INTERNAL_ERROR, msg));
+      return;
+    }
+    if (this.closed) return;
+    if (isPlainObject(entry) && (entry.status === 'ok' || entry.status === 'tool_error') && isPlainObject(entry.result)) {
+      this.reply(id, entry.result);
+      return;
+    }
+    const why = isPlainObject(entry) && isStr(entry.error) && entry.error ? entry.error : 'the call failed';
+    this.replyError(id, INTERNAL_ERROR, why.slice(0, MAX_REASON_LENGTH * 5));
+  }
+
+  // ui/open-link: checked by the daemon, then shown to the user, who must
+  // confirm; opened in a new tab with noopener and noreferrer.
+  async openLink(id, params) {
+    const server = this.rec.serverName;
+    if (!this.capabilities.openLinks) {
+      this.deny(id, `the Apps of server "${server}" may not open links (app_open_links is off)`);
+      return;
+    }
+    if (!isStr(params.url) || params.url.length > MAX_LINK_LENGTH) {
+      this.reply(id, { isError: true });
+      return;
+    }
+    let href;
+    try {
+      const u = new URL(params.url);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+      href = u.href;
+    } catch {
+      this.reply(id, { isError: true });
+      return;
+    }
+    if (linkPrompt) {
+      this.reply(id, { isError: true }); // one prompt at a time
+      return;
+    }
+    linkPrompt = this;
+    try {
+      let checked;
+      try {
+        checked = await this.appRequest('POST', '/app-links', { url: href });
+      } catch (err) {
+        this.answerApiError(id, err, () => this.reply(id, { isError: true }));
+        return;
+      }
+      if (this.closed || !isPlainObject(checked) || !isStr(checked.url)) return;
+      const shown = new URL(checked.url).href;
+      const ok = await confirmLink(server, shown, this.aborter.signal);
+      if (this.closed) return;
+      if (!ok) {
+        this.reply(id, { isError: true });
+        return;
+      }
+      window.open(shown, '_blank', 'noopener,noreferrer');
+      this.reply(id, {});
+    } finally {
+      linkPrompt = null;
+    }
+  }
+
+  // ui/message: recorded by the daemon as an App message entry (never as
+  // the user's words); the entry reaches the transcript through the events.
+  async sendMessage(id, params) {
+    const server = this.rec.serverName;
+    if (!this.capabilities.messages) {
+      this.deny(id, `the Apps of server "${server}" may not add messages (app_messages is off)`);
+      return;
+    }
+    if (!Array.isArray(params.content)) {
+      this.replyError(id, INVALID_PARAMS, 'Invalid params: content must be a list of text blocks');
+      return;
+    }
+    const body = { content: params.content };
+    if (params.role !== undefined) body.role = params.role;
+    try {
+      await this.appRequest('POST', '/app-messages', body);
+    } catch (err) {
+      this.answerApiError(id, err, () => this.reply(id, { isError: true }));
+      return;
+    }
+    if (!this.closed) this.reply(id, {});
   }
 
   async answerInitialize(id, params) {
@@ -483,12 +712,18 @@ class Mount {
       return;
     }
     if (!hostVersion) await Promise.race([loadHostVersion(), sleep(1000)]);
+    await Promise.race([this.capabilitiesLoad, sleep(2000)]);
     if (this.closed) return;
     const csp = this.rec.csp;
+    // Only what this server's Apps may ask for is advertised (§12).
+    const hostCapabilities = { sandbox: csp ? { csp } : {} };
+    if (this.capabilities.toolCalls) hostCapabilities.serverTools = {};
+    if (this.capabilities.openLinks) hostCapabilities.openLinks = {};
+    if (this.capabilities.messages) hostCapabilities.message = {};
     const result = {
       protocolVersion: KNOWN_PROTOCOL_VERSIONS.has(params.protocolVersion) ? params.protocolVersion : APP_PROTOCOL_VERSION,
       hostInfo: { name: 'mcphost', version: hostVersion || 'unknown' },
-      hostCapabilities: { sandbox: csp ? { csp } : {} },
+      hostCapabilities,
       hostContext: {
         theme: currentTheme(),
         platform: 'web',
@@ -530,7 +765,7 @@ class Mount {
     this.proxyReady = true;
     this.cancelTimer(this.handshakeTimer);
     this.notify('ui/notifications/sandbox-resource-ready', { html: this.rec.html });
-    this.initTimer = this.later(INIT_TIMEOUT_MS, () => this.fail('The App did not start in time.'));
+    this.initTimer = this.later(initTimeout(), () => this.fail('The App did not start in time.'));
   }
 
   onInitialized() {
@@ -568,6 +803,7 @@ class Mount {
   close() {
     if (this.closed) return;
     this.closed = true;
+    this.aborter.abort(); // running App calls are cancelled, prompts closed
     live.delete(this);
     window.removeEventListener('message', this.onMessage);
     for (const t of this.timers) clearTimeout(t);

@@ -42,7 +42,7 @@ export function renderDisplay(entry) {
     showFallback(slot, rec, 'Apps are shown only when the WebShell is opened at http://127.0.0.1:PORT or http://localhost:PORT.');
     return slot;
   }
-  mountApp(slot, rec, { url, tool: entry.tool });
+  mountApp(slot, rec, { url, tool: entry.tool, entryId: entry.id, sessionId: entry.sessionId });
   return slot;
 }
 

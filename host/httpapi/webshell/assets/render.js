@@ -123,8 +123,43 @@ function argsSummary(args) {
   return 'Arguments';
 }
 
+/**
+ * appMessageCard renders an App message (kind "app_message"): text an MCP
+ * App added to the transcript with ui/message. It names the App's server
+ * and resource and is never styled or labelled as the user's own words.
+ */
+function appMessageCard(entry) {
+  const server = typeof entry.server === 'string' && entry.server ? entry.server : '?';
+  const msg = isPlainObject(entry.message) ? entry.message : {};
+  const uri = typeof msg.resourceUri === 'string' ? msg.resourceUri : '';
+  const card = h('article', {
+    class: 'entry app-message',
+    testid: 'entry',
+    'data-kind': 'app_message',
+    'data-status': 'ok',
+    'data-entry-id': String(entry.id ?? ''),
+    'aria-label': `Message from the ${server} MCP App`,
+  });
+  const time = h('time', { class: 'muted', datetime: String(entry.startedAt ?? ''), title: String(entry.startedAt ?? '') }, formatTime(entry.startedAt));
+  card.append(h('header', { class: 'entry-head' },
+    h('span', { class: 'entry-name' }, `${server} App`),
+    h('span', { class: 'badge badge-muted', testid: 'app-message-badge' }, 'App message'),
+    h('span', { class: 'spacer' }),
+    time));
+  card.append(h('p', { class: 'app-message-label' }, 'Sent by the MCP App of server ', h('strong', {}, server),
+    uri ? [' (', h('code', {}, uri), ')'] : null, ', not by you.'));
+  const blocks = Array.isArray(msg.content) ? msg.content : [];
+  for (const b of blocks) {
+    const text = isPlainObject(b) && typeof b.text === 'string' ? b.text : '';
+    card.append(h('pre', { class: 'content-text', testid: 'app-message-text' }, text));
+  }
+  if (Number.isFinite(entry.seq)) card.append(h('footer', { class: 'entry-foot muted' }, `#${entry.seq}`));
+  return card;
+}
+
 /** entryCard renders a stored transcript Entry. */
 export function entryCard(entry) {
+  if (entry.kind === 'app_message') return appMessageCard(entry);
   const status = typeof entry.status === 'string' ? entry.status : 'unknown';
   const label = STATUS_LABELS[status] ?? status;
   const name = `${entry.server ?? '?'}.${entry.tool ?? '?'}`;
