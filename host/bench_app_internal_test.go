@@ -1,0 +1,81 @@
+package host
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/benchpair"
+	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkAppResolve measures the cost of MCP App resolution per call
+// (apps.md §5): a call of the revenue demo's App tool through the host
+// followed by the App's resolution (resources/read of ui://revenue-dashboard
+// on the same session, exact-URI, MIME, UTF-8 and size checks, CSP merge,
+// the display record and its JSON), against the physical limits over stdio
+// in the same run: a direct go-sdk tools/call ("vs-call": what resolving an
+// App adds to a call), and a direct tools/call plus resources/read
+// ("vs-call-read": the overhead of the host's part beyond the extra round
+// trip). The demo sets no ttlMs, so every resolution reads the resource.
+// The host side includes encoding the record as JSON for the entry.
+//
+//	go test -run '^$' -bench BenchmarkAppResolve -benchmem -count 5 ./host/
+func BenchmarkAppResolve(b *testing.B) {
+	bin := testbin.Build(b, "github.com/mcphost/mcphost/testdata/servers/revenue")
+	ctx := b.Context()
+	direct := benchpair.DirectStdio(b, bin, LegacyProtocolVersion)
+
+	s := config.Server{
+		Name: "revenue", Transport: config.TransportStdio, Command: bin, Enabled: true,
+		VersionNegotiation: config.NegotiationLegacy, DiscoveryTimeout: config.DefaultDiscoveryTimeout,
+		CallTimeout: config.DefaultCallTimeout, Apps: config.AppsAuto,
+		AppResourceMaxBytes: config.DefaultAppResourceMaxBytes, AppResourceTimeout: config.DefaultAppResourceTimeout,
+	}
+	h, err := New(&config.Config{Servers: []config.Server{s}}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h.Start(ctx)
+	b.Cleanup(func() { h.Close() })
+	if err := h.WaitSettled(ctx); err != nil {
+		b.Fatal(err)
+	}
+	c := h.byName["revenue"]
+	cs, cat, err := c.current()
+	if err != nil {
+		b.Fatal(err)
+	}
+	const tool = "show_revenue_dashboard"
+	args := json.RawMessage(`{"quarter":"Q3"}`)
+
+	directCall := func() {
+		res, err := direct.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatalf("direct call: %v", err)
+		}
+	}
+	directCallRead := func() {
+		directCall()
+		r, err := direct.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://revenue-dashboard"})
+		if err != nil || len(r.Contents) != 1 {
+			b.Fatalf("direct read: %v", err)
+		}
+	}
+	hostApp := func() {
+		res, err := c.callTool(ctx, cs, tool, args, nil)
+		if err != nil || res.IsError {
+			b.Fatalf("host call: %v", err)
+		}
+		d := h.resolveApp(ctx, c, cs, cat, cat.toolIndex[tool], args, res)
+		if d == nil {
+			b.Fatal("no App display record")
+		}
+		if raw, err := json.Marshal(d); err != nil || len(raw) < 10000 {
+			b.Fatalf("display record of %d bytes: %v", len(raw), err)
+		}
+	}
+	b.Run("vs-call", func(b *testing.B) { benchpair.Compare(b, "app", directCall, hostApp) })
+	b.Run("vs-call-read", func(b *testing.B) { benchpair.Compare(b, "app", directCallRead, hostApp) })
+}
