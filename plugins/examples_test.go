@@ -24,6 +24,7 @@ func TestExampleRedact(t *testing.T) {
 			&mcp.TextContent{Text: "key " + secret + " end"},
 			&mcp.ImageContent{Data: []byte(secret), MIMEType: "image/png"},
 			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///k", Text: "k=" + secret}},
+			&mcp.TextContent{Text: "escaped:\n\t<\"" + secret + "\"> & \u2028 é"},
 		},
 		StructuredContent: map[string]any{"key": secret, "n": 1.5, "list": []any{"a", secret}, secret: "key names stay"},
 	}
@@ -40,6 +41,7 @@ func TestExampleRedact(t *testing.T) {
 			&mcp.TextContent{Text: "key [REDACTED] end"},
 			&mcp.ImageContent{Data: []byte(secret), MIMEType: "image/png"}, // binary data is not text
 			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///k", Text: "k=[REDACTED]"}},
+			&mcp.TextContent{Text: "escaped:\n\t<\"[REDACTED]\"> & \u2028 é"},
 		},
 		StructuredContent: map[string]any{"key": "[REDACTED]", "n": 1.5, "list": []any{"a", "[REDACTED]"}, secret: "key names stay"},
 	})

@@ -252,23 +252,7 @@ func (r *Runtime) load(ctx, bg context.Context, sp Spec) (*pool, *LoadError) {
 		return nil, bad("path", err)
 	}
 	start := time.Now()
-	manifest := extism.Manifest{
-		Wasm: []extism.Wasm{extism.WasmData{Data: wasm, Name: "main"}},
-		Memory: &extism.ManifestMemory{
-			MaxPages:             uint32(sp.MemoryLimit / pageSize),
-			MaxVarBytes:          0, // vars off
-			MaxHttpResponseBytes: 0,
-		},
-		Config: sp.Config,
-		// Non-zero turns on WithCloseOnContextDone; the deadline of each
-		// call is our own context's (see pool.call).
-		Timeout: uint64(sp.Timeout / time.Millisecond),
-	}
-	cfg := extism.PluginConfig{
-		RuntimeConfig: wazero.NewRuntimeConfig().WithCompilationCache(r.cache),
-		EnableWasi:    true, // Go guests import WASI and need _initialize
-	}
-	compiled, err := extism.NewCompiledPlugin(ctx, manifest, cfg, nil)
+	compiled, err := compile(ctx, r.cache, sp, wasm)
 	if err != nil {
 		if strings.Contains(err.Error(), "memory") && strings.Contains(err.Error(), "limit") {
 			return nil, bad("memory_limit", fmt.Errorf("compile: %w", err))
@@ -287,6 +271,28 @@ func (r *Runtime) load(ctx, bg context.Context, sp Spec) (*pool, *LoadError) {
 	p.put(in)
 	logger.Debug("plugin loaded", "compile", compileTook, "duration", time.Since(start))
 	return p, nil
+}
+
+// compile compiles one plugin's module (and the Extism kernel) in its own
+// wazero runtime, through the shared cache.
+func compile(ctx context.Context, cache wazero.CompilationCache, sp Spec, wasm []byte) (*extism.CompiledPlugin, error) {
+	manifest := extism.Manifest{
+		Wasm: []extism.Wasm{extism.WasmData{Data: wasm, Name: "main"}},
+		Memory: &extism.ManifestMemory{
+			MaxPages:             uint32(sp.MemoryLimit / pageSize),
+			MaxVarBytes:          0, // vars off
+			MaxHttpResponseBytes: 0, // no allowed hosts anyway
+		},
+		Config: sp.Config,
+		// Non-zero turns on WithCloseOnContextDone; the deadline of each
+		// call is our own context's (see pool.invoke).
+		Timeout: uint64(sp.Timeout / time.Millisecond),
+	}
+	cfg := extism.PluginConfig{
+		RuntimeConfig: wazero.NewRuntimeConfig().WithCompilationCache(cache),
+		EnableWasi:    true, // Go guests import WASI and need _initialize
+	}
+	return extism.NewCompiledPlugin(ctx, manifest, cfg, nil)
 }
 
 func readWasm(name string) ([]byte, error) {

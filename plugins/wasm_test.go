@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,19 +125,23 @@ func cacheDir() string {
 }
 
 // sourceHash hashes what the build of module/pkg depends on: the toolchain
-// version, go.mod, go.sum and the package's files.
+// version, the package path and every go.mod, go.sum and .go file of the
+// module (the examples share an internal package).
 func sourceHash(module, pkg string) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s %s/%s wasip1/wasm c-shared trimpath\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	files := []string{filepath.Join(module, "go.mod"), filepath.Join(module, "go.sum")}
-	entries, err := os.ReadDir(filepath.Join(module, pkg))
+	fmt.Fprintf(h, "%s %s/%s wasip1/wasm c-shared trimpath %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, pkg)
+	var files []string
+	err := filepath.WalkDir(module, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if n := d.Name(); !d.IsDir() && (n == "go.mod" || n == "go.sum" || strings.HasSuffix(n, ".go")) {
+			files = append(files, p)
+		}
+		return nil
+	})
 	if err != nil {
 		return "", err
-	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			files = append(files, filepath.Join(module, pkg, e.Name()))
-		}
 	}
 	slices.Sort(files)
 	for _, f := range files {
@@ -143,7 +149,8 @@ func sourceHash(module, pkg string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(h, "%s\n", filepath.Base(f))
+		rel, _ := filepath.Rel(module, f)
+		fmt.Fprintf(h, "%s\n", rel)
 		_, err = io.Copy(h, fh)
 		fh.Close()
 		if err != nil {

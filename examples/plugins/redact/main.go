@@ -1,6 +1,6 @@
 // Command redact is an mcphost result plugin: it replaces every match of a
-// regular expression in a tool result's text content, in the text of embedded
-// text resources and in every string value of structuredContent.
+// regular expression in a tool result's text content, in the text of
+// embedded text resources and in every string value of structuredContent.
 //
 // Config:
 //
@@ -9,8 +9,11 @@
 //	             expand as in regexp.ReplaceAllString)
 //
 // A result without a match is returned unchanged (empty output), so the host
-// keeps the original bytes. Object keys of structuredContent are never
-// rewritten; a pattern that must hide a key needs a different plugin.
+// keeps the original. Object keys of structuredContent are never rewritten,
+// nor are image or audio data, URIs and names.
+//
+// The plugin edits the input JSON in place (package jsonscan) rather than
+// decoding it with encoding/json, which is slow inside a Go wasm guest.
 //
 // Build (from examples/plugins):
 //
@@ -18,14 +21,13 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"runtime"
 
 	"github.com/extism/go-pdk"
+	"github.com/mcphost/mcphost/examples/plugins/internal/jsonscan"
 )
 
 func main() {}
@@ -80,80 +82,97 @@ func onResult() int32 {
 }
 
 // redact returns the output document, or nil when nothing matched.
-func redact(input []byte) ([]byte, error) {
-	var in struct {
-		Result map[string]any `json:"result"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.UseNumber() // keep numbers exactly as the host sent them
-	if err := dec.Decode(&in); err != nil {
+func redact(in []byte) ([]byte, error) {
+	start, end := -1, -1
+	var edits []jsonscan.Edit
+	_, err := jsonscan.Object(in, 0, func(key string, v int) (int, error) {
+		if key != "result" {
+			return jsonscan.Skip(in, v)
+		}
+		start = jsonscan.WS(in, v)
+		var err error
+		end, err = result(in, v, &edits)
+		return end, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("redact: input: %w", err)
 	}
-	if in.Result == nil {
+	if len(edits) == 0 {
 		return nil, nil
 	}
-	changed := false
-	if items, ok := in.Result["content"].([]any); ok {
-		for _, it := range items {
-			item, ok := it.(map[string]any)
-			if !ok {
-				continue
+	out := []byte(`{"result":`)
+	out = append(out, jsonscan.Apply(in, start, end, edits)...)
+	return append(out, '}'), nil
+}
+
+// replace adds an edit for the string at [start, end) when it matches.
+func replace(s string, start, end int, edits *[]jsonscan.Edit) {
+	if re.MatchString(s) {
+		*edits = append(*edits, jsonscan.Edit{Start: start, End: end, New: jsonscan.Quote(re.ReplaceAllString(s, replacement))})
+	}
+}
+
+// result walks the CallToolResult at i.
+func result(in []byte, i int, edits *[]jsonscan.Edit) (int, error) {
+	if jsonscan.Peek(in, i) != '{' {
+		return jsonscan.Skip(in, i) // null: nothing to do
+	}
+	return jsonscan.Object(in, i, func(key string, v int) (int, error) {
+		switch key {
+		case "content":
+			if jsonscan.Peek(in, v) != '[' {
+				return jsonscan.Skip(in, v)
 			}
-			switch item["type"] {
-			case "text":
-				changed = replaceKey(item, "text") || changed
-			case "resource":
-				if res, ok := item["resource"].(map[string]any); ok {
-					changed = replaceKey(res, "text") || changed
+			return jsonscan.Array(in, v, func(v int) (int, error) { return item(in, v, edits) })
+		case "structuredContent":
+			return jsonscan.Strings(in, v, func(s string, start, end int) { replace(s, start, end, edits) })
+		}
+		return jsonscan.Skip(in, v)
+	})
+}
+
+// item walks one content item. Its "type" may come after the strings it
+// governs, so edits stay pending until the item ends.
+func item(in []byte, i int, edits *[]jsonscan.Edit) (int, error) {
+	if jsonscan.Peek(in, i) != '{' {
+		return jsonscan.Skip(in, i)
+	}
+	var typ string
+	var text, resource []jsonscan.Edit
+	end, err := jsonscan.Object(in, i, func(key string, v int) (int, error) {
+		switch key {
+		case "type":
+			s, end, err := jsonscan.String(in, v)
+			typ = s
+			return end, err
+		case "text":
+			s, end, err := jsonscan.String(in, v)
+			if err == nil {
+				replace(s, jsonscan.WS(in, v), end, &text)
+			}
+			return end, err
+		case "resource":
+			if jsonscan.Peek(in, v) != '{' {
+				return jsonscan.Skip(in, v)
+			}
+			return jsonscan.Object(in, v, func(key string, v int) (int, error) {
+				if key != "text" {
+					return jsonscan.Skip(in, v)
 				}
-			}
+				s, end, err := jsonscan.String(in, v)
+				if err == nil {
+					replace(s, jsonscan.WS(in, v), end, &resource)
+				}
+				return end, err
+			})
 		}
+		return jsonscan.Skip(in, v)
+	})
+	switch typ {
+	case "text":
+		*edits = append(*edits, text...)
+	case "resource":
+		*edits = append(*edits, resource...)
 	}
-	if sc, ok := in.Result["structuredContent"]; ok {
-		v, c := replaceAll(sc)
-		if c {
-			in.Result["structuredContent"] = v
-			changed = true
-		}
-	}
-	if !changed {
-		return nil, nil
-	}
-	return json.Marshal(map[string]any{"result": in.Result})
-}
-
-func replaceKey(m map[string]any, key string) bool {
-	s, ok := m[key].(string)
-	if !ok || !re.MatchString(s) {
-		return false
-	}
-	m[key] = re.ReplaceAllString(s, replacement)
-	return true
-}
-
-// replaceAll rewrites every string value below v.
-func replaceAll(v any) (any, bool) {
-	switch x := v.(type) {
-	case string:
-		if re.MatchString(x) {
-			return re.ReplaceAllString(x, replacement), true
-		}
-	case []any:
-		changed := false
-		for i, e := range x {
-			if n, c := replaceAll(e); c {
-				x[i], changed = n, true
-			}
-		}
-		return x, changed
-	case map[string]any:
-		changed := false
-		for k, e := range x {
-			if n, c := replaceAll(e); c {
-				x[k], changed = n, true
-			}
-		}
-		return x, changed
-	}
-	return v, false
+	return end, err
 }

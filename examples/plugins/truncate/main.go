@@ -20,8 +20,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -29,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/extism/go-pdk"
+	"github.com/mcphost/mcphost/examples/plugins/internal/jsonscan"
 )
 
 func main() {}
@@ -63,7 +62,11 @@ func onResult() int32 {
 		pdk.SetError(err)
 		return 1
 	}
-	out, err := truncate(pdk.Input(), maxBytes)
+	in := pdk.Input()
+	if len(in) <= maxBytes {
+		return 0 // decoded text is never longer than its JSON
+	}
+	out, err := truncate(in, maxBytes)
 	if err != nil {
 		pdk.SetError(err)
 		return 1
@@ -74,56 +77,114 @@ func onResult() int32 {
 	return 0
 }
 
+// textItem is a text content item: its offsets and its decoded text.
+type textItem struct {
+	start, end         int // the item
+	textStart, textEnd int // its "text" value
+	text               string
+}
+
 // truncate returns the output document, or nil when the text fits.
-func truncate(input []byte, limit int) ([]byte, error) {
-	var in struct {
-		Result map[string]any `json:"result"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.UseNumber()
-	if err := dec.Decode(&in); err != nil {
+func truncate(in []byte, limit int) ([]byte, error) {
+	resStart, resEnd := -1, -1
+	contentStart, contentEnd := -1, -1
+	var items []textItem // text items, in order
+	var all [][2]int     // every item's offsets, in order
+	_, err := jsonscan.Object(in, 0, func(key string, v int) (int, error) {
+		if key != "result" || jsonscan.Peek(in, v) != '{' {
+			return jsonscan.Skip(in, v)
+		}
+		resStart = jsonscan.WS(in, v)
+		var err error
+		resEnd, err = jsonscan.Object(in, v, func(key string, v int) (int, error) {
+			if key != "content" || jsonscan.Peek(in, v) != '[' {
+				return jsonscan.Skip(in, v)
+			}
+			contentStart = jsonscan.WS(in, v)
+			var err error
+			contentEnd, err = jsonscan.Array(in, v, func(v int) (int, error) {
+				start := jsonscan.WS(in, v)
+				it := textItem{start: start, textStart: -1}
+				typ := ""
+				var end int
+				var err error
+				if jsonscan.Peek(in, v) == '{' {
+					end, err = jsonscan.Object(in, v, func(key string, v int) (int, error) {
+						switch key {
+						case "type":
+							s, end, err := jsonscan.String(in, v)
+							typ = s
+							return end, err
+						case "text":
+							s, end, err := jsonscan.String(in, v)
+							it.text, it.textStart, it.textEnd = s, jsonscan.WS(in, v), end
+							return end, err
+						}
+						return jsonscan.Skip(in, v)
+					})
+				} else {
+					end, err = jsonscan.Skip(in, v)
+				}
+				all = append(all, [2]int{start, end})
+				if typ == "text" && it.textStart >= 0 {
+					it.end = end
+					items = append(items, it)
+				}
+				return end, err
+			})
+			return contentEnd, err
+		})
+		return resEnd, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("truncate: input: %w", err)
 	}
-	items, _ := in.Result["content"].([]any)
 	total := 0
 	for _, it := range items {
-		if m, ok := it.(map[string]any); ok && m["type"] == "text" {
-			s, _ := m["text"].(string)
-			total += len(s)
-		}
+		total += len(it.text)
 	}
 	if total <= limit {
 		return nil, nil
 	}
-	budget := limit
-	var cut map[string]any // the item that carries the note
-	removed := 0
-	kept := make([]any, 0, len(items))
-	for _, it := range items {
-		m, ok := it.(map[string]any)
-		if !ok || m["type"] != "text" {
-			kept = append(kept, it)
+	// Find the item that crosses the limit and cut it.
+	budget, cut := limit, -1
+	for k, it := range items {
+		if len(it.text) > budget {
+			cut = k
+			break
+		}
+		budget -= len(it.text)
+	}
+	n := budget
+	s := items[cut].text
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	removed := total - limit + (budget - n)
+	note := fmt.Sprintf("%s… [truncated %d bytes]", s[:n], removed)
+	// Rebuild the content list: every item up to the cut one, with its text
+	// replaced, then every item after it that is not text.
+	dropped := map[int]bool{}
+	for _, it := range items[cut+1:] {
+		dropped[it.start] = true
+	}
+	content := []byte{'['}
+	for _, r := range all {
+		if dropped[r[0]] {
 			continue
 		}
-		s, _ := m["text"].(string)
-		switch {
-		case cut != nil:
-			removed += len(s) // dropped after the cut
-		case len(s) <= budget:
-			budget -= len(s)
-			kept = append(kept, it)
-		default:
-			n := budget
-			for n > 0 && !utf8.RuneStart(s[n]) {
-				n--
-			}
-			removed += len(s) - n
-			m["text"] = s[:n]
-			cut = m
-			kept = append(kept, it)
+		if len(content) > 1 {
+			content = append(content, ',')
 		}
+		if r[0] == items[cut].start {
+			it := items[cut]
+			content = append(content, jsonscan.Apply(in, it.start, it.end, []jsonscan.Edit{{Start: it.textStart, End: it.textEnd, New: jsonscan.Quote(note)}})...)
+			continue
+		}
+		content = append(content, in[r[0]:r[1]]...)
 	}
-	cut["text"] = cut["text"].(string) + fmt.Sprintf("… [truncated %d bytes]", removed)
-	in.Result["content"] = kept
-	return json.Marshal(map[string]any{"result": in.Result})
+	content = append(content, ']')
+	out := []byte(`{"result":`)
+	out = append(out, jsonscan.Apply(in, resStart, resEnd, []jsonscan.Edit{{Start: contentStart, End: contentEnd, New: content}})...)
+	return append(out, '}'), nil
 }
