@@ -92,7 +92,9 @@ func newLazyArgs(raw []byte, adapter types.Adapter) (*lazyArgs, error) {
 			return nil, err
 		}
 		m := member{keyStart: int32(ks + 1), keyEnd: int32(sc.pos - 1), unescaped: -1}
-		if escaped {
+		// encoding/json replaces invalid UTF-8 in keys with U+FFFD, so such
+		// keys are decoded like escaped ones.
+		if escaped || !utf8.Valid(raw[m.keyStart:m.keyEnd]) {
 			var key string
 			if err := json.Unmarshal(raw[ks:sc.pos], &key); err != nil {
 				return nil, err
