@@ -99,7 +99,7 @@ func TestCancelledCallRetiresInstance(t *testing.T) {
 	s := hostile(t, rt, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
-		time.Sleep(50 * time.Millisecond) // let the call start; any moment works
+		waitBusy(s.pools[0])
 		cancel()
 	}()
 	res, outs, err := s.RunResult(ctx, ResultInput{Server: "srv", Tool: "loop", Result: textResult("x")})
@@ -491,15 +491,12 @@ func TestClosedSet(t *testing.T) {
 func TestCloseWaitsForCalls(t *testing.T) {
 	rt := newRuntime(t, Options{})
 	s := hostile(t, rt, func(sp *Spec) { sp.Timeout = 300 * time.Millisecond })
-	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		close(started)
 		_, _, err := runTool(t, s, "loop")
 		done <- err
 	}()
-	<-started
-	time.Sleep(20 * time.Millisecond) // let the call begin; correctness does not depend on it
+	waitBusy(s.pools[0])
 	s.Close()
 	select {
 	case err := <-done:
@@ -508,6 +505,13 @@ func TestCloseWaitsForCalls(t *testing.T) {
 		}
 	default:
 		t.Error("Close returned before the call in flight")
+	}
+}
+
+// waitBusy returns once p's only instance is checked out.
+func waitBusy(p *pool) {
+	for len(p.idle) > 0 {
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -27,6 +27,9 @@ const (
 	maxBackoff        = 5 * time.Second
 )
 
+// errTimedOut is a call that ran past its deadline; invoke adds the timeout.
+var errTimedOut = errors.New("timed out")
+
 // warm-up inputs: the minimal input of each stage (server and tool "").
 var warmupInput = map[string][]byte{
 	StageResult:  []byte(`{"server":"","tool":"","arguments":{},"principal":{"name":"","groups":[]},"result":{"content":[]}}`),
@@ -141,7 +144,7 @@ func describe(ctx context.Context, err error, stderr string) error {
 	if errors.As(err, &exit) {
 		switch exit.ExitCode() {
 		case sys.ExitCodeDeadlineExceeded:
-			return errors.New("timed out")
+			return errTimedOut
 		case sys.ExitCodeContextCanceled:
 			return fmt.Errorf("cancelled: %w", context.Cause(ctx))
 		}
@@ -261,7 +264,7 @@ func (p *pool) get(ctx context.Context) (*instance, error) {
 			return nil, fmt.Errorf("no instance free in time; the last attempt to make one failed: %v", last)
 		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, errors.New("timed out waiting for a free instance")
+			return nil, fmt.Errorf("%w waiting for a free instance", errTimedOut)
 		}
 		return nil, fmt.Errorf("cancelled waiting for a free instance: %w", context.Cause(ctx))
 	}
@@ -291,9 +294,10 @@ func (p *pool) invoke(ctx context.Context, export string, input []byte, validate
 	defer cancel()
 	in, err := p.get(ctx)
 	if err != nil {
-		return nil, err
+		return nil, p.timeoutErr(err)
 	}
 	out, err := in.call(ctx, export, input)
+	err = p.timeoutErr(err)
 	if err == nil && validate != nil {
 		if verr := validate(out); verr != nil {
 			err = fmt.Errorf("invalid output: %w", verr)
@@ -304,6 +308,14 @@ func (p *pool) invoke(ctx context.Context, export string, input []byte, validate
 		return nil, err
 	}
 	return out, nil
+}
+
+// timeoutErr names the plugin's timeout in a timeout error.
+func (p *pool) timeoutErr(err error) error {
+	if err != nil && errors.Is(err, errTimedOut) {
+		return fmt.Errorf("%w (timeout %v)", err, p.spec.Timeout)
+	}
+	return err
 }
 
 // close stops the filler and closes every idle instance and the compiled

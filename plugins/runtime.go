@@ -254,7 +254,7 @@ func (r *Runtime) load(ctx, bg context.Context, sp Spec) (*pool, *LoadError) {
 	start := time.Now()
 	compiled, err := compile(ctx, r.cache, sp, wasm)
 	if err != nil {
-		if strings.Contains(err.Error(), "memory") && strings.Contains(err.Error(), "limit") {
+		if msg := err.Error(); strings.Contains(msg, "section memory") && strings.Contains(msg, "over limit") {
 			return nil, bad("memory_limit", fmt.Errorf("compile: %w", err))
 		}
 		return nil, bad("path", fmt.Errorf("compile: %w", err))
