@@ -33,4 +33,13 @@ server "revenue" {
   # leaves the ordinary text result with a warning.
   app_resource_max_bytes = 1048576 # clamped to 1 B .. 4 MiB
   app_resource_timeout   = "10s"   # clamped to 100ms .. 120s
+
+  # What this server's Apps may ask the WebShell for. Each is false (denied,
+  # "denied by host policy") unless set here: calling this server's own tools
+  # (not those whose _meta.ui.visibility leaves out "app"), opening an
+  # http(s) link after the user confirms it, and adding a message to the
+  # transcript, shown as the App's and never as the user's.
+  app_tool_calls = true
+  app_open_links = false
+  app_messages   = false
 }
