@@ -45,7 +45,7 @@ func (r sessionReader) ReadResource(ctx context.Context, uri string) (*mcp.ReadR
 // resolveApp builds the display record of a successful call of a tool that
 // links an MCP App (apps.md §5–6), or returns nil when no App applies. The
 // model-visible result is never changed.
-func (h *Host) resolveApp(ctx context.Context, c *serverConn, cs *mcp.ClientSession, cat *catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult) json.RawMessage {
+func (h *Host) resolveApp(ctx context.Context, c *serverConn, cs *mcp.ClientSession, cat *catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult) *apps.Display {
 	link, ok := apps.ToolLink(tool)
 	if !ok {
 		return nil
@@ -69,11 +69,14 @@ func (h *Host) resolveApp(ctx context.Context, c *serverConn, cs *mcp.ClientSess
 		ValidSource:      h.appSourceValidator(c.cfg),
 		ListingMeta:      listing,
 	})
-	if d == nil {
-		return nil
-	}
+	return d
+}
+
+// encodeDisplay encodes a display record for the entry, logging why an App
+// does not render when it does not.
+func encodeDisplay(c *serverConn, tool *mcp.Tool, d *apps.Display) json.RawMessage {
 	if d.Warning != "" {
-		c.logger.Warn("MCP App not rendered", "tool", tool.Name, "resource", link.ResourceURI, "warning", d.Warning)
+		c.logger.Warn("MCP App not rendered", "tool", tool.Name, "resource", d.ResourceURI, "warning", d.Warning)
 	}
 	raw, err := json.Marshal(d)
 	if err != nil {

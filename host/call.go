@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -31,6 +32,12 @@ type CallToolRequest struct {
 	// go-sdk handles notifications apart from responses, so a notification
 	// that arrives after the result is dropped.
 	OnProgress func(Progress)
+	// Principal is the caller the policies and plugins see; the zero value
+	// is "owner" without groups (the local operator of a one-shot command).
+	Principal Principal
+	// Origin is OriginUser, OriginAPI (default) or OriginApp, for the
+	// policies.
+	Origin string
 }
 
 // CallTool calls a tool and returns its result. A tool failure is a result
@@ -47,14 +54,45 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := cat.toolIndex[req.Tool]; !ok {
+	tool, ok := cat.toolIndex[req.Tool]
+	if !ok {
 		return nil, unknownTool(req.Server, req.Tool, cat)
 	}
 	args, err := objectArguments(req.Arguments)
 	if err != nil {
 		return nil, err
 	}
-	return c.callTool(ctx, cs, req.Tool, args, req.OnProgress)
+	p := req.Principal
+	if p.Name == "" {
+		p = Principal{Name: "owner", Groups: []string{}}
+	}
+	origin := req.Origin
+	if origin != OriginUser && origin != OriginApp {
+		origin = OriginAPI
+	}
+	trail := &Trail{}
+	pol := h.newPolicyRun(p, c, tool, origin, args, nil, trail)
+	d := pol.decide(ctx, policies.PhaseCall)
+	if hidden(d) {
+		return nil, unknownTool(req.Server, req.Tool, cat)
+	}
+	if d.Effect == policies.EffectAsk {
+		// A one-shot call has nobody to ask: it is denied.
+		d.Effect = policies.EffectDeny
+		d.Message = fmt.Sprintf("needs approval, which only the WebShell can give: %s", d.Message)
+	}
+	if !d.Allowed() {
+		return nil, denied(d)
+	}
+	res, err := c.callTool(ctx, cs, req.Tool, args, req.OnProgress)
+	if err != nil {
+		return nil, err
+	}
+	res, _, err = h.runResultStage(ctx, p, c, cat, tool, args, res, pol, trail)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // callTool sends tools/call on cs with arguments already checked by

@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -24,6 +26,7 @@ const undeclaredListTimeout = 2 * time.Second
 type catalog struct {
 	schemaMu sync.Mutex
 	schemas  map[string]*jsonschema.Resolved // compiled input schemas, filled lazily
+	outputs  map[string]*jsonschema.Resolved // compiled output schemas, filled lazily
 
 	tools     []*mcp.Tool
 	toolIndex map[string]*mcp.Tool
@@ -160,4 +163,47 @@ func sortedCopy(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
+}
+
+// outputValidator returns a check of structuredContent against the tool's
+// output schema, for the result plugins' output; nil when the tool has no
+// output schema or it cannot be compiled.
+func (cat *catalog) outputValidator(tool *mcp.Tool) func(any) error {
+	if tool.OutputSchema == nil {
+		return nil
+	}
+	cat.schemaMu.Lock()
+	rs, ok := cat.outputs[tool.Name]
+	if !ok {
+		if cat.outputs == nil {
+			cat.outputs = map[string]*jsonschema.Resolved{}
+		}
+		if raw, err := json.Marshal(tool.OutputSchema); err == nil {
+			var s jsonschema.Schema
+			if err := json.Unmarshal(raw, &s); err == nil {
+				rs, _ = s.Resolve(nil)
+			}
+		}
+		cat.outputs[tool.Name] = rs
+	}
+	cat.schemaMu.Unlock()
+	if rs == nil {
+		return nil
+	}
+	return func(v any) error {
+		// The schema validates decoded JSON values: round-trip v so that
+		// typed values are seen as JSON.
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		var j any
+		if err := json.Unmarshal(raw, &j); err != nil {
+			return err
+		}
+		if err := rs.Validate(j); err != nil {
+			return fmt.Errorf("structuredContent does not match the output schema of %s: %w", tool.Name, err)
+		}
+		return nil
+	}
 }

@@ -14,10 +14,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -46,6 +49,13 @@ type Options struct {
 	// OwnerToken, when set, adds a principal "owner" with this token (the
 	// daemon's generated credential when the config declares none).
 	OwnerToken string
+	// PluginCacheDir holds the on-disk compilation cache of the config's
+	// plugins (see PluginCacheDirFor); "" keeps compiled code in memory.
+	PluginCacheDir string
+	// ApprovalTimeout bounds how long a call paused by an `ask` policy
+	// waits for the user's answer (default DefaultApprovalTimeout); no
+	// answer is a deny.
+	ApprovalTimeout time.Duration
 	// AppCompaction bounds how long and how much MCP App HTML the store
 	// keeps (apps.md §7); the zero value means 7 days and 16 MiB per session.
 	AppCompaction AppCompaction
@@ -66,15 +76,20 @@ type Host struct {
 	bus        bus
 	metrics    metrics
 	calls      calls
-	owned      sync.Map // principal+"\x00"+sessionID → struct{}: confirmed session owners
+	approvals  approvals
+	policies   *policies.Set    // nil: no policies
+	plugins    *plugins.Set     // nil: no plugins
+	pluginRT   *plugins.Runtime // closed last, after plugins
+	owned      sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
 	closing    atomic.Bool
 
 	appLimits appLimits    // per-App limits of App requests (appgate.go)
 	compactor appCompactor // background App compaction (appcompact.go)
 
-	startOnce sync.Once
-	cancel    context.CancelFunc
-	closeOnce sync.Once
+	startOnce   sync.Once
+	cancel      context.CancelFunc
+	closeOnce   sync.Once
+	pluginsOnce sync.Once
 }
 
 // New plans a host for cfg without starting anything. It fails when
@@ -126,7 +141,50 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		h.conns = append(h.conns, c)
 		h.byName[s.Name] = c
 	}
+	if ps := cfg.PolicySet; ps != nil && (ps.Rules() > 0 || ps.Default() != policies.EffectAllow) {
+		h.policies = ps
+	}
+	if len(cfg.Plugins) > 0 {
+		rt, err := NewPluginRuntime(opts.PluginCacheDir, opts.Logger.With("component", "plugins"))
+		if err != nil {
+			return nil, fmt.Errorf("host: plugin runtime: %w", err)
+		}
+		set, diags := LoadPlugins(context.Background(), rt, cfg)
+		if diags.HasErrors() {
+			rt.Close(context.Background())
+			return nil, &PluginLoadError{Diagnostics: diags}
+		}
+		h.plugins, h.pluginRT = set, rt
+	}
 	return h, nil
+}
+
+// PluginLoadError is a plugin of the config that failed to load: a corrupt
+// or unreadable module, a missing export, a failing warm-up call.
+type PluginLoadError struct {
+	Diagnostics hcl.Diagnostics
+}
+
+func (e *PluginLoadError) Error() string {
+	var b strings.Builder
+	b.WriteString("host: plugins failed to load:")
+	for _, d := range e.Diagnostics {
+		b.WriteString("\n  ")
+		b.WriteString(d.Error())
+	}
+	return b.String()
+}
+
+// PluginCacheDirFor returns data_dir/plugin-cache for cfg, created with
+// mode 0700, or "" when it cannot be used (the cache then stays in memory).
+func PluginCacheDirFor(cfg *config.Config, logger *slog.Logger) string {
+	if len(cfg.Plugins) == 0 {
+		return ""
+	}
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return pluginCacheDir(cfg.DataDir, logger)
 }
 
 func serverNames(cfg *config.Config) []string {
@@ -185,6 +243,7 @@ func (h *Host) Close() error {
 		h.compactor.wg.Wait()
 		h.bus.closeAll()
 	})
+	defer h.closePlugins()
 	timer := time.NewTimer(shutdownBound)
 	defer timer.Stop()
 	var stuck []string
@@ -199,6 +258,19 @@ func (h *Host) Close() error {
 		return fmt.Errorf("host: servers still stopping after %s: %s", shutdownBound, strings.Join(stuck, ", "))
 	}
 	return nil
+}
+
+// closePlugins closes the plugin pools once their calls have returned, then
+// the runtime that owns the compiled code.
+func (h *Host) closePlugins() {
+	h.pluginsOnce.Do(func() {
+		if h.plugins != nil {
+			h.plugins.Close()
+		}
+		if h.pluginRT != nil {
+			h.pluginRT.Close(context.Background())
+		}
+	})
 }
 
 // shutdownBound caps how long Close waits for servers to stop: go-sdk's

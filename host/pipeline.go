@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,6 +22,7 @@ const (
 	StatusToolError = store.StatusToolError
 	StatusError     = store.StatusError
 	StatusCancelled = store.StatusCancelled
+	StatusDenied    = store.StatusDenied
 )
 
 // Call origins.
@@ -155,7 +157,8 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := cat.validate(tool, args); err != nil {
+	decoded, err := cat.validate(tool, args)
+	if err != nil {
 		return nil, err
 	}
 	origin, appDone, err := h.callOrigin(ctx, req)
@@ -177,8 +180,6 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	}
 	defer h.calls.remove(runningKey(req.Principal.Name, callID))
 
-	h.bus.publish(Event{Type: EventCallStarted, Principal: req.Principal.Name,
-		Data: CallStarted{CallID: callID, SessionID: req.SessionID, Server: req.Server, Tool: req.Tool}})
 	st := c.snapshot()
 	entry := &store.Entry{
 		SessionID:       req.SessionID,
@@ -193,12 +194,50 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 		ProtocolVersion: st.ProtocolVersion,
 		StartedAt:       time.Now().UTC(),
 	}
+	trail := &Trail{}
+	pol := h.newPolicyRun(req.Principal, c, tool, origin, args, decoded, trail)
+	pol.callID = callID
+
+	// Policy, phase call (list rules first: a hidden tool is answered as
+	// one that does not exist, and only the audit log knows).
+	d := pol.decide(cctx, policies.PhaseCall)
+	if hidden(d) {
+		h.appendAudit(ctx, req.Principal.Name, req.SessionID, pol.audit)
+		return nil, unknownTool(req.Server, req.Tool, cat)
+	}
+	if d.Effect == policies.EffectAsk {
+		outcome, err := h.ask(cctx, req.Principal.Name, Approval{
+			SessionID: req.SessionID, CallID: callID, Server: req.Server, Tool: req.Tool, Arguments: args,
+			Origin: origin, Rule: d.Rule, Message: d.Message,
+		}, h.opts.ApprovalTimeout)
+		if err != nil {
+			return nil, err
+		}
+		trail.Approval = outcome
+		if outcome != ApprovalApproved {
+			d.Effect = policies.EffectDeny
+			d.Message = fmt.Sprintf("not approved (%s): %s", outcome, d.Message)
+		}
+	}
+	if d.Effect == policies.EffectDeny {
+		perr := denied(d)
+		entry.Status = StatusDenied
+		entry.Error = perr.Message
+		entry, err := h.record(ctx, req.Principal.Name, entry, trail, pol.audit)
+		if err != nil {
+			return nil, err
+		}
+		perr.Entry = entry
+		return entry, perr
+	}
+
+	h.bus.publish(Event{Type: EventCallStarted, Principal: req.Principal.Name,
+		Data: CallStarted{CallID: callID, SessionID: req.SessionID, Server: req.Server, Tool: req.Tool}})
 	res, err := c.callTool(cctx, cs, req.Tool, args, func(p Progress) {
 		h.bus.publish(Event{Type: EventProgress, Principal: req.Principal.Name,
 			Data: CallProgress{CallID: callID, SessionID: req.SessionID, Progress: p}})
 	})
 	took := time.Since(entry.StartedAt)
-	entry.DurationMs = float64(took.Microseconds()) / 1000
 	switch {
 	case err != nil && cctx.Err() != nil:
 		entry.Status = StatusCancelled
@@ -211,6 +250,22 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	default:
 		entry.Status = StatusOK
 	}
+	h.metrics.observeCall(req.Server, entry.Status, took)
+
+	// Plugins, stage result, then policy, phase result.
+	var perr *PolicyError
+	if res != nil {
+		out, status, serr := h.runResultStage(cctx, req.Principal, c, cat, tool, args, res, pol, trail)
+		if serr != nil {
+			entry.Status = status
+			entry.Error = serr.Error()
+			if pe, ok := serr.(*PolicyError); ok {
+				perr = pe
+				entry.Error = pe.Message
+			}
+		}
+		res = out
+	}
 	if res != nil {
 		raw, merr := json.Marshal(res)
 		if merr != nil {
@@ -220,24 +275,60 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 			entry.Result = raw
 		}
 	}
-	h.metrics.observeCall(req.Server, entry.Status, took)
 
 	// An App linked by the tool is resolved after a successful call only,
-	// with its own deadline; it never changes entry.Result. An App's own
-	// calls get none: their result goes to the App only.
+	// with its own deadline, from the result the plugins left; it never
+	// changes entry.Result. An App's own calls get none: their result goes
+	// to the App only. Then plugins, stage display, and policy, phase app.
 	if entry.Status == StatusOK && origin != OriginApp {
-		entry.Display = h.resolveApp(cctx, c, cs, cat, tool, args, res)
+		if disp := h.resolveApp(cctx, c, cs, cat, tool, args, res); disp != nil {
+			h.runDisplayStage(cctx, req.Principal, c, tool, args, res, disp, pol, trail)
+			entry.Display = encodeDisplay(c, tool, disp)
+		}
 	}
+	entry.DurationMs = float64(time.Since(entry.StartedAt).Microseconds()) / 1000
 
-	// The entry is recorded even when the caller went away: the call
-	// happened, and the transcript must say so.
+	entry, err = h.record(ctx, req.Principal.Name, entry, trail, pol.audit)
+	if err != nil {
+		return nil, err
+	}
+	if perr != nil {
+		perr.Entry = entry
+		return entry, perr
+	}
+	return entry, nil
+}
+
+// record appends entry with its trail and audit records to the transcript
+// and publishes it. The entry is recorded even when the caller went away:
+// the call happened, and the transcript must say so.
+func (h *Host) record(ctx context.Context, principal string, entry *store.Entry, trail *Trail, audit []store.Audit) (*store.Entry, error) {
+	entry.Trail = trail.raw()
+	entry.Audit = audit
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer scancel()
 	if err := h.store.AppendEntry(sctx, entry); err != nil {
 		return nil, fmt.Errorf("host: recording the transcript entry: %w", err)
 	}
-	h.bus.publish(Event{Type: EventEntry, Principal: req.Principal.Name, Data: entry})
+	entry.Audit = nil
+	h.bus.publish(Event{Type: EventEntry, Principal: principal, Data: entry})
 	return entry, nil
+}
+
+// appendAudit records decisions that belong to no entry; a failure is
+// logged, since the caller's answer does not depend on it.
+func (h *Host) appendAudit(ctx context.Context, principal, sessionID string, audit []store.Audit) {
+	if h.store == nil || len(audit) == 0 {
+		return
+	}
+	for i := range audit {
+		audit[i].Principal, audit[i].SessionID = principal, sessionID
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := h.store.AppendAudit(sctx, audit...); err != nil {
+		h.opts.Logger.Warn("recording policy decisions", "principal", principal, "err", err)
+	}
 }
 
 // CancelCall cancels a running call of principal's session. It returns
@@ -325,19 +416,22 @@ func unknownTool(server, tool string, cat *catalog) error {
 // validate checks args against the tool's input schema. A schema that
 // cannot be compiled (remote $ref, unsupported draft) is not enforced here:
 // the server validates its own input, and the failure is logged once.
-func (cat *catalog) validate(tool *mcp.Tool, args json.RawMessage) error {
+//
+// It returns the decoded arguments when it decoded them (the policies reuse
+// them), else nil.
+func (cat *catalog) validate(tool *mcp.Tool, args json.RawMessage) (any, error) {
 	rs := cat.schema(tool)
 	if rs == nil {
-		return nil
+		return nil, nil
 	}
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
-		return &ArgumentsError{Reason: err.Error()}
+		return nil, &ArgumentsError{Reason: err.Error()}
 	}
 	if err := rs.Validate(v); err != nil {
-		return &ArgumentsError{Reason: fmt.Sprintf("the arguments do not match the input schema of %s: %v", tool.Name, err)}
+		return nil, &ArgumentsError{Reason: fmt.Sprintf("the arguments do not match the input schema of %s: %v", tool.Name, err)}
 	}
-	return nil
+	return v, nil
 }
 
 // schema returns the compiled input schema of a tool, compiling it on first

@@ -25,6 +25,7 @@ type clientFlags struct {
 	config  *string
 	json    *bool
 	verbose *bool
+	as      *string
 }
 
 func (e *env) clientFlagSet(name, synopsis string) (*flag.FlagSet, clientFlags) {
@@ -33,6 +34,7 @@ func (e *env) clientFlagSet(name, synopsis string) (*flag.FlagSet, clientFlags) 
 		config:  fs.String("config", "", "config `FILE` (default: the embedded default config)"),
 		json:    fs.Bool("json", false, "print JSON on stdout"),
 		verbose: fs.Bool("v", false, "log connection details and server stderr on stderr"),
+		as:      fs.String("as", "owner", "the principal `NAME` the policies and plugins see: owner (no groups) or a principal of the config"),
 	}
 	return fs, cf
 }
@@ -46,24 +48,55 @@ func (e *env) openHost(ctx context.Context, cf clientFlags, names []string) (*ho
 	}
 	logger := e.newLogger(slog.LevelDebug, *cf.verbose)
 	st := eraCacheStore(ctx, cfg, names, logger)
-	h, err := host.New(cfg, host.Options{
-		Logger:  logger,
-		Version: version(),
-		Servers: names,
-		Store:   st,
-	})
-	if err != nil {
-		closeStore(st)
+	if _, err := principalFor(cfg, *cf.as); err != nil {
 		fmt.Fprintf(e.stderr, "mcphost: %v\n", err)
 		return nil, nil, exitUsage
 	}
+	h, err := host.New(cfg, host.Options{
+		Logger:         logger,
+		Version:        version(),
+		Servers:        names,
+		Store:          st,
+		PluginCacheDir: host.PluginCacheDirFor(cfg, logger),
+	})
+	if err != nil {
+		closeStore(st)
+		e.printHostError(cfg, err)
+		return nil, nil, exitUsage
+	}
 	e.closers = append(e.closers, func() { h.Close(); closeStore(st) })
+	e.principal, _ = principalFor(cfg, *cf.as)
 	h.Start(ctx)
 	if err := h.WaitSettled(ctx); err != nil {
 		fmt.Fprintf(e.stderr, "mcphost: interrupted while connecting\n")
 		return nil, nil, exitFailure
 	}
 	return h, cfg, exitOK
+}
+
+// principalFor returns the principal named by -as: "owner" (no groups),
+// or a principal block of cfg.
+func principalFor(cfg *config.Config, name string) (host.Principal, error) {
+	if name == "" || name == "owner" {
+		return host.Principal{Name: "owner", Groups: []string{}}, nil
+	}
+	for _, p := range cfg.Principals {
+		if p.Name == name {
+			return host.Principal{Name: p.Name, Groups: append([]string{}, p.Groups...)}, nil
+		}
+	}
+	return host.Principal{}, fmt.Errorf("-as %q: the config has no such principal", name)
+}
+
+// printHostError prints an error of host.New; plugin load errors come with
+// their place in the config.
+func (e *env) printHostError(cfg *config.Config, err error) {
+	var pe *host.PluginLoadError
+	if errors.As(err, &pe) {
+		e.printDiagnostics(cfg.Files, pe.Diagnostics)
+		return
+	}
+	fmt.Fprintf(e.stderr, "mcphost: %v\n", err)
 }
 
 // eraCacheStore opens the daemon's database when one already exists in
@@ -205,7 +238,7 @@ func (e *env) tools(ctx context.Context, args []string) int {
 	if h == nil {
 		return code
 	}
-	tools, err := h.Tools(server)
+	tools, err := h.ToolsFor(ctx, e.principal, host.OriginUser, server)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost tools: %v\n", err)
 		return exitFailure
@@ -293,6 +326,8 @@ func (e *env) call(ctx context.Context, args []string) int {
 		Server:    server,
 		Tool:      tool,
 		Arguments: rawArgs,
+		Principal: e.principal,
+		Origin:    host.OriginUser,
 		OnProgress: func(p host.Progress) {
 			switch {
 			case p.Total > 0:
@@ -307,6 +342,10 @@ func (e *env) call(ctx context.Context, args []string) int {
 		var argErr *host.ArgumentsError
 		if host.IsNotFound(err) || errors.As(err, &argErr) {
 			return exitUsage
+		}
+		var pe *host.PolicyError
+		if errors.As(err, &pe) {
+			return exitDenied
 		}
 		return exitFailure
 	}

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"maps"
 	"os"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 )
 
@@ -29,10 +32,16 @@ func (e *env) validate(args []string) int {
 	for _, path := range fs.Args() {
 		cfg, diags := config.LoadFile(path, config.Options{Executable: selfExecutable()})
 		maps.Copy(files, cfg.Files)
+		if !diags.HasErrors() {
+			// The whole load path: plugins are compiled and their exports
+			// checked too.
+			diags = append(diags, host.CheckPlugins(context.Background(), cfg)...)
+		}
 		all = append(all, diags...)
 		if !diags.HasErrors() {
-			summaries = append(summaries, fmt.Sprintf("%s: valid (%s, %s)", path,
-				plural(len(cfg.Servers), "server"), plural(len(cfg.Principals), "principal")))
+			summaries = append(summaries, fmt.Sprintf("%s: valid (%s, %s, %s, %s)", path,
+				plural(len(cfg.Servers), "server"), plural(len(cfg.Principals), "principal"),
+				plural(len(cfg.Policies), "policy"), plural(len(cfg.Plugins), "plugin")))
 		}
 	}
 	config.SortDiagnostics(all)
@@ -53,6 +62,9 @@ func (e *env) validate(args []string) int {
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

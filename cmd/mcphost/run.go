@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/demo"
 )
@@ -23,6 +24,7 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	exitDenied  = 3 // a policy refused the call
 )
 
 const usage = `mcphost runs MCP servers for people and agents.
@@ -34,18 +36,23 @@ Usage:
   mcphost servers  [-config FILE] [-json] [-v]       connect and show every server
   mcphost tools    [-config FILE] [-json] [-v] [SERVER]
   mcphost call     [-config FILE] [-json] [-v] SERVER.TOOL [JSON-ARGUMENTS | -]
+  mcphost policy   eval [-config FILE] [-json] [-expect EFFECT] -phase PHASE INPUT.json
+                                                     evaluate the policies on one input
+  mcphost plugin   run [-config FILE] [-stage STAGE] NAME|FILE.wasm INPUT.json
+                                                     run one plugin stage on one input
   mcphost demo     revenue                           the built-in demo MCP server (stdio)
   mcphost version
 
 Without -config, commands use the embedded default config (the revenue demo).
-Exit status: 0 ok, 1 runtime failure, 2 usage or config error.
+Exit status: 0 ok, 1 runtime failure, 2 usage or config error, 3 denied by a policy.
 `
 
 // env is what one invocation may touch: streams and the signal context.
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	closers        []func() // run by closeAll, last first
+	closers        []func()       // run by closeAll, last first
+	principal      host.Principal // the -as principal of client commands
 }
 
 // closeAll releases what a command opened (hosts, then stores).
@@ -77,6 +84,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return e.tools(ctx, rest)
 	case "call":
 		return e.call(ctx, rest)
+	case "policy":
+		return e.policy(ctx, rest)
+	case "plugin":
+		return e.plugin(ctx, rest)
 	case "demo":
 		return e.demo(ctx, rest)
 	case "version", "-version", "--version":

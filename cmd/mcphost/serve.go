@@ -89,15 +89,16 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	logger.Info("mcphost starting", "version", version(), "config", source, "servers", len(cfg.Servers), "addr", ln.Addr().String())
 
 	h, err := host.New(cfg, host.Options{
-		Logger:     logger.With("component", "host"),
-		Version:    version(),
-		Restart:    true,
-		Store:      st,
-		OwnerToken: ownerToken,
+		Logger:         logger.With("component", "host"),
+		Version:        version(),
+		Restart:        true,
+		Store:          st,
+		OwnerToken:     ownerToken,
+		PluginCacheDir: host.PluginCacheDirFor(cfg, logger),
 	})
 	if err != nil {
 		ln.Close()
-		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		e.printHostError(cfg, err)
 		return exitUsage
 	}
 	handler := httpapi.New(h, httpapi.Options{

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/mcphost/mcphost/policies"
 )
 
 // Transport names accepted by the `transport` attribute of a server block.
@@ -70,7 +71,10 @@ type Config struct {
 	// (default) or PolicyDeny.
 	PolicyDefault string
 	Policies      []Policy // `policy "NAME"` blocks, in file order
-	Plugins       []Plugin // `plugin "NAME"` blocks, in file order
+	// PolicySet is the compiled policies (nil when the load had errors; a
+	// set without rules allows everything but what the default denies).
+	PolicySet *policies.Set
+	Plugins   []Plugin // `plugin "NAME"` blocks, in file order
 
 	// Files maps each parsed file name to its source, for rendering
 	// diagnostics with snippets (hcl.NewDiagnosticTextWriter).

@@ -1,5 +1,3 @@
-//go:build policieswired
-
 package config
 
 import (

@@ -56,3 +56,30 @@ func TestWhenMapper(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyErrorPosition checks that a CEL error inside a `when` string is
+// reported at its exact line and column in the file: in a quoted string
+// after escapes and non-ASCII text, and on the second line of a heredoc.
+func TestPolicyErrorPosition(t *testing.T) {
+	tests := []struct {
+		name      string
+		when      string
+		line, col int
+	}{
+		{name: "quoted", when: `"tool.title == \"é\" && nope"`, line: 4, col: 36},
+		{name: "heredoc", when: "<<-CEL\n    tool.name == 'x' &&\n      résultat.text == 'y'\n  CEL", line: 6, col: 8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "policy \"p\" {\n  phase  = \"call\"\n  effect = \"deny\"\n  when   = " + tt.when + "\n}\n"
+			_, diags := Parse([]byte(src), "p.hcl", testOptions())
+			if len(diags) != 1 {
+				t.Fatalf("want one diagnostic, got %v", diags)
+			}
+			d := diags[0]
+			if d.Subject.Start.Line != tt.line || d.Subject.Start.Column != tt.col {
+				t.Errorf("at %d:%d, want %d:%d: %s", d.Subject.Start.Line, d.Subject.Start.Column, tt.line, tt.col, d.Error())
+			}
+		})
+	}
+}

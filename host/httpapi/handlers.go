@@ -27,8 +27,20 @@ func (a *api) servers(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"servers": a.h.Servers()})
 }
 
+// tools lists the tools the caller may see (the list phase of the
+// policies). ?origin=user (the WebShell) or api (the default) is the origin
+// the policies see.
 func (a *api) tools(c *gin.Context) {
-	tools, err := a.h.Tools("")
+	origin := host.OriginAPI
+	switch c.Query("origin") {
+	case "", host.OriginAPI:
+	case host.OriginUser:
+		origin = host.OriginUser
+	default:
+		writeError(c, http.StatusBadRequest, "bad_request", `"origin" is "user" or "api"`)
+		return
+	}
+	tools, err := a.h.ToolsFor(c.Request.Context(), principal(c), origin, "")
 	if err != nil {
 		a.fail(c, err)
 		return
@@ -141,11 +153,75 @@ func (a *api) call(c *gin.Context) {
 		Origin:     req.Origin,
 		AppEntryID: req.AppEntryID,
 	})
+	var pe *host.PolicyError
+	if errors.As(err, &pe) {
+		// 403 with the rule and its message, and the recorded entry so the
+		// caller can show the refusal in the transcript.
+		c.JSON(http.StatusForbidden, gin.H{
+			"error": gin.H{"code": "denied_by_policy", "message": pe.Message, "rule": pe.Rule, "phase": pe.Phase},
+			"entry": entry,
+		})
+		return
+	}
 	if err != nil {
 		a.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, entry)
+}
+
+// approvals lists the caller's calls that wait for approval.
+func (a *api) approvals(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"approvals": a.h.PendingApprovals(principal(c))})
+}
+
+type answerRequest struct {
+	Decision string `json:"decision"` // approve | deny
+}
+
+// answer approves (once) or denies one of the caller's pending approvals.
+func (a *api) answer(c *gin.Context) {
+	var req answerRequest
+	if !a.decode(c, &req, false) {
+		return
+	}
+	if req.Decision != "approve" && req.Decision != "deny" {
+		writeError(c, http.StatusBadRequest, "bad_request", `"decision" is "approve" or "deny"`)
+		return
+	}
+	if err := a.h.Answer(principal(c), c.Param("id"), req.Decision == "approve"); err != nil {
+		writeError(c, http.StatusNotFound, "not_found", "no such pending approval")
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"id": c.Param("id"), "decision": req.Decision})
+}
+
+// audit returns a page of the caller's policy decisions, newest first.
+func (a *api) audit(c *gin.Context) {
+	var before int64
+	limit := 100
+	if v := c.Query("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(c, http.StatusBadRequest, "bad_request", `"before" is a non-negative record id`)
+			return
+		}
+		before = n
+	}
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			writeError(c, http.StatusBadRequest, "bad_request", `"limit" is 1 to 500`)
+			return
+		}
+		limit = n
+	}
+	records, err := a.h.AuditLog(c.Request.Context(), principal(c), before, limit)
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"audit": records})
 }
 
 // compact empties the App HTML of a session's entries (apps.md §7).

@@ -107,6 +107,9 @@ func New(h *host.Host, opts Options) http.Handler {
 	v1.POST("/sessions/:id/app-messages", a.appMessage)
 	v1.POST("/sessions/:id/app-links", a.appLink)
 	v1.GET("/servers/:name/app-capabilities", a.appCapabilities)
+	v1.GET("/approvals", a.approvals)
+	v1.POST("/approvals/:id", a.answer)
+	v1.GET("/audit", a.audit)
 	v1.GET("/events", a.events)
 	return r
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/plugins"
+)
+
+// maxPluginInput bounds the input file of `plugin run`.
+const maxPluginInput = 8 << 20
+
+// plugin runs the `plugin` subcommands.
+func (e *env) plugin(ctx context.Context, args []string) int {
+	if len(args) == 0 || args[0] != "run" {
+		fmt.Fprintln(e.stderr, "usage: mcphost plugin run [-config FILE] [-stage STAGE] [-timeout D] NAME|FILE.wasm INPUT.json|-")
+		return exitUsage
+	}
+	return e.pluginRun(ctx, args[1:])
+}
+
+// pluginRun runs one stage of one plugin on an input file and prints the
+// output (or "unchanged") and the timing, so authors can test a plugin
+// without a server. NAME is a plugin block of the config; a path ending in
+// .wasm runs that module with default limits and no config.
+func (e *env) pluginRun(ctx context.Context, args []string) int {
+	fs := e.newFlagSet("plugin run", "[-config FILE] [-stage STAGE] [-timeout D] NAME|FILE.wasm INPUT.json|-")
+	configPath := fs.String("config", "", "config file (default: the embedded default)")
+	stage := fs.String("stage", "", "result or display (default: the plugin's first stage; result for a .wasm file)")
+	timeout := fs.Duration("timeout", 0, "per-call deadline for a .wasm file (default: 250ms)")
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return exitUsage
+	}
+	name, inputPath := fs.Arg(0), fs.Arg(1)
+	if *stage != "" && *stage != plugins.StageResult && *stage != plugins.StageDisplay {
+		fmt.Fprintf(e.stderr, "mcphost plugin run: unknown stage %q: use result or display\n", *stage)
+		return exitUsage
+	}
+
+	var cfg *config.Config
+	if strings.HasSuffix(name, ".wasm") {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "mcphost plugin run: %v\n", err)
+			return exitUsage
+		}
+		st := *stage
+		if st == "" {
+			st = plugins.StageResult
+		}
+		t := *timeout
+		if t <= 0 {
+			t = config.DefaultPluginTimeout
+		}
+		base := strings.TrimSuffix(filepath.Base(name), ".wasm")
+		cfg = &config.Config{Plugins: []config.Plugin{{
+			Name: base, Path: abs, Stages: []string{st}, Servers: []string{"*"}, Tools: []string{"*"},
+			Config: map[string]string{}, Timeout: t, MemoryLimit: config.DefaultPluginMemoryLimit,
+			PoolSize: 1, OnError: config.PluginOnErrorFail,
+		}}}
+		name = base
+	} else {
+		var ok bool
+		if cfg, ok = e.loadConfig(*configPath); !ok {
+			return exitUsage
+		}
+		var found *config.Plugin
+		for i := range cfg.Plugins {
+			if cfg.Plugins[i].Name == name {
+				found = &cfg.Plugins[i]
+			}
+		}
+		if found == nil {
+			var names []string
+			for _, p := range cfg.Plugins {
+				names = append(names, p.Name)
+			}
+			fmt.Fprintf(e.stderr, "mcphost plugin run: the config has no plugin %q (it has: %s); or give a path ending in .wasm\n", name, strings.Join(names, ", "))
+			return exitUsage
+		}
+		if *stage == "" {
+			*stage = found.Stages[0]
+		}
+		// Only this plugin, with a pool of one.
+		p := *found
+		p.PoolSize = 1
+		cfg = &config.Config{Files: cfg.Files, Plugins: []config.Plugin{p}}
+	}
+	st := *stage
+	if st == "" {
+		st = plugins.StageResult
+	}
+
+	input, err := e.readInput(inputPath, maxPluginInput)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost plugin run: %v\n", err)
+		return exitFailure
+	}
+	if !json.Valid(input) {
+		fmt.Fprintf(e.stderr, "mcphost plugin run: %s is not valid JSON: %s\n", inputPath, jsonError(input))
+		return exitUsage
+	}
+
+	rt, err := host.NewPluginRuntime("", nil)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost plugin run: %v\n", err)
+		return exitFailure
+	}
+	defer rt.Close(context.WithoutCancel(ctx))
+	loadStart := time.Now()
+	set, diags := host.LoadPlugins(ctx, rt, cfg)
+	if diags.HasErrors() {
+		e.printDiagnostics(cfg.Files, diags)
+		return exitUsage
+	}
+	defer set.Close()
+	loaded := time.Since(loadStart)
+
+	out, took, err := set.Run(ctx, name, st, input)
+	fmt.Fprintf(e.stderr, "plugin %s, stage %s: load %s, call %s\n", name, st, loaded.Round(time.Millisecond), took.Round(time.Microsecond))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost plugin run: %v\n", err)
+		return exitFailure
+	}
+	if len(bytes.TrimSpace(out)) == 0 {
+		fmt.Fprintln(e.stdout, "unchanged (the plugin returned no output)")
+		return exitOK
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, out, "", "  ") == nil {
+		out = pretty.Bytes()
+	}
+	e.stdout.Write(out)
+	fmt.Fprintln(e.stdout)
+	return exitOK
+}

@@ -1,0 +1,170 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/host/store"
+)
+
+// EventApproval is published when a call waits for the user's approval
+// (Data: Approval) and EventApprovalDone when it no longer does (Data:
+// ApprovalDone).
+const (
+	EventApproval     = "approval"
+	EventApprovalDone = "approval_done"
+)
+
+// DefaultApprovalTimeout is how long a call paused by an `ask` rule waits
+// for an answer before it is denied.
+const DefaultApprovalTimeout = 2 * time.Minute
+
+// maxPendingApprovals bounds the pending approvals of one principal, so a
+// client cannot pile up paused calls.
+const maxPendingApprovals = 32
+
+// Approval is a call paused by an `ask` policy, waiting for its principal
+// to approve it once or deny it.
+type Approval struct {
+	ID        string          `json:"id"`
+	SessionID string          `json:"sessionId"`
+	CallID    string          `json:"callId"`
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Origin    string          `json:"origin"`
+	Rule      string          `json:"rule"`
+	Message   string          `json:"message"`
+	Created   time.Time       `json:"created"`
+	Expires   time.Time       `json:"expires"`
+}
+
+// ApprovalDone says how a pending approval ended: "approved", "denied",
+// "expired" or "cancelled".
+type ApprovalDone struct {
+	ID        string `json:"id"`
+	SessionID string `json:"sessionId"`
+	CallID    string `json:"callId"`
+	Outcome   string `json:"outcome"`
+}
+
+// Outcomes of an approval.
+const (
+	ApprovalApproved  = "approved"
+	ApprovalDenied    = "denied"
+	ApprovalExpired   = "expired"
+	ApprovalCancelled = "cancelled"
+)
+
+// ErrTooManyApprovals is returned when a principal already has
+// maxPendingApprovals calls waiting.
+var ErrTooManyApprovals = errors.New("too many calls are waiting for approval")
+
+type pendingApproval struct {
+	Approval
+	principal string
+	answer    chan bool // buffered 1; the first answer wins
+}
+
+// approvals holds the pending approvals by id.
+type approvals struct {
+	mu      sync.Mutex
+	pending map[string]*pendingApproval
+}
+
+// ask registers a, publishes it, and waits for the answer, the timeout or
+// ctx. It returns the outcome.
+func (h *Host) ask(ctx context.Context, principal string, a Approval, timeout time.Duration) (string, error) {
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	a.ID = "a_" + randomHex(8)
+	a.Created = time.Now().UTC()
+	a.Expires = a.Created.Add(timeout)
+	p := &pendingApproval{Approval: a, principal: principal, answer: make(chan bool, 1)}
+
+	h.approvals.mu.Lock()
+	n := 0
+	for _, q := range h.approvals.pending {
+		if q.principal == principal {
+			n++
+		}
+	}
+	if n >= maxPendingApprovals {
+		h.approvals.mu.Unlock()
+		return "", ErrTooManyApprovals
+	}
+	if h.approvals.pending == nil {
+		h.approvals.pending = map[string]*pendingApproval{}
+	}
+	h.approvals.pending[a.ID] = p
+	h.approvals.mu.Unlock()
+
+	h.bus.publish(Event{Type: EventApproval, Principal: principal, Data: a})
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var outcome string
+	select {
+	case ok := <-p.answer:
+		outcome = ApprovalDenied
+		if ok {
+			outcome = ApprovalApproved
+		}
+	case <-timer.C:
+		outcome = ApprovalExpired
+	case <-ctx.Done():
+		outcome = ApprovalCancelled
+	}
+	h.approvals.mu.Lock()
+	delete(h.approvals.pending, a.ID)
+	h.approvals.mu.Unlock()
+	h.bus.publish(Event{Type: EventApprovalDone, Principal: principal,
+		Data: ApprovalDone{ID: a.ID, SessionID: a.SessionID, CallID: a.CallID, Outcome: outcome}})
+	return outcome, nil
+}
+
+// PendingApprovals lists principal's calls that wait for approval, oldest
+// first.
+func (h *Host) PendingApprovals(p Principal) []Approval {
+	h.approvals.mu.Lock()
+	defer h.approvals.mu.Unlock()
+	out := []Approval{}
+	for _, q := range h.approvals.pending {
+		if q.principal == p.Name {
+			out = append(out, q.Approval)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+	return out
+}
+
+// Answer approves (once) or denies a pending approval of principal. It
+// returns ErrNotFound when there is no such approval, it belongs to someone
+// else, or it was already answered.
+func (h *Host) Answer(p Principal, id string, approve bool) error {
+	h.approvals.mu.Lock()
+	defer h.approvals.mu.Unlock()
+	q, ok := h.approvals.pending[id]
+	if !ok || q.principal != p.Name {
+		return ErrNotFound
+	}
+	select {
+	case q.answer <- approve:
+		return nil
+	default:
+		return ErrNotFound // already answered
+	}
+}
+
+// AuditLog returns a page of principal's policy decisions, newest first
+// (see store.AuditLog).
+func (h *Host) AuditLog(ctx context.Context, p Principal, before int64, limit int) ([]store.Audit, error) {
+	if h.store == nil {
+		return nil, ErrNoStore
+	}
+	return h.store.AuditLog(ctx, p.Name, before, limit)
+}

@@ -1,0 +1,114 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// PluginCacheDir is the directory under data_dir that holds the on-disk
+// compilation cache of the plugins (native code: mode 0700).
+const PluginCacheDir = "plugin-cache"
+
+// PluginSpecs converts the config's plugin blocks for the plugins package.
+func PluginSpecs(cfg *config.Config) []plugins.Spec {
+	specs := make([]plugins.Spec, len(cfg.Plugins))
+	for i, p := range cfg.Plugins {
+		specs[i] = plugins.Spec{
+			Name:        p.Name,
+			Path:        p.Path,
+			Stages:      append([]string(nil), p.Stages...),
+			Servers:     append([]string(nil), p.Servers...),
+			Tools:       append([]string(nil), p.Tools...),
+			Config:      p.Config,
+			Timeout:     p.Timeout,
+			MemoryLimit: p.MemoryLimit,
+			PoolSize:    p.PoolSize,
+			OnError:     p.OnError,
+		}
+	}
+	return specs
+}
+
+// NewPluginRuntime makes the process's plugin runtime. cacheDir "" keeps
+// compiled code in memory only.
+func NewPluginRuntime(cacheDir string, logger *slog.Logger) (*plugins.Runtime, error) {
+	return plugins.NewRuntime(plugins.Options{CacheDir: cacheDir, Logger: logger, ValidSource: sandbox.ValidSource})
+}
+
+// LoadPlugins compiles every plugin of cfg on rt, checks its exports and
+// starts its pool. Problems are diagnostics at the plugin block's attribute
+// they concern (the `path` line for an unreadable or corrupt module or a
+// missing export). With errors the returned set is nil.
+func LoadPlugins(ctx context.Context, rt *plugins.Runtime, cfg *config.Config) (*plugins.Set, hcl.Diagnostics) {
+	if len(cfg.Plugins) == 0 {
+		return nil, nil
+	}
+	set, errs := rt.Load(ctx, PluginSpecs(cfg))
+	var diags hcl.Diagnostics
+	for _, e := range errs {
+		d := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Plugin cannot be loaded"}
+		if e.Plugin >= 0 && e.Plugin < len(cfg.Plugins) {
+			p := cfg.Plugins[e.Plugin]
+			rng := p.PathRange
+			switch e.Field {
+			case "stages":
+				rng = p.StagesRange
+			case "path":
+			default:
+				rng = p.DeclRange
+			}
+			d.Subject = rng.Ptr()
+			d.Detail = fmt.Sprintf("The plugin %q (%s) failed to load: %v. Check the file is a WebAssembly module built for the Extism ABI that exports on_result for the result stage and on_display for the display stage.", p.Name, p.Path, e.Err)
+		} else {
+			d.Detail = fmt.Sprintf("%v.", e)
+		}
+		diags = append(diags, d)
+	}
+	if diags.HasErrors() {
+		if set != nil {
+			set.Close()
+		}
+		return nil, diags
+	}
+	return set, nil
+}
+
+// CheckPlugins compiles and checks the plugins of cfg without keeping them
+// (`mcphost validate`), with an in-memory compilation cache.
+func CheckPlugins(ctx context.Context, cfg *config.Config) hcl.Diagnostics {
+	if len(cfg.Plugins) == 0 {
+		return nil
+	}
+	rt, err := NewPluginRuntime("", nil)
+	if err != nil {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Plugin runtime unavailable", Detail: fmt.Sprintf("The WebAssembly runtime could not start: %v.", err)}}
+	}
+	defer rt.Close(context.WithoutCancel(ctx))
+	set, diags := LoadPlugins(ctx, rt, cfg)
+	if set != nil {
+		set.Close()
+	}
+	return diags
+}
+
+// pluginCacheDir returns data_dir/plugin-cache, created with mode 0700, or
+// "" (memory only) when data_dir is unset or cannot be used.
+func pluginCacheDir(dataDir string, logger *slog.Logger) string {
+	if dataDir == "" {
+		return ""
+	}
+	dir := filepath.Join(dataDir, PluginCacheDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		logger.Warn("plugin compilation cache kept in memory", "dir", dir, "err", err)
+		return ""
+	}
+	return dir
+}

@@ -1,0 +1,258 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/policies"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Trail is what the policies and plugins did to one call; it is stored as
+// the entry's trail and shown in the WebShell next to the call.
+type Trail struct {
+	// Decisions are the policy decisions a rule made, and those of the
+	// default when it did not allow, in the order they were made.
+	Decisions []TrailDecision `json:"decisions,omitempty"`
+	// Approval is how an `ask` ended: approved, denied, expired or
+	// cancelled.
+	Approval string `json:"approval,omitempty"`
+	// Plugins are the plugin runs, result stage then display stage.
+	Plugins []plugins.Outcome `json:"plugins,omitempty"`
+}
+
+// TrailDecision is one policy decision of a call.
+type TrailDecision struct {
+	Phase   string  `json:"phase"`
+	Rule    string  `json:"rule,omitempty"` // "" when the default decided
+	Effect  string  `json:"effect"`
+	Message string  `json:"message,omitempty"`
+	Reason  string  `json:"reason"`
+	Error   bool    `json:"error,omitempty"` // an evaluation error forced the deny
+	Micros  float64 `json:"micros"`          // evaluation time, input conversion included
+}
+
+func (t *Trail) empty() bool {
+	return len(t.Decisions) == 0 && t.Approval == "" && len(t.Plugins) == 0
+}
+
+// raw encodes the trail, or returns nil when nothing happened.
+func (t *Trail) raw() json.RawMessage {
+	if t.empty() {
+		return nil
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// PolicyError is a call a policy refused, or whose result or App it
+// withheld. The API answers it with 403, the rule's name and its message.
+type PolicyError struct {
+	Phase   string
+	Rule    string // "" when the default decided
+	Message string
+	// Entry is the recorded transcript entry (status denied), when the call
+	// was made in a session.
+	Entry *store.Entry
+}
+
+func (e *PolicyError) Error() string {
+	if e.Rule == "" {
+		return fmt.Sprintf("denied by the default policy (%s phase): %s", e.Phase, e.Message)
+	}
+	return fmt.Sprintf("denied by policy %q (%s phase): %s", e.Rule, e.Phase, e.Message)
+}
+
+// policyRun holds the policy facts of one call: its input, converted once
+// and shared by every phase, and the decisions made so far.
+type policyRun struct {
+	set    *policies.Set // nil: no policies, everything allowed, nothing recorded
+	in     *policies.Input
+	trail  *Trail
+	audit  []store.Audit
+	callID string
+}
+
+// newPolicyRun builds the input of a call of tool on c by p. decoded is the
+// arguments object when the schema check already decoded it, else nil (the
+// policies then decode args only if a rule reads them).
+func (h *Host) newPolicyRun(p Principal, c *serverConn, tool *mcp.Tool, origin string, args json.RawMessage, decoded any, trail *Trail) *policyRun {
+	r := &policyRun{set: h.policies, trail: trail}
+	if r.set == nil {
+		return r
+	}
+	r.in = &policies.Input{
+		Server:    c.cfg.Name,
+		Era:       c.snapshot().Era,
+		Origin:    origin,
+		Principal: policies.Principal{Name: p.Name, Groups: p.Groups},
+		Tool:      policies.ToolFromMCP(tool),
+		Args:      decoded,
+		RawArgs:   args,
+	}
+	return r
+}
+
+// decide evaluates one phase and records the decision in the trail and the
+// audit log when a rule made it or the default did not allow.
+func (r *policyRun) decide(ctx context.Context, phase string) policies.Decision {
+	if r.set == nil {
+		return policies.Decision{Phase: phase, Effect: policies.EffectAllow}
+	}
+	d := r.set.Decide(ctx, phase, r.in)
+	if d.Rule == "" && d.Effect == policies.EffectAllow && !d.Error {
+		return d
+	}
+	micros := float64(d.Duration.Nanoseconds()) / 1000
+	r.trail.Decisions = append(r.trail.Decisions, TrailDecision{
+		Phase: d.Phase, Rule: d.Rule, Effect: d.Effect, Message: d.Message, Reason: d.Reason, Error: d.Error, Micros: micros,
+	})
+	r.audit = append(r.audit, store.Audit{
+		At: time.Now().UTC(), CallID: r.callID, Origin: r.in.Origin, Server: r.in.Server, Tool: r.in.Tool.Name,
+		Phase: d.Phase, Rule: d.Rule, Effect: d.Effect, Reason: d.Reason, Error: d.Error, DurationUs: micros,
+	})
+	return d
+}
+
+// denied returns the PolicyError of a decision that did not allow.
+func denied(d policies.Decision) *PolicyError {
+	msg := d.Message
+	if msg == "" {
+		msg = "denied by policy"
+	}
+	return &PolicyError{Phase: d.Phase, Rule: d.Rule, Message: msg}
+}
+
+// hidden reports whether d is a list rule hiding the tool from a call: the
+// caller is then answered exactly as for a tool that does not exist.
+func hidden(d policies.Decision) bool {
+	return d.Phase == policies.PhaseList && !d.Allowed()
+}
+
+// ToolsFor returns the tools that principal p may see (the list phase of
+// the policies), of every ready server or of the named one.
+func (h *Host) ToolsFor(ctx context.Context, p Principal, origin, server string) ([]Tool, error) {
+	tools, err := h.Tools(server)
+	if err != nil || h.policies == nil {
+		return tools, err
+	}
+	out := tools[:0]
+	for _, t := range tools {
+		c := h.byName[t.Server]
+		if c == nil {
+			continue
+		}
+		r := h.newPolicyRun(p, c, t.Tool, origin, nil, nil, &Trail{})
+		if d := h.policies.Decide(ctx, policies.PhaseList, r.in); d.Allowed() {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// runResultStage runs the result plugins and then the result policies on
+// res. It returns the result to show (nil when a plugin failed or a policy
+// withheld it) and, when it is nil, the status and error to record.
+func (h *Host) runResultStage(ctx context.Context, p Principal, c *serverConn, cat *catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult, pol *policyRun, trail *Trail) (*mcp.CallToolResult, string, error) {
+	if h.plugins != nil && h.plugins.Has(plugins.StageResult, c.cfg.Name, tool.Name) {
+		out, outcomes, err := h.plugins.RunResult(ctx, plugins.ResultInput{
+			Server: c.cfg.Name, Tool: tool.Name, Arguments: args,
+			Principal:          plugins.Principal{Name: p.Name, Groups: p.Groups},
+			Result:             res,
+			ValidateStructured: cat.outputValidator(tool),
+		})
+		trail.Plugins = append(trail.Plugins, outcomes...)
+		if err != nil {
+			// A failed plugin (on_error = "fail") must not leak the result
+			// it was meant to process: nothing of it is shown or stored.
+			return nil, StatusError, err
+		}
+		res = out
+	}
+	if pol.set != nil {
+		pol.in.Result = policies.ResultFromMCP(res)
+		if d := pol.decide(ctx, policies.PhaseResult); !d.Allowed() {
+			return nil, StatusDenied, denied(d)
+		}
+	}
+	return res, "", nil
+}
+
+// runDisplayStage runs the display plugins and then the app policies on the
+// display record d of a successful call, whose final result is res. A
+// failed plugin or a refusing policy turns d into its text form: no App,
+// the ordinary text with a warning.
+func (h *Host) runDisplayStage(ctx context.Context, p Principal, c *serverConn, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult, d *apps.Display, pol *policyRun, trail *Trail) {
+	if d == nil || d.HTML == "" {
+		return
+	}
+	if h.plugins != nil && h.plugins.Has(plugins.StageDisplay, c.cfg.Name, tool.Name) {
+		out, outcomes, err := h.plugins.RunDisplay(ctx, plugins.DisplayInput{
+			Server: c.cfg.Name, Tool: tool.Name, Arguments: args,
+			Principal: plugins.Principal{Name: p.Name, Groups: p.Groups},
+			Result:    res,
+			Display:   pluginDisplay(d),
+		})
+		trail.Plugins = append(trail.Plugins, outcomes...)
+		if err != nil {
+			withholdApp(d, res, fmt.Sprintf("a display plugin failed: %v", err))
+			return
+		}
+		d.HTML, d.FallbackText, d.Permissions = out.HTML, out.FallbackText, out.Permissions
+		d.CSP = nil
+		if out.CSP != nil {
+			d.CSP = &apps.CSP{ConnectDomains: out.CSP.ConnectDomains, ResourceDomains: out.CSP.ResourceDomains,
+				FrameDomains: out.CSP.FrameDomains, BaseURIDomains: out.CSP.BaseURIDomains}
+		}
+	}
+	if pol.set != nil {
+		pol.in.App = policyApp(d)
+		if dec := pol.decide(ctx, policies.PhaseApp); !dec.Allowed() {
+			name := "the default policy"
+			if dec.Rule != "" {
+				name = fmt.Sprintf("policy %q", dec.Rule)
+			}
+			withholdApp(d, res, fmt.Sprintf("the App was not rendered: %s refused it (%s)", name, dec.Message))
+		}
+	}
+}
+
+// withholdApp turns d into the text form of a display record with warning.
+func withholdApp(d *apps.Display, res *mcp.CallToolResult, warning string) {
+	d.HTML = ""
+	d.CSP = nil
+	d.Permissions = nil
+	d.PrefersBorder = nil
+	d.Warning = warning
+	d.FallbackText = "Warning: " + warning + "\n\n" + apps.FallbackText(res)
+}
+
+func pluginDisplay(d *apps.Display) plugins.Display {
+	out := plugins.Display{Type: d.Type, ResourceURI: d.ResourceURI, HTML: d.HTML, Permissions: d.Permissions, FallbackText: d.FallbackText}
+	if d.CSP != nil {
+		out.CSP = &plugins.CSP{ConnectDomains: d.CSP.ConnectDomains, ResourceDomains: d.CSP.ResourceDomains,
+			FrameDomains: d.CSP.FrameDomains, BaseURIDomains: d.CSP.BaseURIDomains}
+	}
+	return out
+}
+
+// policyApp is what the app phase sees of a display record.
+func policyApp(d *apps.Display) *policies.App {
+	a := &policies.App{ResourceURI: d.ResourceURI, HTMLSize: len(d.HTML), Permissions: []string{}}
+	if d.CSP != nil {
+		a.CSP = policies.CSP{ConnectDomains: d.CSP.ConnectDomains, ResourceDomains: d.CSP.ResourceDomains,
+			FrameDomains: d.CSP.FrameDomains, BaseURIDomains: d.CSP.BaseURIDomains}
+	}
+	for name := range d.Permissions {
+		a.Permissions = append(a.Permissions, name)
+	}
+	return a
+}
