@@ -56,14 +56,14 @@ var varTypes = map[string]*cel.Type{
 
 // allowedExtensions are the functions of the strings extension a policy may
 // call: each is linear in its input. The others are refused at compile
-// (see forbiddenFunctions).
+// (see celEnvs.forbidden).
 var allowedExtensions = []string{"lowerAscii", "upperAscii", "trim"}
 
 // celEnvs is what envs builds once per process.
 type celEnvs struct {
 	byPhase map[string]*cel.Env
-	// forbidden maps each refused function to nothing: the functions the
-	// strings extension adds beyond allowedExtensions. CEL charges a call's
+	// forbidden holds the refused functions: those the strings extension
+	// adds beyond allowedExtensions. CEL charges a call's
 	// cost only after it returns, so a single call whose work grows faster
 	// than its inputs (replace, join, indexOf) could run away before the
 	// cost limit sees it. Computed from the library itself so that an

@@ -332,14 +332,11 @@ var wrongPhaseHint = map[string]map[string]string{
 	},
 }
 
-var typeFields = map[string]string{
-	"policies.Principal":   "name, groups",
-	"policies.Tool":        "name, title, annotations",
-	"policies.Annotations": "readOnlyHint, destructiveHint, idempotentHint, openWorldHint",
-	"policies.Result":      "isError, text, structured",
-	"policies.App":         "resourceUri, csp, permissions, htmlSize",
-	"policies.CSP":         "connectDomains, resourceDomains, frameDomains, baseUriDomains",
-}
+// typedFields lists the fields of the typed variables, for a misspelling.
+const typedFields = "principal: name, groups; tool: name, title, annotations; " +
+	"tool.annotations: readOnlyHint, destructiveHint, idempotentHint, openWorldHint; " +
+	"result: isError, text, structured; app: resourceUri, csp, permissions, htmlSize; " +
+	"app.csp: connectDomains, resourceDomains, frameDomains, baseUriDomains"
 
 // issueErrors turns CEL's errors into CompileErrors with byte offsets. Only
 // the first syntax error is kept (the parser's later ones are mostly its
@@ -375,9 +372,7 @@ func issueErrors(i int, when, phase string, cerrs []*common.Error, syntax bool) 
 			}
 		case undefinedRE.MatchString(msg):
 			e.Summary = "Unknown field in policy"
-			e.Detail = fmt.Sprintf("CEL: %s. The typed variables have these fields: principal: %s; tool: %s; tool.annotations: %s; result: %s; app: %s; app.csp: %s. Only args and result.structured accept any key.",
-				msg, typeFields["policies.Principal"], typeFields["policies.Tool"], typeFields["policies.Annotations"],
-				typeFields["policies.Result"], typeFields["policies.App"], typeFields["policies.CSP"])
+			e.Detail = fmt.Sprintf("CEL: %s. The typed variables have these fields: %s. Only args and result.structured accept any key.", msg, typedFields)
 		default:
 			e.Summary = "Type error in policy"
 			e.Detail = fmt.Sprintf("CEL: %s. Fix the expression at this position.", msg)
@@ -543,7 +538,9 @@ func (s *Set) evalPhase(ctx context.Context, frame *interpreter.ExecutionFrame, 
 		}
 		out, _, err := prg.Eval(frame)
 		if err != nil && errors.Is(err, interpreter.InterruptError{}) {
-			err = fmt.Errorf("%w: %w", err, context.Cause(ctx))
+			if cause := context.Cause(ctx); cause != nil {
+				err = fmt.Errorf("%w: %w", err, cause)
+			}
 		}
 		if err == nil {
 			b, ok := out.(types.Bool)
