@@ -43,16 +43,12 @@ func validateResult(out []byte, in *mcp.CallToolResult, inEnc []byte, validateSt
 	if len(out) == 0 {
 		return in, false, nil
 	}
-	v, err := decodeOutput(out, "result")
+	v, raw, err := decodeOutput(out, "result")
 	if err != nil {
 		return nil, false, err
 	}
 	if err := checkResultTree(v); err != nil {
 		return nil, false, err
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, false, fmt.Errorf("result: %w", err)
 	}
 	res := new(mcp.CallToolResult)
 	if err := res.UnmarshalJSON(raw); err != nil {
@@ -87,7 +83,7 @@ func encodeResult(r *mcp.CallToolResult) ([]byte, error) {
 	if r == nil {
 		r = &mcp.CallToolResult{Content: []mcp.Content{}}
 	}
-	return json.Marshal(r)
+	return r.MarshalJSON() // json.Marshal would compact its output once more
 }
 
 // ValidateDisplayOutput checks out, the output of a display-stage plugin
@@ -108,7 +104,7 @@ func ValidateDisplayOutput(out []byte, in Display, validSource func(string) erro
 	if len(out) == 0 {
 		return in, false, nil
 	}
-	v, err := decodeOutput(out, "display")
+	v, _, err := decodeOutput(out, "display")
 	if err != nil {
 		return Display{}, false, err
 	}
@@ -149,32 +145,66 @@ func normalCSP(d Display) Display {
 }
 
 // decodeOutput applies the rules shared by both stages and returns the value
-// under the only top-level key, key.
-func decodeOutput(out []byte, key string) (any, error) {
+// under the only top-level key, key, both decoded and as it was written.
+func decodeOutput(out []byte, key string) (any, []byte, error) {
 	if len(out) > MaxIOBytes {
-		return nil, fmt.Errorf("output is %d bytes, over the %d-byte limit", len(out), MaxIOBytes)
+		return nil, nil, fmt.Errorf("output is %d bytes, over the %d-byte limit", len(out), MaxIOBytes)
 	}
 	if !utf8.Valid(out) {
-		return nil, errors.New("output is not valid UTF-8")
+		return nil, nil, errors.New("output is not valid UTF-8")
 	}
-	v, err := decodeStrict(out)
+	notStrict := func(err error) error { return fmt.Errorf("output is not strict JSON: %w", err) }
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.UseNumber()
+	tok, err := dec.Token()
 	if err != nil {
-		return nil, fmt.Errorf("output is not strict JSON: %w", err)
-	}
-	top, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf(`output must be a JSON object {"%s": ...}, not %s`, key, kind(v))
-	}
-	for k := range top {
-		if k != key {
-			return nil, fmt.Errorf("output has unknown key %s (only %q is allowed)", quoteKey(k), key)
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
 		}
+		return nil, nil, notStrict(err)
 	}
-	val, ok := top[key]
-	if !ok {
-		return nil, fmt.Errorf("output has no %q", key)
+	if tok != json.Delim('{') {
+		k := kind(tok)
+		if d, ok := tok.(json.Delim); ok && d == '[' {
+			k = kArray
+		}
+		return nil, nil, fmt.Errorf(`output must be a JSON object {"%s": ...}, not %s`, key, k)
 	}
-	return val, nil
+	var (
+		val  any
+		raw  []byte
+		seen bool
+	)
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, nil, notStrict(err)
+		}
+		k, _ := kt.(string)
+		if k != key {
+			return nil, nil, fmt.Errorf("output has unknown key %s (only %q is allowed)", quoteKey(k), key)
+		}
+		if seen {
+			return nil, nil, notStrict(fmt.Errorf("duplicate key %s", quoteKey(k)))
+		}
+		seen = true
+		from := dec.InputOffset()
+		if val, err = strictValue(dec, 1); err != nil {
+			return nil, nil, notStrict(err)
+		}
+		// The value as written: after the key come blanks, ':' and blanks.
+		raw = bytes.TrimLeft(bytes.TrimLeft(bytes.TrimLeft(out[from:dec.InputOffset()], " \t\r\n"), ":"), " \t\r\n")
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, notStrict(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, notStrict(errors.New("data after the JSON value"))
+	}
+	if !seen {
+		return nil, nil, fmt.Errorf("output has no %q", key)
+	}
+	return val, raw, nil
 }
 
 // decodeStrict parses data as exactly one JSON value with no duplicate
