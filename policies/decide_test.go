@@ -275,7 +275,6 @@ func TestArgsDecodedOnlyWhenRead(t *testing.T) {
 // mid-rule.
 type interruptCtx struct {
 	context.Context
-	once sync.Once
 	errs int
 }
 

@@ -53,16 +53,15 @@ func (l *lazyArgs) is(m *member, key string) bool {
 // maxArgsDepth matches encoding/json's nesting limit.
 const maxArgsDepth = 10000
 
-var (
-	_ traits.Mapper = (*lazyArgs)(nil)
-
-	mapType = reflect.TypeFor[map[string]any]()
-)
+var _ traits.Mapper = (*lazyArgs)(nil)
 
 // newLazyArgs validates raw as JSON and indexes its top-level members. It
 // returns nil, nil when raw is valid JSON but not an object (the caller
 // decodes it generically).
 func newLazyArgs(raw []byte, adapter types.Adapter) (*lazyArgs, error) {
+	if len(raw) > math.MaxInt32 {
+		return nil, errors.New("args: larger than 2 GiB")
+	}
 	sc := scanner{data: raw}
 	sc.ws()
 	if sc.pos >= len(raw) || raw[sc.pos] != '{' {
@@ -73,9 +72,6 @@ func newLazyArgs(raw []byte, adapter types.Adapter) (*lazyArgs, error) {
 			return nil, err
 		}
 		return nil, nil
-	}
-	if len(raw) > math.MaxInt32 {
-		return nil, errors.New("args: larger than 2 GiB")
 	}
 	l := &lazyArgs{raw: raw, adapter: adapter, members: make([]member, 0, 32)}
 	sc.pos++
