@@ -1,0 +1,340 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// policyServer is an MCP server with tools that policies tell apart: read
+// (read-only), write (destructive, takes a path), secret (returns a private
+// key) and show (links an App whose CSP reaches https://evil.example).
+func policyServer(t *testing.T) string {
+	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}}
+	opts.Capabilities.AddExtension(apps.Extension, map[string]any{"mimeTypes": []any{apps.MIMEType}})
+	s := mcp.NewServer(&mcp.Implementation{Name: "policyserver", Version: "1"}, opts)
+	text := func(s string) mcp.ToolHandler {
+		return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}, nil
+		}
+	}
+	yes := true
+	s.AddTool(&mcp.Tool{Name: "read", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, text("read ok"))
+	s.AddTool(&mcp.Tool{Name: "write", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}}, text("written"))
+	s.AddTool(&mcp.Tool{Name: "secret", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, text("-----BEGIN RSA PRIVATE KEY-----\nMIIE...\n-----END RSA PRIVATE KEY-----"))
+	s.AddTool(&mcp.Tool{Name: "show", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		Meta:        mcp.Meta{"ui": map[string]any{"resourceUri": "ui://app"}}}, text("the text"))
+	s.AddResource(&mcp.Resource{URI: "ui://app", Name: "app", MIMEType: apps.MIMEType}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+			URI: "ui://app", MIMEType: apps.MIMEType, Text: "<!doctype html><p>app</p>",
+			Meta: mcp.Meta{"ui": map[string]any{"csp": map[string]any{"connectDomains": []any{"https://evil.example"}}}},
+		}}}, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+const policySet = `
+policies {
+  default = "allow"
+}
+
+policy "writers-only" {
+  phase   = "list"
+  effect  = "deny"
+  when    = "tool.name == 'write' && !('writers' in principal.groups)"
+  message = "only writers"
+}
+
+policy "no-etc" {
+  phase   = "call"
+  effect  = "deny"
+  when    = "tool.name == 'write' && args.path.startsWith('/etc')"
+  message = "not under /etc"
+}
+
+policy "approve-writes" {
+  phase   = "call"
+  effect  = "ask"
+  when    = "tool.annotations.destructiveHint && !tool.annotations.readOnlyHint"
+  message = "Write it?"
+}
+
+policy "no-keys" {
+  phase   = "result"
+  effect  = "deny"
+  when    = "result.text.contains('PRIVATE KEY')"
+  message = "withheld: a private key"
+}
+
+policy "csp-allow-list" {
+  phase   = "app"
+  effect  = "deny"
+  when    = "!app.csp.connectDomains.all(d, d == 'https://api.example.com')"
+  message = "the App reaches outside the allow-list"
+}
+`
+
+// policyHost starts a host over policyServer with the given policy HCL and
+// a real store.
+func policyHost(t *testing.T, hcl string, opts host.Options) (*host.Host, *store.Store) {
+	t.Helper()
+	cfg, diags := config.Parse([]byte(hcl), "policies.hcl", config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	s := remoteServer("files", config.TransportStreamableHTTP, policyServer(t))
+	s.Apps = config.AppsAuto
+	s.AppResourceMaxBytes = apps.DefaultMaxBytes
+	s.AppResourceTimeout = 5 * time.Second
+	cfg.Servers = []config.Server{s}
+	st, err := store.Open(t.Context(), t.TempDir()+"/m.db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	opts.Store = st
+	h, err := host.New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	h.Start(t.Context())
+	t.Cleanup(func() { h.Close() })
+	if err := h.WaitSettled(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return h, st
+}
+
+var (
+	alice = host.Principal{Name: "alice", Groups: []string{"writers"}}
+	bob   = host.Principal{Name: "bob"} // no groups at all
+)
+
+func sessionCall(t *testing.T, h *host.Host, p host.Principal, tool, args string) (*store.Entry, error) {
+	t.Helper()
+	sess, err := h.CreateSession(t.Context(), p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.Call(t.Context(), host.SessionCall{Principal: p, SessionID: sess.ID, Server: "files", Tool: tool, Arguments: json.RawMessage(args), Origin: host.OriginUser})
+}
+
+func trailOf(t *testing.T, e *store.Entry) host.Trail {
+	t.Helper()
+	var tr host.Trail
+	if len(e.Trail) > 0 && string(e.Trail) != "null" {
+		if err := json.Unmarshal(e.Trail, &tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tr
+}
+
+func TestPolicyPhases(t *testing.T) {
+	h, st := policyHost(t, policySet, host.Options{ApprovalTimeout: 100 * time.Millisecond})
+
+	t.Run("list hides a tool and a call of it is answered as unknown", func(t *testing.T) {
+		names := func(p host.Principal) string {
+			tools, err := h.ToolsFor(t.Context(), p, host.OriginUser, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, tl := range tools {
+				out = append(out, tl.Tool.Name)
+			}
+			return strings.Join(out, ",")
+		}
+		if got := names(bob); got != "read,secret,show" {
+			t.Errorf("bob sees %s", got)
+		}
+		if got := names(alice); got != "read,secret,show,write" {
+			t.Errorf("alice sees %s", got)
+		}
+		_, err := sessionCall(t, h, bob, "write", `{"path":"/srv/x"}`)
+		var ut *host.UnknownToolError
+		if !errors.As(err, &ut) {
+			t.Fatalf("bob calling a hidden tool: %v, want UnknownToolError", err)
+		}
+		log, _ := st.AuditLog(t.Context(), "bob", 0, 10)
+		if len(log) != 1 || log[0].Phase != "list" || log[0].Rule != "writers-only" || log[0].Tool != "write" {
+			t.Errorf("bob's audit log = %+v", log)
+		}
+	})
+
+	t.Run("call deny records a denied entry with the rule", func(t *testing.T) {
+		e, err := sessionCall(t, h, alice, "write", `{"path":"/etc/passwd"}`)
+		var pe *host.PolicyError
+		if !errors.As(err, &pe) || pe.Rule != "no-etc" || pe.Message != "not under /etc" || pe.Phase != "call" {
+			t.Fatalf("err = %v, want a PolicyError of no-etc", err)
+		}
+		if e == nil || e.Status != host.StatusDenied || e.Error != "not under /etc" || string(e.Result) != "" && string(e.Result) != "null" {
+			t.Fatalf("entry = %+v", e)
+		}
+		tr := trailOf(t, e)
+		if len(tr.Decisions) != 1 || tr.Decisions[0].Rule != "no-etc" || tr.Decisions[0].Effect != "deny" {
+			t.Errorf("trail = %+v", tr)
+		}
+	})
+
+	t.Run("a rule that fails on the input denies with the reason", func(t *testing.T) {
+		e, err := sessionCall(t, h, alice, "write", `{}`) // no path: args.path fails
+		var pe *host.PolicyError
+		if !errors.As(err, &pe) || pe.Rule != "no-etc" {
+			t.Fatalf("err = %v", err)
+		}
+		tr := trailOf(t, e)
+		if len(tr.Decisions) != 1 || !tr.Decisions[0].Error || !strings.Contains(tr.Decisions[0].Reason, "path") {
+			t.Errorf("trail = %+v", tr)
+		}
+	})
+
+	t.Run("result deny withholds the result", func(t *testing.T) {
+		e, err := sessionCall(t, h, alice, "secret", `{}`)
+		var pe *host.PolicyError
+		if !errors.As(err, &pe) || pe.Rule != "no-keys" || pe.Phase != "result" {
+			t.Fatalf("err = %v", err)
+		}
+		if e.Status != host.StatusDenied || strings.Contains(string(e.Result), "PRIVATE") {
+			t.Errorf("entry status %s result %s", e.Status, e.Result)
+		}
+	})
+
+	t.Run("app deny shows the text, not the App", func(t *testing.T) {
+		e, err := sessionCall(t, h, alice, "show", `{}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d apps.Display
+		if err := json.Unmarshal(e.Display, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.HTML != "" || !strings.Contains(d.Warning, "csp-allow-list") || !strings.Contains(d.FallbackText, "the text") {
+			t.Errorf("display = %+v", d)
+		}
+		if !strings.Contains(string(e.Result), "the text") {
+			t.Errorf("the model-visible result changed: %s", e.Result)
+		}
+	})
+
+	t.Run("read-only calls pass without a decision", func(t *testing.T) {
+		e, err := sessionCall(t, h, bob, "read", `{}`)
+		if err != nil || e.Status != host.StatusOK {
+			t.Fatalf("%v %+v", err, e)
+		}
+		if tr := trailOf(t, e); len(tr.Decisions) != 0 {
+			t.Errorf("trail = %+v", tr)
+		}
+	})
+
+	t.Run("one-shot calls: ask is a deny", func(t *testing.T) {
+		_, err := h.CallTool(t.Context(), host.CallToolRequest{Server: "files", Tool: "write", Arguments: json.RawMessage(`{"path":"/srv/a"}`), Principal: alice})
+		var pe *host.PolicyError
+		if !errors.As(err, &pe) || pe.Rule != "approve-writes" || !strings.Contains(pe.Message, "WebShell") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestPolicyAsk(t *testing.T) {
+	h, _ := policyHost(t, policySet, host.Options{ApprovalTimeout: 300 * time.Millisecond})
+	events, stop := h.Subscribe("alice")
+	defer stop()
+	answer := func(approve bool) {
+		for ev := range events {
+			if ev.Type != host.EventApproval {
+				continue
+			}
+			a := ev.Data.(host.Approval)
+			if a.Tool != "write" || a.Rule != "approve-writes" || a.Message != "Write it?" || !strings.Contains(string(a.Arguments), "/srv/a") {
+				t.Errorf("approval = %+v", a)
+			}
+			if got := h.PendingApprovals(alice); len(got) != 1 || got[0].ID != a.ID {
+				t.Errorf("pending = %+v", got)
+			}
+			if err := h.Answer(bob, a.ID, true); !errors.Is(err, host.ErrNotFound) {
+				t.Errorf("bob answered alice's approval: %v", err)
+			}
+			if err := h.Answer(alice, a.ID, approve); err != nil {
+				t.Errorf("Answer: %v", err)
+			}
+			return
+		}
+	}
+
+	go answer(true)
+	e, err := sessionCall(t, h, alice, "write", `{"path":"/srv/a"}`)
+	if err != nil || e.Status != host.StatusOK {
+		t.Fatalf("approved call: %v %+v", err, e)
+	}
+	if tr := trailOf(t, e); tr.Approval != host.ApprovalApproved || len(tr.Decisions) != 1 || tr.Decisions[0].Effect != "ask" {
+		t.Errorf("trail = %+v", tr)
+	}
+
+	go answer(false)
+	e, err = sessionCall(t, h, alice, "write", `{"path":"/srv/a"}`)
+	var pe *host.PolicyError
+	if !errors.As(err, &pe) || e.Status != host.StatusDenied || trailOf(t, e).Approval != host.ApprovalDenied {
+		t.Fatalf("denied call: %v %+v", err, e)
+	}
+
+	// Nobody answers: the call is denied when the bound passes.
+	e, err = sessionCall(t, h, alice, "write", `{"path":"/srv/a"}`)
+	if !errors.As(err, &pe) || !strings.Contains(pe.Message, "expired") || trailOf(t, e).Approval != host.ApprovalExpired {
+		t.Fatalf("expired call: %v %+v", err, e)
+	}
+	if got := h.PendingApprovals(alice); len(got) != 0 {
+		t.Errorf("pending after the calls: %+v", got)
+	}
+}
+
+func TestPolicyDefaultDeny(t *testing.T) {
+	h, _ := policyHost(t, `
+policies {
+  default = "deny"
+}
+policy "readers" {
+  phase  = "list"
+  effect = "allow"
+  when   = "tool.annotations.readOnlyHint"
+}
+policy "calls" {
+  phase  = "call"
+  effect = "allow"
+  when   = "true"
+}
+policy "results" {
+  phase  = "result"
+  effect = "allow"
+  when   = "true"
+}
+`, host.Options{})
+	tools, _ := h.ToolsFor(t.Context(), bob, host.OriginAPI, "")
+	if len(tools) != 3 {
+		t.Errorf("bob sees %d tools, want the 3 read-only ones", len(tools))
+	}
+	// No app rule: the default denies the App, the text stays.
+	e, err := sessionCall(t, h, bob, "show", `{}`)
+	if err != nil || e.Status != host.StatusOK || !strings.Contains(string(e.Display), "default policy") {
+		t.Fatalf("%v %+v %s", err, e, e.Display)
+	}
+}
