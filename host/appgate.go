@@ -9,6 +9,8 @@ import (
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/policies"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // OriginApp is the origin of a tool call an MCP App made, and of an App's
@@ -67,15 +69,14 @@ func (e *AppDeniedError) Error() string {
 // absent visibility means both). The reason is one sentence for the user
 // and the App; it never quotes App-supplied text.
 //
-// This is the one place App-initiated requests are decided. The policy
-// issue evaluates CEL policies with origin = "app" here, after the switches
-// (a switch that is off is never overridden by a policy): the call phase for
-// AppToolCall (with req.Tool and req.Arguments), and the app phase for
-// AppOpenLink and AppMessage (with req.URL and req.Text). Callers have
+// This is the one place App-initiated requests are decided. After the
+// switches (a switch that is off is never overridden by a policy), CEL
+// policies decide with origin = "app": an AppToolCall runs the call phase in
+// Call like any call, and AppOpenLink and AppMessage run the app phase here
+// (appPolicy). Callers have
 // already checked that req.AppEntryID names an App of server in
 // req.SessionID, owned by p, and that the tool exists.
 func (h *Host) appGate(ctx context.Context, p Principal, server string, req AppRequest) (allowed bool, reason string) {
-	_, _ = ctx, p // for the CEL policies to come
 	c, err := h.conn(server)
 	if err != nil {
 		return false, fmt.Sprintf("server %q is not configured", server)
@@ -110,8 +111,48 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req AppR
 	default:
 		return false, "unknown App request"
 	}
-	// CEL policies with origin = "app" go here (see above).
-	return true, ""
+	if req.Kind == AppToolCall {
+		// The call itself runs the call phase with origin "app" (Call).
+		return true, ""
+	}
+	return h.appPolicy(ctx, p, c, req)
+}
+
+// appPolicy runs the app phase of the policies, with origin "app", on a
+// link or message request of an App: the rules see the App (its resource,
+// CSP and permissions, from its display record) and the tool whose result
+// it shows.
+func (h *Host) appPolicy(ctx context.Context, p Principal, c *serverConn, req AppRequest) (bool, string) {
+	if h.policies == nil {
+		return true, ""
+	}
+	var tool *mcp.Tool
+	if _, cat, err := c.current(); err == nil {
+		tool = cat.toolIndex[req.AppTool]
+	}
+	if tool == nil {
+		tool = &mcp.Tool{Name: req.AppTool}
+	}
+	var d apps.Display
+	if h.store != nil {
+		if e, err := h.store.Entry(ctx, p.Name, req.AppEntryID); err == nil {
+			_ = json.Unmarshal(e.Display, &d)
+		}
+	}
+	if d.ResourceURI == "" {
+		d.ResourceURI = req.ResourceURI
+	}
+	pol := h.newPolicyRun(p, c, tool, OriginApp, nil, nil, &Trail{})
+	pol.in.App = policyApp(&d)
+	dec := pol.decide(ctx, policies.PhaseApp)
+	h.appendAudit(ctx, p.Name, req.SessionID, pol.audit)
+	if dec.Allowed() {
+		return true, ""
+	}
+	if dec.Rule == "" {
+		return false, "the default policy refuses App requests"
+	}
+	return false, fmt.Sprintf("policy %q refused it: %s", dec.Rule, dec.Message)
 }
 
 // AppCapabilities says which App requests a server's switches allow. The

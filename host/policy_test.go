@@ -93,7 +93,7 @@ policy "csp-allow-list" {
 
 // policyHost starts a host over policyServer with the given policy HCL and
 // a real store.
-func policyHost(t *testing.T, hcl string, opts host.Options) (*host.Host, *store.Store) {
+func policyHost(t *testing.T, hcl string, opts host.Options, tweak ...func(*config.Server)) (*host.Host, *store.Store) {
 	t.Helper()
 	cfg, diags := config.Parse([]byte(hcl), "policies.hcl", config.Options{})
 	if diags.HasErrors() {
@@ -103,6 +103,9 @@ func policyHost(t *testing.T, hcl string, opts host.Options) (*host.Host, *store
 	s.Apps = config.AppsAuto
 	s.AppResourceMaxBytes = apps.DefaultMaxBytes
 	s.AppResourceTimeout = 5 * time.Second
+	for _, f := range tweak {
+		f(&s)
+	}
 	cfg.Servers = []config.Server{s}
 	st, err := store.Open(t.Context(), t.TempDir()+"/m.db", nil)
 	if err != nil {
@@ -336,5 +339,36 @@ policy "results" {
 	e, err := sessionCall(t, h, bob, "show", `{}`)
 	if err != nil || e.Status != host.StatusOK || !strings.Contains(string(e.Display), "default policy") {
 		t.Fatalf("%v %+v %s", err, e, e.Display)
+	}
+}
+
+// TestPolicyAppRequests checks that App requests the server's switches
+// allow are still decided by the app phase with origin "app".
+func TestPolicyAppRequests(t *testing.T) {
+	h, st := policyHost(t, `
+policy "no-app-messages" {
+  phase   = "app"
+  effect  = "deny"
+  when    = "origin == 'app' && app.resourceUri == 'ui://app'"
+  message = "Apps do not write to this transcript"
+}
+`, host.Options{}, func(s *config.Server) { s.AppMessages, s.AppOpenLinks = true, true })
+	e, err := sessionCall(t, h, alice, "show", `{}`)
+	if err != nil || !strings.Contains(string(e.Display), `"html":"\u003c!doctype`) {
+		t.Fatalf("the App did not render for the user: %v %s", err, e.Display)
+	}
+	msg := json.RawMessage(`{"role":"user","content":[{"type":"text","text":"hello"}]}`)
+	_, err = h.AppMessage(t.Context(), alice, e.SessionID, e.ID, msg)
+	var ad *host.AppDeniedError
+	if !errors.As(err, &ad) || !strings.Contains(ad.Reason, "no-app-messages") {
+		t.Fatalf("App message: %v, want a denial by no-app-messages", err)
+	}
+	_, err = h.CheckAppLink(t.Context(), alice, e.SessionID, e.ID, "https://example.com/")
+	if !errors.As(err, &ad) {
+		t.Fatalf("App link: %v, want a denial", err)
+	}
+	log, _ := st.AuditLog(t.Context(), "alice", 0, 10)
+	if len(log) < 2 || log[0].Origin != "app" || log[0].Phase != "app" {
+		t.Errorf("audit = %+v", log)
 	}
 }
