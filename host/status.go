@@ -106,15 +106,19 @@ func (t Tool) View() ToolView {
 		Annotations: t.Tool.Annotations, Meta: t.Tool.Meta,
 		Visibility: []string{"model", "app"},
 	}
+	// _meta.ui.visibility counts whether or not the tool links an App: the
+	// App gate reads it the same way (apps.ToolVisibility).
+	model, app := apps.ToolVisibility(t.Tool)
 	if t.App != nil {
 		v.AppResourceURI = t.App.ResourceURI
-		v.Visibility = v.Visibility[:0]
-		if t.App.ModelVisible {
-			v.Visibility = append(v.Visibility, "model")
-		}
-		if t.App.AppVisible {
-			v.Visibility = append(v.Visibility, "app")
-		}
+		model, app = t.App.ModelVisible, t.App.AppVisible
+	}
+	v.Visibility = v.Visibility[:0]
+	if model {
+		v.Visibility = append(v.Visibility, "model")
+	}
+	if app {
+		v.Visibility = append(v.Visibility, "app")
 	}
 	return v
 }
