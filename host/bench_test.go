@@ -2,6 +2,8 @@ package host_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mcphost/mcphost/host"
@@ -51,4 +53,127 @@ func BenchmarkCallTool(b *testing.B) {
 		}
 	}
 	benchpair.Compare(b, "host", directCall, hostCall)
+}
+
+// benchRules are ten rules of the call and result phases, none of which
+// matches the benchmark's call, so every one is evaluated on every call.
+const benchRules = `
+policy "r1" {
+  phase  = "list"
+  effect = "deny"
+  when   = "tool.name.startsWith('admin_') && !('admins' in principal.groups)"
+}
+policy "r2" {
+  phase  = "call"
+  effect = "deny"
+  when   = "server == 'prod' && origin == 'app'"
+}
+policy "r3" {
+  phase  = "call"
+  effect = "deny"
+  when   = "has(args.path) && args.path.startsWith('/etc')"
+}
+policy "r4" {
+  phase  = "call"
+  effect = "deny"
+  when   = "!tool.annotations.readOnlyHint && principal.name == 'guest'"
+}
+policy "r5" {
+  phase  = "call"
+  effect = "deny"
+  when   = "has(args.text) && size(args.text) > 100000"
+}
+policy "r6" {
+  phase  = "call"
+  effect = "deny"
+  when   = "'blocked' in principal.groups"
+}
+policy "r7" {
+  phase  = "call"
+  effect = "deny"
+  when   = "era == 'modern' && tool.name == 'drop_table'"
+}
+policy "r8" {
+  phase  = "call"
+  effect = "deny"
+  when   = "has(args.url) && args.url.startsWith('http://')"
+}
+policy "r9" {
+  phase  = "result"
+  effect = "deny"
+  when   = "result.text.contains('PRIVATE KEY')"
+}
+policy "r10" {
+  phase  = "result"
+  effect = "deny"
+  when   = "result.isError && tool.name == 'never'"
+}
+`
+
+// benchHost starts a host over the stdio fixture bin with the extra HCL
+// (policies, plugins) parsed from extra.
+func benchHost(b *testing.B, bin, extra string) *host.Host {
+	b.Helper()
+	cfg, diags := config.Parse([]byte(extra), "bench.hcl", config.Options{})
+	if diags.HasErrors() {
+		b.Fatal(diags)
+	}
+	cfg.Servers = []config.Server{stdioServer("fx", bin)}
+	h, err := host.New(cfg, host.Options{PluginCacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h.Start(b.Context())
+	b.Cleanup(func() { h.Close() })
+	if err := h.WaitSettled(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	return h
+}
+
+func benchEcho(b *testing.B, h *host.Host, args json.RawMessage) func() {
+	p := host.Principal{Name: "alice", Groups: []string{"analysts", "writers"}}
+	return func() {
+		res, err := h.CallTool(b.Context(), host.CallToolRequest{Server: "fx", Tool: "echo", Arguments: args, Principal: p})
+		if err != nil || res.IsError {
+			b.Fatalf("call: %v", err)
+		}
+	}
+}
+
+// BenchmarkCallToolPolicies compares a host call with ten active rules (on
+// a 2 KB argument) against the same call on a host without policies, in
+// the same run; "p50-x-direct" is then the ratio with rules to without.
+//
+//	go test -run '^$' -bench BenchmarkCallToolPolicies -count 5 ./host/
+func BenchmarkCallToolPolicies(b *testing.B) {
+	bin := testbin.Build(b, wellbehavedPkg)
+	args, _ := json.Marshal(map[string]any{"text": strings.Repeat("x", 2000)})
+	plain := benchHost(b, bin, "")
+	ruled := benchHost(b, bin, benchRules)
+	benchpair.Compare(b, "policies", benchEcho(b, plain, args), benchEcho(b, ruled, args))
+}
+
+// BenchmarkCallToolPlugin compares a host call whose result goes through
+// one result plugin (the identity example, and redact) against the same
+// call without plugins, in the same run, on a 2 KB result.
+//
+//	go test -run '^$' -bench BenchmarkCallToolPlugin -count 5 ./host/
+func BenchmarkCallToolPlugin(b *testing.B) {
+	bin := testbin.Build(b, wellbehavedPkg)
+	args, _ := json.Marshal(map[string]any{"text": strings.Repeat("x", 2000)})
+	plain := benchHost(b, bin, "")
+	for _, name := range []string{"identity", "redact"} {
+		b.Run(name, func(b *testing.B) {
+			wasm := testbin.ExamplePlugin(b, name)
+			plugged := benchHost(b, bin, fmt.Sprintf(`
+plugin %q {
+  path   = %q
+  stages = ["result"]
+  config = { pattern = "sk-[A-Za-z0-9]{20,}" }
+}
+`, name, wasm))
+			benchpair.Compare(b, name, benchEcho(b, plain, args), benchEcho(b, plugged, args))
+		})
+	}
 }
