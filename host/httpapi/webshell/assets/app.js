@@ -11,6 +11,7 @@ import { readEventStream } from './sse.js';
 import { compileSchema, buildForm, defaultArguments } from './schemaform.js';
 import { entryCard, runningCard } from './render.js';
 import { teardownDisplays } from './display.js';
+import { approvalCard } from './approvals.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -28,6 +29,7 @@ const state = {
   entriesGen: 0,
   loadingEntries: false,
   running: new Map(), // callId -> run
+  approvals: new Map(), // approval id -> {a, card}
   finished: new Set(), // callIds whose entry (or failure) has been seen
   eventsConnectedOnce: false,
 };
@@ -393,12 +395,14 @@ function handleEvent({ event, data }) {
     case 'call_started': onCallStarted(d); break;
     case 'progress': onProgress(d); break;
     case 'entry': onEntryEvent(d); break;
+    case 'approval': onApproval(d); break;
+    case 'approval_done': onApprovalDone(d); break;
     default: break;
   }
 }
 
 async function refreshAll() {
-  await Promise.all([loadServers(), loadTools(), loadSessions()]);
+  await Promise.all([loadServers(), loadTools(), loadSessions(), loadApprovals()]);
   if (state.sessionId) await loadEntries(state.sessionId);
 }
 
@@ -480,7 +484,7 @@ function onServerEvent(s) {
 
 async function loadTools() {
   try {
-    const r = await api('GET', '/tools');
+    const r = await api('GET', '/tools?origin=user');
     const list = Array.isArray(r?.tools) ? r.tools : [];
     state.tools = list
       .filter((t) => isPlainObject(t) && typeof t.server === 'string' && typeof t.name === 'string')
@@ -848,9 +852,74 @@ async function submitCall(ctl) {
       return;
     }
     if (err instanceof ApiError && err.code === 'invalid_arguments') ctl.showError(`The arguments do not match the tool's schema: ${err.message}`);
+    else if (err instanceof ApiError && err.code === 'denied_by_policy') ctl.showError(`A policy refused it: ${err.message}`);
     else if (err instanceof ApiError && err.status === 400) ctl.showError(`The request was rejected: ${err.message}`);
     else if (err instanceof NetworkError) ctl.showError('mcphost is not reachable, so the outcome of the call is unknown. The transcript reloads when the connection is back.');
     else ctl.showError(`The call failed: ${err.message}`);
+  }
+}
+
+// ------------------------------------------------------------------ approvals
+
+let approvalTicker = 0;
+
+async function loadApprovals() {
+  try {
+    const r = await api('GET', '/approvals');
+    const list = Array.isArray(r?.approvals) ? r.approvals.filter((a) => isPlainObject(a) && typeof a.id === 'string') : [];
+    for (const id of [...state.approvals.keys()]) {
+      if (!list.some((a) => a.id === id)) onApprovalDone({ id });
+    }
+    for (const a of list) onApproval(a);
+  } catch (err) {
+    reportError(err, 'Loading approvals');
+  }
+}
+
+function onApproval(a) {
+  if (typeof a.id !== 'string' || state.approvals.has(a.id)) return;
+  const card = approvalCard(a, answerApproval);
+  state.approvals.set(a.id, { a, card });
+  $('approval-list').append(card.el);
+  updateTranscriptEmpty();
+  scrollToBottom();
+  card.el.querySelector('[data-testid=approve-button]')?.focus({ preventScroll: true });
+  if (!approvalTicker) {
+    approvalTicker = setInterval(() => {
+      if (state.approvals.size === 0) {
+        clearInterval(approvalTicker);
+        approvalTicker = 0;
+        return;
+      }
+      for (const { card: c } of state.approvals.values()) c.tick();
+    }, 1000);
+  }
+}
+
+function onApprovalDone(d) {
+  const cur = state.approvals.get(d.id);
+  if (!cur) return;
+  cur.card.el.remove();
+  state.approvals.delete(d.id);
+  updateTranscriptEmpty();
+}
+
+// answerApproval sends the user's answer; it returns an error text to show
+// on the card, or '' (the approval_done event then removes the card).
+async function answerApproval(id, approve) {
+  try {
+    await api('POST', `/approvals/${seg(id)}`, { decision: approve ? 'approve' : 'deny' });
+    return '';
+  } catch (err) {
+    if (err instanceof AuthError) {
+      handleAuthError();
+      return 'Signed out.';
+    }
+    if (err instanceof ApiError && err.status === 404) {
+      onApprovalDone({ id });
+      return '';
+    }
+    return err instanceof NetworkError ? 'mcphost is not reachable; try again.' : `Could not send the answer: ${err.message}`;
   }
 }
 
@@ -1090,7 +1159,7 @@ function updateTranscriptEmpty() {
   let text = '';
   if (!state.sessionId) text = 'No session selected. Pick one on the left, or call a tool to start a new session.';
   else if (state.loadingEntries && state.entries.size === 0) text = 'Loading the transcript…';
-  else if (state.entries.size === 0 && $('running-list').children.length === 0) text = 'No calls in this session yet. Pick a tool and call it.';
+  else if (state.entries.size === 0 && $('running-list').children.length === 0 && state.approvals.size === 0) text = 'No calls in this session yet. Pick a tool and call it.';
   empty.textContent = text;
   empty.hidden = !text;
 }

@@ -10,6 +10,7 @@ export const STATUS_LABELS = {
   tool_error: 'tool error',
   error: 'error',
   cancelled: 'cancelled',
+  denied: 'denied',
 };
 
 const classSafe = (s) => (/^[a-z_]{1,32}$/.test(s) ? s : 'unknown');
@@ -157,6 +158,63 @@ function appMessageCard(entry) {
   return card;
 }
 
+/** denyingDecision returns the last decision of a trail that did not allow. */
+function denyingDecision(trail) {
+  const ds = isPlainObject(trail) && Array.isArray(trail.decisions) ? trail.decisions : [];
+  for (let i = ds.length - 1; i >= 0; i--) {
+    if (isPlainObject(ds[i]) && ds[i].effect !== 'allow') return ds[i];
+  }
+  return null;
+}
+
+const APPROVAL_LABELS = { approved: 'approved by you', denied: 'denied by you', expired: 'not answered in time', cancelled: 'cancelled' };
+
+/**
+ * trailBlock shows what the policies and plugins did to a call: each
+ * decision (phase, rule, effect, reason, time) and each plugin run (name,
+ * stage, time, changed, error), folded; null when nothing happened.
+ */
+function trailBlock(trail) {
+  if (!isPlainObject(trail)) return null;
+  const decisions = Array.isArray(trail.decisions) ? trail.decisions.filter(isPlainObject) : [];
+  const runs = Array.isArray(trail.plugins) ? trail.plugins.filter(isPlainObject) : [];
+  const approval = typeof trail.approval === 'string' ? trail.approval : '';
+  if (!decisions.length && !runs.length && !approval) return null;
+  const items = [];
+  for (const d of decisions) {
+    const effect = typeof d.effect === 'string' ? d.effect : '?';
+    items.push(h('li', { class: `trail-decision effect-${classSafe(effect)}`, testid: 'trail-decision', 'data-rule': String(d.rule ?? ''), 'data-effect': effect },
+      h('span', { class: 'badge badge-muted' }, `policy · ${typeof d.phase === 'string' ? d.phase : '?'}`),
+      ' ',
+      typeof d.rule === 'string' && d.rule ? h('code', {}, d.rule) : h('span', { class: 'muted' }, 'default'),
+      ` → ${effect}`,
+      d.error === true ? h('span', { class: 'trail-error' }, ' (evaluation error: denied)') : '',
+      typeof d.reason === 'string' && d.reason ? h('span', { class: 'muted' }, ` — ${d.reason}`) : '',
+      Number.isFinite(d.micros) ? h('span', { class: 'muted duration' }, ` ${d.micros.toFixed(1)} µs`) : ''));
+  }
+  if (approval) {
+    items.push(h('li', { class: 'trail-approval', testid: 'trail-approval', 'data-approval': approval },
+      h('span', { class: 'badge badge-muted' }, 'approval'), ` ${APPROVAL_LABELS[approval] ?? approval}`));
+  }
+  for (const r of runs) {
+    const changed = r.changed === true;
+    items.push(h('li', { class: 'trail-plugin', testid: 'trail-plugin', 'data-plugin': String(r.plugin ?? ''), 'data-changed': String(changed) },
+      h('span', { class: 'badge badge-muted' }, `plugin · ${typeof r.stage === 'string' ? r.stage : '?'}`),
+      ' ',
+      h('code', {}, typeof r.plugin === 'string' ? r.plugin : '?'),
+      typeof r.error === 'string' && r.error
+        ? h('span', { class: 'trail-error' }, r.skipped === true ? ` failed, skipped: ${r.error}` : ` failed: ${r.error}`)
+        : ` ${changed ? 'changed the result' : 'left it unchanged'}`,
+      Number.isFinite(r.durationMs) ? h('span', { class: 'muted duration' }, ` ${formatDuration(r.durationMs)}`) : ''));
+  }
+  const summary = [
+    decisions.length ? `${decisions.length} policy decision${decisions.length === 1 ? '' : 's'}` : '',
+    runs.length ? `${runs.length} plugin run${runs.length === 1 ? '' : 's'}` : '',
+    approval && !decisions.length ? 'approval' : '',
+  ].filter(Boolean).join(', ');
+  return collapsible(`Policies and plugins: ${summary}`, h('ul', { class: 'trail' }, items), { cls: 'trail-block', open: decisions.some((d) => d.effect !== 'allow') });
+}
+
 /** entryCard renders a stored transcript Entry. */
 export function entryCard(entry) {
   if (entry.kind === 'app_message') return appMessageCard(entry);
@@ -183,7 +241,13 @@ export function entryCard(entry) {
 
   card.append(collapsible(argsSummary(entry.arguments), jsonBlock(entry.arguments ?? {}), { cls: 'arguments' }));
 
-  if ((status === 'error' || status === 'cancelled') || (typeof entry.error === 'string' && entry.error && !entry.result)) {
+  if (status === 'denied') {
+    const d = denyingDecision(entry.trail);
+    card.append(h('p', { class: 'entry-error is-denied', role: 'note', testid: 'denied' },
+      h('strong', {}, 'Denied by policy'),
+      d && typeof d.rule === 'string' && d.rule ? [' ', h('code', {}, d.rule)] : '',
+      typeof entry.error === 'string' && entry.error ? `: ${entry.error}` : ''));
+  } else if ((status === 'error' || status === 'cancelled') || (typeof entry.error === 'string' && entry.error && !entry.result)) {
     card.append(h('p', { class: `entry-error ${status === 'cancelled' ? 'is-cancelled' : ''}`.trim(), role: status === 'error' ? 'note' : null },
       h('strong', {}, status === 'cancelled' ? 'Cancelled' : 'Error'),
       typeof entry.error === 'string' && entry.error ? `: ${entry.error}` : ''));
@@ -200,6 +264,9 @@ export function entryCard(entry) {
     // With an App display the result is what the model saw; keep it, folded.
     card.append(slot ? collapsible('Model-visible result', body, { cls: 'model-result' }) : body);
   }
+
+  const trail = trailBlock(entry.trail);
+  if (trail) card.append(trail);
 
   const foot = [
     Number.isFinite(entry.seq) ? `#${entry.seq}` : '',
