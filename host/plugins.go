@@ -65,7 +65,9 @@ func LoadPlugins(ctx context.Context, rt *plugins.Runtime, cfg *config.Config) (
 			default:
 				rng = p.DeclRange
 			}
-			d.Subject = rng.Ptr()
+			if rng.Filename != "" {
+				d.Subject = rng.Ptr()
+			}
 			d.Detail = fmt.Sprintf("The plugin %q (%s) failed to load: %v. Check the file is a WebAssembly module built for the Extism ABI that exports on_result for the result stage and on_display for the display stage.", p.Name, p.Path, e.Err)
 		} else {
 			d.Detail = fmt.Sprintf("%v.", e)

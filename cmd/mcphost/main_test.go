@@ -61,6 +61,9 @@ func mcphostMain() {
 }
 
 func TestScripts(t *testing.T) {
+	// The plugin scripts run the example plugins, built once from source.
+	redactWasm := testbin.ExamplePlugin(t, "redact")
+	hostileWasm := testbin.Plugin(t, "plugins/testdata/wasm", "hostile")
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -72,6 +75,8 @@ func TestScripts(t *testing.T) {
 			// testscript.Main put the directory of the mcphost shim first in
 			// PATH; executable() in a config resolves to it through PATH.
 			env.Setenv("PATH", os.Getenv("PATH"))
+			env.Setenv("REDACT_WASM", redactWasm)
+			env.Setenv("HOSTILE_WASM", hostileWasm)
 			// Under -race every process sleeps 1s at exit so other goroutines
 			// can finish their reports; a script starts dozens (each call
 			// also runs the demo as a child). Races found in them are still

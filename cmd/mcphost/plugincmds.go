@@ -20,7 +20,7 @@ const maxPluginInput = 8 << 20
 // plugin runs the `plugin` subcommands.
 func (e *env) plugin(ctx context.Context, args []string) int {
 	if len(args) == 0 || args[0] != "run" {
-		fmt.Fprintln(e.stderr, "usage: mcphost plugin run [-config FILE] [-stage STAGE] [-timeout D] NAME|FILE.wasm INPUT.json|-")
+		fmt.Fprintln(e.stderr, "usage: mcphost plugin run [-config FILE] [-stage STAGE] [-timeout D] [-c KEY=VALUE]... NAME|FILE.wasm INPUT.json|-")
 		return exitUsage
 	}
 	return e.pluginRun(ctx, args[1:])
@@ -31,10 +31,19 @@ func (e *env) plugin(ctx context.Context, args []string) int {
 // without a server. NAME is a plugin block of the config; a path ending in
 // .wasm runs that module with default limits and no config.
 func (e *env) pluginRun(ctx context.Context, args []string) int {
-	fs := e.newFlagSet("plugin run", "[-config FILE] [-stage STAGE] [-timeout D] NAME|FILE.wasm INPUT.json|-")
+	fs := e.newFlagSet("plugin run", "[-config FILE] [-stage STAGE] [-timeout D] [-c KEY=VALUE]... NAME|FILE.wasm INPUT.json|-")
 	configPath := fs.String("config", "", "config file (default: the embedded default)")
 	stage := fs.String("stage", "", "result or display (default: the plugin's first stage; result for a .wasm file)")
 	timeout := fs.Duration("timeout", 0, "per-call deadline for a .wasm file (default: 250ms)")
+	pluginConfig := map[string]string{}
+	fs.Func("c", "a `KEY=VALUE` of the plugin's config, for a .wasm file (repeatable)", func(kv string) error {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("write -c KEY=VALUE")
+		}
+		pluginConfig[k] = v
+		return nil
+	})
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -66,7 +75,7 @@ func (e *env) pluginRun(ctx context.Context, args []string) int {
 		base := strings.TrimSuffix(filepath.Base(name), ".wasm")
 		cfg = &config.Config{Plugins: []config.Plugin{{
 			Name: base, Path: abs, Stages: []string{st}, Servers: []string{"*"}, Tools: []string{"*"},
-			Config: map[string]string{}, Timeout: t, MemoryLimit: config.DefaultPluginMemoryLimit,
+			Config: pluginConfig, Timeout: t, MemoryLimit: config.DefaultPluginMemoryLimit,
 			PoolSize: 1, OnError: config.PluginOnErrorFail,
 		}}}
 		name = base

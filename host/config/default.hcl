@@ -11,3 +11,14 @@ server "revenue" {
   command = executable()
   args    = ["demo", "revenue"]
 }
+
+# An example policy: a person approves, once, in the WebShell every call of
+# a tool that says it may destroy data. The demo's tool is read-only, so it
+# never asks; servers you add inherit the rule. mcphost policy eval tests
+# rules on an input file before you deploy them.
+policy "approve-destructive" {
+  phase   = "call"
+  effect  = "ask"
+  when    = "tool.annotations.destructiveHint && !tool.annotations.readOnlyHint"
+  message = "This tool may change or delete data. Run it?"
+}

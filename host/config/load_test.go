@@ -83,6 +83,8 @@ var ignoreRanges = cmp.Options{
 	cmpopts.IgnoreFields(Config{}, "Files", "Filename", "PolicySet"),
 	cmpopts.IgnoreFields(Server{}, "NameRange", "DeclRange"),
 	cmpopts.IgnoreFields(Principal{}, "NameRange", "DeclRange"),
+	cmpopts.IgnoreFields(Policy{}, "NameRange", "DeclRange", "WhenRange"),
+	cmpopts.IgnoreUnexported(Policy{}),
 	cmpopts.EquateEmpty(),
 }
 
@@ -327,6 +329,16 @@ func TestDefault(t *testing.T) {
 			CallTimeout:      DefaultCallTimeout,
 			Enabled:          true,
 		}},
+		Policies: []Policy{{
+			Name:    "approve-destructive",
+			Phase:   "call",
+			Effect:  PolicyAsk,
+			When:    "tool.annotations.destructiveHint && !tool.annotations.readOnlyHint",
+			Message: "This tool may change or delete data. Run it?",
+		}},
+	}
+	if cfg.PolicySet == nil || cfg.PolicySet.Rules() != 1 {
+		t.Errorf("the default policy set is not compiled: %v", cfg.PolicySet)
 	}
 	if diff := cmp.Diff(want, cfg, ignoreRanges); diff != "" {
 		t.Errorf("Default mismatch (-want +got):\n%s", diff)
