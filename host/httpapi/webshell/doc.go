@@ -9,8 +9,11 @@
 // step and no third-party code: index.html, style.css, app.js (start-up,
 // state and wiring), api.js (authenticated fetch), sse.js (the event stream
 // reader), schemaform.js (JSON Schema to form), render.js (transcript cards),
-// dom.js (element and formatting helpers) and display.js (the hook where MCP
-// Apps will be mounted into transcript entries; today a placeholder).
+// dom.js (element and formatting helpers), display.js (where MCP Apps are
+// mounted into transcript entries) and appbridge.js (the host side of the
+// MCP App bridge: the double sandboxed frame, the JSON-RPC messages, and the
+// App's gated requests, which the page makes through the API on the App's
+// behalf, never giving it the token).
 //
 // The page programs against the HTTP API in docs/api.md. It keeps the bearer
 // token in sessionStorage (moved there from a "#token=" fragment, which is
