@@ -90,7 +90,9 @@ type Options struct {
 
 // LoadError is a problem with one Spec found by [Runtime.Load].
 type LoadError struct {
-	// Plugin is the index of the Spec in the slice given to Load.
+	// Plugin is the index of the Spec in the slice given to Load, or -1 for
+	// a problem of no particular spec (the runtime is closed, the Extism
+	// kernel does not compile).
 	Plugin int
 	// Name is the Spec's name.
 	Name string

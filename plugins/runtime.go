@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -28,9 +29,54 @@ type Runtime struct {
 	logger      *slog.Logger
 	validSource func(string) error
 
-	mu     sync.Mutex
-	closed bool
-	sets   map[*Set]struct{}
+	mu      sync.Mutex
+	closed  bool
+	sets    map[*Set]struct{}
+	modules map[[sha256.Size]byte]*sync.Mutex // one compile at a time per module
+
+	pinMu sync.Mutex
+	pin   *extism.CompiledPlugin // keeps the Extism kernel compiled; see pinKernel
+}
+
+// wazero v1.12.0 publishes a module it reads from the on-disk cache to the
+// in-memory cache before it has finished preparing it (wazero/wazero#2547):
+// a second runtime compiling the same module at that moment gets it half
+// ready, and instantiating it races (or panics). Every plugin embeds the
+// same Extism kernel module, and two specs may name the same file, so Load
+// compiles the kernel once before anything runs in parallel and keeps it
+// referenced (pinKernel), and compiles each distinct module one at a time
+// (moduleLock), up to its first instance: wazero also memoizes lazily in
+// structures such a compiled module shares (wazero/wazero#2520). Distinct
+// modules still load in parallel.
+
+// emptyModule is the smallest valid wasm module: compiling it as a plugin
+// compiles only the kernel.
+var emptyModule = []byte("\x00asm\x01\x00\x00\x00")
+
+func (r *Runtime) pinKernel(ctx context.Context) error {
+	r.pinMu.Lock()
+	defer r.pinMu.Unlock()
+	if r.pin != nil {
+		return nil
+	}
+	c, err := compile(ctx, r.cache, normalize(Spec{}), emptyModule)
+	if err != nil {
+		return fmt.Errorf("compile the Extism kernel: %w", err)
+	}
+	r.pin = c
+	return nil
+}
+
+func (r *Runtime) moduleLock(wasm []byte) *sync.Mutex {
+	sum := sha256.Sum256(wasm)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.modules[sum]
+	if m == nil {
+		m = new(sync.Mutex)
+		r.modules[sum] = m
+	}
+	return m
 }
 
 // NewRuntime makes a Runtime. It fails when Options.CacheDir cannot be
@@ -73,6 +119,7 @@ func NewRuntime(opts Options) (*Runtime, error) {
 		logger:      logger,
 		validSource: opts.ValidSource,
 		sets:        map[*Set]struct{}{},
+		modules:     map[[sha256.Size]byte]*sync.Mutex{},
 	}, nil
 }
 
@@ -93,6 +140,12 @@ func (r *Runtime) Close(ctx context.Context) error {
 	for _, s := range sets {
 		s.Close()
 	}
+	r.pinMu.Lock()
+	if r.pin != nil {
+		_ = r.pin.Close(ctx)
+		r.pin = nil
+	}
+	r.pinMu.Unlock()
 	if err := r.cache.Close(ctx); err != nil {
 		return fmt.Errorf("plugins: close cache: %w", err)
 	}
@@ -131,6 +184,9 @@ func (r *Runtime) Load(ctx context.Context, specs []Spec) (*Set, []LoadError) {
 	}
 	if errs != nil {
 		return nil, errs
+	}
+	if err := r.pinKernel(ctx); err != nil {
+		return nil, []LoadError{{Plugin: -1, Field: "path", Err: err}}
 	}
 
 	// Pools live beyond Load's ctx, but keep its values.
@@ -252,6 +308,9 @@ func (r *Runtime) load(ctx, bg context.Context, sp Spec) (*pool, *LoadError) {
 		return nil, bad("path", err)
 	}
 	start := time.Now()
+	mu := r.moduleLock(wasm)
+	mu.Lock()
+	defer mu.Unlock()
 	compiled, err := compile(ctx, r.cache, sp, wasm)
 	if err != nil {
 		if msg := err.Error(); strings.Contains(msg, "section memory") && strings.Contains(msg, "over limit") {
