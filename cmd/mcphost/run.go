@@ -183,15 +183,28 @@ func (e *env) newLogger(level slog.Level, enabled bool) *slog.Logger {
 }
 
 func (e *env) demo(ctx context.Context, args []string) int {
-	fs := e.newFlagSet("demo", "revenue")
+	fs := e.newFlagSet("demo", "revenue [-variant NAME]")
+	variant := fs.String("variant", "", "a misbehaving variant of the demo, for tests: "+strings.Join(demo.Variants(), ", "))
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	if fs.NArg() != 1 || fs.Arg(0) != "revenue" {
+	if fs.NArg() < 1 || fs.Arg(0) != "revenue" {
 		fmt.Fprintln(e.stderr, "mcphost demo: name a demo server; available: revenue")
 		return exitUsage
 	}
-	if err := demo.ServeRevenue(ctx, e.stdin, e.stdout); err != nil && ctx.Err() == nil {
+	// Flags may also follow the server's name.
+	if code := parseFlags(fs, fs.Args()[1:]); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(e.stderr, "mcphost demo revenue: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if err := demo.CheckVariant(*variant); err != nil {
+		fmt.Fprintf(e.stderr, "mcphost demo revenue: %v\n", err)
+		return exitUsage
+	}
+	if err := demo.ServeRevenueVariant(ctx, e.stdin, e.stdout, *variant); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(e.stderr, "mcphost demo revenue: %v\n", err)
 		return exitFailure
 	}

@@ -95,6 +95,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		Store:          st,
 		OwnerToken:     ownerToken,
 		PluginCacheDir: host.PluginCacheDirFor(cfg, logger),
+		AppCompaction:  host.AppCompaction{After: cfg.AppCompactAfter, SessionBytes: cfg.AppCompactSessionBytes},
 	})
 	if err != nil {
 		ln.Close()

@@ -45,6 +45,13 @@ const (
 	DefaultAppResourceTimeout  = 10 * time.Second // or call_timeout when shorter
 )
 
+// Defaults of the App compaction attributes.
+const (
+	DefaultAppCompactAfter        = 7 * 24 * time.Hour
+	DefaultAppCompactSessionBytes = 16 << 20
+	MinAppCompactAfter            = time.Minute
+)
+
 // Defaults and bounds for server timing attributes.
 const (
 	DefaultDiscoveryTimeout = 30 * time.Second
@@ -63,6 +70,14 @@ type Config struct {
 	Listen   string     // `listen`: host:port of the HTTP API; default DefaultListen
 	DataDir  string     // `data_dir`: after ~ expansion, joined to Options.BaseDir when relative; default the XDG state dir
 	LogLevel slog.Level // `log_level`: "debug" | "info" | "warn" | "error"; default info
+
+	// AppCompactAfter is `app_compact_after`: App records of calls older
+	// than this are compacted; default DefaultAppCompactAfter, -1 never.
+	AppCompactAfter time.Duration
+	// AppCompactSessionBytes is `app_compact_session_bytes`: a session's
+	// oldest App records are compacted while its App HTML is above it;
+	// default DefaultAppCompactSessionBytes, -1 no bound.
+	AppCompactSessionBytes int64
 
 	Servers    []Server    // `server "NAME"` blocks, in file order
 	Principals []Principal // `principal "NAME"` blocks, in file order

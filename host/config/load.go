@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -259,6 +260,38 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 				Detail:   fmt.Sprintf("The log level %q is not known. Use one of \"debug\", \"info\" (the default), \"warn\" or \"error\".", v),
 				Subject:  f.LogLevelRange.Ptr(),
 			})
+		}
+	}
+
+	cfg.AppCompactAfter = DefaultAppCompactAfter
+	if v, st := l.evalString(f.AppCompactAfter, "app_compact_after"); st == valid {
+		if v == "off" {
+			cfg.AppCompactAfter = -1
+		} else if d, err := time.ParseDuration(v); err != nil || d < MinAppCompactAfter {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid app_compact_after",
+				Detail:   fmt.Sprintf("The app_compact_after %q is not a duration of at least a minute. Write one such as \"168h\" (the default, 7 days), or \"off\" to keep App HTML until it is compacted on demand or by size.", v),
+				Subject:  f.AppCompactAfterRange.Ptr(),
+			})
+		} else {
+			cfg.AppCompactAfter = d
+		}
+	}
+	cfg.AppCompactSessionBytes = DefaultAppCompactSessionBytes
+	if n, st := l.evalInt(f.AppCompactSessionBytes, "app_compact_session_bytes", f.AppCompactSessionBytesRange); st == valid {
+		switch {
+		case n == 0:
+			cfg.AppCompactSessionBytes = -1
+		case n < 0:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid app_compact_session_bytes",
+				Detail:   fmt.Sprintf("The app_compact_session_bytes %d is negative. Give a number of bytes, such as 16777216 (the default, 16 MiB), or 0 for no bound.", n),
+				Subject:  f.AppCompactSessionBytesRange.Ptr(),
+			})
+		default:
+			cfg.AppCompactSessionBytes = int64(n)
 		}
 	}
 

@@ -99,10 +99,11 @@ func TestLoadFileValues(t *testing.T) {
 		t.Fatalf("diagnostics:%s", diagText(diags))
 	}
 	want := &Config{
-		PolicyDefault: PolicyAllow,
-		Listen:        "0.0.0.0:8080",
-		DataDir:       filepath.Join(dir, "state"),
-		LogLevel:      slog.LevelDebug,
+		PolicyDefault:   PolicyAllow,
+		AppCompactAfter: DefaultAppCompactAfter, AppCompactSessionBytes: DefaultAppCompactSessionBytes,
+		Listen:   "0.0.0.0:8080",
+		DataDir:  filepath.Join(dir, "state"),
+		LogLevel: slog.LevelDebug,
 		Servers: []Server{
 			{
 				Name:      "files",
@@ -313,10 +314,11 @@ func TestDefault(t *testing.T) {
 		t.Errorf("Filename = %q, Files = %v", cfg.Filename, cfg.Files)
 	}
 	want := &Config{
-		PolicyDefault: PolicyAllow,
-		Listen:        DefaultListen,
-		DataDir:       filepath.Join(testHome, ".local", "state", "mcphost"),
-		LogLevel:      slog.LevelInfo,
+		PolicyDefault:   PolicyAllow,
+		AppCompactAfter: DefaultAppCompactAfter, AppCompactSessionBytes: DefaultAppCompactSessionBytes,
+		Listen:   DefaultListen,
+		DataDir:  filepath.Join(testHome, ".local", "state", "mcphost"),
+		LogLevel: slog.LevelInfo,
 		Servers: []Server{{
 			Name:               "revenue",
 			Transport:          TransportStdio,

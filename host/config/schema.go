@@ -24,6 +24,16 @@ type fileSchema struct {
 	LogLevel      hcl.Expression `hcl:"log_level,optional"`
 	LogLevelRange hcl.Range      `hcl:"log_level,attr_value_range"`
 
+	// app_compact_after: App display records of calls older than this lose
+	// their HTML (default "168h"; "off" never).
+	AppCompactAfter      hcl.Expression `hcl:"app_compact_after,optional"`
+	AppCompactAfterRange hcl.Range      `hcl:"app_compact_after,attr_value_range"`
+
+	// app_compact_session_bytes: bound on one session's App HTML; its
+	// oldest records are compacted above it (default 16 MiB; 0: no bound).
+	AppCompactSessionBytes      hcl.Expression `hcl:"app_compact_session_bytes,optional"`
+	AppCompactSessionBytesRange hcl.Range      `hcl:"app_compact_session_bytes,attr_value_range"`
+
 	Servers    []*serverBlock    `hcl:"server,block"`
 	Principals []*principalBlock `hcl:"principal,block"`
 
