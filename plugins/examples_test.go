@@ -62,6 +62,13 @@ func TestExampleRedact(t *testing.T) {
 	if err != nil || textOf(t, res) != "sk-***" {
 		t.Errorf("replacement: res = %+v, err = %v", res, err)
 	}
+
+	// A match across escaped characters, and an expansion that needs escaping.
+	s3 := load(t, rt, spec(t, "redact3", "redact", result, map[string]string{"pattern": `(?s)BEGIN(.*?)END`, "replacement": "[$1]"}))
+	res, _, err = s3.RunResult(t.Context(), ResultInput{Tool: "t", Result: textResult("a BEGIN\t\"q\"\nEND b \u00e9 BEGINEND")})
+	if err != nil || textOf(t, res) != "a [\t\"q\"\n] b \u00e9 []" {
+		t.Errorf("escapes: res = %q, err = %v", textOf(t, res), err)
+	}
 }
 
 func TestExampleTruncate(t *testing.T) {

@@ -105,11 +105,33 @@ func redact(in []byte) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// replace adds an edit for the string at [start, end) when it matches.
-func replace(s string, start, end int, edits *[]jsonscan.Edit) {
-	if re.MatchString(s) {
-		*edits = append(*edits, jsonscan.Edit{Start: start, End: end, New: jsonscan.Quote(re.ReplaceAllString(s, replacement))})
+// replace adds an edit for the string at i when the pattern matches it, and
+// returns the offset after the string. The new string is the old one as
+// written, between the matches, and the expanded replacements, so only the
+// replacements need escaping.
+func replace(in []byte, i int, edits *[]jsonscan.Edit) (int, error) {
+	str, end, err := jsonscan.DecodeString(in, i)
+	if err != nil {
+		return end, err
 	}
+	matches := re.FindAllStringSubmatchIndex(str.S, -1)
+	if matches == nil {
+		return end, nil
+	}
+	out := make([]byte, 0, len(str.Raw)+2)
+	out = append(out, '"')
+	prev := 0
+	var exp []byte
+	for _, m := range matches {
+		out = append(out, str.Raw[str.RawOffset(prev):str.RawOffset(m[0])]...)
+		exp = re.ExpandString(exp[:0], replacement, str.S, m)
+		out = jsonscan.AppendQuoted(out, string(exp))
+		prev = m[1]
+	}
+	out = append(out, str.Raw[str.RawOffset(prev):]...)
+	out = append(out, '"')
+	*edits = append(*edits, jsonscan.Edit{Start: jsonscan.WS(in, i), End: end, New: out})
+	return end, nil
 }
 
 // result walks the CallToolResult at i.
@@ -125,10 +147,26 @@ func result(in []byte, i int, edits *[]jsonscan.Edit) (int, error) {
 			}
 			return jsonscan.Array(in, v, func(v int) (int, error) { return item(in, v, edits) })
 		case "structuredContent":
-			return jsonscan.Strings(in, v, func(s string, start, end int) { replace(s, start, end, edits) })
+			return replaceAll(in, v, 0, edits)
 		}
 		return jsonscan.Skip(in, v)
 	})
+}
+
+// replaceAll replaces in every string value (not key) below the value at i.
+func replaceAll(in []byte, i, depth int, edits *[]jsonscan.Edit) (int, error) {
+	if depth > 128 {
+		return i, errors.New("nested too deep")
+	}
+	switch jsonscan.Peek(in, i) {
+	case '"':
+		return replace(in, i, edits)
+	case '{':
+		return jsonscan.Object(in, i, func(_ string, v int) (int, error) { return replaceAll(in, v, depth+1, edits) })
+	case '[':
+		return jsonscan.Array(in, i, func(v int) (int, error) { return replaceAll(in, v, depth+1, edits) })
+	}
+	return jsonscan.Skip(in, i)
 }
 
 // item walks one content item. Its "type" may come after the strings it
@@ -146,11 +184,7 @@ func item(in []byte, i int, edits *[]jsonscan.Edit) (int, error) {
 			typ = s
 			return end, err
 		case "text":
-			s, end, err := jsonscan.String(in, v)
-			if err == nil {
-				replace(s, jsonscan.WS(in, v), end, &text)
-			}
-			return end, err
+			return replace(in, v, &text)
 		case "resource":
 			if jsonscan.Peek(in, v) != '{' {
 				return jsonscan.Skip(in, v)
@@ -159,11 +193,7 @@ func item(in []byte, i int, edits *[]jsonscan.Edit) (int, error) {
 				if key != "text" {
 					return jsonscan.Skip(in, v)
 				}
-				s, end, err := jsonscan.String(in, v)
-				if err == nil {
-					replace(s, jsonscan.WS(in, v), end, &resource)
-				}
-				return end, err
+				return replace(in, v, &resource)
 			})
 		}
 		return jsonscan.Skip(in, v)

@@ -9,11 +9,9 @@
 package jsonscan
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -85,14 +83,24 @@ func skip(b []byte, i, depth int) (int, error) {
 }
 
 // skipString returns the offset after the string starting at b[i] == '"'.
+// It looks for quotes with bytes.IndexByte, which is assembly even in a
+// wasm guest, where a Go loop costs tens of nanoseconds per byte: a quote
+// ends the string unless an odd number of backslashes precedes it.
 func skipString(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, nil
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			break
 		}
+		q := j + k
+		n := 0
+		for q-1-n > i && b[q-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1, nil
+		}
+		j = q + 1
 	}
 	return len(b), errAt(b, len(b), `a closing '"'`)
 }
@@ -100,52 +108,93 @@ func skipString(b []byte, i int) (int, error) {
 // String decodes the string that starts at i (after whitespace) and returns
 // it with the offset after it.
 func String(b []byte, i int) (string, int, error) {
+	str, end, err := DecodeString(b, i)
+	return str.S, end, err
+}
+
+// Str is a JSON string both as written and decoded.
+type Str struct {
+	Raw []byte // as written, without the quotes
+	S   string // decoded
+	esc []escape
+}
+
+// escape records that decoded bytes [dec, decEnd) were written as an escape
+// sequence ending at Raw[rawEnd].
+type escape struct{ dec, decEnd, rawEnd int }
+
+// RawOffset maps an offset in S that is not inside a character to the
+// offset in Raw where the same character starts.
+func (s *Str) RawOffset(d int) int {
+	lo, hi := 0, len(s.esc) // find the first escape at or after d
+	for lo < hi {
+		m := (lo + hi) / 2
+		if s.esc[m].dec < d {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 {
+		return d
+	}
+	e := s.esc[lo-1]
+	return e.rawEnd + d - e.decEnd
+}
+
+// DecodeString decodes the string that starts at i (after whitespace) and
+// returns it with the offset after it.
+func DecodeString(b []byte, i int) (Str, int, error) {
 	i = WS(b, i)
 	if i >= len(b) || b[i] != '"' {
-		return "", i, errAt(b, i, "a string")
+		return Str{}, i, errAt(b, i, "a string")
 	}
 	end, err := skipString(b, i)
 	if err != nil {
-		return "", end, err
+		return Str{}, end, err
 	}
-	raw := b[i+1 : end-1]
-	if !slices.Contains(raw, '\\') {
-		return string(raw), end, nil
+	str := Str{Raw: b[i+1 : end-1]}
+	if bytes.IndexByte(str.Raw, '\\') < 0 {
+		str.S = string(str.Raw)
+		return str, end, nil
 	}
-	s, err := unescape(raw)
-	return s, end, err
+	err = str.unescape()
+	return str, end, err
 }
 
-func unescape(raw []byte) (string, error) {
-	var sb strings.Builder
-	sb.Grow(len(raw))
+// unescape decodes s.Raw into s.S, copying the runs between escapes whole.
+func (s *Str) unescape() error {
+	raw := s.Raw
+	out := make([]byte, 0, len(raw))
 	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' {
-			sb.WriteByte(c)
-			continue
+		k := bytes.IndexByte(raw[i:], '\\')
+		if k < 0 {
+			out = append(out, raw[i:]...)
+			break
 		}
-		i++
+		out = append(out, raw[i:i+k]...)
+		dec := len(out)
+		i += k + 1
 		if i >= len(raw) {
-			return "", errors.New("jsonscan: bad escape")
+			return errors.New("jsonscan: bad escape")
 		}
 		switch raw[i] {
 		case '"', '\\', '/':
-			sb.WriteByte(raw[i])
+			out = append(out, raw[i])
 		case 'b':
-			sb.WriteByte('\b')
+			out = append(out, '\b')
 		case 'f':
-			sb.WriteByte('\f')
+			out = append(out, '\f')
 		case 'n':
-			sb.WriteByte('\n')
+			out = append(out, '\n')
 		case 'r':
-			sb.WriteByte('\r')
+			out = append(out, '\r')
 		case 't':
-			sb.WriteByte('\t')
+			out = append(out, '\t')
 		case 'u':
 			r, ok := hex4(raw, i+1)
 			if !ok {
-				return "", errors.New("jsonscan: bad \\u escape")
+				return errors.New("jsonscan: bad \\u escape")
 			}
 			i += 4
 			if utf16.IsSurrogate(r) {
@@ -160,12 +209,14 @@ func unescape(raw []byte) (string, error) {
 					r = utf8.RuneError
 				}
 			}
-			sb.WriteRune(r)
+			out = utf8.AppendRune(out, r)
 		default:
-			return "", errors.New("jsonscan: bad escape")
+			return errors.New("jsonscan: bad escape")
 		}
+		s.esc = append(s.esc, escape{dec: dec, decEnd: len(out), rawEnd: i + 1})
 	}
-	return sb.String(), nil
+	s.S = string(out)
+	return nil
 }
 
 func hex4(b []byte, i int) (rune, bool) {
@@ -289,11 +340,42 @@ func stringsIn(b []byte, i, depth int, fn func(s string, start, end int)) (int, 
 	return Skip(b, i)
 }
 
-// Quote encodes s as a JSON string.
+// Quote encodes s, valid UTF-8, as a JSON string, escaping only what JSON
+// requires: '"', '\\' and control characters.
 func Quote(s string) []byte {
-	q, _ := json.Marshal(s) // a string never fails
-	return q
+	out := make([]byte, 0, len(s)+2)
+	out = append(out, '"')
+	out = AppendQuoted(out, s)
+	return append(out, '"')
 }
+
+// AppendQuoted appends s to out as the inside of a JSON string.
+func AppendQuoted(out []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out = append(out, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			out = append(out, '\\', c)
+		case '\n':
+			out = append(out, '\\', 'n')
+		case '\r':
+			out = append(out, '\\', 'r')
+		case '\t':
+			out = append(out, '\\', 't')
+		default:
+			out = append(out, '\\', 'u', '0', '0', hexDigit[c>>4], hexDigit[c&0xf])
+		}
+		start = i + 1
+	}
+	return append(out, s[start:]...)
+}
+
+const hexDigit = "0123456789abcdef"
 
 // Edit replaces b[Start:End] with New.
 type Edit struct {

@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestStringsMatchesEncodingJSON(t *testing.T) {
@@ -71,5 +72,53 @@ func TestApply(t *testing.T) {
 	got := Apply(b, 0, len(b), []Edit{{5, 8, []byte(`"1"`)}, {13, 16, []byte(`"22"`)}})
 	if string(got) != `{"a":"1","b":"22"}` {
 		t.Errorf("got %s", got)
+	}
+}
+
+func TestQuoteRoundTrip(t *testing.T) {
+	for _, s := range []string{"", "plain", "q\"b\\s/", "ctl\x00\x01\x1f\n\r\t", "<&> é \u2028 😀"} {
+		q := Quote(s)
+		var got string
+		if err := json.Unmarshal(q, &got); err != nil || got != s {
+			t.Errorf("Quote(%q) = %s: %q, %v", s, q, got, err)
+		}
+		back, end, err := String(q, 0)
+		if err != nil || back != s || end != len(q) {
+			t.Errorf("String(Quote(%q)) = %q, %d, %v", s, back, end, err)
+		}
+	}
+}
+
+func TestSkipStringBackslashes(t *testing.T) {
+	for doc, want := range map[string]int{
+		`"a\\"x`:    5,
+		`"a\"b"x`:   6,
+		`"a\\\"b"x`: 8,
+		`"\\\\"x`:   6,
+	} {
+		end, err := Skip([]byte(doc), 0)
+		if err != nil || end != want {
+			t.Errorf("Skip(%s) = %d, %v; want %d", doc, end, err, want)
+		}
+	}
+}
+
+func TestRawOffset(t *testing.T) {
+	doc := []byte(`"a\nb\u00e9c\ud83d\ude00d\"e"`)
+	str, _, err := DecodeString(doc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every character boundary of S maps to the start of the same
+	// character in Raw: decoding Raw from there gives the rest of S.
+	for d := 0; d <= len(str.S); d++ {
+		if d < len(str.S) && !utf8.RuneStart(str.S[d]) {
+			continue
+		}
+		r := str.RawOffset(d)
+		rest, _, err := String(append(append([]byte{'"'}, str.Raw[r:]...), '"'), 0)
+		if err != nil || rest != str.S[d:] {
+			t.Errorf("RawOffset(%d) = %d: rest %q, want %q (%v)", d, r, rest, str.S[d:], err)
+		}
 	}
 }
