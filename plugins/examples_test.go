@@ -2,8 +2,10 @@ package plugins
 
 import (
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -224,5 +226,22 @@ func TestCacheDirPermissions(t *testing.T) {
 	}
 	if _, err := NewRuntime(Options{CacheDir: dir}); err == nil || !strings.Contains(err.Error(), "writable by group or others") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestExamplesModule runs the unit tests of the examples module, which the
+// main module's `go test ./...` does not reach (it is a module of its own).
+func TestExamplesModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test in examples/plugins")
+	}
+	cmd := exec.Command("go", "test", "./internal/...")
+	cmd.Dir = "../examples/plugins"
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			t.Skip(err)
+		}
+		t.Fatalf("%v\n%s", err, out)
 	}
 }

@@ -626,3 +626,32 @@ func TestHammer(t *testing.T) {
 		t.Error("no call succeeded after the hammer")
 	}
 }
+
+func TestWarnsAboutWASIOutputEnv(t *testing.T) {
+	t.Setenv("EXTISM_ENABLE_WASI_OUTPUT", "1")
+	var warned atomic.Int64
+	rt, err := NewRuntime(Options{Logger: slog.New(levelCounter{slog.LevelWarn, &warned})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(t.Context())
+	if warned.Load() != 1 {
+		t.Errorf("%d warnings, want 1", warned.Load())
+	}
+}
+
+// levelCounter counts records at one level.
+type levelCounter struct {
+	level slog.Level
+	n     *atomic.Int64
+}
+
+func (h levelCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (h levelCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Level == h.level {
+		h.n.Add(1)
+	}
+	return nil
+}
+func (h levelCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h levelCounter) WithGroup(string) slog.Handler      { return h }

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"strings"
 
 	"github.com/extism/go-pdk"
 	"github.com/mcphost/mcphost/examples/plugins/internal/jsonscan"
@@ -36,9 +37,11 @@ func main() {}
 // compiled once, on the first call (the host's warm-up call, which also makes
 // a bad pattern a load error).
 var (
-	re          *regexp.Regexp
-	replacement string
-	configErr   error
+	re                *regexp.Regexp
+	replacement       string
+	literal           bool   // replacement has no $ expansion
+	quotedReplacement []byte // replacement escaped for JSON, when literal
+	configErr         error
 )
 
 func loadConfig() error {
@@ -59,6 +62,8 @@ func loadConfig() error {
 	if s, ok := pdk.GetConfig("replacement"); ok {
 		replacement = s
 	}
+	literal = !strings.Contains(replacement, "$")
+	quotedReplacement = jsonscan.AppendQuoted(nil, replacement)
 	re = r
 	return nil
 }
@@ -114,7 +119,12 @@ func replace(in []byte, i int, edits *[]jsonscan.Edit) (int, error) {
 	if err != nil {
 		return end, err
 	}
-	matches := re.FindAllStringSubmatchIndex(str.S, -1)
+	var matches [][]int
+	if literal {
+		matches = re.FindAllStringIndex(str.S, -1) // no submatches to track: cheaper
+	} else {
+		matches = re.FindAllStringSubmatchIndex(str.S, -1)
+	}
 	if matches == nil {
 		return end, nil
 	}
@@ -124,8 +134,12 @@ func replace(in []byte, i int, edits *[]jsonscan.Edit) (int, error) {
 	var exp []byte
 	for _, m := range matches {
 		out = append(out, str.Raw[str.RawOffset(prev):str.RawOffset(m[0])]...)
-		exp = re.ExpandString(exp[:0], replacement, str.S, m)
-		out = jsonscan.AppendQuoted(out, string(exp))
+		if literal {
+			out = append(out, quotedReplacement...)
+		} else {
+			exp = re.ExpandString(exp[:0], replacement, str.S, m)
+			out = jsonscan.AppendQuoted(out, string(exp))
+		}
 		prev = m[1]
 	}
 	out = append(out, str.Raw[str.RawOffset(prev):]...)
