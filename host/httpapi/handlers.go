@@ -396,7 +396,7 @@ func (a *api) fail(c *gin.Context, err error) {
 	switch {
 	case errors.As(err, &ad):
 		writeError(c, http.StatusForbidden, "denied", err.Error())
-	case errors.As(err, &al):
+	case errors.As(err, &al), errors.Is(err, host.ErrTooManyApprovals):
 		writeError(c, http.StatusTooManyRequests, "too_many_requests", err.Error())
 	case errors.Is(err, host.ErrNotFound):
 		writeError(c, http.StatusNotFound, "not_found", "no such session or call")
