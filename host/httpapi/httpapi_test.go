@@ -91,10 +91,19 @@ func newEnv(t *testing.T, servers ...string) *testEnv {
 // newEnvWith is newEnv with the given server blocks.
 func newEnvWith(t *testing.T, blocks ...config.Server) *testEnv {
 	t.Helper()
-	cfg := &config.Config{Principals: []config.Principal{
+	cfg := &config.Config{Servers: blocks}
+	return newEnvConfig(t, cfg)
+}
+
+// newEnvConfig is newEnvWith for a whole config (policies, plugins); the
+// principals alice and bob are added.
+func newEnvConfig(t *testing.T, cfg *config.Config) *testEnv {
+	t.Helper()
+	cfg.Principals = []config.Principal{
 		{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}},
 		{Name: "bob", Token: bobToken},
-	}, Servers: blocks}
+	}
+	blocks := cfg.Servers
 	var servers []string
 	for _, b := range blocks {
 		servers = append(servers, b.Name)
