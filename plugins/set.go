@@ -195,12 +195,13 @@ func (s *Set) RunResult(ctx context.Context, in ResultInput) (*mcp.CallToolResul
 		}
 		var (
 			next    *mcp.CallToolResult
+			nextEnc []byte
 			changed bool
 		)
 		start := time.Now()
 		_, err := p.invoke(ctx, ExportResult, envelope(pre, "result", curEnc), func(out []byte) error {
 			var err error
-			next, changed, err = validateResult(out, cur, curEnc, in.ValidateStructured)
+			next, changed, nextEnc, err = validateResult(out, cur, curEnc, in.ValidateStructured)
 			return err
 		})
 		o := Outcome{Plugin: p.spec.Name, Stage: StageResult, DurationMs: ms(time.Since(start))}
@@ -216,10 +217,7 @@ func (s *Set) RunResult(ctx context.Context, in ResultInput) (*mcp.CallToolResul
 		}
 		if changed {
 			o.Changed = true
-			cur = next
-			if curEnc, err = encodeResult(cur); err != nil {
-				return nil, outcomes, fmt.Errorf("plugins: encode result: %w", err)
-			}
+			cur, curEnc = next, nextEnc
 		}
 		outcomes = append(outcomes, o)
 	}

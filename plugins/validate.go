@@ -35,47 +35,49 @@ func ValidateResultOutput(out []byte, in *mcp.CallToolResult, validateStructured
 	if err != nil {
 		return nil, false, fmt.Errorf("input result: %w", err)
 	}
-	return validateResult(out, in, inEnc, validateStructured)
+	res, changed, _, err = validateResult(out, in, inEnc, validateStructured)
+	return res, changed, err
 }
 
-// validateResult is ValidateResultOutput with in's encoding already known.
-func validateResult(out []byte, in *mcp.CallToolResult, inEnc []byte, validateStructured func(any) error) (*mcp.CallToolResult, bool, error) {
+// validateResult is ValidateResultOutput with in's encoding already known;
+// it also returns the kept result's encoding.
+func validateResult(out []byte, in *mcp.CallToolResult, inEnc []byte, validateStructured func(any) error) (*mcp.CallToolResult, bool, []byte, error) {
 	if len(out) == 0 {
-		return in, false, nil
+		return in, false, inEnc, nil
 	}
 	v, raw, err := decodeOutput(out, "result")
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	if err := checkResultTree(v); err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	res := new(mcp.CallToolResult)
 	if err := res.UnmarshalJSON(raw); err != nil {
-		return nil, false, fmt.Errorf("result: %w", err)
+		return nil, false, nil, fmt.Errorf("result: %w", err)
 	}
 	if in != nil && in.IsError && !res.IsError {
-		return nil, false, errors.New("result: isError cleared (a plugin may set isError, never clear it)")
+		return nil, false, nil, errors.New("result: isError cleared (a plugin may set isError, never clear it)")
 	}
 	if in != nil && in.StructuredContent != nil && res.StructuredContent == nil {
-		return nil, false, errors.New("result: structuredContent removed")
+		return nil, false, nil, errors.New("result: structuredContent removed")
 	}
 	if validateStructured != nil && res.StructuredContent != nil {
 		if err := validateStructured(res.StructuredContent); err != nil {
-			return nil, false, fmt.Errorf("result: structuredContent does not match the output schema: %w", err)
+			return nil, false, nil, fmt.Errorf("result: structuredContent does not match the output schema: %w", err)
 		}
 	}
 	enc, err := encodeResult(res)
 	if err != nil {
-		return nil, false, fmt.Errorf("result: %w", err)
+		return nil, false, nil, fmt.Errorf("result: %w", err)
 	}
 	if len(enc) > MaxIOBytes {
-		return nil, false, fmt.Errorf("result: %d bytes once re-encoded, over the %d-byte limit", len(enc), MaxIOBytes)
+		return nil, false, nil, fmt.Errorf("result: %d bytes once re-encoded, over the %d-byte limit", len(enc), MaxIOBytes)
 	}
 	if bytes.Equal(enc, inEnc) {
-		return in, false, nil
+		return in, false, inEnc, nil
 	}
-	return res, true, nil
+	return res, true, enc, nil
 }
 
 // encodeResult encodes r as plugins receive it; nil encodes as an empty result.
