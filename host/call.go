@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -132,6 +133,10 @@ func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool s
 			err = fmt.Errorf("call %s.%s cancelled: %w", c.cfg.Name, tool, ctx.Err())
 		case errors.Is(cctx.Err(), context.DeadlineExceeded):
 			err = fmt.Errorf("call %s.%s: no result within the server's call_timeout of %s", c.cfg.Name, tool, c.cfg.CallTimeout)
+		case errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed):
+			// A bare "EOF" does not say that the server went away (it
+			// exited, was killed or closed its end) while the call ran.
+			err = fmt.Errorf("call %s.%s: the server's connection ended before it answered: %w", c.cfg.Name, tool, err)
 		default:
 			err = fmt.Errorf("call %s.%s: %w", c.cfg.Name, tool, err)
 		}
