@@ -476,9 +476,15 @@ func (b *boundedBuffer) FirstLine() string {
 	return ""
 }
 
-// clip makes s valid UTF-8 and at most n bytes, marking a cut with "…".
+// clip makes s valid UTF-8 without control characters (a plugin's text
+// goes to logs and the WebShell) and at most n bytes, marking a cut with "…".
 func clip(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 	if len(s) <= n {
 		return s
 	}

@@ -31,6 +31,7 @@ type Runtime struct {
 
 	mu      sync.Mutex
 	closed  bool
+	loads   sync.WaitGroup // Loads in progress; Close waits for them
 	sets    map[*Set]struct{}
 	modules map[[sha256.Size]byte]*sync.Mutex // one compile at a time per module
 
@@ -123,8 +124,9 @@ func NewRuntime(opts Options) (*Runtime, error) {
 	}, nil
 }
 
-// Close closes every Set still open (waiting for their calls), then the
-// compilation cache. It is safe to call more than once.
+// Close waits for Loads in progress, closes every Set still open (waiting
+// for their calls), then the compilation cache. It is safe to call more than
+// once.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if r.closed {
@@ -132,6 +134,9 @@ func (r *Runtime) Close(ctx context.Context) error {
 		return nil
 	}
 	r.closed = true
+	r.mu.Unlock()
+	r.loads.Wait()
+	r.mu.Lock()
 	sets := make([]*Set, 0, len(r.sets))
 	for s := range r.sets {
 		sets = append(sets, s)
@@ -162,11 +167,13 @@ func (r *Runtime) Close(ctx context.Context) error {
 // warm-up calls.
 func (r *Runtime) Load(ctx context.Context, specs []Spec) (*Set, []LoadError) {
 	r.mu.Lock()
-	closed := r.closed
-	r.mu.Unlock()
-	if closed {
+	if r.closed {
+		r.mu.Unlock()
 		return nil, []LoadError{{Plugin: -1, Field: "path", Err: errors.New("runtime closed")}}
 	}
+	r.loads.Add(1)
+	r.mu.Unlock()
+	defer r.loads.Done()
 	norm := make([]Spec, len(specs))
 	var errs []LoadError
 	seen := map[string]int{}

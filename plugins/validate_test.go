@@ -208,3 +208,20 @@ func TestInputEnvelope(t *testing.T) {
 		t.Error("invalid arguments were accepted")
 	}
 }
+
+func TestClip(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"plain", 100, "plain"},
+		{"a\nb\x1b[31mc\x7f\u0085", 100, "a b [31mc  "},
+		{"bad \xff utf8", 100, "bad \uFFFD utf8"},
+		{"ééééé", 5, "éé…"}, // cut on a rune boundary
+	} {
+		if got := clip(c.in, c.n); got != c.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
