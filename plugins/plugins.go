@@ -55,7 +55,7 @@ type Spec struct {
 	Stages []string
 	// Servers and Tools are glob patterns on server and tool names, with
 	// path.Match syntax except that '/' is an ordinary character ("*" matches
-	// everything). Empty means none.
+	// everything). Empty means every name.
 	Servers []string
 	Tools   []string
 	// Config is the Extism config map the plugin reads with its PDK (the
