@@ -433,9 +433,15 @@ func checkResultTree(v any) error {
 		if err := checkObject(item, fields, where); err != nil {
 			return err
 		}
-		if t == "resource" {
+		switch t {
+		case "resource":
 			if err := checkObject(item["resource"].(map[string]any), resourceFields, where+".resource"); err != nil {
 				return err
+			}
+		case "resource_link":
+			// go-sdk omits them when empty, so the re-encoded link would lack them.
+			if item["uri"] == "" || item["name"] == "" {
+				return fmt.Errorf("%s: uri and name must not be empty", where)
 			}
 		}
 	}
