@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/benchpair"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -176,4 +177,48 @@ plugin %q {
 			benchpair.Compare(b, name, benchEcho(b, plain, args), benchEcho(b, plugged, args))
 		})
 	}
+}
+
+// BenchmarkSessionCallPolicies is BenchmarkCallToolPolicies on the whole
+// session call path (Host.Call: session check, schema check, policies,
+// upstream call, the durable transcript write), which the API and the
+// WebShell use: ten rules against none, each host with its own store.
+//
+//	go test -run '^$' -bench BenchmarkSessionCallPolicies -count 5 ./host/
+func BenchmarkSessionCallPolicies(b *testing.B) {
+	bin := testbin.Build(b, wellbehavedPkg)
+	args, _ := json.Marshal(map[string]any{"text": strings.Repeat("x", 2000)})
+	sessionCall := func(extra string) func() {
+		cfg, diags := config.Parse([]byte(extra), "bench.hcl", config.Options{})
+		if diags.HasErrors() {
+			b.Fatal(diags)
+		}
+		cfg.Servers = []config.Server{stdioServer("fx", bin)}
+		st, err := store.Open(b.Context(), b.TempDir()+"/m.db", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		h, err := host.New(cfg, host.Options{Store: st})
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.Start(b.Context())
+		b.Cleanup(func() { h.Close() })
+		if err := h.WaitSettled(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		p := host.Principal{Name: "alice", Groups: []string{"analysts", "writers"}}
+		sess, err := h.CreateSession(b.Context(), p, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func() {
+			e, err := h.Call(b.Context(), host.SessionCall{Principal: p, SessionID: sess.ID, Server: "fx", Tool: "echo", Arguments: args})
+			if err != nil || e.Status != host.StatusOK {
+				b.Fatalf("call: %v", err)
+			}
+		}
+	}
+	benchpair.Compare(b, "policies", sessionCall(""), sessionCall(benchRules))
 }
