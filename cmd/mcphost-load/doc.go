@@ -1,0 +1,2 @@
+// Command mcphost-load measures the mcphost daemon under load.
+package main

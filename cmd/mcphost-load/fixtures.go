@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// modulePath is the module the tool builds its fixtures from.
+const modulePath = "github.com/mcphost/mcphost"
+
+// The fixture programs, as packages of the module and as file names in the
+// binary directory.
+const (
+	wellbehavedPkg   = "./testdata/servers/wellbehaved"
+	modernonlyPkg    = "./testdata/servers/modernonly"
+	statelesshttpPkg = "./cmd/mcphost-load/internal/statelesshttp"
+	wellbehavedBin   = "wellbehaved"
+	modernonlyBin    = "modernonly"
+	statelesshttpBin = "statelesshttp"
+)
+
+// binaries are the paths of the built fixtures.
+type binaries struct {
+	Wellbehaved   string `json:"wellbehaved"`
+	Modernonly    string `json:"modernonly"`
+	Statelesshttp string `json:"statelesshttp"`
+	Plugin        string `json:"plugin,omitempty"` // .wasm; "" without a plugin
+}
+
+// httpCommand returns the command line of an HTTP fixture of kind k: the
+// stateful wellbehaved (legacy only) or the stateless fixture (both eras).
+func (b binaries) httpCommand(k kind) []string {
+	if k.Negotiation == "auto" {
+		return []string{b.Statelesshttp, "-addr", "127.0.0.1:0"}
+	}
+	return []string{b.Wellbehaved, "-http", "127.0.0.1:0"}
+}
+
+// repoRoot finds the module root (the directory whose go.mod declares
+// modulePath) at or above the working directory.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module "+modulePath+"\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod of %s at or above the working directory; run from the repository or pass -bin-dir", modulePath)
+		}
+		dir = parent
+	}
+}
+
+// goTool returns the go command: the one on PATH, else $GOROOT/bin/go
+// (which `go test` sets).
+func goTool() (string, error) {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p, nil
+	}
+	exe := "go"
+	if runtime.GOOS == "windows" {
+		exe += ".exe"
+	}
+	p := filepath.Join(os.Getenv("GOROOT"), "bin", exe)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("no go command on PATH or in %s", filepath.Dir(p))
+	}
+	return p, nil
+}
+
+// buildFixtures compiles the fixture servers and, unless plugin is "none",
+// the example plugin into dir:
+//
+//	go build -o DIR/ ./testdata/servers/wellbehaved ./testdata/servers/modernonly ./cmd/mcphost-load/internal/statelesshttp
+//	cd examples/plugins && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o DIR/PLUGIN.wasm ./PLUGIN
+func buildFixtures(ctx context.Context, root, dir, plugin string, logger *slog.Logger) (binaries, error) {
+	goCmd, err := goTool()
+	if err != nil {
+		return binaries{}, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return binaries{}, err
+	}
+	run := func(cmd *exec.Cmd) error {
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, buf.Bytes())
+		}
+		logger.Debug("built", "cmd", strings.Join(cmd.Args, " "), "duration", time.Since(start))
+		return nil
+	}
+	logger.Info("building fixtures", "dir", dir)
+	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", dir+string(filepath.Separator), wellbehavedPkg, modernonlyPkg, statelesshttpPkg)
+	cmd.Dir = root
+	if err := run(cmd); err != nil {
+		return binaries{}, err
+	}
+	b := binaries{Wellbehaved: filepath.Join(dir, wellbehavedBin), Modernonly: filepath.Join(dir, modernonlyBin), Statelesshttp: filepath.Join(dir, statelesshttpBin)}
+	if plugin != pluginNone {
+		b.Plugin = filepath.Join(dir, plugin+".wasm")
+		cmd := exec.CommandContext(ctx, goCmd, "build", "-buildmode=c-shared", "-trimpath", "-o", b.Plugin, "./"+plugin)
+		cmd.Dir = filepath.Join(root, "examples", "plugins")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "GOWORK=off", "CGO_ENABLED=0")
+		if err := run(cmd); err != nil {
+			return binaries{}, err
+		}
+	}
+	return b, nil
+}
+
+// prebuilt returns the fixtures of -bin-dir, checking that they exist.
+func prebuilt(dir, plugin string) (binaries, error) {
+	b := binaries{Wellbehaved: filepath.Join(dir, wellbehavedBin), Modernonly: filepath.Join(dir, modernonlyBin), Statelesshttp: filepath.Join(dir, statelesshttpBin)}
+	if plugin != pluginNone {
+		b.Plugin = filepath.Join(dir, plugin+".wasm")
+	}
+	for _, p := range []string{b.Wellbehaved, b.Modernonly, b.Statelesshttp, b.Plugin} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			return binaries{}, fmt.Errorf("-bin-dir: %v", err)
+		}
+	}
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	b.Wellbehaved, b.Modernonly, b.Statelesshttp = abs(b.Wellbehaved), abs(b.Modernonly), abs(b.Statelesshttp)
+	if b.Plugin != "" {
+		b.Plugin = abs(b.Plugin)
+	}
+	return b, nil
+}
+
+// owned is the set of processes the load tool started itself (HTTP
+// fixtures, direct-baseline servers), so that counting the daemon's children
+// can leave them out.
+type owned struct {
+	mu   sync.Mutex
+	pids map[int]bool
+}
+
+func newOwned() *owned { return &owned{pids: map[int]bool{}} }
+
+func (o *owned) add(pid int) {
+	o.mu.Lock()
+	o.pids[pid] = true
+	o.mu.Unlock()
+}
+
+func (o *owned) has(pid int) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.pids[pid]
+}
+
+// httpFixture is one fixture process serving Streamable HTTP on loopback.
+type httpFixture struct {
+	URL  string
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the process has been waited for
+}
+
+// startHTTPFixture runs argv (a fixture listening on 127.0.0.1:0) and
+// returns once it has printed its endpoint URL.
+func startHTTPFixture(argv []string, own *owned) (*httpFixture, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	dieWithParent(cmd)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	own.add(cmd.Process.Pid)
+	f := &httpFixture{cmd: cmd, done: make(chan struct{})}
+	first := make(chan string, 1)
+	go func() {
+		r := bufio.NewReader(stdout)
+		line, _ := r.ReadString('\n')
+		first <- strings.TrimSpace(line)
+		io.Copy(io.Discard, r)
+		cmd.Wait()
+		close(f.done)
+	}()
+	select {
+	case f.URL = <-first:
+	case <-time.After(30 * time.Second):
+		f.stop()
+		return nil, errors.New("the HTTP fixture printed no URL within 30s")
+	}
+	if !strings.HasPrefix(f.URL, "http://127.0.0.1:") {
+		f.stop()
+		return nil, fmt.Errorf("the HTTP fixture printed %q, want its http://127.0.0.1:PORT/mcp URL", f.URL)
+	}
+	return f, nil
+}
+
+// stop ends the fixture with SIGTERM, then SIGKILL after 5 s, and waits.
+func (f *httpFixture) stop() {
+	_ = f.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-f.done:
+	case <-time.After(5 * time.Second):
+		_ = f.cmd.Process.Kill()
+		<-f.done
+	}
+}
+
+// startHTTPFixtures starts one HTTP fixture per command line, a few at a
+// time.
+func startHTTPFixtures(ctx context.Context, argvs [][]string, own *owned) ([]*httpFixture, error) {
+	n := len(argvs)
+	out := make([]*httpFixture, n)
+	errs := make([]error, n)
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for i, argv := range argvs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				errs[i] = ctx.Err()
+				return
+			}
+			out[i], errs[i] = startHTTPFixture(argv, own)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		stopFixtures(out)
+		return nil, err
+	}
+	return out, nil
+}
+
+// stopFixtures stops every started fixture of fs in parallel.
+func stopFixtures(fs []*httpFixture) {
+	var wg sync.WaitGroup
+	for _, f := range fs {
+		if f != nil {
+			wg.Go(f.stop)
+		}
+	}
+	wg.Wait()
+}

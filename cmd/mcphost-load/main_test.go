@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcphost/mcphost/host/httpapi"
+)
+
+func TestMain(m *testing.M) {
+	httpapi.DisableDebugOutput()
+	os.Exit(m.Run())
+}
+
+// TestSmoke runs the whole tool in its smallest configuration — five
+// servers (one of each kind), two short load steps, a five-second soak —
+// and checks that every phase produced its results and that the run passed
+// its own checks (no failed call, no lost entry, no leak). It asserts no
+// timing.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fixtures and runs the daemon for about half a minute")
+	}
+	out := t.TempDir()
+	args := []string{"-short", "-out", out,
+		"-steps", "1,2", "-step-time", "300ms", "-rounds", "1",
+		"-soak", "5s", "-soak-warmup", "1s", "-sample", "500ms"}
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), args, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("run %v = %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
+	}
+
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res results
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Pass || len(res.Failures) > 0 {
+		t.Errorf("pass = %v, failures %q", res.Pass, res.Failures)
+	}
+	if len(res.Startup) != 2 {
+		t.Fatalf("%d start-ups, want cold and warm", len(res.Startup))
+	}
+	for _, su := range res.Startup {
+		if su.Ready != 5 || su.Servers != 5 || su.Eras["legacy"] != 2 || su.Eras["modern"] != 3 {
+			t.Errorf("%s start-up: %d of %d ready, eras %v; want 5 of 5, 2 legacy and 3 modern", su.Label, su.Ready, su.Servers, su.Eras)
+		}
+	}
+	if res.Sanity.Policy == "" || res.Sanity.Plugin == "" {
+		t.Errorf("sanity checks not recorded: %+v", res.Sanity)
+	}
+	if res.Load == nil || len(res.Load.Steps) != 2 {
+		t.Fatalf("load steps: %+v", res.Load)
+	}
+	for _, s := range res.Load.Steps {
+		if s.Host.Calls == 0 || s.Direct.Calls == 0 || s.P50XDirect <= 0 {
+			t.Errorf("step %d: host %d calls, direct %d calls, p50 ratio %v", s.Concurrency, s.Host.Calls, s.Direct.Calls, s.P50XDirect)
+		}
+		if len(s.Host.ByKind) != len(kinds) {
+			t.Errorf("step %d: host calls reached %d kinds, want %d", s.Concurrency, len(s.Host.ByKind), len(kinds))
+		}
+	}
+	if res.Soak == nil || len(res.Soak.Samples) < 4 || res.Soak.Calls == 0 || len(res.Soak.Trends) == 0 {
+		t.Fatalf("soak: %+v", res.Soak)
+	}
+	if tc := res.Transcript; tc == nil || tc.Acknowledged == 0 || tc.Counted != tc.Acknowledged || tc.Paged != tc.Acknowledged {
+		t.Errorf("transcript: %+v", tc)
+	}
+	if c, ok := res.Lifecycle.After["final"]; !ok || (procSupported && c.Children != 0) {
+		t.Errorf("after the final shutdown: %+v (recorded %v)", c, ok)
+	}
+	for _, name := range []string{"summary.txt", "command.txt", "config.hcl", "load.csv", "soak.csv", "daemon-cold.log", "daemon-warm.log"} {
+		if fi, err := os.Stat(filepath.Join(out, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if !bytes.Contains(stdout.Bytes(), []byte("mcphost-load: PASS")) {
+		t.Errorf("summary on stdout lacks the verdict:\n%s", stdout.String())
+	}
+}
