@@ -71,8 +71,16 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 	if origin != OriginUser && origin != OriginApp {
 		origin = OriginAPI
 	}
+	// When a rule reads the arguments, the schema check decodes them once
+	// for both (as on the session path); otherwise the server checks them.
+	var decoded any
+	if h.policies != nil && h.policies.Uses(policies.PhaseCall, "args") {
+		if decoded, err = cat.validate(tool, args); err != nil {
+			return nil, err
+		}
+	}
 	trail := &Trail{}
-	pol := h.newPolicyRun(p, c, tool, origin, args, nil, trail)
+	pol := h.newPolicyRun(p, c, tool, origin, args, decoded, trail)
 	d := pol.decide(ctx, policies.PhaseCall)
 	if hidden(d) {
 		return nil, unknownTool(req.Server, req.Tool, cat)
