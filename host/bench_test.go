@@ -3,6 +3,7 @@ package host_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -56,60 +57,18 @@ func BenchmarkCallTool(b *testing.B) {
 	benchpair.Compare(b, "host", directCall, hostCall)
 }
 
-// benchRules are ten rules of the call and result phases, none of which
-// matches the benchmark's call, so every one is evaluated on every call.
-const benchRules = `
-policy "r1" {
-  phase  = "list"
-  effect = "deny"
-  when   = "tool.name.startsWith('admin_') && !('admins' in principal.groups)"
+// benchRulesFile holds ten rules of the call and result phases, none of
+// which matches the benchmarks' calls, so every one is evaluated on every
+// call.
+const benchRulesFile = "testdata/bench-rules.hcl"
+
+func benchRules(b *testing.B) string {
+	src, err := os.ReadFile(benchRulesFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return string(src)
 }
-policy "r2" {
-  phase  = "call"
-  effect = "deny"
-  when   = "server == 'prod' && origin == 'app'"
-}
-policy "r3" {
-  phase  = "call"
-  effect = "deny"
-  when   = "has(args.path) && args.path.startsWith('/etc')"
-}
-policy "r4" {
-  phase  = "call"
-  effect = "deny"
-  when   = "!tool.annotations.readOnlyHint && principal.name == 'guest'"
-}
-policy "r5" {
-  phase  = "call"
-  effect = "deny"
-  when   = "has(args.text) && size(args.text) > 100000"
-}
-policy "r6" {
-  phase  = "call"
-  effect = "deny"
-  when   = "'blocked' in principal.groups"
-}
-policy "r7" {
-  phase  = "call"
-  effect = "deny"
-  when   = "era == 'modern' && tool.name == 'drop_table'"
-}
-policy "r8" {
-  phase  = "call"
-  effect = "deny"
-  when   = "has(args.url) && args.url.startsWith('http://')"
-}
-policy "r9" {
-  phase  = "result"
-  effect = "deny"
-  when   = "result.text.contains('PRIVATE KEY')"
-}
-policy "r10" {
-  phase  = "result"
-  effect = "deny"
-  when   = "result.isError && tool.name == 'never'"
-}
-`
 
 // benchHost starts a host over the stdio fixture bin with the extra HCL
 // (policies, plugins) parsed from extra.
@@ -151,7 +110,7 @@ func BenchmarkCallToolPolicies(b *testing.B) {
 	bin := testbin.Build(b, wellbehavedPkg)
 	args, _ := json.Marshal(map[string]any{"text": strings.Repeat("x", 2000)})
 	plain := benchHost(b, bin, "")
-	ruled := benchHost(b, bin, benchRules)
+	ruled := benchHost(b, bin, benchRules(b))
 	benchpair.Compare(b, "policies", benchEcho(b, plain, args), benchEcho(b, ruled, args))
 }
 
@@ -220,5 +179,5 @@ func BenchmarkSessionCallPolicies(b *testing.B) {
 			}
 		}
 	}
-	benchpair.Compare(b, "policies", sessionCall(""), sessionCall(benchRules))
+	benchpair.Compare(b, "policies", sessionCall(""), sessionCall(benchRules(b)))
 }

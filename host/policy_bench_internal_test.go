@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -20,7 +21,11 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkPolicyStages -benchmem -count 5 ./host/
 func BenchmarkPolicyStages(b *testing.B) {
-	for _, tc := range []struct{ name, hcl string }{{"none", ""}, {"ten-rules", benchRulesInternal}} {
+	rules, err := os.ReadFile("testdata/bench-rules.hcl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct{ name, hcl string }{{"none", ""}, {"ten-rules", string(rules)}} {
 		b.Run(tc.name, func(b *testing.B) {
 			cfg, diags := config.Parse([]byte(tc.hcl), "bench.hcl", config.Options{})
 			if diags.HasErrors() {
@@ -60,59 +65,3 @@ func BenchmarkPolicyStages(b *testing.B) {
 		})
 	}
 }
-
-// benchRulesInternal are the ten rules of BenchmarkCallToolPolicies
-// (bench_test.go keeps its own copy: the two files are in different
-// packages).
-const benchRulesInternal = `
-policy "r1" {
-  phase  = "list"
-  effect = "deny"
-  when   = "tool.name.startsWith('admin_') && !('admins' in principal.groups)"
-}
-policy "r2" {
-  phase  = "call"
-  effect = "deny"
-  when   = "server == 'prod' && origin == 'app'"
-}
-policy "r3" {
-  phase  = "call"
-  effect = "deny"
-  when   = "has(args.path) && args.path.startsWith('/etc')"
-}
-policy "r4" {
-  phase  = "call"
-  effect = "deny"
-  when   = "!tool.annotations.readOnlyHint && principal.name == 'guest'"
-}
-policy "r5" {
-  phase  = "call"
-  effect = "deny"
-  when   = "has(args.text) && size(args.text) > 100000"
-}
-policy "r6" {
-  phase  = "call"
-  effect = "deny"
-  when   = "'blocked' in principal.groups"
-}
-policy "r7" {
-  phase  = "call"
-  effect = "deny"
-  when   = "era == 'modern' && tool.name == 'drop_table'"
-}
-policy "r8" {
-  phase  = "call"
-  effect = "deny"
-  when   = "has(args.url) && args.url.startsWith('http://')"
-}
-policy "r9" {
-  phase  = "result"
-  effect = "deny"
-  when   = "result.text.contains('PRIVATE KEY')"
-}
-policy "r10" {
-  phase  = "result"
-  effect = "deny"
-  when   = "result.isError && tool.name == 'never'"
-}
-`
