@@ -196,25 +196,35 @@ func (a *api) answer(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"id": c.Param("id"), "decision": req.Decision})
 }
 
-// audit returns a page of the caller's policy decisions, newest first.
-func (a *api) audit(c *gin.Context) {
-	var before int64
-	limit := 100
-	if v := c.Query("before"); v != "" {
+// pageQuery reads a page's cursor (the query parameter cursor, a
+// non-negative number described by what) and limit (1 to 500, default
+// 100). It answers 400 and returns ok false when either is malformed.
+func pageQuery(c *gin.Context, cursor, what string) (from int64, limit int, ok bool) {
+	limit = 100
+	if v := c.Query(cursor); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			writeError(c, http.StatusBadRequest, "bad_request", `"before" is a non-negative record id`)
-			return
+			writeError(c, http.StatusBadRequest, "bad_request", fmt.Sprintf("%q is %s", cursor, what))
+			return 0, 0, false
 		}
-		before = n
+		from = n
 	}
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 500 {
-			writeError(c, http.StatusBadRequest, "bad_request", `"limit" is 1 to 500`)
-			return
+			writeError(c, http.StatusBadRequest, "bad_request", `"limit" is a number from 1 to 500`)
+			return 0, 0, false
 		}
 		limit = n
+	}
+	return from, limit, true
+}
+
+// audit returns a page of the caller's policy decisions, newest first.
+func (a *api) audit(c *gin.Context) {
+	before, limit, ok := pageQuery(c, "before", "a non-negative record id")
+	if !ok {
+		return
 	}
 	records, err := a.h.AuditLog(c.Request.Context(), principal(c), before, limit)
 	if err != nil {
@@ -243,23 +253,9 @@ func (a *api) cancelCall(c *gin.Context) {
 }
 
 func (a *api) entries(c *gin.Context) {
-	var after int64
-	limit := 100
-	if v := c.Query("after"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			writeError(c, http.StatusBadRequest, "bad_request", `"after" is a non-negative sequence number`)
-			return
-		}
-		after = n
-	}
-	if v := c.Query("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 500 {
-			writeError(c, http.StatusBadRequest, "bad_request", `"limit" is a number from 1 to 500`)
-			return
-		}
-		limit = n
+	after, limit, ok := pageQuery(c, "after", "a non-negative sequence number")
+	if !ok {
+		return
 	}
 	entries, next, err := a.h.Entries(c.Request.Context(), principal(c), c.Param("id"), after, limit)
 	if err != nil {
