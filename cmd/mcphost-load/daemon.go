@@ -51,7 +51,6 @@ type startup struct {
 	Servers     int                    `json:"servers"`
 	Eras        map[string]int         `json:"eras"`
 	Problems    []string               `json:"problems,omitempty"`
-	statuses    map[string]host.ServerStatus
 }
 
 // kindStartup is the per-kind part of a start-up.
@@ -146,7 +145,6 @@ func startDaemon(ctx context.Context, cfg *config.Config, label, logPath string,
 
 	mu.Lock()
 	defer mu.Unlock()
-	su.statuses = map[string]host.ServerStatus{}
 	var all []time.Duration
 	byKind := map[string][]time.Duration{}
 	last := time.Duration(0)
@@ -156,7 +154,6 @@ func startDaemon(ctx context.Context, cfg *config.Config, label, logPath string,
 			su.Problems = append(su.Problems, err.Error())
 			continue
 		}
-		su.statuses[s.Name] = status
 		k := kinds[s.Kind]
 		if status.State != host.StateReady {
 			su.Problems = append(su.Problems, fmt.Sprintf("%s is %s: %s", s.Name, status.State, status.LastError))

@@ -1,2 +1,105 @@
-// Command mcphost-load measures the mcphost daemon under load.
+// Command mcphost-load measures the mcphost daemon under load and over
+// time, on loopback only, with bounded counts and durations. It is the
+// "Load and soak" part of BENCHMARKS.md.
+//
+// It assembles the daemon in its own process exactly as `mcphost serve`
+// does (cmd/mcphost/serve.go: store.Open, host.New with restarts on and
+// the plugin cache in data_dir, httpapi.New, Host.Start, Host.Serve on
+// 127.0.0.1:0), from a generated HCL file (OUT/config.hcl), so that heap,
+// goroutines and file descriptors can be read from the runtime and
+// /proc/self, and the daemon's child processes from /proc. The load goes
+// through the real HTTP API. Everything else runs as separate processes:
+// the fixture servers, built from source with the go command.
+//
+// # Phases
+//
+//  1. Start-up. -servers servers (default 50) take five kinds in turn:
+//     stdio legacy (testdata/servers/wellbehaved, version_negotiation =
+//     "legacy"), stdio auto (wellbehaved, "auto": a sibling probe, then the
+//     modern era), HTTP legacy (wellbehaved -http, stateful Streamable
+//     HTTP), HTTP auto (internal/statelesshttp, stateless Streamable HTTP,
+//     which offers 2026-07-28) and stdio modern-only
+//     (testdata/servers/modernonly, "auto"). The tool starts the HTTP
+//     fixtures first (they are remote services), then the daemon, and
+//     reports the time until every server is ready and in the era its kind
+//     must reach. With -warm-start (the default) the daemon starts twice
+//     on one data_dir: cold (empty era cache, plugin compiled) and warm
+//     (verdicts and compiled plugin cached); the rest runs on the warm one.
+//  2. Sanity. The ten policy rules are on (rule r6 must deny the "blocked"
+//     principal) and the result plugin runs (redact must replace a secret
+//     in an echo result).
+//  3. Load. Workers call echo through POST /api/v1/sessions/{id}/calls,
+//     each worker in its own session of one of -principals principals, in
+//     turn over the first -targets servers (every kind from 5 on), with
+//     the ten rules and the plugin active. The physical limit is measured
+//     in the same run: a go-sdk client connected straight to a twin of each
+//     target (its own stdio process or HTTP fixture, pinned to the era the
+//     daemon negotiated). For each concurrency step (-steps), -rounds
+//     rounds of one direct window and one host window of -step-time each,
+//     the order swapped every round so that drift hits both sides. Both
+//     sides are warmed up with 50 calls per target first. Reported per
+//     step and side: calls/s, p50, p99, and the host's ratios to direct;
+//     and the knee, the first step whose median latency grew by a larger
+//     factor than its throughput.
+//  4. Soak. -soak-concurrency workers call at -soak-rate calls/s in total
+//     for -soak (default 10 minutes), and every -sample the tool reads the
+//     heap (in use, and live as of the last GC), RSS, goroutines, open file
+//     descriptors (/proc/self/fd) and the daemon's child processes (direct
+//     children of this process in /proc, minus the processes the tool
+//     started itself), plus calls/s, p50 and p99 of the interval. Each
+//     sample is taken between calls: running calls finish first and new
+//     ones wait while it reads. After warm-up (-soak-warmup, default a
+//     fifth of -soak), the median of the first quarter of the samples is
+//     compared with the median of the last quarter. The run fails when
+//     goroutines grow by more than max(5, 2%), file descriptors by more
+//     than max(4, 2%), child processes or zombies at all, the live heap by
+//     more than max(50%, 32 MiB), when any call fails, or when a server
+//     restarts. The least-squares slope per hour is reported beside each.
+//  5. Transcript. Every acknowledged call (a 200, or the 403 of a policy
+//     denial, both with a recorded entry) must be in the transcript: per
+//     session, the count of GET /api/v1/sessions and the entries read back
+//     page by page with GET …/entries must both equal the calls
+//     acknowledged.
+//  6. Shutdown. After each daemon shuts down no child process may remain;
+//     after the last one (and the HTTP fixtures) stopped, file descriptors
+//     and goroutines must be back to their count before the first daemon
+//     started.
+//
+// # Output
+//
+// A human summary on stdout and in OUT/summary.txt (with FAIL lines saying
+// what failed), and in OUT: results.json (every figure, the options, the
+// machine, the commit), load.csv (the curve: per step and side, all calls
+// and per kind), soak.csv (one row per sample), command.txt (the command
+// to repeat the run), config.hcl (the daemon's config; the tokens are
+// random per run), daemon-cold.log and daemon-warm.log (the daemon's JSON
+// logs), before-*.txt and after-*.txt (goroutine stacks and open file
+// descriptors at the lifecycle checks) and bin/ (the fixtures). The
+// daemon's data_dir is removed unless -keep-data. Progress goes to stderr
+// through log/slog. The exit status is 0 when every check passed, 1 when
+// one failed, 2 for a usage error.
+//
+// # Commands
+//
+// Run from the repository root (the tool builds its fixtures with the go
+// command; -bin-dir names prebuilt ones instead):
+//
+//	go run ./cmd/mcphost-load -out /tmp/mcphost-load                 # the full run, about 12 minutes
+//	go run ./cmd/mcphost-load -short -out /tmp/mcphost-load-short    # every phase, about 40 s
+//	go run ./cmd/mcphost-load -soak 0 -out /tmp/mcphost-load-curve   # start-up and the load curve only
+//	go run ./cmd/mcphost-load -steps '' -soak 1h -out /tmp/mcphost-soak  # a longer soak, no curve
+//	go test -run TestSmoke ./cmd/mcphost-load                        # the smoke test CI runs
+//
+// -profile writes a CPU profile of the soak (soak-cpu.pprof) and a heap
+// profile at its end (soak-heap.pprof) to OUT.
+//
+// # Limits
+//
+// Linux only for the /proc counts (elsewhere they are -1 and their checks
+// are skipped). The load generator and the direct clients share the
+// daemon's process and CPUs, like BenchmarkAPICall's client does; on a
+// small machine that lowers every throughput figure, the direct side's
+// too. The tool never binds anything but 127.0.0.1:0, never reads tokens
+// from the environment, and stops every process it started, also on
+// SIGINT; the fixtures it starts die with it (Pdeathsig).
 package main

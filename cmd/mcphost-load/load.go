@@ -177,8 +177,8 @@ func runLoad(ctx context.Context, lc loadConfig, logger *slog.Logger) []step {
 	return out
 }
 
-// kneeOf describes where a side's latency starts to outgrow its
-// throughput.
+// kneeInfo says where a side's latency starts to outgrow its throughput,
+// and where its throughput peaked.
 type kneeInfo struct {
 	Concurrency      int     `json:"concurrency"` // 0: none within the steps
 	From             int     `json:"from,omitempty"`
@@ -188,6 +188,7 @@ type kneeInfo struct {
 	PeakConcurrency  int     `json:"peakConcurrency"`
 }
 
+// kneeOf finds the knee of the host side (host) or the direct side.
 func kneeOf(steps []step, host bool) kneeInfo {
 	ks := make([]kneeStep, len(steps))
 	var ki kneeInfo

@@ -19,7 +19,8 @@ func TestMain(m *testing.M) {
 // servers (one of each kind), two short load steps, a five-second soak —
 // and checks that every phase produced its results and that the run passed
 // its own checks (no failed call, no lost entry, no leak). It asserts no
-// timing.
+// timing. Under -race the redact plugin is left out: compiling it takes
+// about a minute there.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds fixtures and runs the daemon for about half a minute")
@@ -28,8 +29,14 @@ func TestSmoke(t *testing.T) {
 	args := []string{"-short", "-out", out,
 		"-steps", "1,2", "-step-time", "300ms", "-rounds", "1",
 		"-soak", "5s", "-soak-warmup", "1s", "-sample", "500ms"}
+	if raceEnabled {
+		args = append(args, "-plugin", "none")
+	}
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), args, &stdout, &stderr)
+	if testing.Verbose() {
+		t.Logf("stderr:\n%s", stderr.String())
+	}
 	if code != exitOK {
 		t.Fatalf("run %v = %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
 	}

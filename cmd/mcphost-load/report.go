@@ -135,7 +135,7 @@ func (o options) view() map[string]any {
 		"soak": o.Soak.String(), "soakWarmup": o.SoakWarmup.String(), "sample": o.Sample.String(),
 		"soakConcurrency": o.SoakConc, "soakRate": o.SoakRate,
 		"plugin": o.Plugin, "policies": o.Policies, "textBytes": o.TextBytes, "warmStart": o.WarmStart,
-		"out": o.Out, "binDir": o.BinDir, "short": o.Short,
+		"out": o.Out, "binDir": o.BinDir, "short": o.Short, "profile": o.Profile,
 	}
 }
 
@@ -282,8 +282,12 @@ func (res *results) summary() string {
 	}
 
 	if s := res.Soak; s != nil {
-		fmt.Fprintf(&b, "\nSoak: %s, %v workers, %v calls/s target, sample %v, warm-up %s: %d calls acknowledged, %d failed, %d server restarts\n",
-			time.Duration(s.DurationS*float64(time.Second)), res.Options["soakConcurrency"], res.Options["soakRate"], res.Options["sample"],
+		pace := "unpaced"
+		if r, _ := res.Options["soakRate"].(float64); r > 0 {
+			pace = fmt.Sprintf("%v calls/s target", r)
+		}
+		fmt.Fprintf(&b, "\nSoak: %s, %v workers, %s, sample %v, warm-up %s: %d calls acknowledged, %d failed, %d server restarts\n",
+			time.Duration(s.DurationS*float64(time.Second)), res.Options["soakConcurrency"], pace, res.Options["sample"],
 			time.Duration(s.WarmupS*float64(time.Second)), s.Calls, s.Errors, s.Restarts)
 		if n := len(s.Samples); n > 0 {
 			var lat []float64

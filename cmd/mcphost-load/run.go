@@ -268,10 +268,12 @@ func (r *runner) run(ctx context.Context) error {
 	if o.Soak > 0 {
 		soakClient := newAPIClient(d.addr, o.SoakConc+4)
 		logger.Info("soak", "duration", o.Soak, "warmup", o.SoakWarmup, "sample", o.Sample, "concurrency", o.SoakConc, "rate", o.SoakRate)
+		stopProfile := r.startProfile()
 		res := runSoak(ctx, soakConfig{
 			duration: o.Soak, warmup: o.SoakWarmup, every: o.Sample,
 			conc: o.SoakConc, rate: o.SoakRate, call: hostCall(soakClient), h: d.h, own: r.own,
 		}, logger)
+		stopProfile()
 		soakClient.closeIdle()
 		r.res.Soak = &res
 		for _, p := range res.Problems {
@@ -383,6 +385,32 @@ func (r *runner) shutdown(d *daemon, label string, final bool) error {
 		r.res.Lifecycle.Notes = append(r.res.Lifecycle.Notes, fmt.Sprintf("after the %s daemon: %d goroutines, %d before (see after-%s-goroutines.txt)", label, c.Goroutines, before.Goroutines, label))
 	}
 	return nil
+}
+
+// startProfile starts the CPU profile of the soak when -profile is set; the
+// function it returns stops it and writes the heap profile.
+func (r *runner) startProfile() func() {
+	if !r.o.Profile {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(r.o.Out, "soak-cpu.pprof"))
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		r.logger.Warn("no CPU profile", "err", err)
+		f = nil
+	}
+	return func() {
+		if f != nil {
+			pprof.StopCPUProfile()
+			f.Close()
+		}
+		if h, err := os.Create(filepath.Join(r.o.Out, "soak-heap.pprof")); err == nil {
+			pprof.Lookup("heap").WriteTo(h, 0)
+			h.Close()
+		}
+	}
 }
 
 // dump writes the goroutine stacks and the open file descriptors of the

@@ -171,8 +171,8 @@ func runSoak(ctx context.Context, cfg soakConfig, logger *slog.Logger) soakResul
 		window := lats
 		lats = nil
 		latMu.Unlock()
-		if done && len(window) == 0 && now.Sub(last) < cfg.every/2 {
-			break // the deadline came just after a sample: nothing new to say
+		if done && now.Sub(last) < cfg.every/2 {
+			break // the deadline came just after a sample: too short an interval to say anything
 		}
 		s := sample{T: now.Sub(res.startedAt).Seconds(), counters: c, Calls: calls.Load(), Errors: errs.Load(),
 			Throughput: ratio(float64(len(window)), now.Sub(last).Seconds())}
