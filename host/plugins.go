@@ -84,12 +84,13 @@ func LoadPlugins(ctx context.Context, rt *plugins.Runtime, cfg *config.Config) (
 }
 
 // CheckPlugins compiles and checks the plugins of cfg without keeping them
-// (`mcphost validate`), with an in-memory compilation cache.
+// (`mcphost validate`). The compiled code goes to the daemon's on-disk
+// cache under data_dir, so a later start (or check) is quick.
 func CheckPlugins(ctx context.Context, cfg *config.Config) hcl.Diagnostics {
 	if len(cfg.Plugins) == 0 {
 		return nil
 	}
-	rt, err := NewPluginRuntime("", nil)
+	rt, err := NewPluginRuntime(PluginCacheDirFor(cfg, nil), nil)
 	if err != nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Plugin runtime unavailable", Detail: fmt.Sprintf("The WebAssembly runtime could not start: %v.", err)}}
 	}

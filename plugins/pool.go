@@ -23,7 +23,7 @@ const (
 	maxLogBytes       = 512     // one plugin log line
 	logBurst          = 20      // plugin log lines at once, per plugin
 	logPerSecond      = 5       // plugin log lines per second, per plugin
-	minWarmupTimeout  = time.Second
+	minWarmupTimeout  = 10 * time.Second
 	minBackoff        = 50 * time.Millisecond
 	maxBackoff        = 5 * time.Second
 )

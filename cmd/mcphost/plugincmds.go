@@ -73,7 +73,9 @@ func (e *env) pluginRun(ctx context.Context, args []string) int {
 			t = config.DefaultPluginTimeout
 		}
 		base := strings.TrimSuffix(filepath.Base(name), ".wasm")
-		cfg = &config.Config{Plugins: []config.Plugin{{
+		// The default config's data_dir holds the compilation cache.
+		def, _ := config.Default(config.Options{Executable: selfExecutable()})
+		cfg = &config.Config{DataDir: def.DataDir, Plugins: []config.Plugin{{
 			Name: base, Path: abs, Stages: []string{st}, Servers: []string{"*"}, Tools: []string{"*"},
 			Config: pluginConfig, Timeout: t, MemoryLimit: config.DefaultPluginMemoryLimit,
 			PoolSize: 1, OnError: config.PluginOnErrorFail,
@@ -104,7 +106,7 @@ func (e *env) pluginRun(ctx context.Context, args []string) int {
 		// Only this plugin, with a pool of one.
 		p := *found
 		p.PoolSize = 1
-		cfg = &config.Config{Files: cfg.Files, Plugins: []config.Plugin{p}}
+		cfg = &config.Config{Files: cfg.Files, DataDir: cfg.DataDir, Plugins: []config.Plugin{p}}
 	}
 	st := *stage
 	if st == "" {
@@ -121,7 +123,8 @@ func (e *env) pluginRun(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 
-	rt, err := host.NewPluginRuntime("", nil)
+	// The daemon's on-disk compilation cache: only the first run compiles.
+	rt, err := host.NewPluginRuntime(host.PluginCacheDirFor(cfg, nil), nil)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost plugin run: %v\n", err)
 		return exitFailure
