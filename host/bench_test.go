@@ -79,7 +79,7 @@ func benchHost(b *testing.B, bin, extra string) *host.Host {
 		b.Fatal(diags)
 	}
 	cfg.Servers = []config.Server{stdioServer("fx", bin)}
-	h, err := host.New(cfg, host.Options{PluginCacheDir: b.TempDir()})
+	h, err := host.New(cfg, host.Options{PluginCacheDir: testbin.PluginCacheDir(b)})
 	if err != nil {
 		b.Fatal(err)
 	}

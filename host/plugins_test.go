@@ -44,7 +44,7 @@ func pluginHost(t *testing.T, hcl, wasm string) *host.Host {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h, err := host.New(cfg, host.Options{Store: st, PluginCacheDir: t.TempDir()})
+	h, err := host.New(cfg, host.Options{Store: st, PluginCacheDir: testbin.PluginCacheDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

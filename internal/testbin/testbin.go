@@ -120,6 +120,7 @@ func Cleanup() {
 		os.RemoveAll(dir)
 	}
 	dir = ""
+	cacheDir = ""
 	builds = map[string]*build{}
 	names = map[string]bool{}
 }

@@ -89,3 +89,31 @@ func repoRoot() (string, error) {
 		dir = parent
 	}
 }
+
+// PluginCacheDir returns a compilation cache directory for plugins shared by
+// the tests of this process (mode 0700, removed by Cleanup), so each module
+// is compiled once per test binary rather than once per test.
+func PluginCacheDir(tb testing.TB) string {
+	tb.Helper()
+	mu.Lock()
+	d := cacheDir
+	mu.Unlock()
+	if d != "" {
+		return d
+	}
+	out, err := output("plugin-cache")
+	if err != nil {
+		tb.Fatalf("testbin: %v", err)
+	}
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		tb.Fatalf("testbin: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if cacheDir == "" {
+		cacheDir = out
+	}
+	return cacheDir
+}
+
+var cacheDir string // under mu; reset by Cleanup

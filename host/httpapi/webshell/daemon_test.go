@@ -130,7 +130,7 @@ func (d *daemon) start(t *testing.T, port int) error {
 		ln.Close()
 		t.Fatal(err)
 	}
-	h, err := host.New(d.cfg, host.Options{Store: st})
+	h, err := host.New(d.cfg, host.Options{Store: st, PluginCacheDir: testbin.PluginCacheDir(t)})
 	if err != nil {
 		ln.Close()
 		st.Close()
