@@ -32,6 +32,7 @@ type options struct {
 	SoakConc    int           `json:"soakConcurrency"`
 	SoakRate    float64       `json:"soakRate"`
 	Plugin      string        `json:"plugin"`
+	PluginTime  time.Duration `json:"pluginTimeout"`
 	Policies    bool          `json:"policies"`
 	TextBytes   int           `json:"textBytes"`
 	WarmStart   bool          `json:"warmStart"`
@@ -95,6 +96,7 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 	fs.IntVar(&o.SoakConc, "soak-concurrency", 8, "soak workers")
 	fs.Float64Var(&o.SoakRate, "soak-rate", 200, "soak calls per second, all workers together; 0 calls as fast as the workers can")
 	fs.StringVar(&o.Plugin, "plugin", pluginRedact, "result plugin on every call: redact, identity or none")
+	fs.DurationVar(&o.PluginTime, "plugin-timeout", 0, "the plugin block's timeout (0: mcphost's default, 250ms); it includes waiting for a free instance")
 	fs.BoolVar(&o.Policies, "policies", true, "configure the ten policy rules")
 	fs.IntVar(&o.TextBytes, "text-bytes", 256, "size of the echo text of each call")
 	fs.BoolVar(&o.WarmStart, "warm-start", true, "start the daemon twice: cold (empty era cache), then warm on the same data_dir; load and soak run on the warm one")
@@ -204,6 +206,8 @@ func (o *options) check() string {
 		return "-plugin is redact, identity or none"
 	case o.TextBytes < 1 || o.TextBytes > 1<<20:
 		return "-text-bytes is from 1 to 1048576"
+	case o.PluginTime < 0 || o.PluginTime > time.Minute:
+		return "-plugin-timeout is from 0 to 1m"
 	case o.SettleLimit <= 0:
 		return "-settle-limit must be positive"
 	}

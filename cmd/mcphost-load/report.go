@@ -134,7 +134,7 @@ func (o options) view() map[string]any {
 		"stepTime": o.StepTime.String(), "rounds": o.Rounds,
 		"soak": o.Soak.String(), "soakWarmup": o.SoakWarmup.String(), "sample": o.Sample.String(),
 		"soakConcurrency": o.SoakConc, "soakRate": o.SoakRate,
-		"plugin": o.Plugin, "policies": o.Policies, "textBytes": o.TextBytes, "warmStart": o.WarmStart,
+		"plugin": o.Plugin, "pluginTimeout": o.PluginTime.String(), "policies": o.Policies, "textBytes": o.TextBytes, "warmStart": o.WarmStart,
 		"out": o.Out, "binDir": o.BinDir, "short": o.Short, "profile": o.Profile,
 	}
 }
@@ -270,8 +270,12 @@ func (res *results) summary() string {
 		if p, _ := res.Options["policies"].(bool); !p {
 			rules = "no policies"
 		}
-		fmt.Fprintf(&b, "\nLoad: POST /api/v1/sessions/{id}/calls (echo, %d B text) with %s and plugin %v, %v principals, over %d target servers; direct = go-sdk to a twin of each target\n",
-			l.TextBytes, rules, res.Options["plugin"], res.Options["principals"], l.Targets)
+		plugin := fmt.Sprintf("plugin %v", res.Options["plugin"])
+		if t, _ := res.Options["pluginTimeout"].(string); t != "" && t != "0s" {
+			plugin += " (timeout " + t + ")"
+		}
+		fmt.Fprintf(&b, "\nLoad: POST /api/v1/sessions/{id}/calls (echo, %d B text) with %s and %s, %v principals, over %d target servers; direct = go-sdk to a twin of each target\n",
+			l.TextBytes, rules, plugin, res.Options["principals"], l.Targets)
 		fmt.Fprintf(&b, "  %5s | %10s %8s %8s | %10s %8s %8s | %6s %6s %6s\n", "conc", "host c/s", "p50 ms", "p99 ms", "direct c/s", "p50 ms", "p99 ms", "thr×", "p50×", "p99×")
 		for _, s := range l.Steps {
 			fmt.Fprintf(&b, "  %5d | %10.0f %8.3f %8.3f | %10.0f %8.3f %8.3f | %6.2f %6.2f %6.2f\n", s.Concurrency,

@@ -196,13 +196,16 @@ func TestConfigHCL(t *testing.T) {
 	}
 	principals := planPrincipals(3)
 	bins := binaries{Wellbehaved: "/bin/wellbehaved", Modernonly: "/bin/modernonly", Statelesshttp: "/bin/statelesshttp", Plugin: wasm}
-	src := configHCL(filepath.Join(dir, "data"), plan, principals, bins, pluginRedact, true)
+	src := configHCL(filepath.Join(dir, "data"), plan, principals, bins, pluginRedact, 2*time.Second, true)
 	cfg, diags := config.Parse([]byte(src), "load.hcl", config.Options{})
 	if diags.HasErrors() {
 		t.Fatalf("the generated config does not load: %v\n%s", diags, src)
 	}
 	if len(cfg.Servers) != 12 || len(cfg.Principals) != 4 || len(cfg.Policies) != 10 || len(cfg.Plugins) != 1 {
-		t.Errorf("%d servers, %d principals, %d policies, %d plugins", len(cfg.Servers), len(cfg.Principals), len(cfg.Policies), len(cfg.Plugins))
+		t.Fatalf("%d servers, %d principals, %d policies, %d plugins", len(cfg.Servers), len(cfg.Principals), len(cfg.Policies), len(cfg.Plugins))
+	}
+	if p := cfg.Plugins[0]; p.Timeout != 2*time.Second || p.Config["pattern"] != redactPattern {
+		t.Errorf("plugin %+v", p)
 	}
 	for i, s := range cfg.Servers {
 		k := kinds[plan[i].Kind]
@@ -214,7 +217,7 @@ func TestConfigHCL(t *testing.T) {
 		t.Errorf("last principal %+v", p)
 	}
 
-	cfg, diags = config.Parse([]byte(configHCL(dir, plan[:1], principals[:1], bins, pluginNone, false)), "bare.hcl", config.Options{})
+	cfg, diags = config.Parse([]byte(configHCL(dir, plan[:1], principals[:1], bins, pluginNone, 0, false)), "bare.hcl", config.Options{})
 	if diags.HasErrors() || len(cfg.Policies) != 0 || len(cfg.Plugins) != 0 {
 		t.Errorf("without policies and plugin: %v, %d policies, %d plugins", diags, len(cfg.Policies), len(cfg.Plugins))
 	}
