@@ -43,6 +43,9 @@ export function approvalCard(a, onAnswer) {
     h('span', { class: 'spacer' }),
     left),
   h('p', { class: 'approval-message', testid: 'approval-message' }, typeof a.message === 'string' && a.message ? a.message : 'A policy asks you to approve this call.'),
+  a.origin === 'app'
+    ? h('p', { class: 'approval-origin', testid: 'approval-origin' }, 'Requested by the MCP App of server ', h('strong', {}, String(a.server ?? '?')), ', not by you.')
+    : null,
   h('p', { class: 'muted' }, 'Policy ', h('code', {}, typeof a.rule === 'string' ? a.rule : '?'),
     ' paused this call. It runs only if you approve it; no answer in time denies it.'),
   h('details', { class: 'collapsible arguments', open: true },
