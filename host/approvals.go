@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -167,4 +168,19 @@ func (h *Host) AuditLog(ctx context.Context, p Principal, before int64, limit in
 		return nil, ErrNoStore
 	}
 	return h.store.AuditLog(ctx, p.Name, before, limit)
+}
+
+// approvalText says how an approval that was not given ended.
+func approvalText(outcome string, timeout time.Duration) string {
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	switch outcome {
+	case ApprovalDenied:
+		return "you denied it"
+	case ApprovalExpired:
+		return fmt.Sprintf("the approval expired (no answer within %s)", timeout)
+	default:
+		return "the call was cancelled while it waited for approval"
+	}
 }

@@ -216,13 +216,14 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 		trail.Approval = outcome
 		if outcome != ApprovalApproved {
 			d.Effect = policies.EffectDeny
-			d.Message = fmt.Sprintf("not approved (%s): %s", outcome, d.Message)
+			d.Message = "not approved: " + approvalText(outcome, h.opts.ApprovalTimeout)
 		}
 	}
 	if d.Effect == policies.EffectDeny {
 		perr := denied(d)
 		entry.Status = StatusDenied
 		entry.Error = perr.Message
+		entry.DurationMs = float64(time.Since(entry.StartedAt).Microseconds()) / 1000
 		entry, err := h.record(ctx, req.Principal.Name, entry, trail, pol.audit)
 		if err != nil {
 			return nil, err

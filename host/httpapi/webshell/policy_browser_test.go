@@ -47,6 +47,7 @@ policy "approve-echo" {
 
 	answer := func(button string) {
 		tb.waitVisible(tid("approval"))
+		tb.screenshot("prompt-"+button, tid("approval"))
 		msg := eval[string](tb, `document.querySelector('[data-testid=approval-message]').textContent`)
 		args := eval[string](tb, `document.querySelector('[data-testid=approval-arguments]').textContent`)
 		if msg != "Echo this text?" || !strings.Contains(args, "hello policy") {
@@ -73,6 +74,7 @@ policy "approve-echo" {
 	answer("deny-button")
 	tb.waitFor("entry 2", fmt.Sprintf(`document.querySelectorAll('%s').length >= 2`, entrySel))
 	e = tb.readEntries()[1]
+	tb.screenshot("denied", cardSel(2))
 	if e.Status != "denied" || !strings.Contains(e.Text, "Denied by policy") || !strings.Contains(e.Text, "approve-echo") {
 		t.Errorf("denied call = %+v", e)
 	}
@@ -103,6 +105,7 @@ plugin "redact" {
 	if e.Status != "ok" || e.Result != "my key is [REDACTED] ok" {
 		t.Errorf("entry = %+v, want the redacted result", e)
 	}
+	tb.screenshot("redacted", cardSel(1))
 	plugin := eval[string](tb, `(() => { const li = document.querySelector('`+entrySel+` [data-testid=trail-plugin]'); return li ? li.dataset.plugin + ' ' + li.dataset.changed : ''; })()`)
 	if plugin != "redact true" {
 		t.Errorf("plugin trail = %q, want %q", plugin, "redact true")

@@ -852,7 +852,7 @@ async function submitCall(ctl) {
       return;
     }
     if (err instanceof ApiError && err.code === 'invalid_arguments') ctl.showError(`The arguments do not match the tool's schema: ${err.message}`);
-    else if (err instanceof ApiError && err.code === 'denied_by_policy') ctl.showError(`A policy refused it: ${err.message}`);
+    else if (err instanceof ApiError && err.code === 'denied_by_policy') { /* the denied entry in the transcript says why */ }
     else if (err instanceof ApiError && err.status === 400) ctl.showError(`The request was rejected: ${err.message}`);
     else if (err instanceof NetworkError) ctl.showError('mcphost is not reachable, so the outcome of the call is unknown. The transcript reloads when the connection is back.');
     else ctl.showError(`The call failed: ${err.message}`);
@@ -880,6 +880,7 @@ function onApproval(a) {
   if (typeof a.id !== 'string' || state.approvals.has(a.id)) return;
   const card = approvalCard(a, answerApproval);
   state.approvals.set(a.id, { a, card });
+  setRunNote(a.callId, 'Waiting for your approval.');
   $('approval-list').append(card.el);
   updateTranscriptEmpty();
   scrollToBottom();
@@ -901,7 +902,16 @@ function onApprovalDone(d) {
   if (!cur) return;
   cur.card.el.remove();
   state.approvals.delete(d.id);
+  setRunNote(cur.a.callId, '');
   updateTranscriptEmpty();
+}
+
+// setRunNote shows a note on the running card of a call, if it has one.
+function setRunNote(callId, note) {
+  const run = typeof callId === 'string' ? state.running.get(callId) : null;
+  if (!run) return;
+  run.note = note;
+  run.card?.update(run);
 }
 
 // answerApproval sends the user's answer; it returns an error text to show
