@@ -50,7 +50,6 @@ func trapServer(t *testing.T) *httptest.Server {
 // and TestHammer cover the pool alone; host's TestPluginFailure one call.
 func TestPluginStartsTrappingUnderLoad(t *testing.T) {
 	wasm := testbin.Plugin(t, "plugins/testdata/wasm", "hostile")
-	cacheDir := t.TempDir() // the second host finds the plugin compiled
 	for _, onError := range []string{config.PluginOnErrorFail, config.PluginOnErrorSkip} {
 		t.Run(onError, func(t *testing.T) {
 			baseline := runtime.NumGoroutine()
@@ -73,7 +72,7 @@ plugin "flaky" {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, err := host.New(cfg, host.Options{Store: st, PluginCacheDir: cacheDir})
+			h, err := host.New(cfg, host.Options{Store: st, PluginCacheDir: testbin.PluginCacheDir(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
