@@ -209,22 +209,6 @@ func decodeOutput(out []byte, key string) (any, []byte, error) {
 	return val, raw, nil
 }
 
-// decodeStrict parses data as exactly one JSON value with no duplicate
-// object keys and at most maxDepth levels of nesting. Numbers stay
-// json.Number. data must be valid UTF-8.
-func decodeStrict(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := strictValue(dec, 0)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the JSON value")
-	}
-	return v, nil
-}
-
 func strictValue(dec *json.Decoder, depth int) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
@@ -402,7 +386,7 @@ func article(kind string) string {
 	return "a"
 }
 
-// checkResultTree checks the shape of a CallToolResult decoded by decodeStrict.
+// checkResultTree checks the shape of a CallToolResult decoded by strictValue.
 func checkResultTree(v any) error {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -566,7 +550,7 @@ func narrow(c map[string]any, name string, was []string, validSource func(string
 	return out, nil
 }
 
-// sameJSON reports whether a (from decodeStrict) and b (a Go value) encode
+// sameJSON reports whether a (from strictValue) and b (a Go value) encode
 // as the same JSON value.
 func sameJSON(a, b any) bool {
 	ea, err1 := json.Marshal(a)

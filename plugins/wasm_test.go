@@ -76,7 +76,7 @@ func buildFixture(name string) (string, error) {
 	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go") // go test sets GOROOT
 		if _, serr := os.Stat(gobin); serr != nil {
 			return "", err
 		}
