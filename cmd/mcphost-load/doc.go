@@ -91,7 +91,11 @@
 //	go test -run TestSmoke ./cmd/mcphost-load                        # the smoke test CI runs
 //
 // -profile writes a CPU profile of the soak (soak-cpu.pprof) and a heap
-// profile at its end (soak-heap.pprof) to OUT.
+// profile at its end (soak-heap.pprof) to OUT. -plugin-timeout sets the
+// plugin block's timeout (default mcphost's 250ms, which includes waiting
+// for a free instance: on a starved CPU a call can fail there, and the run
+// then fails, as any failed call does). `go run ./cmd/mcphost-load -h`
+// lists every flag.
 //
 // # Limits
 //

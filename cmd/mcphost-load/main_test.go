@@ -16,7 +16,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestSmoke runs the whole tool in its smallest configuration — five
-// servers (one of each kind), two short load steps, a five-second soak —
+// servers (one of each kind), two short load steps, a six-second soak —
 // and checks that every phase produced its results and that the run passed
 // its own checks (no failed call, no lost entry, no leak). It asserts no
 // timing. Under -race the redact plugin is left out: compiling it takes
@@ -28,7 +28,7 @@ func TestSmoke(t *testing.T) {
 	out := t.TempDir()
 	args := []string{"-short", "-out", out,
 		"-steps", "1,2", "-step-time", "300ms", "-rounds", "1",
-		"-soak", "5s", "-soak-warmup", "1s", "-sample", "500ms"}
+		"-soak", "6s", "-soak-warmup", "2s", "-sample", "500ms"}
 	if raceEnabled {
 		args = append(args, "-plugin", "none")
 	}

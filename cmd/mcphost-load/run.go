@@ -271,7 +271,7 @@ func (r *runner) run(ctx context.Context) error {
 		stopProfile := r.startProfile()
 		res := runSoak(ctx, soakConfig{
 			duration: o.Soak, warmup: o.SoakWarmup, every: o.Sample,
-			conc: o.SoakConc, rate: o.SoakRate, call: hostCall(soakClient), h: d.h, own: r.own,
+			conc: o.SoakConc, rate: o.SoakRate, call: hostCall(soakClient), targets: len(targets), h: d.h, own: r.own,
 		}, logger)
 		stopProfile()
 		soakClient.closeIdle()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -62,8 +63,9 @@ type sample struct {
 type soakConfig struct {
 	duration, warmup, every time.Duration
 	conc                    int
-	rate                    float64 // calls/s for all workers together; 0: unpaced
-	call                    callFunc
+	rate                    float64  // calls/s for all workers together; 0: unpaced
+	call                    callFunc // call i of worker w goes to target (w+i) % targets
+	targets                 int
 	h                       *host.Host
 	own                     *owned
 }
@@ -88,6 +90,9 @@ type soakResult struct {
 // for the running calls to return and holds new ones back while it reads,
 // so in-flight work does not blur the counts.
 func runSoak(ctx context.Context, cfg soakConfig, logger *slog.Logger) soakResult {
+	if err := prime(ctx, cfg); err != nil {
+		return soakResult{Problems: []string{"priming the connections: " + err.Error()}}
+	}
 	var (
 		gate  sync.RWMutex
 		latMu sync.Mutex
@@ -196,6 +201,50 @@ func runSoak(ctx context.Context, cfg soakConfig, logger *slog.Logger) soakResul
 	}
 	analyse(&res, cfg.warmup)
 	return res
+}
+
+// prime opens the connections a steady soak uses before it starts, so that
+// pools filling up slowly (two calls overlap for the first time minutes in)
+// are not mistaken for growth: all workers call at once, so the API
+// client's pool holds one connection per worker, then each target gets two
+// calls at once, so the daemon's pool to a remote server holds the two idle
+// connections it keeps. Three rounds each.
+func prime(ctx context.Context, cfg soakConfig) error {
+	burst := func(calls [][2]int) error {
+		start := make(chan struct{})
+		errs := make([]error, len(calls))
+		var wg sync.WaitGroup
+		for j, c := range calls {
+			wg.Go(func() {
+				<-start
+				_, errs[j] = cfg.call(ctx, c[0], c[1])
+			})
+		}
+		close(start)
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	var workers, pairs [][2]int
+	for w := range cfg.conc {
+		workers = append(workers, [2]int{w, 0})
+	}
+	for t := range cfg.targets {
+		// Worker 0's call t and worker 1's call t-1 both go to target t.
+		second := [2]int{0, t}
+		if cfg.conc > 1 {
+			second = [2]int{1, (t - 1 + cfg.targets) % cfg.targets}
+		}
+		pairs = append(pairs, [2]int{0, t}, second)
+	}
+	for range 3 {
+		if err := burst(workers); err != nil {
+			return err
+		}
+		if err := burst(pairs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
