@@ -393,7 +393,11 @@ func TestHTTPTimeout(t *testing.T) {
 			if _, puts, _ := cache.counts(); puts != 0 {
 				t.Errorf("%d puts, want none", puts)
 			}
-			if n := rc.count("notifications/cancelled"); n != 0 {
+			// The probe never cancels. When the fallback's initialize hangs
+			// too, go-sdk may cancel that initialize when the window ends,
+			// depending on whether its POST was still in flight: not the
+			// probe's doing, so not counted.
+			if n := rc.count("notifications/cancelled"); n != 0 && !tc.wantConnec {
 				t.Errorf("%d notifications/cancelled requests", n)
 			}
 		})
