@@ -48,7 +48,10 @@
 //     children of this process in /proc, minus the processes the tool
 //     started itself), plus calls/s, p50 and p99 of the interval. Each
 //     sample is taken between calls: running calls finish first and new
-//     ones wait while it reads. After warm-up (-soak-warmup, default a
+//     ones wait while it reads. Before the clock starts, bursts of
+//     simultaneous calls open the connections a steady soak uses (one per
+//     worker to the API, two per remote server from the daemon), so that a
+//     pool filling up late is not read as growth. After warm-up (-soak-warmup, default a
 //     fifth of -soak), the median of the first quarter of the samples is
 //     compared with the median of the last quarter. The run fails when
 //     goroutines grow by more than max(5, 2%), file descriptors by more
