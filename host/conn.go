@@ -48,6 +48,25 @@ type serverConn struct {
 
 	progressSeq atomic.Uint64
 	progress    sync.Map // progress token (string) → func(Progress)
+
+	// httpc is the HTTP client of a remote server, one for its whole life:
+	// reconnects reuse its connections, and the supervisor closes its idle
+	// ones when it returns.
+	httpOnce sync.Once
+	httpc    *http.Client
+}
+
+// httpClient returns the server's HTTP client (remote servers).
+func (c *serverConn) httpClient() *http.Client {
+	c.httpOnce.Do(func() { c.httpc = httpClient(c.cfg.Headers) })
+	return c.httpc
+}
+
+// closeIdleHTTP closes the idle connections of the server's HTTP client.
+func (c *serverConn) closeIdleHTTP() {
+	if c.httpc != nil {
+		c.httpc.CloseIdleConnections()
+	}
 }
 
 func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn {
@@ -119,6 +138,7 @@ func (c *serverConn) current() (*mcp.ClientSession, *catalog, error) {
 // failure when restarts are off.
 func (c *serverConn) run(ctx context.Context) {
 	defer close(c.done)
+	defer c.closeIdleHTTP()
 	defer c.settle()
 	attempt := 0
 	for {
@@ -248,11 +268,11 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	case config.TransportStreamableHTTP:
 		transport = &mcp.StreamableClientTransport{
 			Endpoint:   c.cfg.URL,
-			HTTPClient: httpClient(c.cfg.Headers),
+			HTTPClient: c.httpClient(),
 			MaxRetries: 2,
 		}
 	case config.TransportSSE:
-		transport = negotiate.Detached(&mcp.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: httpClient(c.cfg.Headers)})
+		transport = negotiate.Detached(&mcp.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: c.httpClient()})
 	default:
 		return nil, nil, nil, fmt.Errorf("unknown transport %q", c.cfg.Transport)
 	}
@@ -320,7 +340,7 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 		spec.NewCommand = func() *exec.Cmd { return newCommand(&c.cfg, stderr) }
 	default:
 		spec.URL = c.cfg.URL
-		spec.HTTPClient = httpClient(c.cfg.Headers)
+		spec.HTTPClient = c.httpClient()
 	}
 	res, err := negotiate.Connect(dctx, spec)
 	if err != nil {
