@@ -3,7 +3,6 @@ package host_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/benchpair"
+	"github.com/mcphost/mcphost/internal/benchrules"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -57,19 +57,6 @@ func BenchmarkCallTool(b *testing.B) {
 	benchpair.Compare(b, "host", directCall, hostCall)
 }
 
-// benchRulesFile holds ten rules of the call and result phases, none of
-// which matches the benchmarks' calls, so every one is evaluated on every
-// call.
-const benchRulesFile = "testdata/bench-rules.hcl"
-
-func benchRules(b *testing.B) string {
-	src, err := os.ReadFile(benchRulesFile)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return string(src)
-}
-
 // benchHost starts a host over the stdio fixture bin with the extra HCL
 // (policies, plugins) parsed from extra.
 func benchHost(b *testing.B, bin, extra string) *host.Host {
@@ -110,7 +97,7 @@ func BenchmarkCallToolPolicies(b *testing.B) {
 	bin := testbin.Build(b, wellbehavedPkg)
 	args, _ := json.Marshal(map[string]any{"text": strings.Repeat("x", 2000)})
 	plain := benchHost(b, bin, "")
-	ruled := benchHost(b, bin, benchRules(b))
+	ruled := benchHost(b, bin, benchrules.HCL)
 	benchpair.Compare(b, "policies", benchEcho(b, plain, args), benchEcho(b, ruled, args))
 }
 
@@ -179,5 +166,5 @@ func BenchmarkSessionCallPolicies(b *testing.B) {
 			}
 		}
 	}
-	benchpair.Compare(b, "policies", sessionCall(""), sessionCall(benchRules(b)))
+	benchpair.Compare(b, "policies", sessionCall(""), sessionCall(benchrules.HCL))
 }

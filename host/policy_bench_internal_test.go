@@ -2,11 +2,11 @@ package host
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/benchrules"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,11 +21,7 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkPolicyStages -benchmem -count 5 ./host/
 func BenchmarkPolicyStages(b *testing.B) {
-	rules, err := os.ReadFile("testdata/bench-rules.hcl")
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, tc := range []struct{ name, hcl string }{{"none", ""}, {"ten-rules", string(rules)}} {
+	for _, tc := range []struct{ name, hcl string }{{"none", ""}, {"ten-rules", benchrules.HCL}} {
 		b.Run(tc.name, func(b *testing.B) {
 			cfg, diags := config.Parse([]byte(tc.hcl), "bench.hcl", config.Options{})
 			if diags.HasErrors() {

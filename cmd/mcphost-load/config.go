@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/mcphost/mcphost/internal/benchrules"
 	"strconv"
 	"strings"
 	"time"
@@ -77,63 +78,6 @@ func newToken() string {
 	return hex.EncodeToString(b)
 }
 
-// policyRules are the ten rules of the load config, over the list, call and
-// result phases. None matches a load call (echo by a load principal), so
-// each is evaluated on every call; r6 denies the blocked principal.
-const policyRules = `
-policy "r1" {
-  phase  = "list"
-  effect = "deny"
-  when   = "tool.name.startsWith('admin_') && !('admins' in principal.groups)"
-}
-policy "r2" {
-  phase  = "call"
-  effect = "deny"
-  when   = "server == 'prod' && origin == 'app'"
-}
-policy "r3" {
-  phase  = "call"
-  effect = "deny"
-  when   = "has(args.path) && args.path.startsWith('/etc')"
-}
-policy "r4" {
-  phase  = "call"
-  effect = "deny"
-  when   = "!tool.annotations.readOnlyHint && principal.name == 'guest'"
-}
-policy "r5" {
-  phase  = "call"
-  effect = "deny"
-  when   = "has(args.text) && size(args.text) > 100000"
-}
-policy "r6" {
-  phase   = "call"
-  effect  = "deny"
-  when    = "'blocked' in principal.groups"
-  message = "the blocked group may not call tools"
-}
-policy "r7" {
-  phase  = "call"
-  effect = "deny"
-  when   = "era == 'modern' && tool.name == 'drop_table'"
-}
-policy "r8" {
-  phase  = "call"
-  effect = "deny"
-  when   = "has(args.url) && args.url.startsWith('http://')"
-}
-policy "r9" {
-  phase  = "result"
-  effect = "deny"
-  when   = "result.text.contains('PRIVATE KEY')"
-}
-policy "r10" {
-  phase  = "result"
-  effect = "deny"
-  when   = "result.isError && tool.name == 'never'"
-}
-`
-
 // redactPattern is the redact plugin's pattern; secretText matches it.
 const (
 	redactPattern = "sk-[A-Za-z0-9]{20,}"
@@ -175,7 +119,7 @@ func configHCL(dataDir string, servers []serverPlan, principals []principalPlan,
 		b.WriteString("]\n}\n")
 	}
 	if policies {
-		b.WriteString(policyRules)
+		b.WriteString(benchrules.HCL)
 	}
 	if plugin != pluginNone {
 		fmt.Fprintf(&b, "\nplugin %q {\n  path   = %q\n  stages = [\"result\"]\n", plugin, bins.Plugin)

@@ -1,5 +1,12 @@
-# Ten rules of the call and result phases for the benchmarks; none matches
-# their calls, so every rule runs on every call.
+// Package benchrules holds the ten policy rules that the host's benchmarks
+// and the load tool (cmd/mcphost-load) evaluate on every call: rules of the
+// list, call and result phases, none of which matches their calls (an echo
+// by a principal outside the "blocked" group), so each rule runs each time;
+// r6 denies the blocked group, which the load tool checks.
+package benchrules
+
+// HCL is the rules as policy blocks.
+const HCL = `
 policy "r1" {
   phase  = "list"
   effect = "deny"
@@ -26,9 +33,10 @@ policy "r5" {
   when   = "has(args.text) && size(args.text) > 100000"
 }
 policy "r6" {
-  phase  = "call"
-  effect = "deny"
-  when   = "'blocked' in principal.groups"
+  phase   = "call"
+  effect  = "deny"
+  when    = "'blocked' in principal.groups"
+  message = "the blocked group may not call tools"
 }
 policy "r7" {
   phase  = "call"
@@ -50,3 +58,4 @@ policy "r10" {
   effect = "deny"
   when   = "result.isError && tool.name == 'never'"
 }
+`
