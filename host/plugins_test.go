@@ -15,6 +15,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/plugins"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -129,9 +130,9 @@ plugin "broken" {
 					t.Errorf("result %s error %q", e.Result, e.Error)
 				}
 				_, err := h.CallTool(t.Context(), host.CallToolRequest{Server: "secrets", Tool: "leak"})
-				var pe interface{ Unwrap() error }
-				if err == nil || !errors.As(err, &pe) {
-					t.Errorf("CallTool with a failing plugin: %v", err)
+				var pe *plugins.Error
+				if !errors.As(err, &pe) || pe.Plugin != "broken" || pe.Stage != plugins.StageResult {
+					t.Errorf("CallTool with a failing plugin: %v, want a *plugins.Error of broken", err)
 				}
 			} else if !strings.Contains(string(e.Result), "sk-ABC") || !tr.Plugins[0].Skipped {
 				t.Errorf("skip: result %s trail %+v", e.Result, tr)
