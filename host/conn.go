@@ -94,6 +94,14 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 
 func (c *serverConn) settle() { c.settleOnce.Do(func() { close(c.settled) }) }
 
+// era returns the server's current era without copying its status (the
+// policies read it on every call and for every listed tool).
+func (c *serverConn) era() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.status.Era
+}
+
 // snapshot returns the current status with catalog counts filled in.
 func (c *serverConn) snapshot() ServerStatus {
 	c.mu.Lock()

@@ -91,7 +91,7 @@ func (h *Host) newPolicyRun(p Principal, c *serverConn, tool *mcp.Tool, origin s
 	}
 	r.in = &policies.Input{
 		Server:    c.cfg.Name,
-		Era:       c.snapshot().Era,
+		Era:       c.era(),
 		Origin:    origin,
 		Principal: policies.Principal{Name: p.Name, Groups: p.Groups},
 		Tool:      policies.ToolFromMCP(tool),
