@@ -76,8 +76,15 @@ type Entry struct {
 // must be one of the Status constants. The session must exist and belong to
 // e.Principal, else the error is [ErrNotFound].
 //
-// AppendEntry obeys ctx; to record a call whose request was cancelled, pass
-// a context without that cancellation (context.WithoutCancel).
+// Concurrent appends are written in groups, one transaction and one fsync
+// per group (see commit.go); each caller still returns only once its own
+// entry has committed, and an entry that fails alone does not fail the
+// others of its group.
+//
+// AppendEntry obeys ctx while its entry waits to be written; once the entry
+// is being written it waits for the outcome, so an error always means the
+// entry is not stored. To record a call whose request was cancelled, pass a
+// context without that cancellation (context.WithoutCancel).
 func (s *Store) AppendEntry(ctx context.Context, e *Entry) error {
 	if e == nil {
 		return errors.New("store: append entry: nil entry")
@@ -90,7 +97,8 @@ func (s *Store) AppendEntry(ctx context.Context, e *Entry) error {
 	if kind == "" {
 		kind = KindCall
 	}
-	seq, err := s.appendEntry(ctx, id, kind, e)
+	size := len(e.Arguments) + len(e.Result) + len(e.Display) + len(e.Trail) + len(e.Message)
+	seq, err := s.enqueue(ctx, &appendReq{id: id, kind: kind, e: e, size: size, done: make(chan struct{})})
 	if errors.Is(err, ErrNotFound) {
 		return ErrNotFound
 	}
@@ -123,17 +131,9 @@ func (e *Entry) check() error {
 	return nil
 }
 
-func (s *Store) appendEntry(ctx context.Context, id, kind string, e *Entry) (seq int64, err error) {
-	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn)
-	if err != nil {
-		return 0, err
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
-
+// insertEntry writes one entry in tx (the committer's group transaction)
+// and returns its seq.
+func (s *Store) insertEntry(ctx context.Context, tx *sql.Tx, id, kind string, e *Entry) (seq int64, err error) {
 	var owner string
 	var last int64
 	err = tx.StmtContext(ctx, s.stmtLastSeq).QueryRowContext(ctx, e.SessionID).Scan(&owner, &last)
@@ -166,9 +166,6 @@ func (s *Store) appendEntry(ctx context.Context, id, kind string, e *Entry) (seq
 		if err = s.insertAudit(ctx, tx, a); err != nil {
 			return 0, err
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, err
 	}
 	return seq, nil
 }

@@ -56,6 +56,9 @@ type Store struct {
 	// SQL cost more CPU than the rest of an append.
 	stmtLastSeq, stmtInsertEntry, stmtTouchSession *sql.Stmt
 
+	// commit is the group-commit queue every entry append goes through.
+	commit *committer
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -74,7 +77,7 @@ type Store struct {
 // checkpoints, so a power loss could drop the last transactions that had
 // been acknowledged. FULL fsyncs the WAL on every commit, so an entry that
 // [Store.AppendEntry] acknowledged is on stable storage. The cost is one
-// fsync per entry, which is small next to a tool call.
+// fsync per commit, and concurrent appends share commits (group commit).
 //
 // Open fails, with an error naming path, when the file is not a SQLite
 // database or is corrupt, when it is a SQLite database of another program,
@@ -137,6 +140,7 @@ func open(ctx context.Context, path string, logger *slog.Logger, migs []string) 
 		w.Close()
 		return nil, wrap(err)
 	}
+	s.startCommitter()
 	return s, nil
 }
 
@@ -144,6 +148,7 @@ func open(ctx context.Context, path string, logger *slog.Logger, migs []string) 
 // calls made after it fail. Calling it again returns the first result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.stopCommitter() // the appends already queued are written first
 		var errs []error
 		if s.r != nil {
 			errs = append(errs, s.r.Close())

@@ -1,0 +1,270 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+)
+
+// Group commit. Every entry append goes through one committer goroutine,
+// which takes the appends that are waiting, writes them in one transaction
+// and commits once: one fsync (synchronous=FULL) for the whole group instead
+// of one per entry. There is no deliberate delay: while a commit is being
+// fsynced the next appends queue up, and they form the next group. One
+// append alone is therefore written exactly as before, and under load the
+// groups grow with the load.
+//
+// What an append promises does not change: AppendEntry returns nil only
+// after the group holding its entry has committed, and an error means its
+// entry is not stored. Within a group each entry has its own savepoint, so
+// an entry that fails on its own (its session is missing or someone else's,
+// a constraint) is rolled back alone and the others commit. When the
+// transaction itself fails (a full disk, an I/O error, a failed commit)
+// every entry of the group gets the error and none is stored.
+
+const (
+	// maxGroupEntries and maxGroupBytes bound one group, so that a burst of
+	// large results is written in several commits rather than one huge one
+	// that every caller in it waits for.
+	maxGroupEntries = 128
+	maxGroupBytes   = 8 << 20
+	// queueLen is how many appends may wait for the committer; beyond it
+	// AppendEntry blocks (honouring its context).
+	queueLen = 1024
+)
+
+// errClosed is the error of an append made after Close.
+var errClosed = errors.New("store is closed")
+
+// appendReq is one entry waiting for the committer.
+type appendReq struct {
+	id   string
+	kind string
+	e    *Entry
+	size int
+
+	// state moves once, from pending to taken (the committer will write
+	// it) or to abandoned (its caller gave up first); whoever wins the
+	// swap decides.
+	state atomic.Int32
+
+	seq  int64
+	err  error
+	done chan struct{}
+}
+
+const (
+	reqPending int32 = iota
+	reqTaken
+	reqAbandoned
+)
+
+// committer is the group-commit queue and its goroutine.
+type committer struct {
+	mu     sync.RWMutex // held for reading while enqueueing; Close takes it to close reqs
+	closed bool
+	reqs   chan *appendReq
+	exited chan struct{}
+
+	// taken counts the appends the committer has taken, groups the
+	// commits and grouped the entries in them: for tests and benchmarks.
+	taken, groups, grouped atomic.Int64
+}
+
+func (c *committer) isClosed() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.closed
+}
+
+func (s *Store) startCommitter() {
+	c := &committer{reqs: make(chan *appendReq, queueLen), exited: make(chan struct{})}
+	s.commit = c
+	go func() {
+		defer close(c.exited)
+		s.runCommitter(c)
+	}()
+}
+
+// stopCommitter lets the appends already queued finish, then stops the
+// goroutine. Appends made afterwards fail with errClosed.
+func (s *Store) stopCommitter() {
+	c := s.commit
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.reqs)
+	}
+	c.mu.Unlock()
+	<-c.exited
+}
+
+// enqueue hands r to the committer and waits for its outcome. It gives up
+// with ctx's error only while r is still waiting in the queue: once the
+// committer has taken r, the outcome is the transaction's, and returning
+// early could report an entry as failed that is then stored.
+func (s *Store) enqueue(ctx context.Context, r *appendReq) (int64, error) {
+	c := s.commit
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return 0, errClosed
+	}
+	select {
+	case c.reqs <- r:
+		c.mu.RUnlock()
+	case <-ctx.Done():
+		c.mu.RUnlock()
+		return 0, ctx.Err()
+	}
+	select {
+	case <-r.done:
+		return r.seq, r.err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(reqPending, reqAbandoned) {
+			return 0, ctx.Err()
+		}
+		<-r.done
+		return r.seq, r.err
+	}
+}
+
+// runCommitter writes groups until reqs is closed and drained.
+func (s *Store) runCommitter(c *committer) {
+	group := make([]*appendReq, 0, maxGroupEntries)
+	var carry *appendReq // the request that did not fit in the last group
+	for {
+		group = group[:0]
+		size := 0
+		add := func(r *appendReq) bool {
+			if !r.state.CompareAndSwap(reqPending, reqTaken) {
+				return true // abandoned by its caller: skip it
+			}
+			group = append(group, r)
+			size += r.size
+			c.taken.Add(1)
+			return true
+		}
+		if carry != nil {
+			add(carry)
+			carry = nil
+		} else {
+			r, ok := <-c.reqs
+			if !ok {
+				return
+			}
+			add(r)
+		}
+	fill:
+		for len(group) < maxGroupEntries && size < maxGroupBytes {
+			select {
+			case r, ok := <-c.reqs:
+				if !ok {
+					break fill
+				}
+				if len(group) > 0 && size+r.size > maxGroupBytes {
+					carry = r
+					break fill
+				}
+				add(r)
+			default:
+				break fill
+			}
+		}
+		if len(group) == 0 {
+			continue
+		}
+		s.writeGroup(group)
+		c.groups.Add(1)
+		c.grouped.Add(int64(len(group)))
+		for _, r := range group {
+			close(r.done)
+		}
+	}
+}
+
+// writeGroup stores the group's entries and sets each request's seq or err.
+func (s *Store) writeGroup(group []*appendReq) {
+	for len(group) > 0 {
+		group = s.tryGroup(group)
+	}
+}
+
+// tryGroup writes group in one transaction. Each entry has a savepoint, so
+// one that fails on its own is undone alone. When SQLite has rolled back
+// the whole transaction after an entry's error (it does on a full disk and
+// some I/O errors, and then the savepoint is gone too), that entry keeps its
+// error and the others are returned to be tried again in a new transaction:
+// none of them may be reported as stored, nor failed for another entry's
+// sake.
+func (s *Store) tryGroup(group []*appendReq) (retry []*appendReq) {
+	fail := func(err error) {
+		for _, r := range group {
+			if r.err == nil {
+				r.seq, r.err = 0, err
+			}
+		}
+	}
+	// The transaction is not bound to any caller's context: the callers
+	// in the group are all waiting for it, and one of them going away
+	// must not roll back the others' entries. It is bounded by the
+	// connection's busy_timeout.
+	ctx := context.Background()
+	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn)
+	if err != nil {
+		fail(err)
+		return nil
+	}
+	savepoints := len(group) > 1 // one entry alone needs none: its failure is the transaction's
+	for i, r := range group {
+		if savepoints {
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT entry"); err != nil {
+				tx.Rollback()
+				fail(err)
+				return nil
+			}
+		}
+		if r.seq, r.err = s.insertEntry(ctx, tx, r.id, r.kind, r.e); r.err == nil {
+			if savepoints {
+				if _, err := tx.ExecContext(ctx, "RELEASE entry"); err != nil {
+					tx.Rollback()
+					fail(err)
+					return nil
+				}
+			}
+			continue
+		}
+		r.seq = 0
+		if !savepoints {
+			tx.Rollback()
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, "ROLLBACK TO entry"); err == nil {
+			if _, err := tx.ExecContext(ctx, "RELEASE entry"); err != nil {
+				tx.Rollback()
+				fail(err)
+				return nil
+			}
+			continue
+		}
+		// The transaction is gone: retry everyone who has not failed.
+		tx.Rollback()
+		for j, o := range group {
+			if j != i && o.err == nil {
+				o.seq = 0
+				retry = append(retry, o)
+			}
+		}
+		s.logger.Warn("an entry's failure rolled back its group's transaction; writing the others again",
+			"session", r.e.SessionID, "error", r.err, "retrying", len(retry))
+		return retry
+	}
+	if err := tx.Commit(); err != nil {
+		fail(err)
+	}
+	return nil
+}
