@@ -123,7 +123,8 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req AppR
 // CSP and permissions, from its display record) and the tool whose result
 // it shows.
 func (h *Host) appPolicy(ctx context.Context, p Principal, c *serverConn, req AppRequest) (bool, string) {
-	if h.policies == nil {
+	g := h.gen()
+	if g.policies == nil {
 		return true, ""
 	}
 	var tool *mcp.Tool
@@ -142,7 +143,7 @@ func (h *Host) appPolicy(ctx context.Context, p Principal, c *serverConn, req Ap
 	if d.ResourceURI == "" {
 		d.ResourceURI = req.ResourceURI
 	}
-	pol := h.newPolicyRun(p, c, tool, OriginApp, nil, nil, &Trail{})
+	pol := newPolicyRun(g, p, c, tool, OriginApp, nil, nil, &Trail{})
 	pol.in.App = policyApp(&d)
 	dec := pol.decide(ctx, policies.PhaseApp)
 	h.appendAudit(ctx, p.Name, req.SessionID, pol.audit)

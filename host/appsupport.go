@@ -135,8 +135,8 @@ var errDaemonSource = errors.New("names the mcphost daemon itself")
 func (h *Host) appSourceValidator(s config.Server) func(string) error {
 	serverLocal := s.Transport != config.TransportStdio && loopbackURL(s.URL)
 	daemonPort := ""
-	if h.cfg != nil {
-		if _, port, err := net.SplitHostPort(h.cfg.Listen); err == nil && port != "0" {
+	if cfg := h.gen().cfg; cfg != nil {
+		if _, port, err := net.SplitHostPort(cfg.Listen); err == nil && port != "0" {
 			daemonPort = port
 		}
 	}

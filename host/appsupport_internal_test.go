@@ -14,7 +14,8 @@ func TestAppSourceValidator(t *testing.T) {
 	local := config.Server{Name: "l", Transport: config.TransportStreamableHTTP, URL: "http://127.0.0.1:9000/mcp"}
 	localName := config.Server{Name: "n", Transport: config.TransportSSE, URL: "http://localhost:9000/sse"}
 	local6 := config.Server{Name: "6", Transport: config.TransportStreamableHTTP, URL: "http://[::1]:9000/mcp"}
-	h := &Host{cfg: &config.Config{Listen: "127.0.0.1:7777"}}
+	h := &Host{}
+	h.cur.Store(&generation{cfg: &config.Config{Listen: "127.0.0.1:7777"}})
 
 	tests := []struct {
 		server config.Server

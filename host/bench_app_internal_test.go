@@ -42,7 +42,7 @@ func BenchmarkAppResolve(b *testing.B) {
 	if err := h.WaitSettled(ctx); err != nil {
 		b.Fatal(err)
 	}
-	c := h.byName["revenue"]
+	c := h.gen().byName["revenue"]
 	cs, cat, err := c.current()
 	if err != nil {
 		b.Fatal(err)

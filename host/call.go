@@ -47,7 +47,9 @@ type CallToolRequest struct {
 // server's call_timeout, cancellation through ctx (go-sdk then sends
 // notifications/cancelled), or the session ending mid-call.
 func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallToolResult, error) {
-	c, err := h.conn(req.Server)
+	g := h.acquire()
+	defer g.release()
+	c, err := g.conn(req.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -74,13 +76,13 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 	// When a rule reads the arguments, the schema check decodes them once
 	// for both (as on the session path); otherwise the server checks them.
 	var decoded any
-	if h.policies != nil && h.policies.Uses(policies.PhaseCall, "args") {
+	if g.policies != nil && g.policies.Uses(policies.PhaseCall, "args") {
 		if decoded, err = cat.validate(tool, args); err != nil {
 			return nil, err
 		}
 	}
 	trail := &Trail{}
-	pol := h.newPolicyRun(p, c, tool, origin, args, decoded, trail)
+	pol := newPolicyRun(g, p, c, tool, origin, args, decoded, trail)
 	d := pol.decide(ctx, policies.PhaseCall)
 	if hidden(d) {
 		return nil, unknownTool(req.Server, req.Tool, cat)

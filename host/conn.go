@@ -36,6 +36,13 @@ type serverConn struct {
 	logger *slog.Logger
 	lists  *listCache // the host cache, as seen by this server
 
+	// stop ends this server's supervisor alone (a reload retiring it);
+	// set by Host.startConn before the supervisor starts.
+	stop context.CancelFunc
+	// retired is set when a reload retires this connection: its state
+	// changes are no longer published (a successor may have its name).
+	retired atomic.Bool
+
 	settleOnce sync.Once
 	settled    chan struct{} // closed once the first attempt has ended
 	done       chan struct{} // closed when the supervisor has returned
@@ -125,7 +132,7 @@ func (c *serverConn) setState(state State, mutate func(*ServerStatus)) {
 		mutate(&c.status)
 	}
 	c.mu.Unlock()
-	if c.opts.OnStatus != nil {
+	if c.opts.OnStatus != nil && !c.retired.Load() {
 		c.opts.OnStatus(c.snapshot())
 	}
 }

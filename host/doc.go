@@ -7,9 +7,14 @@
 //
 // Every server is connected and supervised independently: a server that fails
 // to start, exits, hangs or sends garbage changes its own [ServerStatus] and
-// nothing else. Today every server is connected in the legacy era
-// (initialize at protocol version 2025-11-25); the negotiate package will add
-// the modern era.
+// nothing else. A server is connected in the legacy era (initialize at
+// protocol version 2025-11-25) or, with version_negotiation = "auto", in the
+// era the negotiate package finds.
+//
+// Everything derived from one config (servers, principals, policies,
+// plugins) is one generation, swapped whole by [Host.Reload]: new and
+// changed servers are connected before the swap, unchanged ones keep their
+// process, and each call runs under the generation it started in.
 //
 // Leaves (negotiate, cache, apps, sandbox, plugins, policies) never import
 // this package; it wires them together. Only host/httpapi may import gin.

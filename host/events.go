@@ -11,6 +11,7 @@ const (
 	EventCallStarted = "call_started" // Data: CallStarted
 	EventProgress    = "progress"     // Data: CallProgress
 	EventEntry       = "entry"        // Data: *store.Entry
+	EventConfig      = "config"       // Data: ReloadResult; the servers and tools may have changed
 )
 
 // Event is one published event. Principal is empty for events every

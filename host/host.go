@@ -2,12 +2,10 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,7 +18,6 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/plugins"
-	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -46,8 +43,10 @@ type Options struct {
 	// (the session methods then return ErrNoStore). The caller closes it
 	// after the host.
 	Store *store.Store
-	// OwnerToken, when set, adds a principal "owner" with this token (the
-	// daemon's generated credential when the config declares none).
+	// OwnerToken, when set, adds a principal "owner" with this token
+	// while the config declares no principal (the daemon's generated
+	// credential); a config, or a reload, that declares principals uses
+	// only those.
 	OwnerToken string
 	// PluginCacheDir holds the on-disk compilation cache of the config's
 	// plugins (see PluginCacheDirFor); "" keeps compiled code in memory.
@@ -65,23 +64,24 @@ type Options struct {
 // [Host.Start] (or [Host.Run]) and end it with [Host.Close]. Its methods are
 // safe for concurrent use.
 type Host struct {
-	cfg    *config.Config
-	opts   Options
-	conns  []*serverConn
-	byName map[string]*serverConn
+	opts Options
+	// cur is the current generation: servers, principals, policies and
+	// plugins of the config in force (reload.go).
+	cur atomic.Pointer[generation]
 
-	principals []principalToken
-	store      *store.Store
-	cache      *cache.Cache
-	bus        bus
-	metrics    metrics
-	calls      calls
-	approvals  approvals
-	policies   *policies.Set    // nil: no policies
-	plugins    *plugins.Set     // nil: no plugins
-	pluginRT   *plugins.Runtime // closed last, after plugins
-	owned      sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
-	closing    atomic.Bool
+	store     *store.Store
+	cache     *cache.Cache
+	bus       bus
+	metrics   metrics
+	calls     calls
+	approvals approvals
+	pluginRT  *plugins.Runtime // shared by every generation's plugins; closed last
+	owned     sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
+	closing   atomic.Bool
+
+	reloadMu sync.Mutex      // one Start or Reload at a time
+	rootCtx  context.Context // Start's context: every server connection runs under it
+	retiring sync.WaitGroup  // retired generations still draining
 
 	appLimits appLimits    // per-App limits of App requests (appgate.go)
 	compactor appCompactor // background App compaction (appcompact.go)
@@ -107,7 +107,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.BackoffMax < opts.BackoffMin {
 		opts.BackoffMax = max(time.Minute, opts.BackoffMin)
 	}
-	h := &Host{cfg: cfg, byName: map[string]*serverConn{}, store: opts.Store, cache: cache.New(cache.Options{})}
+	h := &Host{store: opts.Store, cache: cache.New(cache.Options{})}
 	userOnStatus := opts.OnStatus
 	opts.OnStatus = func(st ServerStatus) {
 		h.bus.publish(Event{Type: EventServer, Data: st})
@@ -116,46 +116,14 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		}
 	}
 	h.opts = opts
-	for _, p := range cfg.Principals {
-		h.principals = append(h.principals, principalToken{
-			principal: Principal{Name: p.Name, Groups: append([]string{}, p.Groups...)},
-			digest:    sha256.Sum256([]byte(p.Token)),
-		})
-	}
-	if opts.OwnerToken != "" {
-		h.principals = append(h.principals, principalToken{
-			principal: Principal{Name: "owner", Groups: []string{}},
-			digest:    sha256.Sum256([]byte(opts.OwnerToken)),
-		})
-	}
-	for _, name := range opts.Servers {
-		if cfg.Server(name) == nil {
-			return nil, &UnknownServerError{Server: name, Known: serverNames(cfg)}
+	g, _, err := h.newGeneration(context.Background(), cfg, nil)
+	if err != nil {
+		if h.pluginRT != nil {
+			h.pluginRT.Close(context.Background())
 		}
+		return nil, err
 	}
-	for _, s := range cfg.Servers {
-		if opts.Servers != nil && !slices.Contains(opts.Servers, s.Name) {
-			continue
-		}
-		c := newServerConn(s, &h.opts, h.cache)
-		h.conns = append(h.conns, c)
-		h.byName[s.Name] = c
-	}
-	if ps := cfg.PolicySet; ps != nil && (ps.Rules() > 0 || ps.Default() != policies.EffectAllow) {
-		h.policies = ps
-	}
-	if len(cfg.Plugins) > 0 {
-		rt, err := NewPluginRuntime(opts.PluginCacheDir, opts.Logger.With("component", "plugins"))
-		if err != nil {
-			return nil, fmt.Errorf("host: plugin runtime: %w", err)
-		}
-		set, diags := LoadPlugins(context.Background(), rt, cfg)
-		if diags.HasErrors() {
-			rt.Close(context.Background())
-			return nil, &PluginLoadError{Diagnostics: diags}
-		}
-		h.plugins, h.pluginRT = set, rt
-	}
+	h.cur.Store(g)
 	return h, nil
 }
 
@@ -199,20 +167,31 @@ func serverNames(cfg *config.Config) []string {
 // and returns at once. Servers stop when ctx ends or at [Host.Close].
 func (h *Host) Start(ctx context.Context) {
 	h.startOnce.Do(func() {
-		ctx, h.cancel = context.WithCancel(ctx)
-		for _, c := range h.conns {
-			if c.cfg.Enabled {
-				go c.run(ctx)
-			}
+		h.reloadMu.Lock()
+		defer h.reloadMu.Unlock()
+		h.rootCtx, h.cancel = context.WithCancel(ctx)
+		for _, c := range h.gen().conns {
+			h.startConn(c)
 		}
-		h.startAppCompaction(ctx)
+		h.startAppCompaction(h.rootCtx)
 	})
+}
+
+// startConn starts an enabled server's supervisor under the host's root
+// context, with its own cancel so that a reload can stop it alone.
+func (h *Host) startConn(c *serverConn) {
+	if !c.cfg.Enabled {
+		return
+	}
+	ctx, cancel := context.WithCancel(h.rootCtx)
+	c.stop = cancel
+	go c.run(ctx)
 }
 
 // WaitSettled waits until every started server has finished its first
 // connection attempt (it is ready or failed), or ctx ends.
 func (h *Host) WaitSettled(ctx context.Context) error {
-	for _, c := range h.conns {
+	for _, c := range h.gen().conns {
 		select {
 		case <-c.settled:
 		case <-ctx.Done():
@@ -243,16 +222,25 @@ func (h *Host) Close() error {
 		h.compactor.wg.Wait()
 		h.bus.closeAll()
 	})
+	h.reloadMu.Lock() // a reload under way has finished (it fails from now on)
+	h.reloadMu.Unlock()
 	defer h.closePlugins()
-	timer := time.NewTimer(shutdownBound)
-	defer timer.Stop()
+	bound, cancel := context.WithTimeout(context.Background(), shutdownBound)
+	defer cancel()
 	var stuck []string
-	for _, c := range h.conns {
+	for _, c := range h.gen().conns {
 		select {
 		case <-c.done:
-		case <-timer.C:
+		case <-bound.Done():
 			stuck = append(stuck, c.cfg.Name)
 		}
+	}
+	retired := make(chan struct{})
+	go func() { h.retiring.Wait(); close(retired) }()
+	select {
+	case <-retired:
+	case <-bound.Done():
+		stuck = append(stuck, "the servers a reload replaced")
 	}
 	if len(stuck) > 0 {
 		return fmt.Errorf("host: servers still stopping after %s: %s", shutdownBound, strings.Join(stuck, ", "))
@@ -264,8 +252,8 @@ func (h *Host) Close() error {
 // the runtime that owns the compiled code.
 func (h *Host) closePlugins() {
 	h.pluginsOnce.Do(func() {
-		if h.plugins != nil {
-			h.plugins.Close()
+		if p := h.gen().plugins; p != nil {
+			p.Close()
 		}
 		if h.pluginRT != nil {
 			h.pluginRT.Close(context.Background())
@@ -279,8 +267,9 @@ const shutdownBound = 10 * time.Second
 
 // Servers returns the status of every configured server in config order.
 func (h *Host) Servers() []ServerStatus {
-	out := make([]ServerStatus, 0, len(h.conns))
-	for _, c := range h.conns {
+	conns := h.gen().conns
+	out := make([]ServerStatus, 0, len(conns))
+	for _, c := range conns {
 		out = append(out, c.snapshot())
 	}
 	return out
@@ -295,24 +284,15 @@ func (h *Host) Server(name string) (ServerStatus, error) {
 	return c.snapshot(), nil
 }
 
-func (h *Host) conn(name string) (*serverConn, error) {
-	c, ok := h.byName[name]
-	if !ok {
-		var known []string
-		for _, c := range h.conns {
-			known = append(known, c.cfg.Name)
-		}
-		return nil, &UnknownServerError{Server: name, Known: known}
-	}
-	return c, nil
-}
+func (h *Host) conn(name string) (*serverConn, error) { return h.gen().conn(name) }
 
 // Tools returns the tools of every ready server, or of the named server
 // only, sorted by server (config order) and tool name.
 func (h *Host) Tools(server string) ([]Tool, error) {
-	conns := h.conns
+	g := h.gen()
+	conns := g.conns
 	if server != "" {
-		c, err := h.conn(server)
+		c, err := g.conn(server)
 		if err != nil {
 			return nil, err
 		}

@@ -141,7 +141,9 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	if err := h.checkSession(ctx, req.Principal.Name, req.SessionID); err != nil {
 		return nil, err
 	}
-	c, err := h.conn(req.Server)
+	g := h.acquire()
+	defer g.release()
+	c, err := g.conn(req.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +197,7 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 		StartedAt:       time.Now().UTC(),
 	}
 	trail := &Trail{}
-	pol := h.newPolicyRun(req.Principal, c, tool, origin, args, decoded, trail)
+	pol := newPolicyRun(g, req.Principal, c, tool, origin, args, decoded, trail)
 	pol.callID = callID
 
 	// Policy, phase call (list rules first: a hidden tool is answered as

@@ -74,18 +74,20 @@ func (e *PolicyError) Error() string {
 // policyRun holds the policy facts of one call: its input, converted once
 // and shared by every phase, and the decisions made so far.
 type policyRun struct {
-	set    *policies.Set // nil: no policies, everything allowed, nothing recorded
-	in     *policies.Input
-	trail  *Trail
-	audit  []store.Audit
-	callID string
+	set     *policies.Set // nil: no policies, everything allowed, nothing recorded
+	plugins *plugins.Set  // the same generation's plugins; nil: none
+	in      *policies.Input
+	trail   *Trail
+	audit   []store.Audit
+	callID  string
 }
 
-// newPolicyRun builds the input of a call of tool on c by p. decoded is the
-// arguments object when the schema check already decoded it, else nil (the
-// policies then decode args only if a rule reads them).
-func (h *Host) newPolicyRun(p Principal, c *serverConn, tool *mcp.Tool, origin string, args json.RawMessage, decoded any, trail *Trail) *policyRun {
-	r := &policyRun{set: h.policies, trail: trail}
+// newPolicyRun builds the input of a call of tool on c by p, under the
+// policies and plugins of generation g. decoded is the arguments object
+// when the schema check already decoded it, else nil (the policies then
+// decode args only if a rule reads them).
+func newPolicyRun(g *generation, p Principal, c *serverConn, tool *mcp.Tool, origin string, args json.RawMessage, decoded any, trail *Trail) *policyRun {
+	r := &policyRun{set: g.policies, plugins: g.plugins, trail: trail}
 	if r.set == nil {
 		return r
 	}
@@ -140,18 +142,19 @@ func hidden(d policies.Decision) bool {
 // ToolsFor returns the tools that principal p may see (the list phase of
 // the policies), of every ready server or of the named one.
 func (h *Host) ToolsFor(ctx context.Context, p Principal, origin, server string) ([]Tool, error) {
+	g := h.gen()
 	tools, err := h.Tools(server)
-	if err != nil || h.policies == nil {
+	if err != nil || g.policies == nil {
 		return tools, err
 	}
 	out := tools[:0]
 	for _, t := range tools {
-		c := h.byName[t.Server]
+		c := g.byName[t.Server]
 		if c == nil {
 			continue
 		}
-		r := h.newPolicyRun(p, c, t.Tool, origin, nil, nil, &Trail{})
-		if d := h.policies.Decide(ctx, policies.PhaseList, r.in); d.Allowed() {
+		r := newPolicyRun(g, p, c, t.Tool, origin, nil, nil, &Trail{})
+		if d := g.policies.Decide(ctx, policies.PhaseList, r.in); d.Allowed() {
 			out = append(out, t)
 		}
 	}
@@ -162,8 +165,8 @@ func (h *Host) ToolsFor(ctx context.Context, p Principal, origin, server string)
 // res. It returns the result to show (nil when a plugin failed or a policy
 // withheld it) and, when it is nil, the status and error to record.
 func (h *Host) runResultStage(ctx context.Context, p Principal, c *serverConn, cat *catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult, pol *policyRun, trail *Trail) (*mcp.CallToolResult, string, error) {
-	if h.plugins != nil && h.plugins.Has(plugins.StageResult, c.cfg.Name, tool.Name) {
-		out, outcomes, err := h.plugins.RunResult(ctx, plugins.ResultInput{
+	if pol.plugins != nil && pol.plugins.Has(plugins.StageResult, c.cfg.Name, tool.Name) {
+		out, outcomes, err := pol.plugins.RunResult(ctx, plugins.ResultInput{
 			Server: c.cfg.Name, Tool: tool.Name, Arguments: args,
 			Principal:          plugins.Principal{Name: p.Name, Groups: p.Groups},
 			Result:             res,
@@ -194,8 +197,8 @@ func (h *Host) runDisplayStage(ctx context.Context, p Principal, c *serverConn, 
 	if d == nil || d.HTML == "" {
 		return
 	}
-	if h.plugins != nil && h.plugins.Has(plugins.StageDisplay, c.cfg.Name, tool.Name) {
-		out, outcomes, err := h.plugins.RunDisplay(ctx, plugins.DisplayInput{
+	if pol.plugins != nil && pol.plugins.Has(plugins.StageDisplay, c.cfg.Name, tool.Name) {
+		out, outcomes, err := pol.plugins.RunDisplay(ctx, plugins.DisplayInput{
 			Server: c.cfg.Name, Tool: tool.Name, Arguments: args,
 			Principal: plugins.Principal{Name: p.Name, Groups: p.Groups},
 			Result:    res,

@@ -32,7 +32,7 @@ func BenchmarkPolicyStages(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			c := h.byName["fx"]
+			c := h.gen().byName["fx"]
 			tool := &mcp.Tool{Name: "echo", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}
 			text := strings.Repeat("x", 2000)
 			args, _ := json.Marshal(map[string]any{"text": text})
@@ -46,7 +46,7 @@ func BenchmarkPolicyStages(b *testing.B) {
 					b.Fatal(err)
 				}
 				trail := &Trail{}
-				pol := h.newPolicyRun(p, c, tool, OriginAPI, args, decoded, trail)
+				pol := newPolicyRun(h.gen(), p, c, tool, OriginAPI, args, decoded, trail)
 				if d := pol.decide(ctx, policies.PhaseCall); !d.Allowed() {
 					b.Fatalf("denied: %+v", d)
 				}

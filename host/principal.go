@@ -29,7 +29,7 @@ func (h *Host) Authenticate(token string) (Principal, bool) {
 	d := sha256.Sum256([]byte(token))
 	var found Principal
 	ok := 0
-	for _, p := range h.principals {
+	for _, p := range h.gen().principals {
 		if subtle.ConstantTimeCompare(d[:], p.digest[:]) == 1 {
 			found = p.principal
 			ok = 1
@@ -39,4 +39,4 @@ func (h *Host) Authenticate(token string) (Principal, bool) {
 }
 
 // HasPrincipals reports whether any principal can authenticate.
-func (h *Host) HasPrincipals() bool { return len(h.principals) > 0 }
+func (h *Host) HasPrincipals() bool { return len(h.gen().principals) > 0 }

@@ -1,6 +1,6 @@
 // Command mcphost is the mcphost CLI and daemon.
 //
-//	mcphost serve    [-config FILE]                run the daemon
+//	mcphost serve    [-config FILE]                run the daemon (SIGHUP reloads FILE)
 //	mcphost validate [-json] FILE...               check config files
 //	mcphost fmt      [-check] FILE...              format config files
 //	mcphost servers  [-config FILE] [-json]        connect and show each server

@@ -13,7 +13,11 @@ import (
 func main() {
 	httpapi.DisableDebugOutput()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP) // serve reloads its config
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, reload: hup}
+	code := e.run(ctx, os.Args[1:])
+	signal.Stop(hup)
 	stop()
 	os.Exit(code)
 }

@@ -55,7 +55,11 @@ func mcphostMain() {
 		}
 		stderr = io.MultiWriter(os.Stderr, f)
 	}
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, stderr)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: stderr, reload: hup}
+	code := e.run(ctx, os.Args[1:])
+	signal.Stop(hup)
 	stop()
 	os.Exit(code)
 }

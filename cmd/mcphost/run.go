@@ -30,7 +30,7 @@ const (
 const usage = `mcphost runs MCP servers for people and agents.
 
 Usage:
-  mcphost serve    [-config FILE] [-v]               run the daemon
+  mcphost serve    [-config FILE] [-v]               run the daemon (SIGHUP reloads FILE)
   mcphost validate [-json] FILE...                   check config files
   mcphost fmt      [-check] FILE...                  format config files in place
   mcphost servers  [-config FILE] [-json] [-v]       connect and show every server
@@ -53,6 +53,9 @@ type env struct {
 	stdout, stderr io.Writer
 	closers        []func()       // run by closeAll, last first
 	principal      host.Principal // the -as principal of client commands
+	// reload receives SIGHUP in the real binary (main); serve then
+	// reloads its config file. nil: no reloads (tests drive run directly).
+	reload <-chan os.Signal
 }
 
 // closeAll releases what a command opened (hosts, then stores).
@@ -65,7 +68,12 @@ func (e *env) closeAll() {
 
 // run is the whole CLI. It never calls os.Exit, so tests can drive it.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	return (&env{stdin: stdin, stdout: stdout, stderr: stderr}).run(ctx, args)
+}
+
+// run runs one command line with e's streams.
+func (e *env) run(ctx context.Context, args []string) int {
+	stdout, stderr := e.stdout, e.stderr
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
@@ -175,7 +183,7 @@ func selfExecutable() string {
 
 // newLogger returns the logger of a command: for serve, text on stderr at the
 // configured level; for one-shot commands, nothing unless -v.
-func (e *env) newLogger(level slog.Level, enabled bool) *slog.Logger {
+func (e *env) newLogger(level slog.Leveler, enabled bool) *slog.Logger {
 	if !enabled {
 		return slog.New(slog.DiscardHandler)
 	}

@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/httpapi"
@@ -46,9 +48,10 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	level := cfg.LogLevel
+	level := new(slog.LevelVar) // a reload may change it (not under -v)
+	level.Set(cfg.LogLevel)
 	if *verbose {
-		level = slog.LevelDebug
+		level.Set(slog.LevelDebug)
 	}
 	logger := e.newLogger(level, true)
 	source := *cfgPath
@@ -109,6 +112,9 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		Version: version(),
 	})
 	h.Start(ctx)
+	if e.reload != nil {
+		go e.reloadOnSignal(ctx, h, *cfgPath, ownerToken != "", logger, level, *verbose)
+	}
 	base := "http://" + net.JoinHostPort(urlHost(cfg.Listen), strconv.Itoa(port)) + "/"
 	if ownerToken != "" {
 		fmt.Fprintf(e.stdout, "mcphost is serving the WebShell at %s#token=%s\n", base, ownerToken)
@@ -127,6 +133,65 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	}
 	logger.Info("mcphost stopped")
 	return exitOK
+}
+
+// reloadOnSignal reloads the config file on every SIGHUP until ctx ends.
+// A config that does not load, or that the host refuses, is reported and
+// the running config stays in force.
+func (e *env) reloadOnSignal(ctx context.Context, h *host.Host, path string, ownerToken bool, logger *slog.Logger, level *slog.LevelVar, verbose bool) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.reload:
+		}
+		if path == "" {
+			logger.Warn("SIGHUP: nothing to reload: the daemon runs the embedded default config (start it with -config FILE)")
+			continue
+		}
+		logger.Info("SIGHUP: reloading the config", "config", path)
+		cfg, err := e.reloadConfig(ctx, h, path, ownerToken)
+		if err != nil {
+			logger.Error("config reload failed; the running config stays in force", "config", path, "err", err)
+			continue
+		}
+		if !verbose && level.Level() != cfg.LogLevel {
+			level.Set(cfg.LogLevel)
+			logger.Warn("log level changed", "log_level", cfg.LogLevel.String())
+		}
+	}
+}
+
+// reloadConfig loads path and hands it to the host. Diagnostics go to
+// stderr with their snippets, as at start-up.
+func (e *env) reloadConfig(ctx context.Context, h *host.Host, path string, ownerToken bool) (*config.Config, error) {
+	cfg, diags := config.LoadFile(path, config.Options{Executable: selfExecutable()})
+	e.printDiagnostics(cfg.Files, diags)
+	if diags.HasErrors() {
+		n := 0
+		for _, d := range diags {
+			if d.Severity == hcl.DiagError {
+				n++
+			}
+		}
+		return nil, fmt.Errorf("the config has %d error(s), printed above", n)
+	}
+	if err := checkListen(cfg); err != nil {
+		return nil, err
+	}
+	if len(cfg.Principals) == 0 && !ownerToken {
+		return nil, errors.New("the new config declares no principal, and the generated owner token is made only when the daemon starts without principals: restart mcphost to switch to it")
+	}
+	rctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := h.Reload(rctx, cfg); err != nil { // the host logs what changed
+		var pe *host.PluginLoadError
+		if errors.As(err, &pe) {
+			e.printDiagnostics(cfg.Files, pe.Diagnostics)
+		}
+		return nil, err
+	}
+	return cfg, nil
 }
 
 // checkListen refuses to expose the API beyond loopback without a

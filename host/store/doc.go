@@ -15,6 +15,9 @@
 //   - Durability: [Store.AppendEntry] returns only after its transaction has
 //     committed with synchronous=FULL in WAL mode, so an acknowledged entry
 //     survives kill -9 of the process and a power loss (see [Open]).
+//     Appends that wait at the same time share one transaction and one fsync
+//     (group commit, commit.go); an entry that fails alone fails only its own
+//     append.
 //   - Isolation between principals: every read and write takes the caller's
 //     principal, and a session owned by another principal is [ErrNotFound],
 //     exactly like a missing one.
@@ -31,7 +34,7 @@
 // that they are valid JSON, and notes the byte length of a display record's
 // "html" string for compaction), never decides who may see what beyond matching the principal,
 // never logs entry contents (arguments and results may hold secrets), and
-// never imports host, a leaf package or gin. It starts no goroutines of its
-// own and sets no process-wide driver knobs (such as sqlite.Fdatasync); those
-// belong to main.
+// never imports host, a leaf package or gin. Its one goroutine is the group
+// committer, which [Store.Close] stops after the queued appends; it sets no
+// process-wide driver knobs (such as sqlite.Fdatasync); those belong to main.
 package store

@@ -397,6 +397,7 @@ function handleEvent({ event, data }) {
     case 'entry': onEntryEvent(d); break;
     case 'approval': onApproval(d); break;
     case 'approval_done': onApprovalDone(d); break;
+    case 'config': loadServers(); loadTools(); break; // reloaded: servers may be gone or new
     default: break;
   }
 }

@@ -1,0 +1,302 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/policies"
+)
+
+// generation is everything the host derives from one config: the servers,
+// the principals, the compiled policies and the loaded plugins. The host
+// holds the current one in an atomic pointer; a reload builds a whole new
+// one, swaps it in, and retires the old one once the calls that began under
+// it have finished. A call holds one generation from start to end, so it
+// never mixes the policies of one config with the plugins of another.
+type generation struct {
+	cfg        *config.Config
+	conns      []*serverConn
+	byName     map[string]*serverConn
+	principals []principalToken
+	policies   *policies.Set // nil: no policies
+	plugins    *plugins.Set  // nil: no plugins
+
+	// active counts the calls holding this generation (see acquire).
+	active atomic.Int64
+}
+
+// gen returns the current generation.
+func (h *Host) gen() *generation { return h.cur.Load() }
+
+// acquire returns the current generation, held until release: a retired
+// generation's plugins are closed and its replaced servers stopped only
+// once every call holding it has released it.
+func (h *Host) acquire() *generation {
+	for {
+		g := h.cur.Load()
+		g.active.Add(1)
+		if h.cur.Load() == g {
+			return g
+		}
+		g.active.Add(-1) // swapped meanwhile: hold the new one instead
+	}
+}
+
+func (g *generation) release() { g.active.Add(-1) }
+
+// conn returns the generation's server called name.
+func (g *generation) conn(name string) (*serverConn, error) {
+	c, ok := g.byName[name]
+	if !ok {
+		var known []string
+		for _, c := range g.conns {
+			known = append(known, c.cfg.Name)
+		}
+		return nil, &UnknownServerError{Server: name, Known: known}
+	}
+	return c, nil
+}
+
+// newGeneration builds the generation of cfg. Servers whose block is the
+// same as in old keep old's connection (and process); the others get new,
+// unstarted connections, returned in fresh. Plugins are loaded with the
+// host's runtime, whose compilation cache makes an unchanged module cheap.
+func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *generation) (g *generation, fresh []*serverConn, err error) {
+	for _, name := range h.opts.Servers {
+		if cfg.Server(name) == nil {
+			return nil, nil, &UnknownServerError{Server: name, Known: serverNames(cfg)}
+		}
+	}
+	g = &generation{cfg: cfg, byName: map[string]*serverConn{}}
+	for _, p := range cfg.Principals {
+		g.principals = append(g.principals, principalToken{
+			principal: Principal{Name: p.Name, Groups: append([]string{}, p.Groups...)},
+			digest:    sha256.Sum256([]byte(p.Token)),
+		})
+	}
+	if h.opts.OwnerToken != "" && len(cfg.Principals) == 0 {
+		g.principals = append(g.principals, principalToken{
+			principal: Principal{Name: "owner", Groups: []string{}},
+			digest:    sha256.Sum256([]byte(h.opts.OwnerToken)),
+		})
+	}
+	if ps := cfg.PolicySet; ps != nil && (ps.Rules() > 0 || ps.Default() != policies.EffectAllow) {
+		g.policies = ps
+	}
+	if len(cfg.Plugins) > 0 {
+		if h.pluginRT == nil {
+			dir := h.opts.PluginCacheDir
+			if dir == "" && old != nil {
+				dir = PluginCacheDirFor(cfg, h.opts.Logger) // plugins added by a reload
+			}
+			rt, err := NewPluginRuntime(dir, h.opts.Logger.With("component", "plugins"))
+			if err != nil {
+				return nil, nil, fmt.Errorf("host: plugin runtime: %w", err)
+			}
+			h.pluginRT = rt
+		}
+		set, diags := LoadPlugins(ctx, h.pluginRT, cfg)
+		if diags.HasErrors() {
+			return nil, nil, &PluginLoadError{Diagnostics: diags}
+		}
+		g.plugins = set
+	}
+	for _, s := range cfg.Servers {
+		if h.opts.Servers != nil && !slices.Contains(h.opts.Servers, s.Name) {
+			continue
+		}
+		var c *serverConn
+		if old != nil {
+			if oc := old.byName[s.Name]; oc != nil && sameServer(oc.cfg, s) {
+				c = oc
+			}
+		}
+		if c == nil {
+			c = newServerConn(s, &h.opts, h.cache)
+			fresh = append(fresh, c)
+		}
+		g.conns = append(g.conns, c)
+		g.byName[s.Name] = c
+	}
+	return g, fresh, nil
+}
+
+// sameServer reports whether two server blocks configure the same server:
+// every setting equal, wherever the blocks sit in their files.
+func sameServer(a, b config.Server) bool {
+	a.NameRange, a.DeclRange = hcl.Range{}, hcl.Range{}
+	b.NameRange, b.DeclRange = hcl.Range{}, hcl.Range{}
+	return reflect.DeepEqual(a, b)
+}
+
+// ReloadResult says what a reload changed.
+// It is the data of an EventConfig.
+type ReloadResult struct {
+	Kept     []string `json:"kept"`     // servers whose block is unchanged: same connection, same process
+	Started  []string `json:"started"`  // servers added or changed: a new connection, started before the swap
+	Stopped  []string `json:"stopped"`  // servers removed or changed: stopped once their calls finished
+	Policies int      `json:"policies"` // policy rules now in force
+	Plugins  int      `json:"plugins"`  // plugins now loaded
+	// Ignored are the settings that changed but take effect only at the
+	// next start (listen, data_dir, App compaction); the daemon applies
+	// log_level itself.
+	Ignored []string `json:"ignored"`
+}
+
+// Reload switches the host to cfg without stopping it. It builds the whole
+// new generation first: policies (already compiled by the loader), plugins
+// (loaded and warmed up), and a connection for every server that is new or
+// whose block changed, each started and given its discovery window to
+// become ready. Only then is the new generation swapped in: calls from then
+// on use it. Servers whose block did not change keep their connection and
+// process. The old generation is retired in the background: once the calls
+// that began under it have finished (at most drainBound), its replaced and
+// removed servers are stopped and its plugins closed.
+//
+// If building fails (a plugin does not load, a server filter names a
+// server the config lost, the host is closing) Reload returns the error and
+// the current generation keeps serving, untouched.
+func (h *Host) Reload(ctx context.Context, cfg *config.Config) (ReloadResult, error) {
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	if h.closing.Load() {
+		return ReloadResult{}, fmt.Errorf("host: reload: the host is closing")
+	}
+	old := h.gen()
+	g, fresh, err := h.newGeneration(ctx, cfg, old)
+	if err != nil {
+		return ReloadResult{}, fmt.Errorf("host: reload: %w", err)
+	}
+	res := ReloadResult{Ignored: restartOnly(old.cfg, cfg)}
+	if g.policies != nil {
+		res.Policies = g.policies.Rules()
+	}
+	if g.plugins != nil {
+		res.Plugins = len(cfg.Plugins)
+	}
+	for _, c := range g.conns {
+		if slices.Contains(fresh, c) {
+			res.Started = append(res.Started, c.cfg.Name)
+		} else {
+			res.Kept = append(res.Kept, c.cfg.Name)
+		}
+	}
+	var retired []*serverConn
+	for _, c := range old.conns {
+		if g.byName[c.cfg.Name] != c {
+			retired = append(retired, c)
+			res.Stopped = append(res.Stopped, c.cfg.Name)
+		}
+	}
+
+	// Make before break: the new connections come up while the old ones
+	// still serve. A replaced server's cached lists belong to its old
+	// block (another command or URL), so they are dropped first.
+	if h.rootCtx != nil {
+		for _, c := range fresh {
+			if old.byName[c.cfg.Name] != nil {
+				h.cache.DropServer(c.cfg.Name)
+			}
+			h.startConn(c)
+		}
+		for _, c := range fresh {
+			select {
+			case <-c.settled:
+			case <-ctx.Done():
+				// Give up on waiting, not on the reload: the servers go
+				// on connecting in the background, as at start-up.
+			}
+		}
+	}
+	h.cur.Store(g)
+	h.bus.publish(Event{Type: EventConfig, Data: res})
+	h.opts.Logger.Info("config reloaded", "kept", len(res.Kept), "started", len(res.Started),
+		"stopped", len(res.Stopped), "policies", res.Policies, "plugins", res.Plugins)
+	if len(res.Ignored) > 0 {
+		h.opts.Logger.Warn("some changed settings take effect only at the next start", "settings", res.Ignored)
+	}
+	h.retire(old, retired, g.plugins)
+	return res, nil
+}
+
+// retire stops the old generation's replaced servers and closes its
+// plugins once no call holds it any more, or after drainBound.
+func (h *Host) retire(old *generation, conns []*serverConn, next *plugins.Set) {
+	bound := drainBound(old, h.opts.ApprovalTimeout)
+	var started []*serverConn // before Start, a connection never ran
+	for _, c := range conns {
+		if c.stop != nil {
+			started = append(started, c)
+		}
+	}
+	conns = started
+	h.retiring.Add(1)
+	go func() {
+		defer h.retiring.Done()
+		deadline := time.Now().Add(bound)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for old.active.Load() > 0 && time.Now().Before(deadline) && !h.closing.Load() {
+			<-tick.C
+		}
+		if n := old.active.Load(); n > 0 && !h.closing.Load() {
+			h.opts.Logger.Warn("retiring the old config with calls still running", "calls", n, "after", bound)
+		}
+		for _, c := range conns {
+			c.retired.Store(true) // its last states are not news: a new one may have its name
+			c.stop()
+		}
+		if old.plugins != nil && old.plugins != next {
+			old.plugins.Close()
+		}
+		for _, c := range conns {
+			<-c.done
+			// A replaced server's last calls may have cached lists or
+			// App resources under the name its successor now uses.
+			if g := h.gen(); g.byName[c.cfg.Name] != nil {
+				h.cache.DropServer(c.cfg.Name)
+			}
+		}
+	}()
+}
+
+// drainBound is how long a retired generation waits for its calls: the
+// longest call_timeout of its servers plus the approval timeout (a call
+// may wait for a person first), and a margin.
+func drainBound(g *generation, approval time.Duration) time.Duration {
+	if approval <= 0 {
+		approval = DefaultApprovalTimeout
+	}
+	d := time.Duration(0)
+	for _, s := range g.cfg.Servers {
+		d = max(d, s.CallTimeout)
+	}
+	return d + approval + 10*time.Second
+}
+
+// restartOnly lists the settings that differ between two configs but are
+// read only at start-up.
+func restartOnly(a, b *config.Config) []string {
+	var out []string
+	if a.Listen != b.Listen {
+		out = append(out, "listen")
+	}
+	if a.DataDir != b.DataDir {
+		out = append(out, "data_dir")
+	}
+	if a.AppCompactAfter != b.AppCompactAfter {
+		out = append(out, "app_compact_after")
+	}
+	if a.AppCompactSessionBytes != b.AppCompactSessionBytes {
+		out = append(out, "app_compact_session_bytes")
+	}
+	return out
+}

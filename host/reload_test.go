@@ -1,0 +1,291 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/testbin"
+)
+
+// reloadConfig is a config of the wellbehaved fixture under several names;
+// each %[1]q is the fixture's path.
+const reloadConfigA = `
+server "keep" {
+  command = %[1]q
+}
+server "change" {
+  command = %[1]q
+  env     = { TAG = "one" }
+}
+server "drop" {
+  command = %[1]q
+}
+policy "no-add" {
+  phase  = "call"
+  effect = "deny"
+  when   = "tool.name == 'add'"
+}
+`
+
+// reloadConfigB keeps "keep" (moved in the file: same block), changes
+// "change", drops "drop", adds "new", and swaps the policy.
+const reloadConfigB = `
+server "new" {
+  command = %[1]q
+}
+server "change" {
+  command = %[1]q
+  env     = { TAG = "two" }
+}
+
+# keep moved below, with a comment: still the same server.
+server "keep" {
+  command = %[1]q
+}
+policy "no-echo-on-change" {
+  phase   = "call"
+  effect  = "deny"
+  when    = "server == 'change' && tool.name == 'echo'"
+  message = "not here"
+}
+`
+
+func parseReload(t *testing.T, src, bin string) *config.Config {
+	t.Helper()
+	cfg, diags := config.Parse([]byte(fmt.Sprintf(src, bin)), "reload.hcl", config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return cfg
+}
+
+// TestReload swaps a config while calls run on every server: the unchanged
+// server keeps its process and never fails a call, a call in flight on a
+// removed server finishes, the changed and new servers are ready before the
+// swap, the new policies apply at once, and the replaced processes end.
+func TestReload(t *testing.T) {
+	bin := testbin.Build(t, wellbehavedPkg)
+	st, err := store.Open(t.Context(), t.TempDir()+"/m.db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h, err := host.New(parseReload(t, reloadConfigA, bin), host.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Start(t.Context())
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	settle, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := h.WaitSettled(settle); err != nil {
+		t.Fatal(err)
+	}
+	pids := map[string]int{}
+	for _, name := range []string{"keep", "change", "drop"} {
+		st := mustStatus(t, h, name)
+		if st.State != host.StateReady || st.PID == 0 {
+			t.Fatalf("%s: %+v", name, st)
+		}
+		pids[name] = st.PID
+	}
+	// Another principal sees the config and server events but not alice's
+	// thousands of call events, which would overflow its buffer.
+	events, unsubscribe := h.Subscribe("observer")
+	defer unsubscribe()
+
+	p := host.Principal{Name: "alice", Groups: []string{}}
+	sess, err := h.CreateSession(t.Context(), p, "reload")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessionCall := func(server, tool, args string) (*store.Entry, error) {
+		return h.Call(t.Context(), host.SessionCall{Principal: p, SessionID: sess.ID, Server: server, Tool: tool,
+			Arguments: json.RawMessage(args), Origin: host.OriginAPI})
+	}
+
+	// Calls on "keep" all through the reload.
+	stop := make(chan struct{})
+	var calls, failures atomic.Int64
+	var firstFailure atomic.Value
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				e, err := sessionCall("keep", "echo", fmt.Sprintf(`{"text":"w%d-%d"}`, w, i))
+				calls.Add(1)
+				if err == nil && e.Status != store.StatusOK {
+					err = fmt.Errorf("status %s: %s", e.Status, e.Error)
+				}
+				if err != nil {
+					failures.Add(1)
+					firstFailure.CompareAndSwap(nil, err.Error())
+				}
+			}
+		})
+	}
+	// A slow call on "drop", in flight when the config loses it.
+	slow := make(chan error, 1)
+	go func() {
+		e, err := sessionCall("drop", "slow", `{"ms":1500}`)
+		if err == nil && e.Status != store.StatusOK {
+			err = fmt.Errorf("status %s: %s", e.Status, e.Error)
+		}
+		slow <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the slow call and the echo loop are running
+
+	res, err := h.Reload(t.Context(), parseReload(t, reloadConfigB, bin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := host.ReloadResult{Kept: []string{"keep"}, Started: []string{"new", "change"}, Stopped: []string{"change", "drop"}, Policies: 1}
+	if diff := cmp.Diff(want, res); diff != "" {
+		t.Errorf("reload result (-want +got):\n%s", diff)
+	}
+
+	// The new generation is in force at once, with its servers ready.
+	if got := serverNamesOf(h); got != "new change keep" {
+		t.Errorf("servers after the reload: %s", got)
+	}
+	for _, name := range []string{"new", "change"} {
+		if st := mustStatus(t, h, name); st.State != host.StateReady {
+			t.Errorf("%s is %s right after the reload, want ready (started before the swap)", name, st.State)
+		}
+	}
+	if st := mustStatus(t, h, "keep"); st.PID != pids["keep"] {
+		t.Errorf("keep's process changed from %d to %d: an unchanged server was restarted", pids["keep"], st.PID)
+	}
+	if st := mustStatus(t, h, "change"); st.PID == pids["change"] {
+		t.Error("change kept its process although its block changed")
+	}
+	if got := textOf(call(t, h, "change", "env", `{"name":"TAG"}`)); !strings.Contains(got, "two") {
+		t.Errorf("change's TAG is %q, want the new block's two", got)
+	}
+	if _, err := h.CallTool(t.Context(), host.CallToolRequest{Server: "drop", Tool: "echo", Arguments: json.RawMessage(`{"text":"x"}`)}); !host.IsNotFound(err) {
+		t.Errorf("a call of the removed server: %v, want an unknown server", err)
+	}
+	call(t, h, "keep", "add", `{"a":1,"b":2}`) // the old rule is gone
+	var pe *host.PolicyError
+	if _, err := h.CallTool(t.Context(), host.CallToolRequest{Server: "change", Tool: "echo", Arguments: json.RawMessage(`{"text":"x"}`)}); !errors.As(err, &pe) || pe.Rule != "no-echo-on-change" {
+		t.Errorf("echo on change: %v, want denied by no-echo-on-change", err)
+	}
+
+	// The call in flight on the removed server finished normally.
+	if err := <-slow; err != nil {
+		t.Errorf("the call in flight on the removed server: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if n := failures.Load(); n > 0 {
+		t.Errorf("%d of %d calls on the unchanged server failed across the reload; first: %v", n, calls.Load(), firstFailure.Load())
+	}
+	if calls.Load() < 10 {
+		t.Errorf("only %d calls ran across the reload", calls.Load())
+	}
+
+	// The replaced processes end once the old generation has drained.
+	for _, name := range []string{"change", "drop"} {
+		deadline := time.Now().Add(30 * time.Second)
+		for syscall.Kill(pids[name], 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		assertGone(t, pids[name])
+	}
+
+	// Subscribers heard of it.
+	timeout := time.After(10 * time.Second)
+	for {
+		var ev host.Event
+		select {
+		case e, ok := <-events:
+			if !ok {
+				t.Fatal("the subscription was dropped")
+			}
+			ev = e
+		case <-timeout:
+			t.Fatal("no config event")
+		}
+		if ev.Type == host.EventConfig {
+			if r, ok := ev.Data.(host.ReloadResult); !ok || len(r.Started) != 2 {
+				t.Errorf("config event data %#v", ev.Data)
+			}
+			break
+		}
+	}
+}
+
+// TestReloadFailureKeepsConfig: a config the host cannot build (a plugin
+// that does not load) changes nothing; the running servers and policies go
+// on, and a later good reload works.
+func TestReloadFailureKeepsConfig(t *testing.T) {
+	bin := testbin.Build(t, wellbehavedPkg)
+	h, err := host.New(parseReload(t, reloadConfigA, bin), host.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Start(t.Context())
+	t.Cleanup(func() { h.Close() })
+	settle, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := h.WaitSettled(settle); err != nil {
+		t.Fatal(err)
+	}
+	keep := mustStatus(t, h, "keep").PID
+
+	bad := parseReload(t, reloadConfigB+`
+plugin "broken" {
+  path   = "`+t.TempDir()+`/missing.wasm"
+  stages = ["result"]
+}
+`, bin)
+	_, err = h.Reload(t.Context(), bad)
+	var pe *host.PluginLoadError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "missing.wasm") {
+		t.Fatalf("reload with a missing plugin: %v, want a PluginLoadError naming the file", err)
+	}
+	if got := serverNamesOf(h); got != "keep change drop" {
+		t.Errorf("servers after a failed reload: %s, want the old ones", got)
+	}
+	if mustStatus(t, h, "keep").PID != keep {
+		t.Error("a failed reload restarted a server")
+	}
+	var polErr *host.PolicyError
+	if _, err := h.CallTool(t.Context(), host.CallToolRequest{Server: "keep", Tool: "add", Arguments: json.RawMessage(`{"a":1,"b":2}`)}); !errors.As(err, &polErr) {
+		t.Errorf("add after a failed reload: %v, want the old policy's denial", err)
+	}
+	if _, err := h.Reload(t.Context(), parseReload(t, reloadConfigB, bin)); err != nil {
+		t.Fatalf("a good reload after a failed one: %v", err)
+	}
+	call(t, h, "keep", "add", `{"a":1,"b":2}`)
+}
+
+func serverNamesOf(h *host.Host) string {
+	var names []string
+	for _, s := range h.Servers() {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, " ")
+}
