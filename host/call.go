@@ -73,16 +73,12 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 	if origin != OriginUser && origin != OriginApp {
 		origin = OriginAPI
 	}
-	// When a rule reads the arguments, the schema check decodes them once
-	// for both (as on the session path); otherwise the server checks them.
-	var decoded any
-	if g.policies != nil && g.policies.Uses(policies.PhaseCall, "args") {
-		if decoded, err = cat.validate(tool, args); err != nil {
-			return nil, err
-		}
-	}
+	// The one-shot path has no schema check of its own (the server checks
+	// the arguments), so rules that read args decode only the keys they
+	// read, lazily from the raw JSON: a full schema check here would cost
+	// more than the rules.
 	trail := &Trail{}
-	pol := newPolicyRun(g, p, c, tool, origin, args, decoded, trail)
+	pol := newPolicyRun(g, p, c, tool, origin, args, nil, trail)
 	d := pol.decide(ctx, policies.PhaseCall)
 	if hidden(d) {
 		return nil, unknownTool(req.Server, req.Tool, cat)

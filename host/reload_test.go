@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +19,9 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/fixture"
 	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // reloadConfig is a config of the wellbehaved fixture under several names;
@@ -288,4 +293,53 @@ func serverNamesOf(h *host.Host) string {
 		names = append(names, s.Name)
 	}
 	return strings.Join(names, " ")
+}
+
+// TestRetiredRemoteServerClosesConnections: when a reload removes a remote
+// server, its HTTP connections are closed once it stops, not left to the
+// keep-alive timeout (90 s). The fixture counts the connections it holds.
+func TestRetiredRemoteServerClosesConnections(t *testing.T) {
+	var mu sync.Mutex
+	open := map[net.Conn]bool{}
+	srv := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return fixture.NewServer() }, nil))
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch s {
+		case http.StateNew:
+			open[c] = true
+		case http.StateClosed, http.StateHijacked:
+			delete(open, c)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	openConns := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(open)
+	}
+
+	bin := testbin.Build(t, wellbehavedPkg)
+	remote := remoteServer("remote", config.TransportStreamableHTTP, srv.URL)
+	h := startHost(t, host.Options{}, remote, stdioServer("local", bin))
+	var wg sync.WaitGroup
+	for range 4 { // several at once, so that more than one connection opens
+		wg.Go(func() { call(t, h, "remote", "slow", `{"ms":50}`) })
+	}
+	wg.Wait()
+	if openConns() == 0 {
+		t.Fatal("the fixture saw no connection")
+	}
+
+	if _, err := h.Reload(t.Context(), &config.Config{Servers: []config.Server{stdioServer("local", bin)}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second) // far below the 90 s keep-alive timeout
+	for openConns() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := openConns(); n > 0 {
+		t.Errorf("%d connections of the removed server are still open", n)
+	}
 }

@@ -27,6 +27,16 @@ type headerShim struct {
 	static map[string]string
 }
 
+// CloseIdleConnections closes the base transport's idle connections:
+// http.Client.CloseIdleConnections reaches a transport only through this
+// method, and a stopped or retired server must not leave its keep-alive
+// connections open.
+func (s headerShim) CloseIdleConnections() {
+	if c, ok := s.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 func (s headerShim) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	for k, v := range s.static {
