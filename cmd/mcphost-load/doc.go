@@ -63,10 +63,10 @@
 //     session, the count of GET /api/v1/sessions and the entries read back
 //     page by page with GET …/entries must both equal the calls
 //     acknowledged.
-//  6. Shutdown. After each daemon shuts down no child process may remain;
-//     after the last one (and the HTTP fixtures) stopped, file descriptors
-//     and goroutines must be back to their count before the first daemon
-//     started.
+//  6. Shutdown. After each daemon shuts down no child process may remain,
+//     and file descriptors and goroutines must be back to their count
+//     before the first daemon started (after the last one, the HTTP
+//     fixtures are stopped first).
 //
 // # Output
 //
