@@ -140,14 +140,13 @@ func (s *Store) runCommitter(c *committer) {
 	for {
 		group = group[:0]
 		size := 0
-		add := func(r *appendReq) bool {
+		add := func(r *appendReq) {
 			if !r.state.CompareAndSwap(reqPending, reqTaken) {
-				return true // abandoned by its caller: skip it
+				return // abandoned by its caller: skip it
 			}
 			group = append(group, r)
 			size += r.size
 			c.taken.Add(1)
-			return true
 		}
 		if carry != nil {
 			add(carry)
