@@ -222,13 +222,16 @@ func (h *Host) Close() error {
 		h.compactor.wg.Wait()
 		h.bus.closeAll()
 	})
-	h.reloadMu.Lock() // a reload under way has finished (it fails from now on)
+	// A reload under way finishes first (later ones fail): its generation
+	// is the last one, and its retired one is counted in h.retiring.
+	h.reloadMu.Lock()
+	last := h.gen()
 	h.reloadMu.Unlock()
 	defer h.closePlugins()
 	bound, cancel := context.WithTimeout(context.Background(), shutdownBound)
 	defer cancel()
 	var stuck []string
-	for _, c := range h.gen().conns {
+	for _, c := range last.conns {
 		select {
 		case <-c.done:
 		case <-bound.Done():
