@@ -125,10 +125,38 @@ func TestReload(t *testing.T) {
 			Arguments: json.RawMessage(args), Origin: host.OriginAPI})
 	}
 
+	// A slow call on "drop", in flight when the config loses it: the
+	// reload comes after its call_started event.
+	started, stopWatching := h.Subscribe("alice")
+	slow := make(chan error, 1)
+	go func() {
+		e, err := sessionCall("drop", "slow", `{"ms":1500}`)
+		if err == nil && e.Status != store.StatusOK {
+			err = fmt.Errorf("status %s: %s", e.Status, e.Error)
+		}
+		slow <- err
+	}()
+	for ev := range started {
+		if cs, ok := ev.Data.(host.CallStarted); ok && cs.Tool == "slow" {
+			break
+		}
+	}
+	stopWatching()
+
 	// Calls on "keep" all through the reload.
 	stop := make(chan struct{})
 	var calls, failures atomic.Int64
 	var firstFailure atomic.Value
+	waitCalls := func(n int64) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for calls.Load() < n && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if calls.Load() < n {
+			t.Fatalf("only %d calls on the unchanged server, want %d", calls.Load(), n)
+		}
+	}
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
@@ -150,16 +178,7 @@ func TestReload(t *testing.T) {
 			}
 		})
 	}
-	// A slow call on "drop", in flight when the config loses it.
-	slow := make(chan error, 1)
-	go func() {
-		e, err := sessionCall("drop", "slow", `{"ms":1500}`)
-		if err == nil && e.Status != store.StatusOK {
-			err = fmt.Errorf("status %s: %s", e.Status, e.Error)
-		}
-		slow <- err
-	}()
-	time.Sleep(300 * time.Millisecond) // the slow call and the echo loop are running
+	waitCalls(20)
 
 	res, err := h.Reload(t.Context(), parseReload(t, reloadConfigB, bin))
 	if err != nil {
@@ -201,14 +220,11 @@ func TestReload(t *testing.T) {
 	if err := <-slow; err != nil {
 		t.Errorf("the call in flight on the removed server: %v", err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	waitCalls(calls.Load() + 20) // and the unchanged server goes on answering
 	close(stop)
 	wg.Wait()
 	if n := failures.Load(); n > 0 {
 		t.Errorf("%d of %d calls on the unchanged server failed across the reload; first: %v", n, calls.Load(), firstFailure.Load())
-	}
-	if calls.Load() < 10 {
-		t.Errorf("only %d calls ran across the reload", calls.Load())
 	}
 
 	// The replaced processes end once the old generation has drained.

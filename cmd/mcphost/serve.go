@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/httpapi"
@@ -165,16 +164,9 @@ func (e *env) reloadOnSignal(ctx context.Context, h *host.Host, path string, own
 // reloadConfig loads path and hands it to the host. Diagnostics go to
 // stderr with their snippets, as at start-up.
 func (e *env) reloadConfig(ctx context.Context, h *host.Host, path string, ownerToken bool) (*config.Config, error) {
-	cfg, diags := config.LoadFile(path, config.Options{Executable: selfExecutable()})
-	e.printDiagnostics(cfg.Files, diags)
-	if diags.HasErrors() {
-		n := 0
-		for _, d := range diags {
-			if d.Severity == hcl.DiagError {
-				n++
-			}
-		}
-		return nil, fmt.Errorf("the config has %d error(s), printed above", n)
+	cfg, ok := e.loadConfig(path)
+	if !ok {
+		return nil, errors.New("the config has errors, printed above")
 	}
 	if err := checkListen(cfg); err != nil {
 		return nil, err

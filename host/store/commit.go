@@ -72,11 +72,6 @@ type committer struct {
 	taken, groups, grouped atomic.Int64
 }
 
-func (c *committer) isClosed() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.closed
-}
 
 func (s *Store) startCommitter() {
 	c := &committer{reqs: make(chan *appendReq, queueLen), exited: make(chan struct{})}

@@ -39,6 +39,12 @@ func waitQueued(t *testing.T, s *Store, n int) {
 	}
 }
 
+func (c *committer) isClosed() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.closed
+}
+
 // waitTaken waits until the committer has taken n appends in all.
 func waitTaken(t *testing.T, s *Store, n int64) {
 	t.Helper()
