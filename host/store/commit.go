@@ -72,7 +72,6 @@ type committer struct {
 	taken, groups, grouped atomic.Int64
 }
 
-
 func (s *Store) startCommitter() {
 	c := &committer{reqs: make(chan *appendReq, queueLen), exited: make(chan struct{})}
 	s.commit = c
