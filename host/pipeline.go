@@ -40,6 +40,10 @@ var ErrNoStore = errors.New("host: no transcript store")
 // never told apart.
 var ErrNotFound = errors.New("not found")
 
+// ErrDiskFull is in the error of a call whose entry could not be recorded
+// because the data directory is full (the call itself may have run).
+var ErrDiskFull = store.ErrDiskFull
+
 // ErrCallIDInUse is returned when a running call already has the callId.
 var ErrCallIDInUse = errors.New("a call with this callId is already running")
 

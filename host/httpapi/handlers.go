@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -410,7 +408,7 @@ func (a *api) fail(c *gin.Context, err error) {
 		writeError(c, http.StatusConflict, "conflict", err.Error())
 	case errors.As(err, &mbe):
 		writeError(c, http.StatusRequestEntityTooLarge, "too_large", err.Error())
-	case diskFull(err):
+	case errors.Is(err, host.ErrDiskFull):
 		a.log.Error("request failed: the data directory is full", "method", c.Request.Method, "path", c.Request.URL.Path, "err", err)
 		writeError(c, http.StatusInsufficientStorage, "disk_full",
 			"the daemon's data directory is full, so the call could not be recorded; free some space (the call itself may have run)")
@@ -418,14 +416,4 @@ func (a *api) fail(c *gin.Context, err error) {
 		a.log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "err", err)
 		writeError(c, http.StatusInternalServerError, "internal", "internal error; the daemon's log has the details")
 	}
-}
-
-// diskFull reports whether err is the store failing for lack of space
-// (SQLITE_FULL, ENOSPC, or a file-size limit).
-func diskFull(err error) bool {
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "database or disk is full") || strings.Contains(msg, "(SQLITE_FULL)")
 }

@@ -54,16 +54,16 @@ func (s *Store) AppendAudit(ctx context.Context, records ...Audit) error {
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: append audit: %w", err)
+		return fmt.Errorf("store: append audit: %w", diskFull(err))
 	}
 	for _, a := range records {
 		if err := s.insertAudit(ctx, tx, a); err != nil {
 			tx.Rollback()
-			return fmt.Errorf("store: append audit: %w", err)
+			return fmt.Errorf("store: append audit: %w", diskFull(err))
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: append audit: %w", err)
+		return fmt.Errorf("store: append audit: %w", diskFull(err))
 	}
 	return nil
 }
@@ -72,10 +72,7 @@ func (s *Store) AppendAudit(ctx context.Context, records ...Audit) error {
 // older than the record id before (0: from the newest). A limit of 0 or less
 // means 100; limits above 500 are cut to 500.
 func (s *Store) AuditLog(ctx context.Context, principal string, before int64, limit int) ([]Audit, error) {
-	if limit <= 0 {
-		limit = defaultLimit
-	}
-	limit = min(limit, maxLimit)
+	limit = clampLimit(limit)
 	if before <= 0 {
 		before = 1<<63 - 1
 	}

@@ -43,6 +43,9 @@ type appendReq struct {
 	kind string
 	e    *Entry
 	size int
+	// htmlBytes is the display record's HTML length (app_html_bytes),
+	// measured before the entry is queued.
+	htmlBytes int64
 
 	// state moves once, from pending to taken (the committer will write
 	// it) or to abandoned (its caller gave up first); whoever wins the
@@ -221,7 +224,7 @@ func (s *Store) tryGroup(group []*appendReq) (retry []*appendReq) {
 				return nil
 			}
 		}
-		if r.seq, r.err = s.insertEntry(ctx, tx, r.id, r.kind, r.e); r.err == nil {
+		if r.seq, r.err = s.insertEntry(ctx, tx, r); r.err == nil {
 			if savepoints {
 				if _, err := tx.ExecContext(ctx, "RELEASE entry"); err != nil {
 					tx.Rollback()

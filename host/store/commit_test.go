@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -262,7 +264,7 @@ func TestGroupCommitFullDatabase(t *testing.T) {
 		if p.e.CallID != "c_0004" && p.e.CallID != "c_0008" && p.e.CallID != "c_0012" {
 			t.Errorf("small entry %s failed: %v", p.e.CallID, err)
 		}
-		if !strings.Contains(err.Error(), "full") {
+		if !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), "database or disk is full") {
 			t.Errorf("%s failed with %v, want a database-full error", p.e.CallID, err)
 		}
 	}
@@ -282,6 +284,29 @@ func TestGroupCommitFullDatabase(t *testing.T) {
 	for id := range stored {
 		if !acked[id] {
 			t.Errorf("%s failed but is stored", id)
+		}
+	}
+}
+
+// TestDiskFullErrors pins which failures count as a full disk besides
+// SQLite's own SQLITE_FULL (TestGroupCommitFullDatabase).
+func TestDiskFullErrors(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{&fs.PathError{Op: "write", Path: "mcphost.db-wal", Err: syscall.ENOSPC}, true},
+		{fmt.Errorf("append: %w", syscall.EFBIG), true},
+		{errors.New("database is locked (5) (SQLITE_BUSY)"), false},
+		{errors.New("database or disk is full"), false}, // a text is not a code
+	}
+	for _, tt := range tests {
+		err := diskFull(tt.err)
+		if got := errors.Is(err, ErrDiskFull); got != tt.want {
+			t.Errorf("diskFull(%v): errors.Is ErrDiskFull = %v, want %v", tt.err, got, tt.want)
+		}
+		if !errors.Is(err, tt.err) {
+			t.Errorf("diskFull(%v) lost the cause: %v", tt.err, err)
 		}
 	}
 }

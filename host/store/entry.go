@@ -97,13 +97,15 @@ func (s *Store) AppendEntry(ctx context.Context, e *Entry) error {
 	if kind == "" {
 		kind = KindCall
 	}
+	// Everything derived from the entry is worked out here, by the caller,
+	// not in the committer's open transaction that every append waits on.
 	size := len(e.Arguments) + len(e.Result) + len(e.Display) + len(e.Trail) + len(e.Message)
-	seq, err := s.enqueue(ctx, &appendReq{id: id, kind: kind, e: e, size: size, done: make(chan struct{})})
+	seq, err := s.enqueue(ctx, &appendReq{id: id, kind: kind, e: e, size: size, htmlBytes: htmlBytes(e.Display), done: make(chan struct{})})
 	if errors.Is(err, ErrNotFound) {
 		return ErrNotFound
 	}
 	if err != nil {
-		return fmt.Errorf("store: append entry to session %q: %w", e.SessionID, err)
+		return fmt.Errorf("store: append entry to session %q: %w", e.SessionID, diskFull(err))
 	}
 	e.ID, e.Seq, e.Kind = id, seq, kind
 	return nil
@@ -131,9 +133,10 @@ func (e *Entry) check() error {
 	return nil
 }
 
-// insertEntry writes one entry in tx (the committer's group transaction)
+// insertEntry writes r's entry in tx (the committer's group transaction)
 // and returns its seq.
-func (s *Store) insertEntry(ctx context.Context, tx *sql.Tx, id, kind string, e *Entry) (seq int64, err error) {
+func (s *Store) insertEntry(ctx context.Context, tx *sql.Tx, r *appendReq) (seq int64, err error) {
+	id, e := r.id, r.e
 	var owner string
 	var last int64
 	err = tx.StmtContext(ctx, s.stmtLastSeq).QueryRowContext(ctx, e.SessionID).Scan(&owner, &last)
@@ -153,7 +156,7 @@ func (s *Store) insertEntry(ctx context.Context, tx *sql.Tx, id, kind string, e 
 		id, e.SessionID, seq, e.CallID, e.Principal, e.Origin, e.Server, e.Tool,
 		jsonText(e.Arguments), e.Status, jsonText(e.Result), e.Error, e.Era, e.ProtocolVersion,
 		started, e.DurationMs, jsonText(e.Display), jsonText(e.Trail),
-		kind, e.AppEntryID, jsonText(e.Message), htmlBytes(e.Display))
+		r.kind, e.AppEntryID, jsonText(e.Message), r.htmlBytes)
 	if err != nil {
 		return 0, err
 	}

@@ -106,6 +106,15 @@ CREATE TABLE audit (
 ) STRICT;
 CREATE INDEX audit_principal_at ON audit (principal, at DESC);
 `,
+
+	// 5: the audit log is paged by principal and id (AuditLog: principal = ?
+	// AND id < ? ORDER BY id DESC); an index on principal alone carries the
+	// rowid in its order, so a page is a range scan without a sort. The
+	// (principal, at) index matched no query.
+	`
+DROP INDEX audit_principal_at;
+CREATE INDEX audit_principal ON audit (principal);
+`,
 }
 
 // migrate applies the steps the database has not run yet, each in its own

@@ -45,7 +45,7 @@ func (s *Store) CreateSession(ctx context.Context, principal, title string) (Ses
 		`INSERT INTO sessions (id, principal, title, created_at, updated_at, entries) VALUES (?, ?, ?, ?, ?, 0)`,
 		sess.ID, sess.Principal, sess.Title, now.UnixNano(), now.UnixNano())
 	if err != nil {
-		return Session{}, fmt.Errorf("store: create session: %w", err)
+		return Session{}, fmt.Errorf("store: create session: %w", diskFull(err))
 	}
 	return sess, nil
 }

@@ -13,14 +13,31 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // ErrNotFound is returned when a session does not exist or belongs to another
 // principal; the two cases are deliberately indistinguishable.
 var ErrNotFound = errors.New("store: not found")
+
+// ErrDiskFull is wrapped into the errors of writes that failed for lack of
+// space: SQLite's SQLITE_FULL, ENOSPC, or a file-size limit (EFBIG).
+var ErrDiskFull = errors.New("the data directory is full")
+
+// diskFull wraps err with ErrDiskFull when it says the disk is full, so
+// that callers can tell that case apart without reading error texts.
+func diskFull(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL ||
+		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG) {
+		return fmt.Errorf("%w: %w", ErrDiskFull, err)
+	}
+	return err
+}
 
 // applicationID marks a SQLite file as mcphost's ("mcph" in ASCII). It is
 // written with the first migration and checked on every open, so that a
