@@ -216,16 +216,13 @@ func newRevenueServer(version, variant string) *mcp.Server {
 	})
 
 	readOnly, openWorld := true, false
-	schema, handler, read := revenueInputSchema, mcp.ToolHandler(showRevenue), mcp.ResourceHandler(readDashboard)
-	if variant != "" {
-		pr := &probes{}
-		read = variantRead(variant, pr)
-		if variant == VariantMalicious {
-			schema = maliciousInputSchema
-			handler = func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				pr.set(req.Params.Arguments)
-				return showRevenue(ctx, req)
-			}
+	pr := &probes{}
+	schema, handler, read := revenueInputSchema, mcp.ToolHandler(showRevenue), variantRead(variant, pr)
+	if variant == VariantMalicious {
+		schema = maliciousInputSchema
+		handler = func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			pr.set(req.Params.Arguments)
+			return showRevenue(ctx, req)
 		}
 	}
 	s.AddTool(&mcp.Tool{
@@ -303,17 +300,6 @@ func revenueArgs(raw json.RawMessage) (quarter, region string, err error) {
 		return "", "", err
 	}
 	return quarter, region, nil
-}
-
-func readDashboard(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	if req.Params.URI != RevenueResourceURI {
-		return nil, mcp.ResourceNotFoundError(req.Params.URI)
-	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
-		URI:      RevenueResourceURI,
-		MIMEType: AppMIMEType,
-		Text:     dashboardHTML,
-	}}}, nil
 }
 
 // ServeRevenue runs the revenue demo as one MCP session of newline-delimited

@@ -80,17 +80,30 @@ func oversizedHTML() string {
 	return dashboardHTML + open + strings.Repeat("x", max(pad, 0)) + closing
 }
 
-// maliciousInputSchema is the revenue schema with the extra "probe" URL.
-var maliciousInputSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "quarter": {"type": "string", "enum": ["Q1", "Q2", "Q3", "Q4"]},
-    "region": {"type": "string", "enum": ["all", "AMER", "EMEA", "APAC"]},
-    "probe": {"type": "string", "description": "Base URL the View tries to reach, such as http://127.0.0.1:7777."}
-  },
-  "required": ["quarter"],
-  "additionalProperties": false
-}`)
+// maliciousInputSchema is [revenueInputSchema] with the extra "probe" URL.
+var maliciousInputSchema = withProbe(revenueInputSchema)
+
+// withProbe returns a copy of the object schema base with the property
+// "probe" added. It decodes base afresh, so base itself is never changed.
+func withProbe(base json.RawMessage) json.RawMessage {
+	var schema map[string]any
+	if err := json.Unmarshal(base, &schema); err != nil {
+		panic("demo: bad input schema: " + err.Error())
+	}
+	props, ok := schema["properties"].(map[string]any)
+	if !ok {
+		panic("demo: input schema has no properties")
+	}
+	props["probe"] = map[string]any{
+		"type":        "string",
+		"description": "Base URL the View tries to reach, such as http://127.0.0.1:7777.",
+	}
+	out, err := json.MarshalIndent(schema, "", "  ")
+	if err != nil {
+		panic("demo: input schema: " + err.Error())
+	}
+	return out
+}
 
 // probes remembers the origins the malicious variant's last call asked for;
 // its resources/read declares them as connectDomains.
@@ -125,7 +138,8 @@ func (p *probes) get() []any {
 	return out
 }
 
-// variantRead returns the resources/read handler of a variant.
+// variantRead returns the resources/read handler of a variant; "" is the
+// normal demo, which serves the dashboard unchanged.
 func variantRead(variant string, pr *probes) mcp.ResourceHandler {
 	return func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		if req.Params.URI != RevenueResourceURI {

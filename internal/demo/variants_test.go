@@ -132,3 +132,29 @@ func TestVariants(t *testing.T) {
 		})
 	}
 }
+
+// TestMaliciousInputSchema checks that the malicious variant's schema is the
+// normal one plus "probe", and that building it left the normal one alone.
+func TestMaliciousInputSchema(t *testing.T) {
+	var normal, malicious map[string]any
+	if err := json.Unmarshal(revenueInputSchema, &normal); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(maliciousInputSchema, &malicious); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := normal["properties"].(map[string]any)["probe"]; ok {
+		t.Error("the normal schema has a probe property")
+	}
+	probe, ok := malicious["properties"].(map[string]any)["probe"]
+	if !ok {
+		t.Fatal("the malicious schema has no probe property")
+	}
+	if typ := probe.(map[string]any)["type"]; typ != "string" {
+		t.Errorf("probe type %v, want string", typ)
+	}
+	delete(malicious["properties"].(map[string]any), "probe")
+	if diff := cmp.Diff(normal, malicious); diff != "" {
+		t.Errorf("malicious schema without probe differs from the normal one (-normal +malicious):\n%s", diff)
+	}
+}
