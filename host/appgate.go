@@ -46,6 +46,10 @@ type AppRequest struct {
 	URL string
 	// Text is the text of an AppMessage, already checked by apps.CheckMessage.
 	Text string
+
+	// display is the App's display record, as the caller read it to check
+	// the App (its CSP and permissions are what the app phase sees).
+	display *apps.Display
 }
 
 // AppDeniedError is a request of an MCP App that the App gate refused. The
@@ -77,7 +81,8 @@ func (e *AppDeniedError) Error() string {
 // already checked that req.AppEntryID names an App of server in
 // req.SessionID, owned by p, and that the tool exists.
 func (h *Host) appGate(ctx context.Context, p Principal, server string, req AppRequest) (allowed bool, reason string) {
-	c, err := h.conn(server)
+	g := h.gen()
+	c, err := g.conn(server)
 	if err != nil {
 		return false, fmt.Sprintf("server %q is not configured", server)
 	}
@@ -115,15 +120,14 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req AppR
 		// The call itself runs the call phase with origin "app" (Call).
 		return true, ""
 	}
-	return h.appPolicy(ctx, p, c, req)
+	return h.appPolicy(ctx, g, p, c, req)
 }
 
 // appPolicy runs the app phase of the policies, with origin "app", on a
 // link or message request of an App: the rules see the App (its resource,
 // CSP and permissions, from its display record) and the tool whose result
 // it shows.
-func (h *Host) appPolicy(ctx context.Context, p Principal, c *serverConn, req AppRequest) (bool, string) {
-	g := h.gen()
+func (h *Host) appPolicy(ctx context.Context, g *generation, p Principal, c *serverConn, req AppRequest) (bool, string) {
 	if g.policies == nil {
 		return true, ""
 	}
@@ -134,17 +138,14 @@ func (h *Host) appPolicy(ctx context.Context, p Principal, c *serverConn, req Ap
 	if tool == nil {
 		tool = &mcp.Tool{Name: req.AppTool}
 	}
-	var d apps.Display
-	if h.store != nil {
-		if e, err := h.store.Entry(ctx, p.Name, req.AppEntryID); err == nil {
-			_ = json.Unmarshal(e.Display, &d)
-		}
-	}
-	if d.ResourceURI == "" {
-		d.ResourceURI = req.ResourceURI
+	d := req.display
+	if d == nil {
+		d = &apps.Display{ResourceURI: req.ResourceURI}
 	}
 	pol := newPolicyRun(g, p, c, tool, OriginApp, nil, nil, &Trail{})
-	pol.in.App = policyApp(&d)
+	if g.policies.Uses(policies.PhaseApp, "app") {
+		pol.in.App = policyApp(d)
+	}
 	dec := pol.decide(ctx, policies.PhaseApp)
 	h.appendAudit(ctx, p.Name, req.SessionID, pol.audit)
 	if dec.Allowed() {

@@ -17,6 +17,7 @@ type appRef struct {
 	server      string
 	tool        string
 	resourceURI string
+	display     *apps.Display // the entry's display record, decoded once
 }
 
 // errNotAnApp is the answer for an appEntryId that names no App of the
@@ -38,15 +39,11 @@ func (h *Host) appOf(ctx context.Context, p Principal, sessionID, appEntryID str
 	if err != nil {
 		return appRef{}, err
 	}
-	var d struct {
-		Type        string `json:"type"`
-		ServerName  string `json:"serverName"`
-		ResourceURI string `json:"resourceUri"`
-	}
-	if json.Unmarshal(e.Display, &d) != nil || d.Type != "mcp_app" || d.ServerName != e.Server {
+	d := &apps.Display{}
+	if json.Unmarshal(e.Display, d) != nil || d.Type != "mcp_app" || d.ServerName != e.Server {
 		return appRef{}, errNotAnApp
 	}
-	return appRef{entryID: e.ID, server: e.Server, tool: e.Tool, resourceURI: d.ResourceURI}, nil
+	return appRef{entryID: e.ID, server: e.Server, tool: e.Tool, resourceURI: d.ResourceURI, display: d}, nil
 }
 
 // appKey keys the per-App limits.
@@ -80,7 +77,7 @@ func (h *Host) callOrigin(ctx context.Context, req SessionCall) (origin string, 
 		return "", nil, &AppDeniedError{Server: ref.server, Kind: AppToolCall,
 			Reason: fmt.Sprintf("an App of server %q may call only that server's tools", ref.server)}
 	}
-	ar := AppRequest{Kind: AppToolCall, SessionID: req.SessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI,
+	ar := AppRequest{Kind: AppToolCall, SessionID: req.SessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
 		AppTool: ref.tool, Tool: req.Tool, Arguments: req.Arguments}
 	if ok, reason := h.appGate(ctx, req.Principal, ref.server, ar); !ok {
 		return "", nil, &AppDeniedError{Server: ref.server, Kind: AppToolCall, Reason: reason}
@@ -129,7 +126,7 @@ func (h *Host) AppMessage(ctx context.Context, p Principal, sessionID, appEntryI
 	if err != nil {
 		return nil, &RequestError{Reason: err.Error()}
 	}
-	ar := AppRequest{Kind: AppMessage, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI,
+	ar := AppRequest{Kind: AppMessage, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
 		AppTool: ref.tool, Text: msg.Text()}
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
 		return nil, &AppDeniedError{Server: ref.server, Kind: AppMessage, Reason: reason}
@@ -191,7 +188,7 @@ func (h *Host) CheckAppLink(ctx context.Context, p Principal, sessionID, appEntr
 	if err != nil {
 		return "", &RequestError{Reason: err.Error()}
 	}
-	ar := AppRequest{Kind: AppOpenLink, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI,
+	ar := AppRequest{Kind: AppOpenLink, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
 		AppTool: ref.tool, URL: clean}
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
 		return "", &AppDeniedError{Server: ref.server, Kind: AppOpenLink, Reason: reason}

@@ -79,10 +79,8 @@ type approvals struct {
 
 // ask registers a, publishes it, and waits for the answer, the timeout or
 // ctx. It returns the outcome.
-func (h *Host) ask(ctx context.Context, principal string, a Approval, timeout time.Duration) (string, error) {
-	if timeout <= 0 {
-		timeout = DefaultApprovalTimeout
-	}
+func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, error) {
+	timeout := h.opts.ApprovalTimeout
 	a.ID = "a_" + randomHex(8)
 	a.Created = time.Now().UTC()
 	a.Expires = a.Created.Add(timeout)
@@ -172,9 +170,6 @@ func (h *Host) AuditLog(ctx context.Context, p Principal, before int64, limit in
 
 // approvalText says how an approval that was not given ended.
 func approvalText(outcome string, timeout time.Duration) string {
-	if timeout <= 0 {
-		timeout = DefaultApprovalTimeout
-	}
 	switch outcome {
 	case ApprovalDenied:
 		return "you denied it"

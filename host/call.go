@@ -95,7 +95,7 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 	if err != nil {
 		return nil, err
 	}
-	res, _, err = h.runResultStage(ctx, p, c, cat, tool, args, res, pol, trail)
+	res, _, err = pol.resultStage(ctx, p, c, cat, tool, args, res)
 	if err != nil {
 		return nil, err
 	}

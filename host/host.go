@@ -107,6 +107,9 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.BackoffMax < opts.BackoffMin {
 		opts.BackoffMax = max(time.Minute, opts.BackoffMin)
 	}
+	if opts.ApprovalTimeout <= 0 {
+		opts.ApprovalTimeout = DefaultApprovalTimeout
+	}
 	h := &Host{store: opts.Store, cache: cache.New(cache.Options{})}
 	userOnStatus := opts.OnStatus
 	opts.OnStatus = func(st ServerStatus) {
@@ -291,8 +294,10 @@ func (h *Host) conn(name string) (*serverConn, error) { return h.gen().conn(name
 
 // Tools returns the tools of every ready server, or of the named server
 // only, sorted by server (config order) and tool name.
-func (h *Host) Tools(server string) ([]Tool, error) {
-	g := h.gen()
+func (h *Host) Tools(server string) ([]Tool, error) { return h.gen().tools(server) }
+
+// tools is Tools for generation g.
+func (g *generation) tools(server string) ([]Tool, error) {
 	conns := g.conns
 	if server != "" {
 		c, err := g.conn(server)

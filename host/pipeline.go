@@ -215,8 +215,9 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 		outcome, err := h.ask(cctx, req.Principal.Name, Approval{
 			SessionID: req.SessionID, CallID: callID, Server: req.Server, Tool: req.Tool, Arguments: args,
 			Origin: origin, Rule: d.Rule, Message: d.Message,
-		}, h.opts.ApprovalTimeout)
+		})
 		if err != nil {
+			h.appendAudit(ctx, req.Principal.Name, req.SessionID, pol.audit) // the ask decision, though nobody was asked
 			return nil, err
 		}
 		trail.Approval = outcome
@@ -262,7 +263,7 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	// Plugins, stage result, then policy, phase result.
 	var perr *PolicyError
 	if res != nil {
-		out, status, serr := h.runResultStage(cctx, req.Principal, c, cat, tool, args, res, pol, trail)
+		out, status, serr := pol.resultStage(cctx, req.Principal, c, cat, tool, args, res)
 		if serr != nil {
 			entry.Status = status
 			entry.Error = serr.Error()
@@ -289,7 +290,7 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	// to the App only. Then plugins, stage display, and policy, phase app.
 	if entry.Status == StatusOK && origin != OriginApp {
 		if disp := h.resolveApp(cctx, c, cs, cat, tool, args, res); disp != nil {
-			h.runDisplayStage(cctx, req.Principal, c, tool, args, res, disp, pol, trail)
+			pol.displayStage(cctx, req.Principal, c, tool, args, res, disp)
 			entry.Display = encodeDisplay(c, tool, disp)
 		}
 	}

@@ -91,16 +91,20 @@ func newPolicyRun(g *generation, p Principal, c *serverConn, tool *mcp.Tool, ori
 	if r.set == nil {
 		return r
 	}
-	r.in = &policies.Input{
+	r.in = policyInput(p, c, tool, origin)
+	r.in.Args, r.in.RawArgs = decoded, args
+	return r
+}
+
+// policyInput is what every phase sees of a call of tool on c by p.
+func policyInput(p Principal, c *serverConn, tool *mcp.Tool, origin string) *policies.Input {
+	return &policies.Input{
 		Server:    c.cfg.Name,
 		Era:       c.era(),
 		Origin:    origin,
 		Principal: policies.Principal{Name: p.Name, Groups: p.Groups},
 		Tool:      policies.ToolFromMCP(tool),
-		Args:      decoded,
-		RawArgs:   args,
 	}
-	return r
 }
 
 // decide evaluates one phase and records the decision in the trail and the
@@ -142,29 +146,25 @@ func hidden(d policies.Decision) bool {
 // ToolsFor returns the tools that principal p may see (the list phase of
 // the policies), of every ready server or of the named one.
 func (h *Host) ToolsFor(ctx context.Context, p Principal, origin, server string) ([]Tool, error) {
-	g := h.gen()
-	tools, err := h.Tools(server)
+	g := h.gen() // one generation: its tools, filtered by its policies
+	tools, err := g.tools(server)
 	if err != nil || g.policies == nil {
 		return tools, err
 	}
 	out := tools[:0]
 	for _, t := range tools {
-		c := g.byName[t.Server]
-		if c == nil {
-			continue
-		}
-		r := newPolicyRun(g, p, c, t.Tool, origin, nil, nil, &Trail{})
-		if d := g.policies.Decide(ctx, policies.PhaseList, r.in); d.Allowed() {
+		if d := g.policies.Decide(ctx, policies.PhaseList, policyInput(p, g.byName[t.Server], t.Tool, origin)); d.Allowed() {
 			out = append(out, t)
 		}
 	}
 	return out, nil
 }
 
-// runResultStage runs the result plugins and then the result policies on
-// res. It returns the result to show (nil when a plugin failed or a policy
+// resultStage runs the result plugins and then the result policies on res.
+// It returns the result to show (nil when a plugin failed or a policy
 // withheld it) and, when it is nil, the status and error to record.
-func (h *Host) runResultStage(ctx context.Context, p Principal, c *serverConn, cat *catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult, pol *policyRun, trail *Trail) (*mcp.CallToolResult, string, error) {
+func (pol *policyRun) resultStage(ctx context.Context, p Principal, c *serverConn, cat *catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult) (*mcp.CallToolResult, string, error) {
+	trail := pol.trail
 	if pol.plugins != nil && pol.plugins.Has(plugins.StageResult, c.cfg.Name, tool.Name) {
 		out, outcomes, err := pol.plugins.RunResult(ctx, plugins.ResultInput{
 			Server: c.cfg.Name, Tool: tool.Name, Arguments: args,
@@ -181,7 +181,9 @@ func (h *Host) runResultStage(ctx context.Context, p Principal, c *serverConn, c
 		res = out
 	}
 	if pol.set != nil {
-		pol.in.Result = policies.ResultFromMCP(res)
+		if pol.set.Uses(policies.PhaseResult, "result") { // else no rule reads it: skip the conversion
+			pol.in.Result = policies.ResultFromMCP(res)
+		}
 		if d := pol.decide(ctx, policies.PhaseResult); !d.Allowed() {
 			return nil, StatusDenied, denied(d)
 		}
@@ -189,11 +191,12 @@ func (h *Host) runResultStage(ctx context.Context, p Principal, c *serverConn, c
 	return res, "", nil
 }
 
-// runDisplayStage runs the display plugins and then the app policies on the
+// displayStage runs the display plugins and then the app policies on the
 // display record d of a successful call, whose final result is res. A
 // failed plugin or a refusing policy turns d into its text form: no App,
 // the ordinary text with a warning.
-func (h *Host) runDisplayStage(ctx context.Context, p Principal, c *serverConn, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult, d *apps.Display, pol *policyRun, trail *Trail) {
+func (pol *policyRun) displayStage(ctx context.Context, p Principal, c *serverConn, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult, d *apps.Display) {
+	trail := pol.trail
 	if d == nil || d.HTML == "" {
 		return
 	}
@@ -217,7 +220,9 @@ func (h *Host) runDisplayStage(ctx context.Context, p Principal, c *serverConn, 
 		}
 	}
 	if pol.set != nil {
-		pol.in.App = policyApp(d)
+		if pol.set.Uses(policies.PhaseApp, "app") {
+			pol.in.App = policyApp(d)
+		}
 		if dec := pol.decide(ctx, policies.PhaseApp); !dec.Allowed() {
 			name := "the default policy"
 			if dec.Rule != "" {

@@ -372,3 +372,79 @@ policy "no-app-messages" {
 		t.Errorf("audit = %+v", log)
 	}
 }
+
+// TestPolicyAskLimits: a principal may have 32 calls waiting for approval;
+// the 33rd is refused with ErrTooManyApprovals, records no entry, and its
+// ask decision still reaches the audit log. A call cancelled while it waits
+// ends its approval (approval_done "cancelled") and is not run.
+func TestPolicyAskLimits(t *testing.T) {
+	h, st := policyHost(t, policySet, host.Options{ApprovalTimeout: time.Minute})
+	events, stop := h.Subscribe("alice")
+	defer stop()
+	sess, err := h.CreateSession(t.Context(), alice, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	write := func(ctx context.Context) error {
+		_, err := h.Call(ctx, host.SessionCall{Principal: alice, SessionID: sess.ID, Server: "files", Tool: "write",
+			Arguments: json.RawMessage(`{"path":"/srv/a"}`), Origin: host.OriginUser})
+		return err
+	}
+	const limit = 32
+	done := make(chan error, limit)
+	for range limit {
+		go func() { done <- write(ctx) }()
+	}
+	for n := 0; n < limit; {
+		if ev := <-events; ev.Type == host.EventApproval {
+			n++
+		}
+	}
+	auditBefore, err := h.AuditLog(t.Context(), alice, 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := write(t.Context()); !errors.Is(err, host.ErrTooManyApprovals) {
+		t.Fatalf("call 33: %v, want ErrTooManyApprovals", err)
+	}
+	audit, err := h.AuditLog(t.Context(), alice, 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(audit) != len(auditBefore)+1 || audit[0].Effect != "ask" || audit[0].Rule != "approve-writes" {
+		t.Errorf("audit after the refused call: %d records (before %d), want one more: its ask decision; got %+v", len(audit), len(auditBefore), audit)
+	}
+
+	// Cancel the waiting calls: each approval ends as cancelled, and no
+	// write reaches the server.
+	cancel()
+	for range limit {
+		if err := <-done; err == nil {
+			t.Error("a call cancelled while waiting for approval succeeded")
+		}
+	}
+	cancelled := 0
+	for cancelled < limit {
+		ev := <-events
+		if d, ok := ev.Data.(host.ApprovalDone); ok && ev.Type == host.EventApprovalDone {
+			if d.Outcome != host.ApprovalCancelled {
+				t.Errorf("approval ended %q, want cancelled", d.Outcome)
+			}
+			cancelled++
+		}
+	}
+	if got := h.PendingApprovals(alice); len(got) != 0 {
+		t.Errorf("%d approvals still pending", len(got))
+	}
+	entries, _, err := st.Entries(t.Context(), "alice", sess.ID, 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Status == host.StatusOK {
+			t.Errorf("a cancelled call ran: %+v", e)
+		}
+	}
+}

@@ -272,9 +272,6 @@ func (h *Host) retire(old *generation, conns []*serverConn, next *plugins.Set) {
 // longest call_timeout of its servers plus the approval timeout (a call
 // may wait for a person first), and a margin.
 func drainBound(g *generation, approval time.Duration) time.Duration {
-	if approval <= 0 {
-		approval = DefaultApprovalTimeout
-	}
 	d := time.Duration(0)
 	for _, s := range g.cfg.Servers {
 		d = max(d, s.CallTimeout)

@@ -10,9 +10,6 @@ import (
 	"github.com/mcphost/mcphost/policies"
 )
 
-// maxPolicyInput bounds the input file of `policy eval`.
-const maxPolicyInput = 8 << 20
-
 // policy runs the `policy` subcommands.
 func (e *env) policy(ctx context.Context, args []string) int {
 	if len(args) == 0 || args[0] != "eval" {
@@ -53,7 +50,7 @@ func (e *env) policyEval(ctx context.Context, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	data, err := e.readInput(fs.Arg(0), maxPolicyInput)
+	data, err := e.readInput(fs.Arg(0), policies.MaxInputBytes)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost policy eval: %v\n", err)
 		return exitFailure
