@@ -37,7 +37,8 @@ var fuzzRoutes = []struct {
 // alice's token, to the POST routes that decode JSON (createSession, call,
 // appMessage, appLink, answer) of a real handler over a real host: the
 // in-process fixture server over Streamable HTTP (call_timeout 200ms, so a
-// fuzzed slow call ends) and a store in a temporary directory. The route is
+// fuzzed slow call ends), a deny and an ask policy, and a store in a
+// temporary directory. The route is
 // route % len(fuzzRoutes). Properties: no panic (the recovery middleware
 // would answer 500); never a 500 or any 5xx but 503 not_ready; every answer
 // is JSON, and every error answer is {"error":{"code","message"}} with a
@@ -48,6 +49,8 @@ var fuzzRoutes = []struct {
 func FuzzRequestBodies(f *testing.F) {
 	f.Add(uint8(0), []byte(`{"title":"fuzz"}`))
 	f.Add(uint8(1), []byte(`{"server":"fx","tool":"echo","arguments":{"text":"hi"},"callId":"c-1"}`))
+	f.Add(uint8(1), []byte(`{"server":"fx","tool":"add","arguments":{"a":1000,"b":1}}`))
+	f.Add(uint8(1), []byte(`{"server":"fx","tool":"fail","arguments":{}}`))
 	f.Add(uint8(2), []byte(`{"appEntryId":"e_0123456789abcdef","role":"user","content":[{"type":"text","text":"hi"}]}`))
 	f.Add(uint8(3), []byte(`{"appEntryId":"e_0123456789abcdef","url":"https://example.com/"}`))
 	f.Add(uint8(4), []byte(`{"decision":"approve"}`))
@@ -69,11 +72,29 @@ func FuzzRequestBodies(f *testing.F) {
 		VersionNegotiation: config.NegotiationLegacy, DiscoveryTimeout: 20 * time.Second,
 		CallTimeout: 200 * time.Millisecond, Enabled: true,
 	}
-	cfg := &config.Config{
-		Servers:    []config.Server{fx},
-		Principals: []config.Principal{{Name: "alice", Token: aliceToken}},
+	// Policies are on, so fuzzed calls also take the 403 denied_by_policy
+	// path (add with a big a) and the ask path (fail), whose approval
+	// nobody gives: it expires quickly, and the call is denied.
+	cfg, diags := config.Parse([]byte(`
+policy "no-big-adds" {
+  phase   = "call"
+  effect  = "deny"
+  when    = "tool.name == 'add' && has(args.a) && type(args.a) == double && args.a > 100.0"
+  message = "too big"
+}
+policy "ask-before-failing" {
+  phase   = "call"
+  effect  = "ask"
+  when    = "tool.name == 'fail'"
+  message = "Fail?"
+}
+`), "fuzz.hcl", config.Options{})
+	if diags.HasErrors() {
+		f.Fatal(diags)
 	}
-	h, err := host.New(cfg, host.Options{Store: st})
+	cfg.Servers = []config.Server{fx}
+	cfg.Principals = []config.Principal{{Name: "alice", Token: aliceToken}}
+	h, err := host.New(cfg, host.Options{Store: st, ApprovalTimeout: 20 * time.Millisecond})
 	if err != nil {
 		f.Fatal(err)
 	}
