@@ -223,6 +223,9 @@ func TestAppRequestGates(t *testing.T) {
 		sid := eval[string](tb, `sessionStorage.getItem('mcphost.session') ?? ''`)
 		app := d.appEntries(t, sid)[0]
 
+		// The page's own call above went to POST …/calls too: only the
+		// requests from here on are the App's.
+		before := len(d.seen())
 		tb.mountBoundApp("requester", requesterView, "revenue", app.ID, sid)
 		var r requesterReport
 		tb.appEventData("answers", &r)
@@ -243,6 +246,13 @@ func TestAppRequestGates(t *testing.T) {
 		for _, req := range d.seen() {
 			if req.Path == "/api/v1/sessions/"+sid+"/app-messages" || req.Path == "/api/v1/sessions/"+sid+"/app-links" {
 				t.Errorf("the page asked the API although the gate is closed: %+v", req)
+			}
+		}
+		// The App reports its answers only after the page answered its
+		// tools/call, so a call let through would be in the log by now.
+		for _, req := range d.seen()[before:] {
+			if req.Method == http.MethodPost && strings.HasSuffix(req.Path, "/calls") {
+				t.Errorf("the App's tools/call reached the API although the gate is closed: %+v", req)
 			}
 		}
 	})

@@ -11,6 +11,7 @@ import { readEventStream } from './sse.js';
 import { compileSchema, buildForm, defaultArguments } from './schemaform.js';
 import { entryCard, runningCard } from './render.js';
 import { teardownDisplays } from './display.js';
+import { forgetAppCapabilities } from './appbridge.js';
 import { approvalCard } from './approvals.js';
 
 const $ = (id) => document.getElementById(id);
@@ -397,7 +398,7 @@ function handleEvent({ event, data }) {
     case 'entry': onEntryEvent(d); break;
     case 'approval': onApproval(d); break;
     case 'approval_done': onApprovalDone(d); break;
-    case 'config': loadServers(); loadTools(); break; // reloaded: servers may be gone or new
+    case 'config': forgetAppCapabilities(); loadServers(); loadTools(); break; // reloaded: servers may be gone or new, their App settings changed
     default: break;
   }
 }
@@ -862,8 +863,6 @@ async function submitCall(ctl) {
 
 // ------------------------------------------------------------------ approvals
 
-let approvalTicker = 0;
-
 async function loadApprovals() {
   try {
     const r = await api('GET', '/approvals');
@@ -886,16 +885,7 @@ function onApproval(a) {
   updateTranscriptEmpty();
   scrollToBottom();
   card.el.querySelector('[data-testid=approve-button]')?.focus({ preventScroll: true });
-  if (!approvalTicker) {
-    approvalTicker = setInterval(() => {
-      if (state.approvals.size === 0) {
-        clearInterval(approvalTicker);
-        approvalTicker = 0;
-        return;
-      }
-      for (const { card: c } of state.approvals.values()) c.tick();
-    }, 1000);
-  }
+  ensureTicker();
 }
 
 function onApprovalDone(d) {
@@ -936,17 +926,20 @@ async function answerApproval(id, approve) {
 
 // ------------------------------------------------------------------ running calls
 
-let runTicker = 0;
+// One 1-second ticker refreshes the elapsed times of the running-call cards
+// and the approval cards; it stops when there are neither.
+let ticker = 0;
 
 function ensureTicker() {
-  if (runTicker || state.running.size === 0) return;
-  runTicker = setInterval(() => {
-    if (state.running.size === 0) {
-      clearInterval(runTicker);
-      runTicker = 0;
+  if (ticker || (state.running.size === 0 && state.approvals.size === 0)) return;
+  ticker = setInterval(() => {
+    if (state.running.size === 0 && state.approvals.size === 0) {
+      clearInterval(ticker);
+      ticker = 0;
       return;
     }
     for (const run of state.running.values()) run.card?.tick();
+    for (const { card } of state.approvals.values()) card.tick();
   }, 1000);
 }
 

@@ -275,20 +275,38 @@ const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
 const NO_CAPABILITIES = Object.freeze({ toolCalls: false, openLinks: false, messages: false });
 
+// One answer per server name, shared by all its Apps until the
+// configuration is reloaded (forgetAppCapabilities).
+const capabilitiesLoads = new Map();
+
 /**
  * loadCapabilities asks the daemon which App requests server allows
- * (GET /api/v1/servers/{name}/app-capabilities). Anything but a clean
- * answer means none: deny by default.
+ * (GET /api/v1/servers/{name}/app-capabilities), once per server. Anything
+ * but a clean answer means none: deny by default. A failed question is not
+ * kept, so the next App of that server asks again.
  */
-async function loadCapabilities(server) {
-  if (!isStr(server) || server === '') return NO_CAPABILITIES;
-  try {
-    const r = await api('GET', `/servers/${seg(server)}/app-capabilities`);
-    if (!isPlainObject(r)) return NO_CAPABILITIES;
-    return Object.freeze({ toolCalls: r.toolCalls === true, openLinks: r.openLinks === true, messages: r.messages === true });
-  } catch {
-    return NO_CAPABILITIES;
+function loadCapabilities(server) {
+  if (!isStr(server) || server === '') return Promise.resolve(NO_CAPABILITIES);
+  let load = capabilitiesLoads.get(server);
+  if (!load) {
+    load = api('GET', `/servers/${seg(server)}/app-capabilities`).then((r) => {
+      if (!isPlainObject(r)) throw new Error('app-capabilities: not an object');
+      return Object.freeze({ toolCalls: r.toolCalls === true, openLinks: r.openLinks === true, messages: r.messages === true });
+    });
+    capabilitiesLoads.set(server, load);
+    load.catch(() => {
+      if (capabilitiesLoads.get(server) === load) capabilitiesLoads.delete(server);
+    });
   }
+  return load.catch(() => NO_CAPABILITIES);
+}
+
+/**
+ * forgetAppCapabilities drops the answers of loadCapabilities: the daemon's
+ * configuration was reloaded, and the next App of each server asks again.
+ */
+export function forgetAppCapabilities() {
+  capabilitiesLoads.clear();
 }
 
 // ------------------------------------------------------------------ link confirmation
@@ -667,7 +685,11 @@ class Mount {
         this.answerApiError(id, err, () => this.reply(id, { isError: true }));
         return;
       }
-      if (this.closed || !isPlainObject(checked) || !isStr(checked.url)) return;
+      if (this.closed) return;
+      if (!isPlainObject(checked) || !isStr(checked.url)) {
+        this.reply(id, { isError: true });
+        return;
+      }
       const shown = new URL(checked.url).href;
       const ok = await confirmLink(server, shown, this.aborter.signal);
       if (this.closed) return;

@@ -21,6 +21,12 @@ function collapsible(summary, body, { open = false, cls = '' } = {}) {
   return d;
 }
 
+/** startedTime is the <time> of an entry's start, for its card's header. */
+function startedTime(entry) {
+  const at = String(entry.startedAt ?? '');
+  return h('time', { class: 'muted', datetime: at, title: at }, formatTime(entry.startedAt));
+}
+
 function jsonBlock(v) {
   return h('pre', { class: 'json' }, pretty(v));
 }
@@ -141,12 +147,11 @@ function appMessageCard(entry) {
     'data-entry-id': String(entry.id ?? ''),
     'aria-label': `Message from the ${server} MCP App`,
   });
-  const time = h('time', { class: 'muted', datetime: String(entry.startedAt ?? ''), title: String(entry.startedAt ?? '') }, formatTime(entry.startedAt));
   card.append(h('header', { class: 'entry-head' },
     h('span', { class: 'entry-name' }, `${server} App`),
     h('span', { class: 'badge badge-muted', testid: 'app-message-badge' }, 'App message'),
     h('span', { class: 'spacer' }),
-    time));
+    startedTime(entry)));
   card.append(h('p', { class: 'app-message-label' }, 'Sent by the MCP App of server ', h('strong', {}, server),
     uri ? [' (', h('code', {}, uri), ')'] : null, ', not by you.'));
   const blocks = Array.isArray(msg.content) ? msg.content : [];
@@ -230,13 +235,12 @@ export function entryCard(entry) {
   });
   if (typeof entry.callId === 'string') card.dataset.callId = entry.callId;
 
-  const time = h('time', { class: 'muted', datetime: String(entry.startedAt ?? ''), title: String(entry.startedAt ?? '') }, formatTime(entry.startedAt));
   card.append(h('header', { class: 'entry-head' },
     h('span', { class: 'entry-name' }, name),
     h('span', { class: `badge status-${classSafe(status)}` }, label),
     entry.origin && entry.origin !== 'user' ? h('span', { class: 'badge badge-muted', title: 'origin' }, `via ${entry.origin}`) : null,
     h('span', { class: 'spacer' }),
-    time,
+    startedTime(entry),
     Number.isFinite(entry.durationMs) ? h('span', { class: 'muted duration', title: 'duration' }, formatDuration(entry.durationMs)) : null));
 
   card.append(collapsible(argsSummary(entry.arguments), jsonBlock(entry.arguments ?? {}), { cls: 'arguments' }));
