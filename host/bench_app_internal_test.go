@@ -2,6 +2,8 @@ package host
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/mcphost/mcphost/host/config"
@@ -50,31 +52,36 @@ func BenchmarkAppResolve(b *testing.B) {
 	const tool = "show_revenue_dashboard"
 	args := json.RawMessage(`{"quarter":"Q3"}`)
 
-	directCall := func() {
+	directCall := func() error {
 		res, err := direct.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		if err != nil || res.IsError {
-			b.Fatalf("direct call: %v", err)
+			return fmt.Errorf("direct call: %v (isError %v)", err, res != nil && res.IsError)
 		}
+		return nil
 	}
-	directCallRead := func() {
-		directCall()
+	directCallRead := func() error {
+		if err := directCall(); err != nil {
+			return err
+		}
 		r, err := direct.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://revenue-dashboard"})
 		if err != nil || len(r.Contents) != 1 {
-			b.Fatalf("direct read: %v", err)
+			return fmt.Errorf("direct read: %v", err)
 		}
+		return nil
 	}
-	hostApp := func() {
+	hostApp := func() error {
 		res, err := c.callTool(ctx, cs, tool, args, nil)
 		if err != nil || res.IsError {
-			b.Fatalf("host call: %v", err)
+			return fmt.Errorf("host call: %v (isError %v)", err, res != nil && res.IsError)
 		}
 		d := h.resolveApp(ctx, c, cs, cat, cat.toolIndex[tool], args, res)
 		if d == nil {
-			b.Fatal("no App display record")
+			return errors.New("no App display record")
 		}
 		if raw, err := json.Marshal(d); err != nil || len(raw) < 10000 {
-			b.Fatalf("display record of %d bytes: %v", len(raw), err)
+			return fmt.Errorf("display record of %d bytes: %v", len(raw), err)
 		}
+		return nil
 	}
 	b.Run("vs-call", func(b *testing.B) { benchpair.Compare(b, "app", directCall, hostApp) })
 	b.Run("vs-call-read", func(b *testing.B) { benchpair.Compare(b, "app", directCallRead, hostApp) })

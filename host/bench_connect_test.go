@@ -31,28 +31,33 @@ func BenchmarkConnect(b *testing.B) {
 	}
 	b.Cleanup(func() { st.Close() })
 
-	connect := func(mode string, s *store.Store) time.Duration {
+	// connect fails tb, the benchmark running it (the sub-benchmarks run on
+	// goroutines of their own).
+	connect := func(tb testing.TB, mode string, s *store.Store) time.Duration {
+		tb.Helper()
 		srv := stdioServer("fx", bin)
 		srv.VersionNegotiation = mode
 		h, err := host.New(&config.Config{Servers: []config.Server{srv}}, host.Options{Store: s})
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(b.Context(), time.Minute)
+		ctx, cancel := context.WithTimeout(tb.Context(), time.Minute)
 		defer cancel()
 		start := time.Now()
 		h.Start(ctx)
 		if err := h.WaitSettled(ctx); err != nil {
-			b.Fatal(err)
+			h.Close()
+			tb.Fatal(err)
 		}
 		d := time.Since(start)
 		if got, _ := h.Server("fx"); got.State != host.StateReady {
-			b.Fatalf("%s: %s", mode, got.LastError)
+			h.Close()
+			tb.Fatalf("%s: %s", mode, got.LastError)
 		}
 		h.Close()
 		return d
 	}
-	connect(config.NegotiationAuto, st) // warm the era cache
+	connect(b, config.NegotiationAuto, st) // warm the era cache
 
 	for _, tc := range []struct {
 		name  string
@@ -66,7 +71,7 @@ func BenchmarkConnect(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var ds []time.Duration
 			for b.Loop() {
-				ds = append(ds, connect(tc.mode, tc.store))
+				ds = append(ds, connect(b, tc.mode, tc.store))
 			}
 			p50, _ := benchpair.Percentiles(ds)
 			b.ReportMetric(float64(p50.Microseconds()), "p50-µs")
@@ -75,9 +80,9 @@ func BenchmarkConnect(b *testing.B) {
 	b.Run("paired", func(b *testing.B) {
 		var legacy, warm, cold []time.Duration
 		for b.Loop() {
-			legacy = append(legacy, connect(config.NegotiationLegacy, nil))
-			warm = append(warm, connect(config.NegotiationAuto, st))
-			cold = append(cold, connect(config.NegotiationAuto, nil))
+			legacy = append(legacy, connect(b, config.NegotiationLegacy, nil))
+			warm = append(warm, connect(b, config.NegotiationAuto, st))
+			cold = append(cold, connect(b, config.NegotiationAuto, nil))
 		}
 		l50, _ := benchpair.Percentiles(legacy)
 		w50, _ := benchpair.Percentiles(warm)

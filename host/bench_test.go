@@ -42,17 +42,19 @@ func BenchmarkCallTool(b *testing.B) {
 	}
 
 	const argsJSON = `{"text":"hello from the benchmark"}`
-	directCall := func() {
+	directCall := func() error {
 		res, err := direct.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello from the benchmark"}})
 		if err != nil || res.IsError {
-			b.Fatalf("direct call: %v", err)
+			return fmt.Errorf("direct call: %v (isError %v)", err, res != nil && res.IsError)
 		}
+		return nil
 	}
-	hostCall := func() {
+	hostCall := func() error {
 		res, err := h.CallTool(ctx, host.CallToolRequest{Server: "fx", Tool: "echo", Arguments: json.RawMessage(argsJSON)})
 		if err != nil || res.IsError {
-			b.Fatalf("host call: %v", err)
+			return fmt.Errorf("host call: %v (isError %v)", err, res != nil && res.IsError)
 		}
+		return nil
 	}
 	benchpair.Compare(b, "host", directCall, hostCall)
 }
@@ -78,13 +80,15 @@ func benchHost(b *testing.B, bin, extra string) *host.Host {
 	return h
 }
 
-func benchEcho(b *testing.B, h *host.Host, args json.RawMessage) func() {
+// benchEcho returns a benchpair callback: one echo call through h.
+func benchEcho(b *testing.B, h *host.Host, args json.RawMessage) func() error {
 	p := host.Principal{Name: "alice", Groups: []string{"analysts", "writers"}}
-	return func() {
+	return func() error {
 		res, err := h.CallTool(b.Context(), host.CallToolRequest{Server: "fx", Tool: "echo", Arguments: args, Principal: p})
 		if err != nil || res.IsError {
-			b.Fatalf("call: %v", err)
+			return fmt.Errorf("call: %v (isError %v)", err, res != nil && res.IsError)
 		}
+		return nil
 	}
 }
 
@@ -134,7 +138,7 @@ plugin %q {
 func BenchmarkSessionCallPolicies(b *testing.B) {
 	bin := testbin.Build(b, wellbehavedPkg)
 	args, _ := json.Marshal(map[string]any{"text": strings.Repeat("x", 2000)})
-	sessionCall := func(extra string) func() {
+	sessionCall := func(extra string) func() error {
 		cfg, diags := config.Parse([]byte(extra), "bench.hcl", config.Options{})
 		if diags.HasErrors() {
 			b.Fatal(diags)
@@ -159,11 +163,15 @@ func BenchmarkSessionCallPolicies(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return func() {
+		return func() error {
 			e, err := h.Call(b.Context(), host.SessionCall{Principal: p, SessionID: sess.ID, Server: "fx", Tool: "echo", Arguments: args})
-			if err != nil || e.Status != host.StatusOK {
-				b.Fatalf("call: %v", err)
+			if err != nil {
+				return fmt.Errorf("call: %v", err)
 			}
+			if e.Status != host.StatusOK {
+				return fmt.Errorf("call: status %s", e.Status)
+			}
+			return nil
 		}
 	}
 	benchpair.Compare(b, "policies", sessionCall(""), sessionCall(benchrules.HCL))

@@ -118,9 +118,8 @@ type entry struct {
 	Result json.RawMessage `json:"result"`
 	Trail  *struct {
 		Plugins []struct {
-			Plugin  string `json:"plugin"`
-			Changed bool   `json:"changed"`
-			Error   string `json:"error"`
+			Plugin string `json:"plugin"`
+			Error  string `json:"error"`
 		} `json:"plugins"`
 	} `json:"trail"`
 }

@@ -17,7 +17,7 @@ import (
 // so any run of len(kinds) consecutive servers has one of each.
 type kind struct {
 	Name        string
-	HTTP        bool   // Streamable HTTP (a fixture process the tool starts: wellbehaved -http for legacy, statelesshttp for auto); else stdio (the daemon starts it)
+	HTTP        bool   // Streamable HTTP (a fixture process the tool starts: wellbehaved -http for legacy, with -stateless for auto); else stdio (the daemon starts it)
 	Negotiation string // version_negotiation
 	Modernonly  bool   // testdata/servers/modernonly instead of wellbehaved (stdio only)
 	Era         string // the era the daemon must end up in

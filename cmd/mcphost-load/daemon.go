@@ -16,13 +16,16 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/httpapi"
+	"github.com/mcphost/mcphost/host/httpapi/webshell"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/benchpair"
 )
 
 // daemon is the mcphost daemon assembled in this process exactly as
 // `mcphost serve` assembles it (cmd/mcphost/serve.go): store.Open, host.New
-// with restarts on and the plugin cache in data_dir, httpapi.New,
-// Host.Start, Host.Serve on a loopback listener.
+// with restarts on, the plugin cache in data_dir and the config's app
+// compaction, httpapi.New with the WebShell's assets, Host.Start,
+// Host.Serve on a loopback listener.
 type daemon struct {
 	h       *host.Host
 	st      *store.Store
@@ -111,7 +114,10 @@ func startDaemon(ctx context.Context, cfg *config.Config, label, logPath string,
 		Restart:        true,
 		Store:          st,
 		PluginCacheDir: host.PluginCacheDirFor(cfg, logger),
+		AppCompaction:  host.AppCompaction{After: cfg.AppCompactAfter, SessionBytes: cfg.AppCompactSessionBytes},
 		OnStatus:       onStatus,
+		// serve's OwnerToken is set only for a config without principals;
+		// the generated one always has them.
 	})
 	if err != nil {
 		ln.Close()
@@ -122,8 +128,10 @@ func startDaemon(ctx context.Context, cfg *config.Config, label, logPath string,
 	su.HostNewMs = ms(time.Since(tNew))
 	p := strconv.Itoa(port)
 	handler := httpapi.New(h, httpapi.Options{
-		Logger: logger.With("component", "http"),
-		Hosts:  []string{"127.0.0.1:" + p, "localhost:" + p},
+		Logger:  logger.With("component", "http"),
+		Hosts:   []string{"127.0.0.1:" + p, "localhost:" + p},
+		Assets:  webshell.Assets(),
+		Version: "mcphost-load",
 	})
 
 	// The daemon outlives no caller: it stops with d.close, or when ctx
@@ -185,8 +193,10 @@ func startDaemon(ctx context.Context, cfg *config.Config, label, logPath string,
 	return d, su, nil
 }
 
+// msPercentiles is benchpair.Percentiles in milliseconds: the median and the
+// 99th percentile of ds, or zeros for no durations.
 func msPercentiles(ds []time.Duration) (p50, p99 float64) {
-	a, b := percentiles(ds)
+	a, b := benchpair.Percentiles(ds)
 	return ms(a), ms(b)
 }
 

@@ -17,8 +17,8 @@
 //     stdio legacy (testdata/servers/wellbehaved, version_negotiation =
 //     "legacy"), stdio auto (wellbehaved, "auto": a sibling probe, then the
 //     modern era), HTTP legacy (wellbehaved -http, stateful Streamable
-//     HTTP), HTTP auto (internal/statelesshttp, stateless Streamable HTTP,
-//     which offers 2026-07-28) and stdio modern-only
+//     HTTP), HTTP auto (wellbehaved -http -stateless, stateless Streamable
+//     HTTP, which offers 2026-07-28) and stdio modern-only
 //     (testdata/servers/modernonly, "auto"). The tool starts the HTTP
 //     fixtures first (they are remote services), then the daemon, and
 //     reports the time until every server is ready and in the era its kind

@@ -24,27 +24,25 @@ const modulePath = "github.com/mcphost/mcphost"
 // The fixture programs, as packages of the module and as file names in the
 // binary directory.
 const (
-	wellbehavedPkg   = "./testdata/servers/wellbehaved"
-	modernonlyPkg    = "./testdata/servers/modernonly"
-	statelesshttpPkg = "./cmd/mcphost-load/internal/statelesshttp"
-	wellbehavedBin   = "wellbehaved"
-	modernonlyBin    = "modernonly"
-	statelesshttpBin = "statelesshttp"
+	wellbehavedPkg = "./testdata/servers/wellbehaved"
+	modernonlyPkg  = "./testdata/servers/modernonly"
+	wellbehavedBin = "wellbehaved"
+	modernonlyBin  = "modernonly"
 )
 
 // binaries are the paths of the built fixtures.
 type binaries struct {
-	Wellbehaved   string `json:"wellbehaved"`
-	Modernonly    string `json:"modernonly"`
-	Statelesshttp string `json:"statelesshttp"`
-	Plugin        string `json:"plugin,omitempty"` // .wasm; "" without a plugin
+	Wellbehaved string `json:"wellbehaved"`
+	Modernonly  string `json:"modernonly"`
+	Plugin      string `json:"plugin,omitempty"` // .wasm; "" without a plugin
 }
 
-// httpCommand returns the command line of an HTTP fixture of kind k: the
-// stateful wellbehaved (legacy only) or the stateless fixture (both eras).
+// httpCommand returns the command line of an HTTP fixture of kind k:
+// wellbehaved -http, stateful (legacy only), or with -stateless (both eras)
+// for a kind in version_negotiation = "auto".
 func (b binaries) httpCommand(k kind) []string {
 	if k.Negotiation == "auto" {
-		return []string{b.Statelesshttp, "-addr", "127.0.0.1:0"}
+		return []string{b.Wellbehaved, "-http", "127.0.0.1:0", "-stateless"}
 	}
 	return []string{b.Wellbehaved, "-http", "127.0.0.1:0"}
 }
@@ -88,7 +86,7 @@ func goTool() (string, error) {
 // buildFixtures compiles the fixture servers and, unless plugin is "none",
 // the example plugin into dir:
 //
-//	go build -o DIR/ ./testdata/servers/wellbehaved ./testdata/servers/modernonly ./cmd/mcphost-load/internal/statelesshttp
+//	go build -o DIR/ ./testdata/servers/wellbehaved ./testdata/servers/modernonly
 //	cd examples/plugins && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o DIR/PLUGIN.wasm ./PLUGIN
 func buildFixtures(ctx context.Context, root, dir, plugin string, logger *slog.Logger) (binaries, error) {
 	goCmd, err := goTool()
@@ -109,12 +107,12 @@ func buildFixtures(ctx context.Context, root, dir, plugin string, logger *slog.L
 		return nil
 	}
 	logger.Info("building fixtures", "dir", dir)
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", dir+string(filepath.Separator), wellbehavedPkg, modernonlyPkg, statelesshttpPkg)
+	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", dir+string(filepath.Separator), wellbehavedPkg, modernonlyPkg)
 	cmd.Dir = root
 	if err := run(cmd); err != nil {
 		return binaries{}, err
 	}
-	b := binaries{Wellbehaved: filepath.Join(dir, wellbehavedBin), Modernonly: filepath.Join(dir, modernonlyBin), Statelesshttp: filepath.Join(dir, statelesshttpBin)}
+	b := binaries{Wellbehaved: filepath.Join(dir, wellbehavedBin), Modernonly: filepath.Join(dir, modernonlyBin)}
 	if plugin != pluginNone {
 		b.Plugin = filepath.Join(dir, plugin+".wasm")
 		cmd := exec.CommandContext(ctx, goCmd, "build", "-buildmode=c-shared", "-trimpath", "-o", b.Plugin, "./"+plugin)
@@ -129,11 +127,11 @@ func buildFixtures(ctx context.Context, root, dir, plugin string, logger *slog.L
 
 // prebuilt returns the fixtures of -bin-dir, checking that they exist.
 func prebuilt(dir, plugin string) (binaries, error) {
-	b := binaries{Wellbehaved: filepath.Join(dir, wellbehavedBin), Modernonly: filepath.Join(dir, modernonlyBin), Statelesshttp: filepath.Join(dir, statelesshttpBin)}
+	b := binaries{Wellbehaved: filepath.Join(dir, wellbehavedBin), Modernonly: filepath.Join(dir, modernonlyBin)}
 	if plugin != pluginNone {
 		b.Plugin = filepath.Join(dir, plugin+".wasm")
 	}
-	for _, p := range []string{b.Wellbehaved, b.Modernonly, b.Statelesshttp, b.Plugin} {
+	for _, p := range []string{b.Wellbehaved, b.Modernonly, b.Plugin} {
 		if p == "" {
 			continue
 		}
@@ -147,7 +145,7 @@ func prebuilt(dir, plugin string) (binaries, error) {
 		}
 		return p
 	}
-	b.Wellbehaved, b.Modernonly, b.Statelesshttp = abs(b.Wellbehaved), abs(b.Modernonly), abs(b.Statelesshttp)
+	b.Wellbehaved, b.Modernonly = abs(b.Wellbehaved), abs(b.Modernonly)
 	if b.Plugin != "" {
 		b.Plugin = abs(b.Plugin)
 	}

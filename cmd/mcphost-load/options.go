@@ -101,7 +101,7 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 	fs.IntVar(&o.TextBytes, "text-bytes", 256, "size of the echo text of each call")
 	fs.BoolVar(&o.WarmStart, "warm-start", true, "start the daemon twice: cold (empty era cache), then warm on the same data_dir; load and soak run on the warm one")
 	fs.StringVar(&o.Out, "out", "", "output `dir` (default: a new mcphost-load-* directory under the temp dir)")
-	fs.StringVar(&o.BinDir, "bin-dir", "", "`dir` with prebuilt wellbehaved, modernonly, statelesshttp and PLUGIN.wasm (default: build them with the go command)")
+	fs.StringVar(&o.BinDir, "bin-dir", "", "`dir` with prebuilt wellbehaved, modernonly and PLUGIN.wasm (default: build them with the go command)")
 	fs.BoolVar(&o.KeepData, "keep-data", false, "keep the daemon's data_dir (the SQLite transcript) in -out")
 	fs.BoolVar(&o.Short, "short", false, "small and quick: "+presetText())
 	fs.BoolVar(&o.Verbose, "v", false, "debug logging")

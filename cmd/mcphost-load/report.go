@@ -330,9 +330,6 @@ func (res *results) summary() string {
 			fmt.Fprintf(&b, "  after the %s daemon shut down: %d goroutines, %d fds, %d children (%d zombies)\n", label, c.Goroutines, c.FDs, c.Children, c.Zombies)
 		}
 	}
-	for _, n := range lc.Notes {
-		fmt.Fprintf(&b, "  note: %s\n", n)
-	}
 	return b.String()
 }
 

@@ -204,9 +204,7 @@ func (r *runner) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := r.shutdown(d, "cold", false); err != nil {
-			return err
-		}
+		r.shutdown(d, "cold", false)
 		label = "warm"
 	}
 	d, err := r.startup(ctx, cfg, label, plan)
@@ -297,9 +295,9 @@ func (r *runner) run(ctx context.Context) error {
 		r.fail("transcript: %s", p)
 	}
 	admin.closeIdle()
-	err = r.shutdown(d, "final", true)
+	r.shutdown(d, "final", true)
 	d = nil
-	return err
+	return nil
 }
 
 // startup starts one daemon and records how long it took.
@@ -327,7 +325,6 @@ func (r *runner) startup(ctx context.Context, cfg *config.Config, label string, 
 type lifecycle struct {
 	Before counters            `json:"before"`
 	After  map[string]counters `json:"after"` // by daemon: "cold", "final"
-	Notes  []string            `json:"notes,omitempty"`
 }
 
 // shutdown closes d and checks that it left nothing behind. No child
@@ -337,7 +334,7 @@ type lifecycle struct {
 // daemon too, whose remote servers' HTTP connections must be closed even
 // though the fixtures still run. After the final daemon the HTTP fixtures
 // are stopped first.
-func (r *runner) shutdown(d *daemon, label string, final bool) error {
+func (r *runner) shutdown(d *daemon, label string, final bool) {
 	r.logger.Info("shutting the daemon down", "daemon", label)
 	if err := d.close(); err != nil {
 		r.fail("shutdown (%s): %v", label, err)
@@ -375,7 +372,6 @@ func (r *runner) shutdown(d *daemon, label string, final bool) error {
 	if c.Goroutines > before.Goroutines+goroutineSlack {
 		r.fail("shutdown (%s): %d goroutines, %d before the daemon started (see after-%s-goroutines.txt)", label, c.Goroutines, before.Goroutines, label)
 	}
-	return nil
 }
 
 // startProfile starts the CPU profile of the soak when -profile is set; the

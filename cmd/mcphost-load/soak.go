@@ -72,17 +72,16 @@ type soakConfig struct {
 
 // soakResult is the soak curve and its verdict.
 type soakResult struct {
-	DurationS float64   `json:"durationS"`
-	WarmupS   float64   `json:"warmupS"`
-	Calls     int64     `json:"calls"`
-	Errors    int64     `json:"errors"`
-	FirstErrs []string  `json:"firstErrors,omitempty"`
-	Samples   []sample  `json:"samples"`
-	Trends    []trend   `json:"trends"`
-	Restarts  int       `json:"restarts"`
-	Problems  []string  `json:"problems,omitempty"`
-	Notes     []string  `json:"notes,omitempty"`
-	startedAt time.Time `json:"-"`
+	DurationS float64  `json:"durationS"`
+	WarmupS   float64  `json:"warmupS"`
+	Calls     int64    `json:"calls"`
+	Errors    int64    `json:"errors"`
+	FirstErrs []string `json:"firstErrors,omitempty"`
+	Samples   []sample `json:"samples"`
+	Trends    []trend  `json:"trends"`
+	Restarts  int      `json:"restarts"`
+	Problems  []string `json:"problems,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
 }
 
 // runSoak calls at a steady pace for cfg.duration and samples the counters
@@ -94,19 +93,20 @@ func runSoak(ctx context.Context, cfg soakConfig, logger *slog.Logger) soakResul
 		return soakResult{Problems: []string{"priming the connections: " + err.Error()}}
 	}
 	var (
-		gate  sync.RWMutex
-		latMu sync.Mutex
-		lats  []time.Duration
-		calls atomic.Int64
-		errs  atomic.Int64
-		errMu sync.Mutex
-		first []string
-		res   = soakResult{DurationS: cfg.duration.Seconds(), WarmupS: cfg.warmup.Seconds(), startedAt: time.Now()}
+		gate    sync.RWMutex
+		latMu   sync.Mutex
+		lats    []time.Duration
+		calls   atomic.Int64
+		errs    atomic.Int64
+		errMu   sync.Mutex
+		first   []string
+		res     = soakResult{DurationS: cfg.duration.Seconds(), WarmupS: cfg.warmup.Seconds()}
+		started = time.Now()
 	)
 	// sctx ends the soak; the calls themselves run under ctx, so that the
 	// last call of each worker completes (and is acknowledged) rather than
 	// being cancelled half-way and recorded behind the tool's back.
-	sctx, cancel := context.WithDeadline(ctx, res.startedAt.Add(cfg.duration))
+	sctx, cancel := context.WithDeadline(ctx, started.Add(cfg.duration))
 	defer cancel()
 	var pace <-chan time.Time
 	if cfg.rate > 0 {
@@ -155,7 +155,7 @@ func runSoak(ctx context.Context, cfg soakConfig, logger *slog.Logger) soakResul
 
 	tick := time.NewTicker(cfg.every)
 	defer tick.Stop()
-	last := res.startedAt
+	last := started
 	for done := false; !done; {
 		select {
 		case <-tick.C:
@@ -179,7 +179,7 @@ func runSoak(ctx context.Context, cfg soakConfig, logger *slog.Logger) soakResul
 		if done && now.Sub(last) < cfg.every/2 {
 			break // the deadline came just after a sample: too short an interval to say anything
 		}
-		s := sample{T: now.Sub(res.startedAt).Seconds(), counters: c, Calls: calls.Load(), Errors: errs.Load(),
+		s := sample{T: now.Sub(started).Seconds(), counters: c, Calls: calls.Load(), Errors: errs.Load(),
 			Throughput: ratio(float64(len(window)), now.Sub(last).Seconds())}
 		last = now
 		s.P50Ms, s.P99Ms = msPercentiles(window)

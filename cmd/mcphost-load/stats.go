@@ -6,18 +6,6 @@ import (
 	"time"
 )
 
-// percentiles returns the median and the 99th percentile of ds, picked the
-// way internal/benchpair does (the element at n*50/100 and n*99/100 of the
-// sorted copy), or zeros for no durations.
-func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
-	if len(ds) == 0 {
-		return 0, 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)*50/100], s[min(len(s)-1, len(s)*99/100)]
-}
-
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/benchpair"
 )
 
 func TestParseStat(t *testing.T) {
@@ -62,11 +63,11 @@ func TestStats(t *testing.T) {
 	for i := 1; i <= 100; i++ {
 		ds = append(ds, time.Duration(i)*time.Millisecond)
 	}
-	p50, p99 := percentiles(ds)
+	p50, p99 := benchpair.Percentiles(ds)
 	if p50 != 51*time.Millisecond || p99 != 100*time.Millisecond {
 		t.Errorf("percentiles = %v, %v", p50, p99)
 	}
-	if p50, p99 := percentiles(nil); p50 != 0 || p99 != 0 {
+	if p50, p99 := benchpair.Percentiles(nil); p50 != 0 || p99 != 0 {
 		t.Errorf("percentiles(nil) = %v, %v", p50, p99)
 	}
 	if got := median([]float64{3, 1, 2, 10}); got != 2.5 {
@@ -195,7 +196,7 @@ func TestConfigHCL(t *testing.T) {
 		}
 	}
 	principals := planPrincipals(3)
-	bins := binaries{Wellbehaved: "/bin/wellbehaved", Modernonly: "/bin/modernonly", Statelesshttp: "/bin/statelesshttp", Plugin: wasm}
+	bins := binaries{Wellbehaved: "/bin/wellbehaved", Modernonly: "/bin/modernonly", Plugin: wasm}
 	src := configHCL(filepath.Join(dir, "data"), plan, principals, bins, pluginRedact, 2*time.Second, true)
 	cfg, diags := config.Parse([]byte(src), "load.hcl", config.Options{})
 	if diags.HasErrors() {

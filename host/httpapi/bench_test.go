@@ -64,34 +64,42 @@ func BenchmarkAPICall(b *testing.B) {
 	}
 
 	hc := &http.Client{}
-	post := func(path string, body []byte) []byte {
+	// post is called from the sub-benchmarks too: it returns its failure
+	// rather than failing b.
+	post := func(path string, body []byte) ([]byte, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+path, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := hc.Do(req)
 		if err != nil {
-			b.Fatal(err)
+			return nil, err
 		}
 		defer resp.Body.Close()
 		var buf bytes.Buffer
 		buf.ReadFrom(resp.Body)
 		if resp.StatusCode/100 != 2 {
-			b.Fatalf("POST %s: %d %s", path, resp.StatusCode, buf.String())
+			return nil, fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, buf.String())
 		}
-		return buf.Bytes()
+		return buf.Bytes(), nil
+	}
+	created, err := post("/api/v1/sessions", nil)
+	if err != nil {
+		b.Fatal(err)
 	}
 	var sess struct{ ID string }
-	if err := json.Unmarshal(post("/api/v1/sessions", nil), &sess); err != nil {
+	if err := json.Unmarshal(created, &sess); err != nil {
 		b.Fatal(err)
 	}
 	callPath := fmt.Sprintf("/api/v1/sessions/%s/calls", sess.ID)
 	body := []byte(`{"server":"fx","tool":"echo","arguments":{"text":"hello from the benchmark"}}`)
 
-	directCall := func() {
-		if _, err := direct.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello from the benchmark"}}); err != nil {
-			b.Fatal(err)
-		}
+	directCall := func() error {
+		_, err := direct.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello from the benchmark"}})
+		return err
 	}
-	apiCall := func() { post(callPath, body) }
+	apiCall := func() error {
+		_, err := post(callPath, body)
+		return err
+	}
 	benchpair.Compare(b, "api", directCall, apiCall)
 }

@@ -3,7 +3,8 @@
 // server in the same benchmark run, alternated in one loop so that drift hits
 // both sides, reported as medians, p99s and their ratios.
 //
-// It is a test helper: only benchmarks import it.
+// It is a test helper: benchmarks import it, and cmd/mcphost-load for
+// Percentiles, so that its figures are picked the same way.
 package benchpair
 
 import (
@@ -20,30 +21,42 @@ import (
 // "direct", name and "paired". "paired" alternates the two calls and reports
 // direct-p50-ns, NAME-p50-ns, direct-p99-ns, NAME-p99-ns, p50-x-direct and
 // p99-x-direct.
-func Compare(b *testing.B, name string, direct, subject func()) {
+//
+// direct and subject report a failed call by returning an error, and
+// Compare fails the benchmark that is running (b during the warm-up, else
+// the sub-benchmark) on its own goroutine, as testing requires of FailNow:
+// the callbacks must not call b.Fatal themselves, since the sub-benchmarks
+// run on goroutines of their own.
+func Compare(b *testing.B, name string, direct, subject func() error) {
+	call := func(tb testing.TB, side string, f func() error) {
+		tb.Helper()
+		if err := f(); err != nil {
+			tb.Fatalf("%s: %v", side, err)
+		}
+	}
 	for range 50 {
-		direct()
-		subject()
+		call(b, "direct", direct)
+		call(b, name, subject)
 	}
 	b.Run("direct", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			direct()
+			call(b, "direct", direct)
 		}
 	})
 	b.Run(name, func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			subject()
+			call(b, name, subject)
 		}
 	})
 	b.Run("paired", func(b *testing.B) {
 		var d, s []time.Duration
 		for b.Loop() {
 			t0 := time.Now()
-			direct()
+			call(b, "direct", direct)
 			t1 := time.Now()
-			subject()
+			call(b, name, subject)
 			t2 := time.Now()
 			d = append(d, t1.Sub(t0))
 			s = append(s, t2.Sub(t1))

@@ -11,9 +11,16 @@
 //
 // Usage:
 //
-//	wellbehaved              serve one session over stdin/stdout
-//	wellbehaved -http ADDR   serve Streamable HTTP on ADDR (e.g. 127.0.0.1:0)
-//	wellbehaved -sse ADDR    serve the 2024-11-05 HTTP+SSE transport on ADDR
+//	wellbehaved                        serve one session over stdin/stdout
+//	wellbehaved -http ADDR             serve Streamable HTTP on ADDR (e.g. 127.0.0.1:0)
+//	wellbehaved -http ADDR -stateless  the same in go-sdk's stateless mode
+//	wellbehaved -sse ADDR              serve the 2024-11-05 HTTP+SSE transport on ADDR
+//
+// -http alone is stateful and legacy-only. With -stateless it speaks both
+// eras: it answers server/discover with 2026-07-28, so a host in
+// version_negotiation = "auto" connects in the modern era, and it still
+// accepts a legacy initialize (cmd/mcphost-load runs it so for its
+// "http-auto" servers). -stateless needs -http.
 //
 // In the HTTP modes the first line on stdout is the endpoint URL, for
 // example "http://127.0.0.1:41234/mcp"; it is printed once the listener is
@@ -51,11 +58,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `addr` instead of stdio")
 	sseAddr := fs.String("sse", "", "serve the 2024-11-05 SSE transport on `addr` instead of stdio")
+	stateless := fs.Bool("stateless", false, "with -http, serve in go-sdk's stateless mode (both eras)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *httpAddr != "" && *sseAddr != "" {
 		fmt.Fprintln(stderr, "fixture: -http and -sse are exclusive")
+		return 2
+	}
+	if *stateless && *httpAddr == "" {
+		fmt.Fprintln(stderr, "fixture: -stateless needs -http")
 		return 2
 	}
 	fmt.Fprintln(stderr, "fixture: started")
@@ -72,7 +84,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch {
 	case *httpAddr != "":
-		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+		var opts *mcp.StreamableHTTPOptions
+		if *stateless {
+			opts = &mcp.StreamableHTTPOptions{Stateless: true}
+		}
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts)
 		err = serveHTTP(ctx, *httpAddr, "/mcp", h, stdout)
 	case *sseAddr != "":
 		h := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil)
