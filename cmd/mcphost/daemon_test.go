@@ -134,6 +134,23 @@ func (d *daemon) killGroup() {
 	}
 }
 
+// stop sends sig to the daemon and waits, within daemonBound, for it to
+// exit; an exit status other than 0 fails t, with the daemon's stderr.
+func (d *daemon) stop(t *testing.T, sig os.Signal) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.exited:
+	case <-time.After(daemonBound):
+		t.Fatalf("the daemon did not stop within %s of %v\nstderr:\n%s", daemonBound, sig, d.stderr.String())
+	}
+	if d.err != nil {
+		t.Errorf("daemon exit after %v: %v, want 0\nstderr:\n%s", sig, d.err, d.stderr.String())
+	}
+}
+
 // request makes one API request as the daemon's owner.
 func (d *daemon) request(ctx context.Context, client *http.Client, method, path, body string) (int, []byte, error) {
 	var rd io.Reader
@@ -475,17 +492,7 @@ func TestDaemonDurability(t *testing.T) {
 	if e.Seq != int64(len(got)+1) {
 		t.Errorf("the first entry after the restart has seq %d, want %d", e.Seq, len(got)+1)
 	}
-	if err := d2.cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-d2.exited:
-	case <-time.After(daemonBound):
-		t.Fatal("the daemon did not stop after SIGINT")
-	}
-	if d2.err != nil {
-		t.Errorf("daemon exit after SIGINT: %v\nstderr:\n%s", d2.err, d2.stderr.String())
-	}
+	d2.stop(t, os.Interrupt)
 }
 
 // checkTokenFile checks the owner token file holds token and is mode 0600.

@@ -68,10 +68,20 @@ func TestDaemonReloadSIGHUP(t *testing.T) {
 			}
 		})
 	}
+	// stopCallers ends the callers, also when the test fails half-way.
+	stopCallers := sync.OnceFunc(func() {
+		close(stop)
+		wg.Wait()
+	})
+	defer stopCallers()
 	waitAcked := func(n int64) {
 		t.Helper()
 		deadline := time.Now().Add(daemonBound)
-		for acked.Load() < n && time.Now().Before(deadline) {
+		for acked.Load() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d calls acknowledged within %s, want %d (%d failed; first: %v)\nstderr:\n%s",
+					acked.Load(), daemonBound, n, failed.Load(), firstFailure.Load(), d.stderr.String())
+			}
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
@@ -138,8 +148,7 @@ policy "no-add" {
 	before = acked.Load()
 	waitAcked(before + 20)
 
-	close(stop)
-	wg.Wait()
+	stopCallers()
 	if n := failed.Load(); n > 0 {
 		t.Errorf("%d calls failed across the reloads (%d acknowledged); first: %v", n, acked.Load(), firstFailure.Load())
 	}
@@ -155,15 +164,5 @@ policy "no-add" {
 		t.Errorf("sessions %+v, want one with %d entries", sessions.Sessions, acked.Load()+2)
 	}
 
-	if err := d.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-d.exited:
-		if d.err != nil {
-			t.Errorf("serve exited with %v\nstderr:\n%s", d.err, d.stderr.String())
-		}
-	case <-time.After(daemonBound):
-		t.Fatal("serve did not stop on SIGINT")
-	}
+	d.stop(t, syscall.SIGINT)
 }

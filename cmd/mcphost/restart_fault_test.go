@@ -11,15 +11,15 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mcphost/mcphost/internal/testbin"
 )
 
 // TestDaemonRestartDuringCalls restarts the real daemon the way a service
 // manager does (SIGTERM, then start again on the same data_dir) while a
-// burst of quick calls runs and three long calls are in progress. There is
-// no hot reload yet; a restart is how a new config is applied. The daemon
+// burst of quick calls runs and three long calls are in progress (a restart
+// is one way to apply a new config; SIGHUP reloads it in place, see
+// TestDaemonReloadSIGHUP). The daemon
 // stops within its shutdown grace, exits 0 and reaps its server; the long
 // calls are recorded as cancelled, with the reason; every acknowledged
 // entry is there after the restart, with gapless seqs and nothing else;
@@ -100,17 +100,7 @@ func TestDaemonRestartDuringCalls(t *testing.T) {
 		ev.wait(t, "progress", func(s map[string]any) bool { return s["callId"] == callID })
 	}
 
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-d.exited:
-	case <-time.After(daemonBound):
-		t.Fatalf("the daemon did not stop within %s of SIGTERM\nstderr:\n%s", daemonBound, d.stderr.String())
-	}
-	if d.err != nil {
-		t.Errorf("daemon exit after SIGTERM: %v, want 0\nstderr:\n%s", d.err, d.stderr.String())
-	}
+	d.stop(t, syscall.SIGTERM)
 	if err := syscall.Kill(fx.PID, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("server process %d still exists after the daemon stopped (kill 0: %v)", fx.PID, err)
 	}
@@ -188,15 +178,5 @@ func TestDaemonRestartDuringCalls(t *testing.T) {
 	if e.Status != "ok" || e.Seq != int64(len(page.Entries)+1) {
 		t.Errorf("first call after the restart: status %s seq %d, want ok and %d", e.Status, e.Seq, len(page.Entries)+1)
 	}
-	if err := d2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-d2.exited:
-	case <-time.After(daemonBound):
-		t.Fatal("the restarted daemon did not stop after SIGTERM")
-	}
-	if d2.err != nil {
-		t.Errorf("restarted daemon exit after SIGTERM: %v\nstderr:\n%s", d2.err, d2.stderr.String())
-	}
+	d2.stop(t, syscall.SIGTERM)
 }
