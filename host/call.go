@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcphost/mcphost/policies"
@@ -139,7 +140,7 @@ func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool s
 			err = fmt.Errorf("call %s.%s cancelled: %w", c.cfg.Name, tool, ctx.Err())
 		case errors.Is(cctx.Err(), context.DeadlineExceeded):
 			err = fmt.Errorf("call %s.%s: no result within the server's call_timeout of %s", c.cfg.Name, tool, c.cfg.CallTimeout)
-		case errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed):
+		case errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed), streamCut(err):
 			// A bare "EOF" does not say that the server went away (it
 			// exited, was killed or closed its end) while the call ran.
 			err = fmt.Errorf("call %s.%s: the server's connection ended before it answered: %w", c.cfg.Name, tool, err)
@@ -151,6 +152,15 @@ func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool s
 	}
 	c.logger.Debug("tool call", "tool", tool, "is_error", res.IsError, "duration", time.Since(start))
 	return res, nil
+}
+
+// streamCut reports go-sdk's error for a Streamable HTTP call whose
+// response stream ended (a reset, a server that closed it) before the
+// result came and cannot be resumed. go-sdk makes it with fmt.Errorf and no
+// sentinel (mcp/streamable.go, "request terminated without response"), so
+// its text is all there is to recognise it by.
+func streamCut(err error) bool {
+	return strings.Contains(err.Error(), "request terminated without response")
 }
 
 // isHeaderMismatch reports a JSON-RPC -32020 (HeaderMismatch) error.

@@ -14,6 +14,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/fixture"
+	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -214,6 +215,57 @@ func TestRemoteFaultsMidSession(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRemoteResetCutsCallInFlight resets a Streamable HTTP server's
+// connections while a long call is running on it (its progress has
+// arrived): the call ends at once with an error naming it and the reset,
+// instead of waiting out its call_timeout, and a stdio server next to it
+// answers throughout.
+func TestRemoteResetCutsCallInFlight(t *testing.T) {
+	fh := newFaultyHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return fixture.NewServer() }, nil))
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", fh)
+	srv := serveHTTP(t, mux)
+	t.Cleanup(func() { fh.set(faultNone) })
+	s := remoteServer("fx", config.TransportStreamableHTTP, srv.URL+"/mcp")
+	s.CallTimeout = 10 * time.Minute // only the reset may end the call
+	h := startHost(t, host.Options{}, s, stdioServer("bystander", testbin.Build(t, wellbehavedPkg)))
+
+	progressed := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(t.Context(), host.CallToolRequest{Server: "fx", Tool: "slow", Arguments: json.RawMessage(`{"ms":600000}`),
+			OnProgress: func(host.Progress) {
+				select {
+				case progressed <- struct{}{}:
+				default:
+				}
+			}})
+		done <- err
+	}()
+	select {
+	case <-progressed:
+	case err := <-done:
+		t.Fatalf("the slow call ended before the fault: %v", err)
+	case <-time.After(faultWait):
+		t.Fatal("no progress from the slow call")
+	}
+
+	fh.set(faultReset)
+	srv.CloseClientConnections()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "call fx.slow") ||
+			!containsAny(err.Error(), []string{"connection reset by peer", "the server's connection ended before it answered"}) {
+			t.Errorf("the call cut by the reset: %v, want an error naming the call and the broken connection", err)
+		}
+	case <-time.After(faultWait):
+		t.Fatal("the call in flight did not end when its connections were reset")
+	}
+	if got := textOf(mustCallWithin(t, h, "bystander", "echo", `{"text":"still here"}`)); got != "still here" {
+		t.Errorf("bystander echo = %q", got)
 	}
 }
 
