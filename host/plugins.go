@@ -68,19 +68,16 @@ func LoadPlugins(ctx context.Context, rt *plugins.Runtime, cfg *config.Config) (
 			if rng.Filename != "" {
 				d.Subject = rng.Ptr()
 			}
-			d.Detail = fmt.Sprintf("The plugin %q (%s) failed to load: %v. Check the file is a WebAssembly module built for the Extism ABI that exports on_result for the result stage and on_display for the display stage.", p.Name, p.Path, e.Err)
+			d.Detail = fmt.Sprintf("The plugin %q (%s) failed to load: %v.", p.Name, p.Path, e.Err)
+			if e.BadModule {
+				d.Detail += " Check the file is a WebAssembly module built for the Extism ABI that exports on_result for the result stage and on_display for the display stage."
+			}
 		} else {
 			d.Detail = fmt.Sprintf("%v.", e)
 		}
 		diags = append(diags, d)
 	}
-	if diags.HasErrors() {
-		if set != nil {
-			set.Close()
-		}
-		return nil, diags
-	}
-	return set, nil
+	return set, diags // set is nil when there are errors
 }
 
 // CheckPlugins compiles and checks the plugins of cfg without keeping them
@@ -96,9 +93,7 @@ func CheckPlugins(ctx context.Context, cfg *config.Config) hcl.Diagnostics {
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
 	set, diags := LoadPlugins(ctx, rt, cfg)
-	if set != nil {
-		set.Close()
-	}
+	set.Close() // a no-op on nil
 	return diags
 }
 

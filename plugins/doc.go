@@ -74,7 +74,9 @@
 // of [Spec.PoolSize] instances (default 4). An instance serves one call at a
 // time. Load makes one instance, which must pass its warm-up (see [Set]),
 // so a broken plugin fails at load with a [LoadError]; the rest of the pool
-// fills in the background. A call waits for a free instance under its
+// fills in the background. Making an instance (instantiating the module,
+// which runs its start function, then the warm-up calls) has one deadline:
+// four times the timeout, at least 10s. A call waits for a free instance under its
 // timeout. A clean call returns the instance to the pool; any error, trap,
 // timeout, cancellation or invalid output closes it, and a replacement is
 // made in the background. An instance is also replaced after [RecycleAfter]

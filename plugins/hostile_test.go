@@ -131,6 +131,9 @@ func TestMemoryLimitBelowModule(t *testing.T) {
 	if len(errs) != 1 || errs[0].Field != "memory_limit" {
 		t.Fatalf("errs = %v, want one on memory_limit", errs)
 	}
+	if errs[0].BadModule {
+		t.Errorf("a memory limit below the module's is a bad module: %+v", errs[0])
+	}
 	t.Log(errs[0].Error())
 }
 
@@ -189,6 +192,9 @@ func TestMissingExport(t *testing.T) {
 		if e.Plugin != i+1 || e.Field != "path" || !strings.Contains(e.Err.Error(), `does not export "on_result"`) {
 			t.Errorf("errs[%d] = %+v", i, e)
 		}
+		if !e.BadModule {
+			t.Errorf("errs[%d] is not a bad module: %+v", i, e)
+		}
 	}
 }
 
@@ -221,7 +227,77 @@ func TestCorruptWasm(t *testing.T) {
 		if e.Plugin != i || e.Field != "path" || e.Name != specs[i].Name {
 			t.Errorf("errs[%d] = %+v", i, e)
 		}
+		if !e.BadModule {
+			t.Errorf("errs[%d] is not a bad module: %+v", i, e)
+		}
 		t.Log(e.Error())
+	}
+}
+
+// startLoopModule is a wasm module, assembled by hand, whose start function
+// loops forever: wazero runs it while instantiating, before any export is
+// called. It exports an on_result that returns 0, so nothing but the start
+// function stands in the way of loading it.
+var startLoopModule = []byte{
+	0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
+	// type section: 0 = () -> (), 1 = () -> i32
+	0x01, 0x08, 0x02, 0x60, 0x00, 0x00, 0x60, 0x00, 0x01, 0x7f,
+	// function section: func 0 has type 0, func 1 type 1
+	0x03, 0x03, 0x02, 0x00, 0x01,
+	// export section: "on_result" = func 1
+	0x07, 0x0d, 0x01, 0x09, 'o', 'n', '_', 'r', 'e', 's', 'u', 'l', 't', 0x00, 0x01,
+	// start section: func 0
+	0x08, 0x01, 0x00,
+	// code section
+	0x0a, 0x0e, 0x02,
+	0x07, 0x00, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b, // func 0: loop br 0 end end
+	0x04, 0x00, 0x41, 0x00, 0x0b, // func 1: i32.const 0 end
+}
+
+// TestStartFunctionLoopIsLoadError loads a module whose start function never
+// returns: instantiation runs under the warm-up deadline, so Load reports a
+// load error instead of hanging (and so would the pool's filler).
+func TestStartFunctionLoopIsLoadError(t *testing.T) {
+	rt := newRuntime(t, Options{})
+	p := filepath.Join(t.TempDir(), "startloop.wasm")
+	if err := os.WriteFile(p, startLoopModule, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The test's deadline only keeps a regression from hanging the test
+	// binary: Load's context ending interrupts instantiation too.
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	s, errs := rt.Load(ctx, []Spec{{Name: "startloop", Path: p, Stages: result}})
+	if s != nil {
+		s.Close()
+		t.Fatal("Load returned a set")
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("Load returned only when the test's context ended (%v): instantiation is not bounded", errs)
+	}
+	if len(errs) != 1 || errs[0].Field != "path" || errs[0].Name != "startloop" || !errs[0].BadModule {
+		t.Fatalf("errs = %+v, want one on path, a bad module", errs)
+	}
+	if msg := errs[0].Err.Error(); !strings.Contains(msg, "instantiate") || !strings.Contains(msg, "timed out") || !strings.Contains(msg, "start function") {
+		t.Errorf("err = %q, want an instantiation timeout naming the start function", msg)
+	}
+	t.Log(errs[0].Error())
+}
+
+// TestModuleLocksForgotten checks that the per-module compile locks last
+// only as long as the loads that use them, failed ones included.
+func TestModuleLocksForgotten(t *testing.T) {
+	rt := newRuntime(t, Options{})
+	id := wasmPath(t, "identity")
+	load(t, rt, spec(t, "a", "identity", result, nil), spec(t, "b", "identity", result, nil))
+	if _, errs := rt.Load(t.Context(), []Spec{{Name: "c", Path: id, Stages: display, MemoryLimit: pageSize}}); errs == nil {
+		t.Fatal("a 64 KiB memory limit loaded")
+	}
+	rt.mu.Lock()
+	n := len(rt.modules)
+	rt.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d module locks left after the loads", n)
 	}
 }
 
@@ -257,6 +333,9 @@ func TestWarmupFailureIsLoadError(t *testing.T) {
 	_, errs := rt.Load(t.Context(), []Spec{spec(t, "w", "hostile", result, map[string]string{"mode": "failwarmup"})})
 	if len(errs) != 1 || errs[0].Field != "path" || !strings.Contains(errs[0].Err.Error(), "warm-up") {
 		t.Fatalf("errs = %v", errs)
+	}
+	if errs[0].BadModule {
+		t.Errorf("a failing warm-up call is a bad module: %+v", errs[0])
 	}
 	// A bad config of an example plugin fails the same way.
 	_, errs = rt.Load(t.Context(), []Spec{spec(t, "r", "redact", result, map[string]string{"pattern": "("})})

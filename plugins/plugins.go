@@ -101,7 +101,11 @@ type LoadError struct {
 	// "tools", "memory_limit" (below what the module declares), "pool_size",
 	// "on_error" or "name" (duplicate).
 	Field string
-	Err   error
+	// BadModule reports a problem with the module itself, on Field "path":
+	// it cannot be read, compiled or instantiated, or does not export the
+	// function of one of its stages. A failing warm-up call is not one.
+	BadModule bool
+	Err       error
 }
 
 func (e *LoadError) Error() string {

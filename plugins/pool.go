@@ -91,14 +91,24 @@ func newPool(sp Spec, compiled *extism.CompiledPlugin, validSource func(string) 
 }
 
 // newInstance instantiates the plugin and runs the warm-up call of each of
-// its stages. With checkExports it first reports a missing export.
+// its stages, all under one deadline (instantiating runs the module's start
+// function, which may not return either). With checkExports it first
+// reports a missing export.
 func (p *pool) newInstance(ctx context.Context, checkExports bool) (*instance, error) {
+	wt := max(4*p.spec.Timeout, minWarmupTimeout)
+	ctx, cancel := context.WithTimeout(ctx, wt)
+	defer cancel()
 	buf := &boundedBuffer{max: outputBufferBytes}
 	// wazero's defaults grant nothing: no files, no environment, no
 	// arguments, fake clocks, deterministic randomness.
 	mc := wazero.NewModuleConfig().WithStdout(buf).WithStderr(buf)
+	// The runtime closes a module whose context ends (see compile), which
+	// stops a start function that loops.
 	pl, err := p.compiled.Instance(experimental.WithMemoryAllocator(ctx, memoryAllocator), extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
+		if exit := (*sys.ExitError)(nil); errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded {
+			return nil, fmt.Errorf("instantiate: %w after %v: the module's start function did not return", errTimedOut, wt)
+		}
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
 	pl.SetLogger(p.log)
@@ -112,18 +122,27 @@ func (p *pool) newInstance(ctx context.Context, checkExports bool) (*instance, e
 			}
 		}
 	}
-	wt := max(4*p.spec.Timeout, minWarmupTimeout)
 	for _, st := range p.spec.Stages {
-		wctx, cancel := context.WithTimeout(ctx, wt)
-		_, err := in.call(wctx, exportOf(st), warmupInput[st])
-		cancel()
-		if err != nil {
+		if _, err := in.call(ctx, exportOf(st), warmupInput[st]); err != nil {
 			in.close(p.ctx)
-			return nil, fmt.Errorf("warm-up call of %s: %w", exportOf(st), err)
+			if errors.Is(err, errTimedOut) {
+				err = fmt.Errorf("%w (warm-up deadline %v)", err, wt)
+			}
+			return nil, &warmupError{export: exportOf(st), err: err}
 		}
 	}
 	return in, nil
 }
+
+// warmupError is the failure of a warm-up call: the module instantiated
+// and has its exports, but cannot run.
+type warmupError struct {
+	export string
+	err    error
+}
+
+func (e *warmupError) Error() string { return fmt.Sprintf("warm-up call of %s: %v", e.export, e.err) }
+func (e *warmupError) Unwrap() error { return e.err }
 
 // call runs export once. Any error means the instance must be retired.
 func (in *instance) call(ctx context.Context, export string, input []byte) ([]byte, error) {

@@ -33,7 +33,7 @@ type Runtime struct {
 	closed  bool
 	loads   sync.WaitGroup // Loads in progress; Close waits for them
 	sets    map[*Set]struct{}
-	modules map[[sha256.Size]byte]*sync.Mutex // one compile at a time per module
+	modules map[[sha256.Size]byte]*moduleLock // one compile at a time per module; see lockModule
 
 	pinMu sync.Mutex
 	pin   *extism.CompiledPlugin // keeps the Extism kernel compiled; see pinKernel
@@ -46,7 +46,7 @@ type Runtime struct {
 // same Extism kernel module, and two specs may name the same file, so Load
 // compiles the kernel once before anything runs in parallel and keeps it
 // referenced (pinKernel), and compiles each distinct module one at a time
-// (moduleLock), up to its first instance: wazero also memoizes lazily in
+// (lockModule), up to its first instance: wazero also memoizes lazily in
 // structures such a compiled module shares (wazero/wazero#2520). Distinct
 // modules still load in parallel.
 
@@ -68,16 +68,36 @@ func (r *Runtime) pinKernel(ctx context.Context) error {
 	return nil
 }
 
-func (r *Runtime) moduleLock(wasm []byte) *sync.Mutex {
+// moduleLock serializes the loads of one module. refs counts the loads
+// holding or waiting for it (under Runtime.mu): the last one removes it from
+// Runtime.modules, so the map holds only modules being loaded.
+type moduleLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// lockModule waits until no other load of the module wasm is compiling or
+// making its first instance, and returns the function that lets the next
+// one go.
+func (r *Runtime) lockModule(wasm []byte) (unlock func()) {
 	sum := sha256.Sum256(wasm)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	m := r.modules[sum]
 	if m == nil {
-		m = new(sync.Mutex)
+		m = new(moduleLock)
 		r.modules[sum] = m
 	}
-	return m
+	m.refs++
+	r.mu.Unlock()
+	m.mu.Lock()
+	return func() {
+		m.mu.Unlock()
+		r.mu.Lock()
+		if m.refs--; m.refs == 0 {
+			delete(r.modules, sum)
+		}
+		r.mu.Unlock()
+	}
 }
 
 // NewRuntime makes a Runtime. It fails when Options.CacheDir cannot be
@@ -120,7 +140,7 @@ func NewRuntime(opts Options) (*Runtime, error) {
 		logger:      logger,
 		validSource: opts.ValidSource,
 		sets:        map[*Set]struct{}{},
-		modules:     map[[sha256.Size]byte]*sync.Mutex{},
+		modules:     map[[sha256.Size]byte]*moduleLock{},
 	}, nil
 }
 
@@ -310,20 +330,21 @@ func (r *Runtime) load(ctx, bg context.Context, sp Spec) (*pool, *LoadError) {
 	bad := func(field string, err error) *LoadError {
 		return &LoadError{Name: sp.Name, Field: field, Err: err}
 	}
+	badModule := func(err error) *LoadError {
+		return &LoadError{Name: sp.Name, Field: "path", BadModule: true, Err: err}
+	}
 	wasm, err := readWasm(sp.Path)
 	if err != nil {
-		return nil, bad("path", err)
+		return nil, badModule(err)
 	}
 	start := time.Now()
-	mu := r.moduleLock(wasm)
-	mu.Lock()
-	defer mu.Unlock()
+	defer r.lockModule(wasm)()
 	compiled, err := compile(ctx, r.cache, sp, wasm)
 	if err != nil {
 		if msg := err.Error(); strings.Contains(msg, "section memory") && strings.Contains(msg, "over limit") {
 			return nil, bad("memory_limit", fmt.Errorf("compile: %w", err))
 		}
-		return nil, bad("path", fmt.Errorf("compile: %w", err))
+		return nil, badModule(fmt.Errorf("compile: %w", err))
 	}
 	logger := r.logger.With("plugin", sp.Name)
 	p := newPool(sp, compiled, r.validSource, logger, bg)
@@ -332,7 +353,11 @@ func (r *Runtime) load(ctx, bg context.Context, sp Spec) (*pool, *LoadError) {
 	in, err := p.newInstance(ctx, true)
 	if err != nil {
 		p.close()
-		return nil, bad("path", err)
+		var warm *warmupError
+		if errors.As(err, &warm) {
+			return nil, bad("path", err)
+		}
+		return nil, badModule(err)
 	}
 	p.put(in)
 	logger.Debug("plugin loaded", "compile", compileTook, "duration", time.Since(start))
@@ -350,12 +375,16 @@ func compile(ctx context.Context, cache wazero.CompilationCache, sp Spec, wasm [
 			MaxHttpResponseBytes: 0, // no allowed hosts anyway
 		},
 		Config: sp.Config,
-		// Non-zero turns on WithCloseOnContextDone; the deadline of each
-		// call is our own context's (see pool.invoke).
+		// Non-zero would turn on WithCloseOnContextDone, which the runtime
+		// config sets anyway; the deadline of each call is our own
+		// context's (see pool.invoke).
 		Timeout: uint64(sp.Timeout / time.Millisecond),
 	}
 	cfg := extism.PluginConfig{
-		RuntimeConfig: wazero.NewRuntimeConfig().WithCompilationCache(cache),
+		// WithCloseOnContextDone: a module whose context ends is closed,
+		// which stops a call, or a start function run by instantiation,
+		// that never returns (see pool.newInstance).
+		RuntimeConfig: wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(true),
 		EnableWasi:    true, // Go guests import WASI and need _initialize
 	}
 	return extism.NewCompiledPlugin(ctx, manifest, cfg, nil)

@@ -246,23 +246,24 @@ func (s *Set) RunDisplay(ctx context.Context, in DisplayInput) (Display, []Outco
 	}
 	pre = append(append(pre, `,"result":`...), resEnc...)
 	cur := in.Display
+	curEnc, err := encodeDisplay(cur)
+	if err != nil {
+		return Display{}, nil, fmt.Errorf("plugins: encode display: %w", err)
+	}
 	var outcomes []Outcome
 	for _, p := range s.pools {
 		if !p.matches(StageDisplay, in.Server, in.Tool) {
 			continue
 		}
-		curEnc, err := json.Marshal(cur)
-		if err != nil {
-			return Display{}, outcomes, fmt.Errorf("plugins: encode display: %w", err)
-		}
 		var (
 			next    Display
+			nextEnc []byte
 			changed bool
 		)
 		start := time.Now()
-		_, err = p.invoke(ctx, ExportDisplay, envelope(pre, "display", curEnc), func(out []byte) error {
+		_, err := p.invoke(ctx, ExportDisplay, envelope(pre, "display", curEnc), func(out []byte) error {
 			var err error
-			next, changed, err = ValidateDisplayOutput(out, cur, p.validSource)
+			next, changed, nextEnc, err = validateDisplay(out, cur, curEnc, p.validSource)
 			return err
 		})
 		o := Outcome{Plugin: p.spec.Name, Stage: StageDisplay, DurationMs: ms(time.Since(start))}
@@ -278,7 +279,7 @@ func (s *Set) RunDisplay(ctx context.Context, in DisplayInput) (Display, []Outco
 		}
 		if changed {
 			o.Changed = true
-			cur = next
+			cur, curEnc = next, nextEnc
 		}
 		outcomes = append(outcomes, o)
 	}

@@ -49,6 +49,9 @@ func validateResult(out []byte, in *mcp.CallToolResult, inEnc []byte, validateSt
 	if err != nil {
 		return nil, false, nil, err
 	}
+	if bytes.Equal(raw, inEnc) {
+		return in, false, inEnc, nil // the input as it was sent
+	}
 	if err := checkResultTree(v); err != nil {
 		return nil, false, nil, err
 	}
@@ -106,29 +109,49 @@ func ValidateDisplayOutput(out []byte, in Display, validSource func(string) erro
 	if len(out) == 0 {
 		return in, false, nil
 	}
-	v, _, err := decodeOutput(out, "display")
-	if err != nil {
-		return Display{}, false, err
-	}
-	d, err = checkDisplay(v, in, validSource)
-	if err != nil {
-		return Display{}, false, err
-	}
-	enc, err := json.Marshal(d)
-	if err != nil {
-		return Display{}, false, fmt.Errorf("display: %w", err)
-	}
-	if len(enc) > MaxIOBytes {
-		return Display{}, false, fmt.Errorf("display: %d bytes once re-encoded, over the %d-byte limit", len(enc), MaxIOBytes)
-	}
-	inEnc, err := json.Marshal(normalCSP(in))
+	inEnc, err := encodeDisplay(in)
 	if err != nil {
 		return Display{}, false, fmt.Errorf("input display: %w", err)
 	}
-	if bytes.Equal(enc, inEnc) {
-		return in, false, nil
+	d, changed, _, err = validateDisplay(out, in, inEnc, validSource)
+	return d, changed, err
+}
+
+// validateDisplay is ValidateDisplayOutput with in's encoding (by
+// encodeDisplay) already known; it also returns the kept record's encoding.
+func validateDisplay(out []byte, in Display, inEnc []byte, validSource func(string) error) (Display, bool, []byte, error) {
+	if len(out) == 0 {
+		return in, false, inEnc, nil
 	}
-	return d, true, nil
+	v, raw, err := decodeOutput(out, "display")
+	if err != nil {
+		return Display{}, false, nil, err
+	}
+	if bytes.Equal(raw, inEnc) {
+		return in, false, inEnc, nil // the input as it was sent
+	}
+	d, err := checkDisplay(v, in, validSource)
+	if err != nil {
+		return Display{}, false, nil, err
+	}
+	enc, err := encodeDisplay(d)
+	if err != nil {
+		return Display{}, false, nil, fmt.Errorf("display: %w", err)
+	}
+	if len(enc) > MaxIOBytes {
+		return Display{}, false, nil, fmt.Errorf("display: %d bytes once re-encoded, over the %d-byte limit", len(enc), MaxIOBytes)
+	}
+	if bytes.Equal(enc, inEnc) {
+		return in, false, inEnc, nil
+	}
+	return d, true, enc, nil
+}
+
+// encodeDisplay encodes d as plugins receive it: CSP lists never null, as
+// checkDisplay builds them, so that a record a plugin passes on as it came
+// encodes the same.
+func encodeDisplay(d Display) ([]byte, error) {
+	return json.Marshal(normalCSP(d))
 }
 
 // normalCSP returns d with no nil CSP list, as checkDisplay builds them.

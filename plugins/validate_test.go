@@ -33,7 +33,8 @@ func TestValidateResultOutput(t *testing.T) {
 		wantChange bool
 	}{
 		{name: "empty", out: ``},
-		{name: "same", out: `{"result":{"content":[{"type":"text","text":"x"}]}}`},
+		{name: "same", out: `{"result":{"content":[{"type":"text","text":"x"}]}}`}, // as sent
+		{name: "same, spaced", out: `{"result": { "content": [ {"text": "x", "type": "text"} ] } }`},
 		{name: "changed", out: `{"result":{"content":[{"type":"text","text":"y"}]}}`, wantChange: true},
 		{name: "all types", out: `{"result":{"_meta":{"a":1},"content":[
 			{"type":"text","text":"t","annotations":{"priority":0.5},"_meta":null},
@@ -107,6 +108,10 @@ func TestValidateDisplayOutput(t *testing.T) {
 		CSP:         &CSP{ConnectDomains: []string{"https://a.example", "https://b.example"}, FrameDomains: []string{"https://f.example"}},
 		Permissions: map[string]any{"camera": map[string]any{}, "microphone": map[string]any{}},
 	}
+	sent, err := encodeDisplay(in)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name    string
 		out     string
@@ -117,6 +122,7 @@ func TestValidateDisplayOutput(t *testing.T) {
 		{name: "same", out: `{"display":{"type":"mcp_app","resourceUri":"ui://a","html":"<p>","fallbackText":"f",
 			"csp":{"connectDomains":["https://a.example","https://b.example"],"frameDomains":["https://f.example"]},
 			"permissions":{"camera":{},"microphone":{}}}}`, want: &in},
+		{name: "as sent", out: `{"display":` + string(sent) + `}`, want: &in},
 		{name: "narrowed", out: `{"display":{"type":"mcp_app","resourceUri":"ui://a","html":"<b>","fallbackText":"g",
 			"csp":{"connectDomains":["https://b.example"]},"permissions":{"camera":{}}}}`,
 			want: &Display{Type: "mcp_app", ResourceURI: "ui://a", HTML: "<b>", FallbackText: "g",
@@ -158,7 +164,7 @@ func TestValidateDisplayOutput(t *testing.T) {
 		})
 	}
 	// With no source validator every source is refused.
-	_, _, err := ValidateDisplayOutput([]byte(`{"display":{"type":"mcp_app","resourceUri":"ui://a","csp":{"connectDomains":["https://a.example"]}}}`), in, nil)
+	_, _, err = ValidateDisplayOutput([]byte(`{"display":{"type":"mcp_app","resourceUri":"ui://a","csp":{"connectDomains":["https://a.example"]}}}`), in, nil)
 	if err == nil {
 		t.Error("a source passed without a validator")
 	}

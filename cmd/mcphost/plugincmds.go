@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -28,13 +29,14 @@ func (e *env) plugin(ctx context.Context, args []string) int {
 
 // pluginRun runs one stage of one plugin on an input file and prints the
 // output (or "unchanged") and the timing, so authors can test a plugin
-// without a server. NAME is a plugin block of the config; a path ending in
-// .wasm runs that module with default limits and no config.
+// without a server. NAME is a plugin block of the config, run with its
+// settings; a path ending in .wasm runs that module with default limits,
+// the -timeout given and the config given with -c.
 func (e *env) pluginRun(ctx context.Context, args []string) int {
 	fs := e.newFlagSet("plugin run", "[-config FILE] [-stage STAGE] [-timeout D] [-c KEY=VALUE]... NAME|FILE.wasm INPUT.json|-")
 	configPath := fs.String("config", "", "config file (default: the embedded default)")
 	stage := fs.String("stage", "", "result or display (default: the plugin's first stage; result for a .wasm file)")
-	timeout := fs.Duration("timeout", 0, "per-call deadline for a .wasm file (default: 250ms)")
+	timeout := fs.Duration("timeout", 0, fmt.Sprintf("per-call deadline for a .wasm file (default: %v)", plugins.DefaultTimeout))
 	pluginConfig := map[string]string{}
 	fs.Func("c", "a `KEY=VALUE` of the plugin's config, for a .wasm file (repeatable)", func(kv string) error {
 		k, v, ok := strings.Cut(kv, "=")
@@ -52,8 +54,9 @@ func (e *env) pluginRun(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	name, inputPath := fs.Arg(0), fs.Arg(1)
-	if *stage != "" && *stage != plugins.StageResult && *stage != plugins.StageDisplay {
-		fmt.Fprintf(e.stderr, "mcphost plugin run: unknown stage %q: use result or display\n", *stage)
+	st := *stage
+	if st != "" && st != plugins.StageResult && st != plugins.StageDisplay {
+		fmt.Fprintf(e.stderr, "mcphost plugin run: unknown stage %q: use result or display\n", st)
 		return exitUsage
 	}
 
@@ -64,24 +67,37 @@ func (e *env) pluginRun(ctx context.Context, args []string) int {
 			fmt.Fprintf(e.stderr, "mcphost plugin run: %v\n", err)
 			return exitUsage
 		}
-		st := *stage
 		if st == "" {
 			st = plugins.StageResult
 		}
-		t := *timeout
-		if t <= 0 {
-			t = config.DefaultPluginTimeout
-		}
 		base := strings.TrimSuffix(filepath.Base(name), ".wasm")
-		// The default config's data_dir holds the compilation cache.
-		def, _ := config.Default(config.Options{Executable: selfExecutable()})
-		cfg = &config.Config{DataDir: def.DataDir, Plugins: []config.Plugin{{
+		// The default config's data_dir holds the compilation cache; without
+		// one (no HOME), compiled code stays in memory.
+		var dataDir string
+		if def, diags := config.Default(config.Options{Executable: selfExecutable()}); diags.HasErrors() {
+			fmt.Fprintf(e.stderr, "mcphost plugin run: no compilation cache on disk: %v\n", diags)
+		} else {
+			dataDir = def.DataDir
+		}
+		// Zero timeout, memory limit and on_error get the plugins package's
+		// defaults, the config's own.
+		cfg = &config.Config{DataDir: dataDir, Plugins: []config.Plugin{{
 			Name: base, Path: abs, Stages: []string{st}, Servers: []string{"*"}, Tools: []string{"*"},
-			Config: pluginConfig, Timeout: t, MemoryLimit: config.DefaultPluginMemoryLimit,
-			PoolSize: 1, OnError: config.PluginOnErrorFail,
+			Config: pluginConfig, Timeout: *timeout, PoolSize: 1,
 		}}}
 		name = base
 	} else {
+		// A config plugin runs with its own timeout and config.
+		var given []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "timeout" || f.Name == "c" {
+				given = append(given, "-"+f.Name)
+			}
+		})
+		if len(given) > 0 {
+			fmt.Fprintf(e.stderr, "mcphost plugin run: %s: only for a .wasm file; the plugin %q runs with the timeout and config of its block (edit the block, or give the path of its .wasm)\n", strings.Join(given, " and "), name)
+			return exitUsage
+		}
 		var ok bool
 		if cfg, ok = e.loadConfig(*configPath); !ok {
 			return exitUsage
@@ -100,17 +116,13 @@ func (e *env) pluginRun(ctx context.Context, args []string) int {
 			fmt.Fprintf(e.stderr, "mcphost plugin run: the config has no plugin %q (it has: %s); or give a path ending in .wasm\n", name, strings.Join(names, ", "))
 			return exitUsage
 		}
-		if *stage == "" {
-			*stage = found.Stages[0]
+		if st == "" {
+			st = found.Stages[0]
 		}
 		// Only this plugin, with a pool of one.
 		p := *found
 		p.PoolSize = 1
 		cfg = &config.Config{Files: cfg.Files, DataDir: cfg.DataDir, Plugins: []config.Plugin{p}}
-	}
-	st := *stage
-	if st == "" {
-		st = plugins.StageResult
 	}
 
 	input, err := e.readInput(inputPath, maxPluginInput)
