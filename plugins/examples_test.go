@@ -2,7 +2,6 @@ package plugins
 
 import (
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -235,13 +235,10 @@ func TestExamplesModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test in examples/plugins")
 	}
-	cmd := exec.Command("go", "test", "./internal/...")
+	cmd := exec.Command(testbin.GoCommand(t), "test", "./internal/...")
 	cmd.Dir = "../examples/plugins"
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			t.Skip(err)
-		}
 		t.Fatalf("%v\n%s", err, out)
 	}
 }

@@ -2,182 +2,31 @@ package plugins
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/testbin"
 )
 
-// Wasm fixtures are built from source with the standard toolchain, once per
-// test binary, and cached by a hash of their sources under
-// $XDG_CACHE_HOME/mcphost-test-wasm (os.UserCacheDir), so reruns skip the
-// build. The command, run in the fixture's module directory, is
-//
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o NAME.wasm ./PKG
-var fixtures = map[string]struct{ module, pkg string }{
-	"redact":    {"../examples/plugins", "redact"},
-	"truncate":  {"../examples/plugins", "truncate"},
-	"app-guard": {"../examples/plugins", "app-guard"},
-	"identity":  {"../examples/plugins", "identity"},
-	"hostile":   {"testdata/wasm", "hostile"},
-	"noexport":  {"testdata/wasm", "noexport"},
-}
-
-var (
-	buildMu    sync.Mutex
-	buildOnce  = map[string]*sync.Once{}
-	buildPath  = map[string]string{}
-	buildError = map[string]error{}
-)
-
-// wasmPath returns the path of fixture name's .wasm, building it if needed.
+// wasmPath returns the path of fixture name's .wasm, built by testbin (and
+// cached across runs by a hash of its sources): an example plugin of
+// examples/plugins, or a test plugin of testdata/wasm.
 func wasmPath(tb testing.TB, name string) string {
 	tb.Helper()
-	buildMu.Lock()
-	once := buildOnce[name]
-	if once == nil {
-		once = new(sync.Once)
-		buildOnce[name] = once
+	switch name {
+	case "hostile", "noexport":
+		return testbin.Plugin(tb, "plugins/testdata/wasm", name)
 	}
-	buildMu.Unlock()
-	once.Do(func() {
-		p, err := buildFixture(name)
-		buildMu.Lock()
-		buildPath[name], buildError[name] = p, err
-		buildMu.Unlock()
-	})
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	if err := buildError[name]; err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			tb.Skipf("no Go toolchain to build wasm fixtures: %v", err)
-		}
-		tb.Fatalf("build %s: %v", name, err)
-	}
-	return buildPath[name]
+	return testbin.ExamplePlugin(tb, name)
 }
-
-func buildFixture(name string) (string, error) {
-	fx, ok := fixtures[name]
-	if !ok {
-		return "", fmt.Errorf("unknown fixture %q", name)
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go") // go test sets GOROOT
-		if _, serr := os.Stat(gobin); serr != nil {
-			return "", err
-		}
-	}
-	key, err := sourceHash(fx.module, fx.pkg)
-	if err != nil {
-		return "", err
-	}
-	dir := cacheDir()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, name+"-"+key+".wasm")
-	if _, err := os.Stat(out); err == nil {
-		return out, nil
-	}
-	tmp, err := os.CreateTemp(dir, name+"-*.tmp")
-	if err != nil {
-		return "", err
-	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-trimpath", "-o", tmp.Name(), "./"+fx.pkg)
-	cmd.Dir = fx.module
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "GOWORK=off", "CGO_ENABLED=0")
-	start := time.Now()
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%v: %v\n%s", cmd.Args, err, b)
-	}
-	buildMu.Lock()
-	buildLog = append(buildLog, fmt.Sprintf("built %s in %v", name, time.Since(start).Round(time.Millisecond)))
-	buildMu.Unlock()
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		return "", err
-	}
-	return out, nil
-}
-
-var buildLog []string // under buildMu; printed by TestMain with -v
-
-func cacheDir() string {
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "mcphost-test-wasm")
-	}
-	return filepath.Join(os.TempDir(), "mcphost-test-wasm")
-}
-
-// sourceHash hashes what the build of module/pkg depends on: the toolchain
-// version, the package path and every go.mod, go.sum and .go file of the
-// module (the examples share an internal package).
-func sourceHash(module, pkg string) (string, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s %s/%s wasip1/wasm c-shared trimpath %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, pkg)
-	var files []string
-	err := filepath.WalkDir(module, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if n := d.Name(); !d.IsDir() && (n == "go.mod" || n == "go.sum" || strings.HasSuffix(n, ".go")) {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	slices.Sort(files)
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			return "", err
-		}
-		rel, _ := filepath.Rel(module, f)
-		fmt.Fprintf(h, "%s\n", rel)
-		_, err = io.Copy(h, fh)
-		fh.Close()
-		if err != nil {
-			return "", err
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
-}
-
-// testCacheDir is a compilation cache shared by the tests' runtimes, so that
-// each module is compiled once per test binary rather than once per test.
-var testCacheDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcphost-plugins-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testCacheDir = filepath.Join(dir, "cache")
 	code := m.Run()
-	os.RemoveAll(dir)
-	if testing.Verbose() {
-		for _, l := range buildLog {
-			fmt.Println(l)
-		}
-	}
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
@@ -188,7 +37,9 @@ func newRuntime(tb testing.TB, opts Options) *Runtime {
 		opts.ValidSource = testValidSource
 	}
 	if opts.CacheDir == "" {
-		opts.CacheDir = testCacheDir
+		// Shared by the tests' runtimes, so that each module is compiled
+		// once per test binary rather than once per test.
+		opts.CacheDir = testbin.PluginCacheDir(tb)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(tbWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))

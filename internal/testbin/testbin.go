@@ -95,6 +95,17 @@ func output(importPath string) (string, error) {
 	return filepath.Join(dir, name), nil
 }
 
+// GoCommand returns the go command [Build] runs, for a test that runs go
+// itself; with none, the test fails.
+func GoCommand(tb testing.TB) string {
+	tb.Helper()
+	p, err := goTool()
+	if err != nil {
+		tb.Fatalf("testbin: %v", err)
+	}
+	return p
+}
+
 func goTool() (string, error) {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p, nil

@@ -111,14 +111,21 @@ func redact(in []byte) ([]byte, error) {
 }
 
 // replace adds an edit for the string at i when the pattern matches it, and
-// returns the offset after the string. The new string is the old one as
-// written, between the matches, and the expanded replacements, so only the
-// replacements need escaping.
+// returns the offset after the string.
 func replace(in []byte, i int, edits *[]jsonscan.Edit) (int, error) {
 	str, end, err := jsonscan.DecodeString(in, i)
 	if err != nil {
 		return end, err
 	}
+	replaceStr(str, jsonscan.WS(in, i), end, edits)
+	return end, nil
+}
+
+// replaceStr adds an edit for str, written at [start, end), when the
+// pattern matches it. The new string is the old one as written, between the
+// matches, and the expanded replacements, so only the replacements need
+// escaping.
+func replaceStr(str jsonscan.Str, start, end int, edits *[]jsonscan.Edit) {
 	var matches [][]int
 	if literal {
 		matches = re.FindAllStringIndex(str.S, -1) // no submatches to track: cheaper
@@ -126,7 +133,7 @@ func replace(in []byte, i int, edits *[]jsonscan.Edit) (int, error) {
 		matches = re.FindAllStringSubmatchIndex(str.S, -1)
 	}
 	if matches == nil {
-		return end, nil
+		return
 	}
 	out := make([]byte, 0, len(str.Raw)+2)
 	out = append(out, '"')
@@ -144,8 +151,7 @@ func replace(in []byte, i int, edits *[]jsonscan.Edit) (int, error) {
 	}
 	out = append(out, str.Raw[str.RawOffset(prev):]...)
 	out = append(out, '"')
-	*edits = append(*edits, jsonscan.Edit{Start: jsonscan.WS(in, i), End: end, New: out})
-	return end, nil
+	*edits = append(*edits, jsonscan.Edit{Start: start, End: end, New: out})
 }
 
 // result walks the CallToolResult at i.
@@ -161,26 +167,14 @@ func result(in []byte, i int, edits *[]jsonscan.Edit) (int, error) {
 			}
 			return jsonscan.Array(in, v, func(v int) (int, error) { return item(in, v, edits) })
 		case "structuredContent":
-			return replaceAll(in, v, 0, edits)
+			// Every string value, not the keys.
+			return jsonscan.Strings(in, v, func(s jsonscan.Str, start, end int) error {
+				replaceStr(s, start, end, edits)
+				return nil
+			})
 		}
 		return jsonscan.Skip(in, v)
 	})
-}
-
-// replaceAll replaces in every string value (not key) below the value at i.
-func replaceAll(in []byte, i, depth int, edits *[]jsonscan.Edit) (int, error) {
-	if depth > 128 {
-		return i, errors.New("nested too deep")
-	}
-	switch jsonscan.Peek(in, i) {
-	case '"':
-		return replace(in, i, edits)
-	case '{':
-		return jsonscan.Object(in, i, func(_ string, v int) (int, error) { return replaceAll(in, v, depth+1, edits) })
-	case '[':
-		return jsonscan.Array(in, i, func(v int) (int, error) { return replaceAll(in, v, depth+1, edits) })
-	}
-	return jsonscan.Skip(in, i)
 }
 
 // item walks one content item. Its "type" may come after the strings it

@@ -311,25 +311,27 @@ func Array(b []byte, i int, fn func(v int) (int, error)) (int, error) {
 }
 
 // Strings calls fn for every string value (not key) in the value that
-// starts at i, with the decoded string and its offsets [start, end), and
-// returns the offset after the value.
-func Strings(b []byte, i int, fn func(s string, start, end int)) (int, error) {
+// starts at i (after whitespace), in document order, with the string and
+// the offsets [start, end) of its JSON text, quotes included; an error from
+// fn stops the walk. Strings returns the offset after the value. It allows
+// the nesting Skip does.
+func Strings(b []byte, i int, fn func(s Str, start, end int) error) (int, error) {
 	return stringsIn(b, i, 0, fn)
 }
 
-func stringsIn(b []byte, i, depth int, fn func(s string, start, end int)) (int, error) {
+func stringsIn(b []byte, i, depth int, fn func(s Str, start, end int) error) (int, error) {
 	i = WS(b, i)
-	if depth >= maxDepth {
-		return i, errors.New("jsonscan: nested too deep")
-	}
 	if i >= len(b) {
 		return i, errAt(b, i, "a value")
 	}
+	if (b[i] == '{' || b[i] == '[') && depth >= maxDepth {
+		return i, errors.New("jsonscan: nested too deep")
+	}
 	switch b[i] {
 	case '"':
-		s, end, err := String(b, i)
+		s, end, err := DecodeString(b, i)
 		if err == nil {
-			fn(s, i, end)
+			err = fn(s, i, end)
 		}
 		return end, err
 	case '{':

@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -20,7 +21,15 @@ func TestStringsMatchesEncodingJSON(t *testing.T) {
 		}
 		collect(v, &want)
 		var got []string
-		end, err := Strings([]byte(doc), 0, func(s string, start, end int) { got = append(got, s) })
+		end, err := Strings([]byte(doc), 0, func(s Str, start, end int) error {
+			got = append(got, s.S)
+			// [start, end) is the string as written.
+			var w string
+			if err := json.Unmarshal([]byte(doc[start:end]), &w); err != nil || w != s.S {
+				t.Errorf("%s: %q at [%d, %d) is not the string %q", doc, doc[start:end], start, end, s.S)
+			}
+			return nil
+		})
 		if err != nil {
 			t.Fatalf("%s: %v", doc, err)
 		}
@@ -60,9 +69,32 @@ func collect(v any, out *[]string) {
 func TestErrors(t *testing.T) {
 	for _, doc := range []string{``, `{`, `{"a"}`, `{"a":1,}x`, `[1 2]`, `"open`, `nope`, `"\x"`} {
 		if _, err := Skip([]byte(doc), 0); err == nil {
-			if _, err := Strings([]byte(doc), 0, func(string, int, int) {}); err == nil {
+			if _, err := Strings([]byte(doc), 0, func(Str, int, int) error { return nil }); err == nil {
 				t.Errorf("%q: no error", doc)
 			}
+		}
+	}
+}
+
+// TestDepth checks that Strings and Skip allow the same nesting: maxDepth
+// levels of arrays and objects, a string in the innermost included.
+func TestDepth(t *testing.T) {
+	nest := func(n int) []byte {
+		return []byte(strings.Repeat(`[{"k":`, n/2) + strings.Repeat("[", n%2) + `"s"` + strings.Repeat("]", n%2) + strings.Repeat("}]", n/2))
+	}
+	for _, n := range []int{maxDepth - 1, maxDepth, maxDepth + 1} {
+		doc := nest(n)
+		_, skipErr := Skip(doc, 0)
+		var got []string
+		_, err := Strings(doc, 0, func(s Str, start, end int) error {
+			got = append(got, s.S)
+			return nil
+		})
+		if ok := n <= maxDepth; (err == nil) != ok || (skipErr == nil) != ok {
+			t.Errorf("%d levels: Strings: %v, Skip: %v; want ok = %v", n, err, skipErr, ok)
+		}
+		if err == nil && (len(got) != 1 || got[0] != "s") {
+			t.Errorf("%d levels: strings %q", n, got)
 		}
 	}
 }

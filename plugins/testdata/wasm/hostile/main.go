@@ -5,7 +5,7 @@
 // The host's warm-up call (tool "") always succeeds with empty output, so
 // every mode loads; mode "failwarmup" fails that call too.
 //
-// Build (from plugins/testdata/wasm; the tests do this, see wasm_test.go):
+// Build (from plugins/testdata/wasm; the tests do this with internal/testbin):
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o hostile.wasm ./hostile
 package main
