@@ -82,6 +82,13 @@ type Config struct {
 	Servers    []Server    // `server "NAME"` blocks, in file order
 	Principals []Principal // `principal "NAME"` blocks, in file order
 
+	// Admins is `admins`: principal and group names whose members are
+	// admins. The daemon's generated owner is always an admin.
+	Admins []string
+	// OwnerRateLimit is the top-level `rate_limit` block, which also bounds
+	// the owner; without one the owner has no limits.
+	OwnerRateLimit RateLimit
+
 	// PolicyDefault is the `policies { default }` effect: PolicyAllow
 	// (default) or PolicyDeny.
 	PolicyDefault string
@@ -136,12 +143,33 @@ type Server struct {
 
 // Principal is one `principal "NAME"` block: a bearer token and its groups.
 type Principal struct {
-	Name      string
-	Token     string
-	Groups    []string
+	Name   string
+	Token  string
+	Groups []string
+	// WebShell is `webshell`: whether the token may sign in to the WebShell
+	// (default true); false keeps the principal to the API.
+	WebShell bool
+	// RateLimit is the principal's `rate_limit` block, else the top-level
+	// one, else DefaultRateLimit.
+	RateLimit RateLimit
 	NameRange hcl.Range
 	DeclRange hcl.Range
 }
+
+// RateLimit bounds one principal's tool calls. A zero field is no bound.
+type RateLimit struct {
+	CallsPerSecond  float64 // sustained calls per second
+	Burst           int     // calls allowed at once above the rate
+	ConcurrentCalls int     // calls running at once
+}
+
+// Off reports whether the limit bounds nothing.
+func (r RateLimit) Off() bool { return r.CallsPerSecond == 0 && r.ConcurrentCalls == 0 }
+
+// DefaultRateLimit bounds a principal block without a `rate_limit` of its
+// own or at the top level: generous for a person or an agent, a stop for a
+// runaway loop.
+var DefaultRateLimit = RateLimit{CallsPerSecond: 20, Burst: 40, ConcurrentCalls: 16}
 
 // Policy effects and phases accepted by `policy` and `policies` blocks.
 const (

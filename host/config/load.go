@@ -192,8 +192,14 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 		rng  hcl.Range
 	}
 	tokens := map[string]tokenOwner{}
+	topLimit, topSet := l.decodeRateLimits(fsch.RateLimit, "The configuration")
+	if topSet {
+		cfg.OwnerRateLimit = topLimit
+	} else {
+		topLimit = DefaultRateLimit
+	}
 	for _, b := range fsch.Principals {
-		p, tokenOK := l.decodePrincipal(b)
+		p, tokenOK := l.decodePrincipal(b, topLimit)
 		if first, dup := principals[p.Name]; dup {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -220,6 +226,7 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 		}
 		cfg.Principals = append(cfg.Principals, p)
 	}
+	l.decodeAdmins(cfg, &fsch)
 
 	l.decodePolicies(cfg, file, fsch.Policies, fsch.Policy)
 	l.decodePlugins(cfg, fsch.Plugins)

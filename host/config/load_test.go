@@ -157,9 +157,10 @@ func TestLoadFileValues(t *testing.T) {
 			},
 		},
 		Principals: []Principal{
-			{Name: "alice", Token: testToken, Groups: []string{"analysts", "admins"}},
-			{Name: "bob", Token: "bob-0123456789abcdef"},
+			{Name: "alice", Token: testToken, Groups: []string{"analysts", "admins"}, WebShell: true, RateLimit: DefaultRateLimit},
+			{Name: "bob", Token: "bob-0123456789abcdef", RateLimit: RateLimit{CallsPerSecond: 0.5, Burst: 1, ConcurrentCalls: 2}},
 		},
+		Admins: []string{"admins"},
 	}
 	if diff := cmp.Diff(want, cfg, ignoreRanges); diff != "" {
 		t.Errorf("LoadFile(%s) mismatch (-want +got):\n%s", path, diff)

@@ -34,6 +34,15 @@ type fileSchema struct {
 	AppCompactSessionBytes      hcl.Expression `hcl:"app_compact_session_bytes,optional"`
 	AppCompactSessionBytesRange hcl.Range      `hcl:"app_compact_session_bytes,attr_value_range"`
 
+	// admins: principal or group names that see everything: every server
+	// with its process details, every principal's figures, /metrics.
+	Admins      hcl.Expression `hcl:"admins,optional"`
+	AdminsRange hcl.Range      `hcl:"admins,attr_value_range"`
+
+	// rate_limit: the call limits of every principal block without its own
+	// (and of the owner, who has none otherwise).
+	RateLimit []*rateLimitBlock `hcl:"rate_limit,block"`
+
 	Servers    []*serverBlock    `hcl:"server,block"`
 	Principals []*principalBlock `hcl:"principal,block"`
 
@@ -127,6 +136,29 @@ type principalBlock struct {
 
 	// groups: group names policies can refer to.
 	Groups hcl.Expression `hcl:"groups,optional"`
+
+	// webshell: false keeps the principal to the API: its token cannot be
+	// exchanged for a WebShell credential (origin "user"). Default true.
+	WebShell hcl.Expression `hcl:"webshell,optional"`
+
+	// rate_limit: this principal's call limits (instead of the top-level ones).
+	RateLimit []*rateLimitBlock `hcl:"rate_limit,block"`
+}
+
+// rateLimitBlock is a `rate_limit` block: bounds on one principal's calls.
+type rateLimitBlock struct {
+	DeclRange hcl.Range `hcl:",def_range"`
+
+	// calls_per_second: the sustained rate of calls (0: no rate bound).
+	CallsPerSecond      hcl.Expression `hcl:"calls_per_second,optional"`
+	CallsPerSecondRange hcl.Range      `hcl:"calls_per_second,attr_value_range"`
+	// burst: how many calls may come at once above the rate (default twice
+	// the rate, at least 1).
+	Burst      hcl.Expression `hcl:"burst,optional"`
+	BurstRange hcl.Range      `hcl:"burst,attr_value_range"`
+	// concurrent_calls: calls running at once (0: no bound).
+	ConcurrentCalls      hcl.Expression `hcl:"concurrent_calls,optional"`
+	ConcurrentCallsRange hcl.Range      `hcl:"concurrent_calls,attr_value_range"`
 }
 
 // policiesBlock is the `policies` block: settings of the policy set.

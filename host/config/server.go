@@ -420,8 +420,8 @@ func checkURL(raw string) error {
 
 // decodePrincipal validates one principal block. ok reports whether the
 // token is usable, for the duplicate check.
-func (l *loader) decodePrincipal(b *principalBlock) (p Principal, ok bool) {
-	p = Principal{Name: b.Name, NameRange: b.NameRange, DeclRange: b.DeclRange}
+func (l *loader) decodePrincipal(b *principalBlock, limit RateLimit) (p Principal, ok bool) {
+	p = Principal{Name: b.Name, WebShell: true, RateLimit: limit, NameRange: b.NameRange, DeclRange: b.DeclRange}
 	if strings.TrimSpace(b.Name) == "" {
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
@@ -455,6 +455,12 @@ func (l *loader) decodePrincipal(b *principalBlock) (p Principal, ok bool) {
 
 	if groups, st := l.evalStringList(b.Groups, "groups"); st == valid {
 		p.Groups = groups
+	}
+	if v, st := l.evalBool(b.WebShell, "webshell"); st == valid {
+		p.WebShell = v
+	}
+	if r, set := l.decodeRateLimits(b.RateLimit, fmt.Sprintf("Principal %q", b.Name)); set {
+		p.RateLimit = r
 	}
 	return p, ok
 }

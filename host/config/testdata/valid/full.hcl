@@ -45,5 +45,14 @@ principal "alice" {
 }
 
 principal "bob" {
-  token = file("secrets/bob.token")
+  token    = file("secrets/bob.token")
+  webshell = false
+  rate_limit {
+    calls_per_second = 0.5
+    concurrent_calls = 2
+  }
 }
+
+# Members of the group "admins" see every server with its process details,
+# every principal's figures and /metrics.
+admins = ["admins"]
