@@ -158,7 +158,7 @@ func (h *Host) AppMessage(ctx context.Context, p Principal, sessionID, appEntryI
 	if err := h.store.AppendEntry(sctx, entry); err != nil {
 		return nil, fmt.Errorf("host: recording an App message: %w", mapStoreErr(err))
 	}
-	h.bus.publish(Event{Type: EventEntry, Principal: p.Name, Data: entry})
+	h.publish(Event{Type: EventEntry, Principal: p.Name, Data: entry})
 	return entry, nil
 }
 

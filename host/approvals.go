@@ -103,7 +103,7 @@ func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, e
 	h.approvals.pending[a.ID] = p
 	h.approvals.mu.Unlock()
 
-	h.bus.publish(Event{Type: EventApproval, Principal: principal, Data: a})
+	h.publish(Event{Type: EventApproval, Principal: principal, Data: a})
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var outcome string
@@ -121,7 +121,7 @@ func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, e
 	h.approvals.mu.Lock()
 	delete(h.approvals.pending, a.ID)
 	h.approvals.mu.Unlock()
-	h.bus.publish(Event{Type: EventApprovalDone, Principal: principal,
+	h.publish(Event{Type: EventApprovalDone, Principal: principal,
 		Data: ApprovalDone{ID: a.ID, SessionID: a.SessionID, CallID: a.CallID, Outcome: outcome}})
 	return outcome, nil
 }

@@ -55,6 +55,14 @@ type Options struct {
 	// waits for the user's answer (default DefaultApprovalTimeout); no
 	// answer is a deny.
 	ApprovalTimeout time.Duration
+	// CredentialKey derives the WebShell credentials (see
+	// Host.WebShellSignIn); the daemon keeps one in its data_dir so they
+	// survive a restart. Empty: a random key for this host's life.
+	CredentialKey []byte
+	// MaxSubscribers bounds the event streams open at once in total, and
+	// MaxSubscribersPerPrincipal those of one principal (defaults
+	// DefaultMaxSubscribers and DefaultMaxSubscribersPerPrincipal).
+	MaxSubscribers, MaxSubscribersPerPrincipal int
 	// AppCompaction bounds how long and how much MCP App HTML the store
 	// keeps (apps.md §7); the zero value means 7 days and 16 MiB per session.
 	AppCompaction AppCompaction
@@ -75,6 +83,8 @@ type Host struct {
 	metrics   metrics
 	calls     calls
 	approvals approvals
+	limiter   limiter          // per-principal call limits (ratelimit.go)
+	credKey   []byte           // derives WebShell credentials (principal.go)
 	pluginRT  *plugins.Runtime // shared by every generation's plugins; closed last
 	owned     sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
 	closing   atomic.Bool
@@ -110,10 +120,16 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.ApprovalTimeout <= 0 {
 		opts.ApprovalTimeout = DefaultApprovalTimeout
 	}
-	h := &Host{store: opts.Store, cache: cache.New(cache.Options{})}
+	if opts.MaxSubscribers <= 0 {
+		opts.MaxSubscribers = DefaultMaxSubscribers
+	}
+	if opts.MaxSubscribersPerPrincipal <= 0 {
+		opts.MaxSubscribersPerPrincipal = DefaultMaxSubscribersPerPrincipal
+	}
+	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: newCredentialKey(opts.CredentialKey)}
 	userOnStatus := opts.OnStatus
 	opts.OnStatus = func(st ServerStatus) {
-		h.bus.publish(Event{Type: EventServer, Data: st})
+		h.publish(Event{Type: EventServer, Data: st})
 		if userOnStatus != nil {
 			userOnStatus(st)
 		}
@@ -435,7 +451,7 @@ func (h *Host) RefreshCatalog(ctx context.Context, server string) (ServerStatus,
 	}
 	c.mu.Unlock()
 	st := c.snapshot()
-	h.bus.publish(Event{Type: EventServer, Data: st})
+	h.publish(Event{Type: EventServer, Data: st})
 	return st, nil
 }
 

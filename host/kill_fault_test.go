@@ -74,7 +74,10 @@ func TestKillStdioServerMidCalls(t *testing.T) {
 	// alice's events say when each slow call is running on the server: its
 	// first progress notification. The reader drains the channel so that
 	// the bus never drops the subscription.
-	events, unsubscribe := h.Subscribe(alice.Name)
+	events, unsubscribe, err := h.Subscribe(host.Caller{Principal: host.Principal{Name: alice.Name}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer unsubscribe()
 	const inFlight = 4
 	running := make(chan string, inFlight)

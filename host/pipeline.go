@@ -147,6 +147,11 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	}
 	g := h.acquire()
 	defer g.release()
+	done, err := h.limiter.admit(req.Principal.Name, g.rateLimitOf(req.Principal.Name))
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	c, err := g.conn(req.Server)
 	if err != nil {
 		return nil, err
@@ -239,10 +244,10 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 		return entry, perr
 	}
 
-	h.bus.publish(Event{Type: EventCallStarted, Principal: req.Principal.Name,
+	h.publish(Event{Type: EventCallStarted, Principal: req.Principal.Name,
 		Data: CallStarted{CallID: callID, SessionID: req.SessionID, Server: req.Server, Tool: req.Tool}})
 	res, err := c.callTool(cctx, cs, req.Tool, args, func(p Progress) {
-		h.bus.publish(Event{Type: EventProgress, Principal: req.Principal.Name,
+		h.publish(Event{Type: EventProgress, Principal: req.Principal.Name,
 			Data: CallProgress{CallID: callID, SessionID: req.SessionID, Progress: p}})
 	})
 	took := time.Since(entry.StartedAt)
@@ -319,7 +324,7 @@ func (h *Host) record(ctx context.Context, principal string, entry *store.Entry,
 		return nil, fmt.Errorf("host: recording the transcript entry: %w", err)
 	}
 	entry.Audit = nil
-	h.bus.publish(Event{Type: EventEntry, Principal: principal, Data: entry})
+	h.publish(Event{Type: EventEntry, Principal: principal, Data: entry})
 	return entry, nil
 }
 

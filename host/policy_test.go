@@ -260,7 +260,10 @@ func TestPolicyPhases(t *testing.T) {
 
 func TestPolicyAsk(t *testing.T) {
 	h, _ := policyHost(t, policySet, host.Options{ApprovalTimeout: 300 * time.Millisecond})
-	events, stop := h.Subscribe("alice")
+	events, stop, err := h.Subscribe(host.Caller{Principal: host.Principal{Name: "alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer stop()
 	answer := func(approve bool) {
 		for ev := range events {
@@ -379,7 +382,10 @@ policy "no-app-messages" {
 // ends its approval (approval_done "cancelled") and is not run.
 func TestPolicyAskLimits(t *testing.T) {
 	h, st := policyHost(t, policySet, host.Options{ApprovalTimeout: time.Minute})
-	events, stop := h.Subscribe("alice")
+	events, stop, err := h.Subscribe(host.Caller{Principal: host.Principal{Name: "alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer stop()
 	sess, err := h.CreateSession(t.Context(), alice, "")
 	if err != nil {

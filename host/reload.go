@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"reflect"
 	"slices"
@@ -76,18 +75,7 @@ func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *gener
 		}
 	}
 	g = &generation{cfg: cfg, byName: map[string]*serverConn{}}
-	for _, p := range cfg.Principals {
-		g.principals = append(g.principals, principalToken{
-			principal: Principal{Name: p.Name, Groups: append([]string{}, p.Groups...)},
-			digest:    sha256.Sum256([]byte(p.Token)),
-		})
-	}
-	if h.opts.OwnerToken != "" && len(cfg.Principals) == 0 {
-		g.principals = append(g.principals, principalToken{
-			principal: Principal{Name: "owner", Groups: []string{}},
-			digest:    sha256.Sum256([]byte(h.opts.OwnerToken)),
-		})
-	}
+	g.principals = h.principalTokens(cfg)
 	if ps := cfg.PolicySet; ps != nil && (ps.Rules() > 0 || ps.Default() != policies.EffectAllow) {
 		g.policies = ps
 	}
@@ -217,7 +205,10 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config) (ReloadResult, er
 		}
 	}
 	h.cur.Store(g)
-	h.bus.publish(Event{Type: EventConfig, Data: res})
+	if n := h.revoke(g); n > 0 {
+		h.opts.Logger.Info("event streams ended: their credential no longer authenticates", "streams", n)
+	}
+	h.publish(Event{Type: EventConfig, Data: res})
 	h.opts.Logger.Info("config reloaded", "kept", len(res.Kept), "started", len(res.Started),
 		"stopped", len(res.Stopped), "policies", res.Policies, "plugins", res.Plugins)
 	if len(res.Ignored) > 0 {

@@ -112,7 +112,10 @@ func TestReload(t *testing.T) {
 	}
 	// Another principal sees the config and server events but not alice's
 	// thousands of call events, which would overflow its buffer.
-	events, unsubscribe := h.Subscribe("observer")
+	events, unsubscribe, err := h.Subscribe(host.Caller{Principal: host.Principal{Name: "observer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer unsubscribe()
 
 	p := host.Principal{Name: "alice", Groups: []string{}}
@@ -127,7 +130,10 @@ func TestReload(t *testing.T) {
 
 	// A slow call on "drop", in flight when the config loses it: the
 	// reload comes after its call_started event.
-	started, stopWatching := h.Subscribe("alice")
+	started, stopWatching, err := h.Subscribe(host.Caller{Principal: host.Principal{Name: "alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	slow := make(chan error, 1)
 	go func() {
 		e, err := sessionCall("drop", "slow", `{"ms":1500}`)

@@ -28,6 +28,9 @@ const dbFile = "mcphost.db"
 // token when the config declares no principal.
 const ownerTokenFile = "owner.token"
 
+// credentialKeyFile holds the key WebShell credentials are derived with.
+const credentialKeyFile = "webshell.key"
+
 // serve runs the daemon until ctx ends (SIGINT or SIGTERM in main): every
 // enabled server is connected and supervised, the API and WebShell are
 // served on `listen`, and on the way out calls get a grace period, every
@@ -75,6 +78,13 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		}
 		ownerToken = t
 	}
+	// The key of the WebShell credentials, kept so that a signed-in
+	// WebShell stays signed in across restarts.
+	credKey, err := loadOrCreateSecret(filepath.Join(cfg.DataDir, credentialKeyFile), "the WebShell credential key")
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		return exitFailure
+	}
 	st, err := store.Open(ctx, filepath.Join(cfg.DataDir, dbFile), logger)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
@@ -96,6 +106,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		Restart:        true,
 		Store:          st,
 		OwnerToken:     ownerToken,
+		CredentialKey:  []byte(credKey),
 		PluginCacheDir: host.PluginCacheDirFor(cfg, logger),
 		AppCompaction:  host.AppCompaction{After: cfg.AppCompactAfter, SessionBytes: cfg.AppCompactSessionBytes},
 	})
@@ -232,18 +243,24 @@ func allowedHosts(listen string, port int) []string {
 // (32 random bytes, hex, mode 0600) on first start so the URL stays valid
 // across restarts.
 func loadOrCreateToken(path string) (string, error) {
+	return loadOrCreateSecret(path, "the owner token")
+}
+
+// loadOrCreateSecret returns the secret stored at path (what names it in
+// errors), creating it as loadOrCreateToken does.
+func loadOrCreateSecret(path, what string) (string, error) {
 	if b, err := os.ReadFile(path); err == nil {
 		t := strings.TrimSpace(string(b))
 		if len(t) >= config.MinTokenLength {
 			if info, err := os.Stat(path); err == nil && info.Mode().Perm()&0o077 != 0 {
 				if err := os.Chmod(path, 0o600); err != nil {
-					return "", fmt.Errorf("owner token %s is readable by others and chmod failed: %v", path, err)
+					return "", fmt.Errorf("%s %s is readable by others and chmod failed: %v", what, path, err)
 				}
 			}
 			return t, nil
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("reading the owner token: %v", err)
+		return "", fmt.Errorf("reading %s: %v", what, err)
 	}
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
@@ -251,7 +268,7 @@ func loadOrCreateToken(path string) (string, error) {
 	}
 	t := hex.EncodeToString(b)
 	if err := writeFileAtomic(path, []byte(t+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("storing the owner token: %v", err)
+		return "", fmt.Errorf("storing %s: %v", what, err)
 	}
 	return t, nil
 }

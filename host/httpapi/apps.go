@@ -65,6 +65,10 @@ func (a *api) appLink(c *gin.Context) {
 
 // appCapabilities says which App requests a server's configuration allows.
 func (a *api) appCapabilities(c *gin.Context) {
+	if err := a.h.CheckVisible(c.Request.Context(), caller(c), c.Param("name")); err != nil {
+		a.fail(c, err)
+		return
+	}
 	caps, err := a.h.AppCapabilities(c.Param("name"))
 	if err != nil {
 		a.fail(c, err)

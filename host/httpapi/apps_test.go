@@ -77,7 +77,7 @@ func appEnv(t *testing.T) *testEnv {
 // showApp calls server.show from the WebShell and returns the App's entry.
 func (e *testEnv) showApp(t *testing.T, sid, server string) store.Entry {
 	t.Helper()
-	en := e.call(t, aliceToken, sid, callBody{Server: server, Tool: "show", Origin: "user"})
+	en := e.call(t, e.aliceWS, sid, callBody{Server: server, Tool: "show", Origin: "user"})
 	if en.Status != store.StatusOK || !strings.Contains(string(en.Display), `"mcp_app"`) {
 		t.Fatalf("%s.show: %+v, want an entry with an App display record", server, en)
 	}
@@ -114,10 +114,10 @@ func messageBody(id, params string) string {
 func TestAppGatesClosed(t *testing.T) {
 	t.Parallel()
 	e := appEnv(t)
-	sid := e.createSession(t, aliceToken, "closed").ID
+	sid := e.createSession(t, e.aliceWS, "closed").ID
 	app := e.showApp(t, sid, "closed")
 
-	caps := decode[host.AppCapabilities](t, e.do(t, "GET", "/api/v1/servers/closed/app-capabilities", aliceToken, ""))
+	caps := decode[host.AppCapabilities](t, e.do(t, "GET", "/api/v1/servers/closed/app-capabilities", e.aliceWS, ""))
 	if caps != (host.AppCapabilities{}) {
 		t.Errorf("capabilities of closed = %+v, want all false", caps)
 	}
@@ -129,14 +129,14 @@ func TestAppGatesClosed(t *testing.T) {
 		{"ui/open-link", appLinksPath(sid), mustJSON(map[string]string{"appEntryId": app.ID, "url": "https://example.com/"}), "app_open_links is off"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := e.do(t, "POST", tc.path, aliceToken, tc.body)
+			r := e.do(t, "POST", tc.path, e.aliceWS, tc.body)
 			ae := wantError(t, r, http.StatusForbidden, "denied")
 			if !strings.HasPrefix(ae.Error.Message, "denied by host policy: ") || !strings.Contains(ae.Error.Message, tc.reason) {
 				t.Errorf("message %q, want denied by host policy naming %q", ae.Error.Message, tc.reason)
 			}
 		})
 	}
-	if got := e.entries(t, aliceToken, sid, "").Entries; len(got) != 1 {
+	if got := e.entries(t, e.aliceWS, sid, "").Entries; len(got) != 1 {
 		t.Errorf("%d entries after the refused requests, want only the App's", len(got))
 	}
 }
@@ -148,18 +148,18 @@ func TestAppGatesClosed(t *testing.T) {
 func TestAppGatesOpen(t *testing.T) {
 	t.Parallel()
 	e := appEnv(t)
-	sid := e.createSession(t, aliceToken, "open").ID
+	sid := e.createSession(t, e.aliceWS, "open").ID
 	app := e.showApp(t, sid, "open")
 	closedApp := e.showApp(t, sid, "closed")
 
-	caps := decode[host.AppCapabilities](t, e.do(t, "GET", "/api/v1/servers/open/app-capabilities", aliceToken, ""))
+	caps := decode[host.AppCapabilities](t, e.do(t, "GET", "/api/v1/servers/open/app-capabilities", e.aliceWS, ""))
 	if caps != (host.AppCapabilities{ToolCalls: true, OpenLinks: true, Messages: true}) {
 		t.Errorf("capabilities of open = %+v, want all true", caps)
 	}
-	wantError(t, e.do(t, "GET", "/api/v1/servers/nope/app-capabilities", aliceToken, ""), 404, "not_found")
+	wantError(t, e.do(t, "GET", "/api/v1/servers/nope/app-capabilities", e.aliceWS, ""), 404, "not_found")
 
 	t.Run("tools/call", func(t *testing.T) {
-		r := e.do(t, "POST", callPath(sid), aliceToken, mustJSON(appCall{Server: "open", Tool: "add", Arguments: map[string]int{"a": 2, "b": 40}, Origin: "app", AppEntryID: app.ID}))
+		r := e.do(t, "POST", callPath(sid), e.aliceWS, mustJSON(appCall{Server: "open", Tool: "add", Arguments: map[string]int{"a": 2, "b": 40}, Origin: "app", AppEntryID: app.ID}))
 		wantStatus(t, r, 200)
 		got := decode[store.Entry](t, r)
 		if got.Origin != "app" || got.AppEntryID != app.ID || got.Kind != store.KindCall || got.Status != store.StatusOK ||
@@ -167,16 +167,16 @@ func TestAppGatesOpen(t *testing.T) {
 			t.Errorf("App call entry %+v", got)
 		}
 		// An App calling an App tool gets the result, but no App of its own.
-		r = e.do(t, "POST", callPath(sid), aliceToken, mustJSON(appCall{Server: "open", Tool: "show", Origin: "app", AppEntryID: app.ID}))
+		r = e.do(t, "POST", callPath(sid), e.aliceWS, mustJSON(appCall{Server: "open", Tool: "show", Origin: "app", AppEntryID: app.ID}))
 		wantStatus(t, r, 200)
 		if got := decode[store.Entry](t, r); string(got.Display) != "null" || got.Status != store.StatusOK {
 			t.Errorf("App call of an App tool: display %s status %s, want no display record", got.Display, got.Status)
 		}
-		r = e.do(t, "POST", callPath(sid), aliceToken, mustJSON(appCall{Server: "open", Tool: "app_only", Origin: "app", AppEntryID: app.ID}))
+		r = e.do(t, "POST", callPath(sid), e.aliceWS, mustJSON(appCall{Server: "open", Tool: "app_only", Origin: "app", AppEntryID: app.ID}))
 		wantStatus(t, r, 200)
 	})
 	t.Run("refused calls", func(t *testing.T) {
-		before := len(e.entries(t, aliceToken, sid, "").Entries)
+		before := len(e.entries(t, e.aliceWS, sid, "").Entries)
 		for _, tc := range []struct {
 			name   string
 			body   any
@@ -195,21 +195,21 @@ func TestAppGatesOpen(t *testing.T) {
 			{"unknown origin", appCall{Server: "open", Tool: "add", Origin: "robot"}, 400, "bad_request", "origin"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				ae := wantError(t, e.do(t, "POST", callPath(sid), aliceToken, mustJSON(tc.body)), tc.status, tc.code)
+				ae := wantError(t, e.do(t, "POST", callPath(sid), e.aliceWS, mustJSON(tc.body)), tc.status, tc.code)
 				if !strings.Contains(ae.Error.Message, tc.msg) && !strings.Contains(ae.Error.Message, strings.ReplaceAll(tc.msg, "names no", "does not name an")) {
 					t.Errorf("message %q, want one with %q", ae.Error.Message, tc.msg)
 				}
 			})
 		}
 		// An entry that is not an App's is no appEntryId.
-		plain := e.call(t, aliceToken, sid, callBody{Server: "open", Tool: "add", Arguments: map[string]int{"a": 1, "b": 1}})
-		wantError(t, e.do(t, "POST", callPath(sid), aliceToken, mustJSON(appCall{Server: "open", Tool: "add", Arguments: map[string]int{"a": 1, "b": 1}, Origin: "app", AppEntryID: plain.ID})), 400, "bad_request")
-		if got := len(e.entries(t, aliceToken, sid, "").Entries); got != before+1 {
+		plain := e.call(t, e.aliceWS, sid, callBody{Server: "open", Tool: "add", Arguments: map[string]int{"a": 1, "b": 1}})
+		wantError(t, e.do(t, "POST", callPath(sid), e.aliceWS, mustJSON(appCall{Server: "open", Tool: "add", Arguments: map[string]int{"a": 1, "b": 1}, Origin: "app", AppEntryID: plain.ID})), 400, "bad_request")
+		if got := len(e.entries(t, e.aliceWS, sid, "").Entries); got != before+1 {
 			t.Errorf("%d entries after the refused calls, want %d (only the plain call)", got, before+1)
 		}
 	})
 	t.Run("ui/message", func(t *testing.T) {
-		r := e.do(t, "POST", appMessagesPath(sid), aliceToken, messageBody(app.ID, helloMessage))
+		r := e.do(t, "POST", appMessagesPath(sid), e.aliceWS, messageBody(app.ID, helloMessage))
 		wantStatus(t, r, http.StatusCreated)
 		raw := decode[map[string]any](t, r)
 		got := decode[store.Entry](t, r)
@@ -221,12 +221,12 @@ func TestAppGatesOpen(t *testing.T) {
 		if diff := fmt.Sprint(msg); !strings.Contains(diff, "hello from the App") || msg["resourceUri"] != "ui://app" || msg["role"] != nil {
 			t.Errorf("message %v, want the text and the resourceUri and no role", msg)
 		}
-		list := e.entries(t, aliceToken, sid, "").Entries
+		list := e.entries(t, e.aliceWS, sid, "").Entries
 		if last := list[len(list)-1]; last.ID != got.ID || last.Kind != store.KindAppMessage {
 			t.Errorf("last entry %+v, want the App message", last)
 		}
 		var plainID string
-		for _, en := range e.entries(t, aliceToken, sid, "").Entries {
+		for _, en := range e.entries(t, e.aliceWS, sid, "").Entries {
 			if string(en.Display) == "null" {
 				plainID = en.ID
 			}
@@ -244,23 +244,23 @@ func TestAppGatesOpen(t *testing.T) {
 				if tc.code == "denied" {
 					status = 403
 				}
-				wantError(t, e.do(t, "POST", appMessagesPath(sid), aliceToken, tc.body), status, tc.code)
+				wantError(t, e.do(t, "POST", appMessagesPath(sid), e.aliceWS, tc.body), status, tc.code)
 			})
 		}
 		// Another principal cannot use alice's App, nor see her session.
-		bobSid := e.createSession(t, bobToken, "bob").ID
-		wantError(t, e.do(t, "POST", appMessagesPath(bobSid), bobToken, messageBody(app.ID, helloMessage)), 400, "bad_request")
-		wantError(t, e.do(t, "POST", appMessagesPath(sid), bobToken, messageBody(app.ID, helloMessage)), 404, "not_found")
+		bobSid := e.createSession(t, e.bobWS, "bob").ID
+		wantError(t, e.do(t, "POST", appMessagesPath(bobSid), e.bobWS, messageBody(app.ID, helloMessage)), 400, "bad_request")
+		wantError(t, e.do(t, "POST", appMessagesPath(sid), e.bobWS, messageBody(app.ID, helloMessage)), 404, "not_found")
 	})
 	t.Run("ui/open-link", func(t *testing.T) {
-		r := e.do(t, "POST", appLinksPath(sid), aliceToken, mustJSON(map[string]string{"appEntryId": app.ID, "url": "HTTPS://example.com/a?b=c"}))
+		r := e.do(t, "POST", appLinksPath(sid), e.aliceWS, mustJSON(map[string]string{"appEntryId": app.ID, "url": "HTTPS://example.com/a?b=c"}))
 		wantStatus(t, r, 200)
 		if got := decode[map[string]string](t, r); got["url"] != "https://example.com/a?b=c" {
 			t.Errorf("checked link %v", got)
 		}
 		for _, bad := range []string{"javascript:alert(1)", "data:text/html,x", "file:///etc/passwd", "https://user@example.com/", "/relative"} {
-			wantError(t, e.do(t, "POST", appLinksPath(sid), aliceToken, mustJSON(map[string]string{"appEntryId": app.ID, "url": bad})), 400, "bad_request")
+			wantError(t, e.do(t, "POST", appLinksPath(sid), e.aliceWS, mustJSON(map[string]string{"appEntryId": app.ID, "url": bad})), 400, "bad_request")
 		}
-		wantError(t, e.do(t, "POST", appLinksPath(sid), aliceToken, mustJSON(map[string]string{"appEntryId": closedApp.ID, "url": "https://example.com/"})), 403, "denied")
+		wantError(t, e.do(t, "POST", appLinksPath(sid), e.aliceWS, mustJSON(map[string]string{"appEntryId": closedApp.ID, "url": "https://example.com/"})), 403, "denied")
 	})
 }

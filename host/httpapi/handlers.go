@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -15,29 +16,49 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// me describes the caller: principal, groups, the origin its credential
+// gives its calls, and whether it is an admin.
 func (a *api) me(c *gin.Context) {
-	p := principal(c)
+	p := caller(c)
 	if p.Groups == nil {
 		p.Groups = []string{}
 	}
 	c.JSON(http.StatusOK, p)
 }
 
+// servers lists the servers the caller may see: an admin every one with
+// its process details, anyone else those the list rules leave it, without.
 func (a *api) servers(c *gin.Context) {
-	c.JSON(http.StatusOK, gin.H{"servers": a.h.Servers()})
+	c.JSON(http.StatusOK, gin.H{"servers": a.h.ServersFor(c.Request.Context(), caller(c))})
+}
+
+// requestOrigin checks an origin the client named (in a call's body or a
+// query) against the one its credential gives: the daemon decides the
+// origin, so a client may repeat its own but never claim another. The
+// WebShell may also say "app" when allowApp, for the requests it makes on
+// behalf of an MCP App. It answers 400 or 403 and returns false otherwise.
+func requestOrigin(c *gin.Context, claimed string, allowApp bool) (string, bool) {
+	own := caller(c).Origin
+	switch {
+	case claimed == "" || claimed == own:
+		return own, true
+	case claimed == host.OriginApp && allowApp && own == host.OriginUser:
+		return host.OriginApp, true
+	case claimed != host.OriginUser && claimed != host.OriginAPI && claimed != host.OriginApp:
+		writeError(c, http.StatusBadRequest, "bad_request", `"origin" is "user", "api" or "app"`)
+		return "", false
+	}
+	writeError(c, http.StatusForbidden, "forbidden", fmt.Sprintf(
+		"the origin is decided by how the request authenticated: this credential makes %q requests, not %q (only the WebShell's sign-in makes \"user\" ones)", own, claimed))
+	return "", false
 }
 
 // tools lists the tools the caller may see (the list phase of the
-// policies). ?origin=user (the WebShell) or api (the default) is the origin
-// the policies see.
+// policies), with the origin its credential gives; ?origin may only repeat
+// it.
 func (a *api) tools(c *gin.Context) {
-	origin := host.OriginAPI
-	switch c.Query("origin") {
-	case "", host.OriginAPI:
-	case host.OriginUser:
-		origin = host.OriginUser
-	default:
-		writeError(c, http.StatusBadRequest, "bad_request", `"origin" is "user" or "api"`)
+	origin, ok := requestOrigin(c, c.Query("origin"), false)
+	if !ok {
 		return
 	}
 	tools, err := a.h.ToolsFor(c.Request.Context(), principal(c), origin, "")
@@ -53,7 +74,7 @@ func (a *api) tools(c *gin.Context) {
 }
 
 func (a *api) prompts(c *gin.Context) {
-	prompts, err := a.h.Prompts(c.Param("name"))
+	prompts, err := a.h.PromptsFor(c.Request.Context(), caller(c), c.Param("name"))
 	if err != nil {
 		a.fail(c, err)
 		return
@@ -65,7 +86,7 @@ func (a *api) prompts(c *gin.Context) {
 }
 
 func (a *api) resources(c *gin.Context) {
-	res, templates, err := a.h.Resources(c.Param("name"))
+	res, templates, err := a.h.ResourcesFor(c.Request.Context(), caller(c), c.Param("name"))
 	if err != nil {
 		a.fail(c, err)
 		return
@@ -82,7 +103,16 @@ func (a *api) resources(c *gin.Context) {
 // refresh lists a server's tools, prompts and resources again (lists still
 // fresh by their ttlMs come from the host cache).
 func (a *api) refresh(c *gin.Context) {
-	st, err := a.h.RefreshCatalog(c.Request.Context(), c.Param("name"))
+	ctx, who := c.Request.Context(), caller(c)
+	if err := a.h.CheckVisible(ctx, who, c.Param("name")); err != nil {
+		a.fail(c, err)
+		return
+	}
+	if _, err := a.h.RefreshCatalog(ctx, c.Param("name")); err != nil {
+		a.fail(c, err)
+		return
+	}
+	st, err := a.h.ServerFor(ctx, who, c.Param("name"))
 	if err != nil {
 		a.fail(c, err)
 		return
@@ -139,8 +169,8 @@ func (a *api) call(c *gin.Context) {
 		writeError(c, http.StatusBadRequest, "bad_request", `the body needs "server" and "tool"`)
 		return
 	}
-	if req.Origin != "" && req.Origin != host.OriginUser && req.Origin != host.OriginAPI && req.Origin != host.OriginApp {
-		writeError(c, http.StatusBadRequest, "bad_request", `"origin" is "user", "api" or "app"`)
+	origin, ok := requestOrigin(c, req.Origin, true)
+	if !ok {
 		return
 	}
 	entry, err := a.h.Call(c.Request.Context(), host.SessionCall{
@@ -150,7 +180,7 @@ func (a *api) call(c *gin.Context) {
 		Tool:       req.Tool,
 		Arguments:  req.Arguments,
 		CallID:     req.CallID,
-		Origin:     req.Origin,
+		Origin:     origin,
 		AppEntryID: req.AppEntryID,
 	})
 	var pe *host.PolicyError
@@ -279,21 +309,48 @@ func (a *api) metrics(c *gin.Context) {
 	_ = a.h.WriteMetrics(c.Writer)
 }
 
+// Timing of event streams.
+const (
+	// eventsPing is how often an idle stream gets a comment line (so
+	// proxies keep it open) and its credential is checked again.
+	eventsPing = 15 * time.Second
+	// eventsWriteTimeout bounds one write to a stream: a client that stops
+	// reading is cut off instead of holding a goroutine forever.
+	eventsWriteTimeout = 10 * time.Second
+)
+
 // events streams host events as server-sent events until the client goes
-// away, the host closes, or the client falls too far behind.
+// away, the host closes, the client falls too far behind, or its credential
+// stops authenticating (a reload that rotates or removes its token ends the
+// stream at once; the stream also checks it at every ping).
 func (a *api) events(c *gin.Context) {
-	p := principal(c)
-	ch, stop := a.h.Subscribe(p.Name)
+	who := caller(c)
+	ch, stop, err := a.h.Subscribe(who)
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
 	defer stop()
 	w := c.Writer
+	rc := http.NewResponseController(w)
+	// The connection may serve another request after this one.
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	write := func(format string, args ...any) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(eventsWriteTimeout))
+		if _, err := fmt.Fprintf(w, format, args...); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": mcphost events\n\n")
-	w.Flush()
-	ping := time.NewTicker(15 * time.Second)
+	if !write(": mcphost events\n\n") {
+		return
+	}
+	ping := time.NewTicker(eventsPing)
 	defer ping.Stop()
 	ctx := c.Request.Context()
 	for {
@@ -301,23 +358,13 @@ func (a *api) events(c *gin.Context) {
 		case <-ctx.Done():
 			return
 		case <-ping.C:
-			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
+			if !a.h.StillValid(who) || !write(": ping\n\n") {
 				return
 			}
-			w.Flush()
 		case ev, ok := <-ch:
-			if !ok {
+			if !ok || !write("event: %s\ndata: %s\n\n", ev.Type, ev.JSON) {
 				return
 			}
-			data, err := json.Marshal(ev.Data)
-			if err != nil {
-				a.log.Warn("encoding an event", "type", ev.Type, "err", err)
-				continue
-			}
-			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, data); err != nil {
-				return
-			}
-			w.Flush()
 		}
 	}
 }
@@ -388,8 +435,16 @@ func (a *api) fail(c *gin.Context, err error) {
 		mbe *http.MaxBytesError
 		ad  *host.AppDeniedError
 		al  *host.AppLimitError
+		rl  *host.RateLimitError
+		ts  *host.TooManySubscribersError
 	)
 	switch {
+	case errors.As(err, &rl):
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(max(rl.RetryAfter, time.Second).Seconds()))))
+		writeError(c, http.StatusTooManyRequests, "rate_limited", err.Error())
+	case errors.As(err, &ts):
+		c.Header("Retry-After", "5")
+		writeError(c, http.StatusTooManyRequests, "too_many_streams", err.Error())
 	case errors.As(err, &ad):
 		writeError(c, http.StatusForbidden, "denied", err.Error())
 	case errors.As(err, &al), errors.Is(err, host.ErrTooManyApprovals):

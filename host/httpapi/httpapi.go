@@ -89,8 +89,9 @@ func New(h *host.Host, opts Options) http.Handler {
 	})
 	a.mountWebShell(r)
 
-	r.GET("/metrics", a.checkOrigin, a.authenticate, a.metrics)
+	r.GET("/metrics", a.checkOrigin, a.authenticate, a.requireAdmin, a.metrics)
 
+	r.POST("/api/v1/webshell/session", a.checkOrigin, a.limitBody, a.webShellSession)
 	v1 := r.Group("/api/v1", a.checkOrigin, a.authenticate, a.limitBody)
 	v1.GET("/me", a.me)
 	v1.GET("/servers", a.servers)
@@ -104,8 +105,8 @@ func New(h *host.Host, opts Options) http.Handler {
 	v1.DELETE("/sessions/:id/calls/:callId", a.cancelCall)
 	v1.GET("/sessions/:id/entries", a.entries)
 	v1.POST("/sessions/:id/compact", a.compact)
-	v1.POST("/sessions/:id/app-messages", a.appMessage)
-	v1.POST("/sessions/:id/app-links", a.appLink)
+	v1.POST("/sessions/:id/app-messages", a.webShellOnly, a.appMessage)
+	v1.POST("/sessions/:id/app-links", a.webShellOnly, a.appLink)
 	v1.GET("/servers/:name/app-capabilities", a.appCapabilities)
 	v1.GET("/approvals", a.approvals)
 	v1.POST("/approvals/:id", a.answer)

@@ -70,6 +70,9 @@ type testEnv struct {
 	port   int
 	base   string // http://127.0.0.1:PORT
 	client *http.Client
+	// aliceWS and bobWS are the principals' WebShell credentials: requests
+	// made with them have the origin "user", as the WebShell's do.
+	aliceWS, bobWS string
 }
 
 // newEnv starts a host with one wellbehaved stdio server per name (default
@@ -96,12 +99,18 @@ func newEnvWith(t *testing.T, blocks ...config.Server) *testEnv {
 }
 
 // newEnvConfig is newEnvWith for a whole config (policies, plugins); the
-// principals alice and bob are added.
+// principals alice and bob are added unless cfg has principals (with
+// aliceToken and bobToken), alice an admin unless cfg names the admins.
 func newEnvConfig(t *testing.T, cfg *config.Config) *testEnv {
 	t.Helper()
-	cfg.Principals = []config.Principal{
-		{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}},
-		{Name: "bob", Token: bobToken},
+	if cfg.Principals == nil {
+		cfg.Principals = []config.Principal{
+			{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}, WebShell: true},
+			{Name: "bob", Token: bobToken, WebShell: true},
+		}
+	}
+	if cfg.Admins == nil {
+		cfg.Admins = []string{"alice"}
 	}
 	blocks := cfg.Servers
 	var servers []string
@@ -167,7 +176,32 @@ func newEnvConfig(t *testing.T, cfg *config.Config) *testEnv {
 			t.Fatalf("server %s is %s, want ready (last error: %s)", name, ss.State, ss.LastError)
 		}
 	}
+	for _, p := range cfg.Principals {
+		switch {
+		case !p.WebShell:
+		case p.Token == aliceToken:
+			e.aliceWS = e.signIn(t, aliceToken)
+		case p.Token == bobToken:
+			e.bobWS = e.signIn(t, bobToken)
+		}
+	}
 	return e
+}
+
+// signIn exchanges token for its WebShell credential as the WebShell's page
+// does (a same-origin POST).
+func (e *testEnv) signIn(t *testing.T, token string) string {
+	t.Helper()
+	r := e.do(t, "POST", "/api/v1/webshell/session", token, "",
+		withHeader("Origin", e.base), withHeader("Sec-Fetch-Site", "same-origin"))
+	wantStatus(t, r, http.StatusOK)
+	cred := decode[struct {
+		Credential string `json:"credential"`
+	}](t, r).Credential
+	if !host.IsWebShellCredential(cred) {
+		t.Fatalf("sign-in answered credential %q", cred)
+	}
+	return cred
 }
 
 // reqOpt changes a request before it is sent.
@@ -728,8 +762,9 @@ func TestCatalogRoutes(t *testing.T) {
 			token string
 			want  map[string]any
 		}{
-			{aliceToken, map[string]any{"name": "alice", "groups": []any{"analysts"}}},
-			{bobToken, map[string]any{"name": "bob", "groups": []any{}}},
+			{aliceToken, map[string]any{"name": "alice", "groups": []any{"analysts"}, "origin": "api", "admin": true}},
+			{bobToken, map[string]any{"name": "bob", "groups": []any{}, "origin": "api", "admin": false}},
+			{e.aliceWS, map[string]any{"name": "alice", "groups": []any{"analysts"}, "origin": "user", "admin": true}},
 		} {
 			r := e.do(t, "GET", "/api/v1/me", tc.token, "")
 			wantStatus(t, r, 200)
@@ -989,7 +1024,7 @@ func TestCalls(t *testing.T) {
 	})
 	t.Run("echo with callId and origin", func(t *testing.T) {
 		args := map[string]any{"text": "héllo\n<b>"}
-		en := e.call(t, aliceToken, sid, callBody{Server: "fx", Tool: "echo", Arguments: args, CallID: "my-call", Origin: "user"})
+		en := e.call(t, e.aliceWS, sid, callBody{Server: "fx", Tool: "echo", Arguments: args, CallID: "my-call", Origin: "user"})
 		if en.CallID != "my-call" || en.Origin != "user" || en.Status != "ok" {
 			t.Errorf("entry %+v", en)
 		}

@@ -46,7 +46,7 @@ policy "approve-slow" {
 		Tools []host.ToolView `json:"tools"`
 	}
 	has := func(token string) bool {
-		r := e.do(t, "GET", "/api/v1/tools?origin=user", token, "")
+		r := e.do(t, "GET", "/api/v1/tools?origin=user", e.signIn(t, token), "")
 		wantStatus(t, r, http.StatusOK)
 		for _, tl := range decode[toolsBody](t, r).Tools {
 			if tl.Name == "add" {
@@ -58,7 +58,8 @@ policy "approve-slow" {
 	if has(bobToken) || !has(aliceToken) {
 		t.Errorf("fx.add visible to bob %v, alice %v; want false, true", has(bobToken), has(aliceToken))
 	}
-	wantError(t, e.do(t, "GET", "/api/v1/tools?origin=app", aliceToken, ""), http.StatusBadRequest, "bad_request")
+	wantError(t, e.do(t, "GET", "/api/v1/tools?origin=app", aliceToken, ""), http.StatusForbidden, "forbidden")
+	wantError(t, e.do(t, "GET", "/api/v1/tools?origin=robot", aliceToken, ""), http.StatusBadRequest, "bad_request")
 	sid := e.createSession(t, bobToken, "").ID
 	wantError(t, e.do(t, "POST", callPath(sid), bobToken, mustJSON(callBody{Server: "fx", Tool: "add", Arguments: map[string]any{"a": 1, "b": 2}})),
 		http.StatusNotFound, "not_found")

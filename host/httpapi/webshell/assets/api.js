@@ -1,7 +1,14 @@
-// Authenticated access to the mcphost HTTP API (docs/api.md). The token lives
-// in sessionStorage and goes out only in the Authorization header.
+// Authenticated access to the mcphost HTTP API (docs/api.md). The credential
+// lives in sessionStorage and goes out only in the Authorization header.
+// What the user signs in with is a principal's token; the WebShell exchanges
+// it at once for the WebShell credential of that principal (signIn), so the
+// daemon knows its requests are a person's (origin "user"), and keeps only
+// the credential.
 
 const TOKEN_KEY = 'mcphost.token';
+
+/** Every WebShell credential starts with this; anything else is a token to exchange. */
+export const CREDENTIAL_PREFIX = 'mcphost-ws-';
 
 /** The API answered 401: the token is missing or not accepted. */
 export class AuthError extends Error {
@@ -120,6 +127,37 @@ export async function api(method, path, body, { signal } = {}) {
       typeof e?.message === 'string' && e.message ? e.message : `HTTP ${res.status} ${res.statusText}`.trim());
   }
   return data;
+}
+
+/**
+ * signIn exchanges a principal's token for its WebShell credential. It
+ * throws AuthError when the token is refused (with the daemon's reason when
+ * the principal may not use the WebShell), NetworkError when the daemon is
+ * unreachable, and ApiError otherwise.
+ */
+export async function signIn(token) {
+  let res;
+  try {
+    res = await fetch('/api/v1/webshell/session', {
+      method: 'POST', cache: 'no-store', credentials: 'omit', redirect: 'error',
+      headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+    });
+  } catch (err) {
+    throw new NetworkError(err?.message || 'network error');
+  }
+  const data = await res.json().catch(() => null);
+  const msg = typeof data?.error?.message === 'string' ? data.error.message : '';
+  if (res.status === 401) throw new AuthError(msg || 'unauthorized');
+  if (data?.error?.code === 'no_webshell') {
+    const e = new AuthError(msg);
+    e.reason = msg;
+    throw e;
+  }
+  if (!res.ok) throw new ApiError(res.status, data?.error?.code || '', msg || `HTTP ${res.status}`);
+  if (typeof data?.credential !== 'string' || !data.credential.startsWith(CREDENTIAL_PREFIX)) {
+    throw new ApiError(res.status, 'bad_answer', 'mcphost answered the sign-in without a credential');
+  }
+  return data.credential;
 }
 
 /** seg escapes one path segment. */

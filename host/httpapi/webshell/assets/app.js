@@ -6,7 +6,7 @@
 //  - no inline script or style (the page runs under a strict CSP).
 
 import { h, clear, isPlainObject, pretty, formatTime, formatRelative, newCallId } from './dom.js';
-import { api, auth, prefs, authHeaders, seg, AuthError, NetworkError, ApiError } from './api.js';
+import { api, auth, prefs, authHeaders, seg, signIn, CREDENTIAL_PREFIX, AuthError, NetworkError, ApiError } from './api.js';
 import { readEventStream } from './sse.js';
 import { compileSchema, buildForm, defaultArguments } from './schemaform.js';
 import { entryCard, runningCard } from './render.js';
@@ -174,10 +174,17 @@ async function start() {
   }
   let me;
   try {
+    if (!token.startsWith(CREDENTIAL_PREFIX)) {
+      // A token from the sign-in link or the form: exchange it, and keep
+      // only the credential.
+      const credential = await signIn(token);
+      if (gen !== startGen) return;
+      auth.set(credential);
+    }
     me = await api('GET', '/me');
   } catch (err) {
     if (gen !== startGen) return;
-    if (err instanceof AuthError) handleAuthError();
+    if (err instanceof AuthError) handleAuthError(err.reason);
     else if (err instanceof NetworkError) showUnreachable(start, '');
     else showUnreachable(start, `mcphost answered: ${err.message}`);
     return;
@@ -195,7 +202,9 @@ async function start() {
   refreshAll();
 }
 
-function handleAuthError() {
+// handleAuthError shows the token page: the credential was refused, or the
+// daemon gave a reason (reason) not to sign this principal in.
+function handleAuthError(reason = '') {
   startGen++;
   stopEvents();
   hideUnreachable();
@@ -203,8 +212,11 @@ function handleAuthError() {
   resetApp();
   showView('token-error-page');
   focusTokenInput('token-error-page');
-  if (tokenFromForm) {
-    const err = $('token-error-page').querySelector('[data-role=token-form-error]');
+  const err = $('token-error-page').querySelector('[data-role=token-form-error]');
+  if (reason) {
+    err.textContent = `mcphost did not sign you in: ${reason}`;
+    err.hidden = false;
+  } else if (tokenFromForm) {
     err.textContent = 'mcphost did not accept the token you pasted either.';
     err.hidden = false;
   }
@@ -486,7 +498,7 @@ function onServerEvent(s) {
 
 async function loadTools() {
   try {
-    const r = await api('GET', '/tools?origin=user');
+    const r = await api('GET', '/tools');
     const list = Array.isArray(r?.tools) ? r.tools : [];
     state.tools = list
       .filter((t) => isPlainObject(t) && typeof t.server === 'string' && typeof t.name === 'string')
@@ -841,7 +853,7 @@ async function submitCall(ctl) {
   const { server, name } = ctl.tool;
   startRunning({ callId, sessionId: sid, server, tool: name, own: true }, true);
   try {
-    const entry = await api('POST', `/sessions/${seg(sid)}/calls`, { server, tool: name, arguments: args, callId, origin: 'user' });
+    const entry = await api('POST', `/sessions/${seg(sid)}/calls`, { server, tool: name, arguments: args, callId });
     finishRunning(callId);
     if (isPlainObject(entry)) {
       upsertEntry(entry);
