@@ -197,7 +197,7 @@ func TestLimiter(t *testing.T) {
 // end it, and an in-process caller never ends.
 func TestStillValid(t *testing.T) {
 	cfg := func(token string, groups []string, admins []string) *config.Config {
-		return &config.Config{Principals: []config.Principal{{Name: "bob", Token: token, Groups: groups, WebShell: true}}, Admins: admins}
+		return &config.Config{Principals: []config.Principal{{Name: "bob", Token: token, Groups: groups}}, Admins: admins}
 	}
 	h, err := New(cfg("bob-token-0123456789", nil, []string{"bob"}), Options{})
 	if err != nil {

@@ -99,7 +99,7 @@ func (h *Host) principalTokens(cfg *config.Config) []principalToken {
 		out = append(out, pt)
 	}
 	for _, p := range cfg.Principals {
-		add(Principal{Name: p.Name, Groups: append([]string{}, p.Groups...)}, p.Token, p.WebShell, admin(p), p.RateLimit)
+		add(Principal{Name: p.Name, Groups: append([]string{}, p.Groups...)}, p.Token, !p.APIOnly, admin(p), p.RateLimit)
 	}
 	if h.opts.OwnerToken != "" && len(cfg.Principals) == 0 {
 		add(Principal{Name: OwnerName, Groups: []string{}}, h.opts.OwnerToken, true, true, cfg.OwnerRateLimit)

@@ -146,9 +146,9 @@ type Principal struct {
 	Name   string
 	Token  string
 	Groups []string
-	// WebShell is `webshell`: whether the token may sign in to the WebShell
-	// (default true); false keeps the principal to the API.
-	WebShell bool
+	// APIOnly is `webshell = false`: the token cannot sign in to the
+	// WebShell, so the principal's calls are always of origin "api".
+	APIOnly bool
 	// RateLimit is the principal's `rate_limit` block, else the top-level
 	// one, else DefaultRateLimit.
 	RateLimit RateLimit

@@ -157,8 +157,8 @@ func TestLoadFileValues(t *testing.T) {
 			},
 		},
 		Principals: []Principal{
-			{Name: "alice", Token: testToken, Groups: []string{"analysts", "admins"}, WebShell: true, RateLimit: DefaultRateLimit},
-			{Name: "bob", Token: "bob-0123456789abcdef", RateLimit: RateLimit{CallsPerSecond: 0.5, Burst: 1, ConcurrentCalls: 2}},
+			{Name: "alice", Token: testToken, Groups: []string{"analysts", "admins"}, RateLimit: DefaultRateLimit},
+			{Name: "bob", Token: "bob-0123456789abcdef", APIOnly: true, RateLimit: RateLimit{CallsPerSecond: 0.5, Burst: 1, ConcurrentCalls: 2}},
 		},
 		Admins: []string{"admins"},
 	}

@@ -421,7 +421,7 @@ func checkURL(raw string) error {
 // decodePrincipal validates one principal block. ok reports whether the
 // token is usable, for the duplicate check.
 func (l *loader) decodePrincipal(b *principalBlock, limit RateLimit) (p Principal, ok bool) {
-	p = Principal{Name: b.Name, WebShell: true, RateLimit: limit, NameRange: b.NameRange, DeclRange: b.DeclRange}
+	p = Principal{Name: b.Name, RateLimit: limit, NameRange: b.NameRange, DeclRange: b.DeclRange}
 	if strings.TrimSpace(b.Name) == "" {
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
@@ -457,7 +457,7 @@ func (l *loader) decodePrincipal(b *principalBlock, limit RateLimit) (p Principa
 		p.Groups = groups
 	}
 	if v, st := l.evalBool(b.WebShell, "webshell"); st == valid {
-		p.WebShell = v
+		p.APIOnly = !v
 	}
 	if r, set := l.decodeRateLimits(b.RateLimit, fmt.Sprintf("Principal %q", b.Name)); set {
 		p.RateLimit = r

@@ -46,8 +46,8 @@ policy "hide-add-from-api" {
 `)
 	cfg.Servers = []config.Server{stdioServer("fx", testbin.Build(t, wellbehavedPkg))}
 	cfg.Principals = []config.Principal{
-		{Name: "alice", Token: aliceToken, WebShell: true},
-		{Name: "bob", Token: bobToken, WebShell: false},
+		{Name: "alice", Token: aliceToken},
+		{Name: "bob", Token: bobToken, APIOnly: true},
 	}
 	cfg.Admins = []string{"alice"}
 	e := newEnvConfig(t, cfg)
@@ -144,11 +144,11 @@ func TestEventStreamsEndWhenCredentialRevoked(t *testing.T) {
 	carol := "carol-token-0123456789abcdef"
 	principals := func(bob string, withCarol bool) []config.Principal {
 		ps := []config.Principal{
-			{Name: "alice", Token: aliceToken, WebShell: true},
-			{Name: "bob", Token: bob, WebShell: true},
+			{Name: "alice", Token: aliceToken},
+			{Name: "bob", Token: bob},
 		}
 		if withCarol {
-			ps = append(ps, config.Principal{Name: "carol", Token: carol, WebShell: true})
+			ps = append(ps, config.Principal{Name: "carol", Token: carol})
 		}
 		return ps
 	}
@@ -340,10 +340,10 @@ func TestRateLimit(t *testing.T) {
 	t.Parallel()
 	cfg := &config.Config{Servers: []config.Server{stdioServer("fx", testbin.Build(t, wellbehavedPkg))}}
 	cfg.Principals = []config.Principal{
-		{Name: "alice", Token: aliceToken, WebShell: true},
+		{Name: "alice", Token: aliceToken},
 		// A rate so low that no refill happens during the test.
-		{Name: "bob", Token: bobToken, WebShell: true, RateLimit: config.RateLimit{CallsPerSecond: 0.001, Burst: 3}},
-		{Name: "carol", Token: "carol-token-0123456789abcdef", WebShell: true, RateLimit: config.RateLimit{ConcurrentCalls: 1}},
+		{Name: "bob", Token: bobToken, RateLimit: config.RateLimit{CallsPerSecond: 0.001, Burst: 3}},
+		{Name: "carol", Token: "carol-token-0123456789abcdef", RateLimit: config.RateLimit{ConcurrentCalls: 1}},
 	}
 	e := newEnvConfig(t, cfg)
 	echo := mustJSON(callBody{Server: "fx", Tool: "echo", Arguments: map[string]any{"text": "x"}})

@@ -105,8 +105,8 @@ func newEnvConfig(t *testing.T, cfg *config.Config) *testEnv {
 	t.Helper()
 	if cfg.Principals == nil {
 		cfg.Principals = []config.Principal{
-			{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}, WebShell: true},
-			{Name: "bob", Token: bobToken, WebShell: true},
+			{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}},
+			{Name: "bob", Token: bobToken},
 		}
 	}
 	if cfg.Admins == nil {
@@ -178,7 +178,7 @@ func newEnvConfig(t *testing.T, cfg *config.Config) *testEnv {
 	}
 	for _, p := range cfg.Principals {
 		switch {
-		case !p.WebShell:
+		case p.APIOnly:
 		case p.Token == aliceToken:
 			e.aliceWS = e.signIn(t, aliceToken)
 		case p.Token == bobToken:
