@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcphost/mcphost/cache"
+	"github.com/mcphost/mcphost/internal/termsafe"
 	"github.com/mcphost/mcphost/negotiate"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -30,6 +33,7 @@ type catalog struct {
 
 	tools     []*mcp.Tool
 	toolIndex map[string]*mcp.Tool
+	rejected  []RejectedTool // tools the server listed that tools and toolIndex leave out
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
 	templates []*mcp.ResourceTemplate
@@ -62,11 +66,12 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*c
 		if err != nil && !isMethodNotFound(err) {
 			return nil, err
 		}
+		cat.tools, cat.rejected = admitTools(cat.tools)
 		for _, t := range cat.tools {
-			if t == nil {
-				continue
-			}
 			cat.toolIndex[t.Name] = t
+		}
+		for _, r := range cat.rejected {
+			lc.log().Warn("tool left out of the catalog", "tool", r.Name, "reason", r.Reason)
 		}
 	}
 	// A legacy server may serve prompts and resources without declaring
@@ -124,6 +129,70 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*c
 	return cat, nil
 }
 
+// maxToolNameLen is the longest tool name the catalog admits.
+const maxToolNameLen = 128
+
+// toolNameProblem says why name breaks the tool-name rule of the MCP spec,
+// or returns "" when it keeps it. The rule (specification 2025-11-25,
+// server/tools, "Tool Names"):
+//
+//	Tool names SHOULD be between 1 and 128 characters in length (inclusive).
+//	Tool names SHOULD be considered case-sensitive.
+//	The following SHOULD be the only allowed characters: uppercase and
+//	lowercase ASCII letters (A-Z, a-z), digits (0-9), underscore (_),
+//	hyphen (-), and dot (.)
+//
+// The spec says SHOULD; the host makes it a MUST for what it admits, since
+// a name is shown to people and models and used as a key (SERVER.TOOL), and
+// a control or bidi character in it can hide what is being called.
+func toolNameProblem(name string) string {
+	if name == "" {
+		return "the name is empty; the MCP spec asks for 1 to 128 characters"
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.' {
+			continue
+		}
+		what := fmt.Sprintf("the byte 0x%02x (not UTF-8)", c)
+		if r, size := utf8.DecodeRuneInString(name[i:]); r != utf8.RuneError || size > 1 {
+			what = fmt.Sprintf("%U", r)
+		}
+		return fmt.Sprintf("the name contains %s at byte %d; the MCP spec allows only A-Z, a-z, 0-9, _, - and .", what, i)
+	}
+	if len(name) > maxToolNameLen {
+		return fmt.Sprintf("the name has %d characters; the MCP spec allows at most %d", len(name), maxToolNameLen)
+	}
+	return ""
+}
+
+// admitTools returns the tools of a list whose names keep the MCP spec's
+// tool-name rule, in the server's order, and a RejectedTool for each of the
+// others. Of two tools with the same name the first is kept: the spec asks
+// for names unique within a server, and which one a call reaches must not
+// depend on the order of a map. Null entries are dropped without a report.
+// The list itself is not changed (it may be shared through the cache).
+func admitTools(tools []*mcp.Tool) (admitted []*mcp.Tool, rejected []RejectedTool) {
+	admitted = make([]*mcp.Tool, 0, len(tools))
+	seen := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		reason := toolNameProblem(t.Name)
+		if reason == "" && seen[t.Name] {
+			reason = "the server listed a tool of this name before; the first one is kept"
+		}
+		if reason != "" {
+			rejected = append(rejected, RejectedTool{Name: termsafe.Line(t.Name), Reason: reason})
+			continue
+		}
+		seen[t.Name] = true
+		admitted = append(admitted, t)
+	}
+	return admitted, rejected
+}
+
 // listCache is a server's view of the host cache: whole lists are kept
 // under (server, method) in the public partition when the server marks them
 // public, else in the partition of the host's own session with this server
@@ -131,6 +200,15 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*c
 type listCache struct {
 	c      *cache.Cache
 	server string
+	logger *slog.Logger // the server's logger, for what a fetch finds wrong; nil discards
+}
+
+// log returns the server's logger, a discarding one when there is none.
+func (lc *listCache) log() *slog.Logger {
+	if lc == nil || lc.logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return lc.logger
 }
 
 // sessionPartition is the cache partition of the host's shared session.

@@ -78,7 +78,7 @@ func (c *serverConn) closeIdleHTTP() {
 
 func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn {
 	c := &serverConn{
-		lists:   &listCache{c: hc, server: s.Name},
+		lists:   &listCache{c: hc, server: s.Name, logger: opts.Logger.With("server", s.Name)},
 		cfg:     s,
 		opts:    opts,
 		logger:  opts.Logger.With("server", s.Name),
@@ -119,6 +119,7 @@ func (c *serverConn) snapshot() ServerStatus {
 		st.Prompts = len(c.cat.prompts)
 		st.Resources = len(c.cat.resources)
 		st.ResourceTemplates = len(c.cat.templates)
+		st.RejectedTools = c.cat.rejected
 	}
 	return st
 }

@@ -53,6 +53,10 @@ type ServerStatus struct {
 	Prompts           int `json:"prompts"`
 	Resources         int `json:"resources"`
 	ResourceTemplates int `json:"resourceTemplates"`
+	// RejectedTools are the tools of the last tools/list that the catalog
+	// left out (not listed, not callable): names outside the MCP spec's
+	// tool-name rule, and repeats of a name. Tools counts only the others.
+	RejectedTools []RejectedTool `json:"rejectedTools,omitempty"`
 
 	// LastError is the most recent failure (connect, list or exit), with the
 	// tail of the server's stderr when it has one.
@@ -65,6 +69,15 @@ type ServerStatus struct {
 	Since time.Time `json:"since"`
 	// NextAttempt is when a failed server will be tried again (zero if never).
 	NextAttempt time.Time `json:"nextAttempt,omitzero"`
+}
+
+// RejectedTool is one tool a server listed that the catalog left out.
+type RejectedTool struct {
+	// Name is the name the server gave, escaped for display
+	// (termsafe.Line): it may hold control, bidi or invalid UTF-8 bytes.
+	Name string `json:"name"`
+	// Reason says which part of the rule the name breaks.
+	Reason string `json:"reason"`
 }
 
 // Tool is one tool of one server, addressed as Server.Name.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,10 +14,12 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/termsafe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -49,7 +52,7 @@ func (e *env) openHost(ctx context.Context, cf clientFlags, names []string) (*ho
 	logger := e.newLogger(slog.LevelDebug, *cf.verbose)
 	st := eraCacheStore(ctx, cfg, names, logger)
 	if _, err := principalFor(cfg, *cf.as); err != nil {
-		fmt.Fprintf(e.stderr, "mcphost: %v\n", err)
+		fmt.Fprintf(e.stderr, "mcphost: %s\n", termsafe.Line(err.Error()))
 		return nil, nil, exitUsage
 	}
 	h, err := host.New(cfg, host.Options{
@@ -96,7 +99,7 @@ func (e *env) printHostError(cfg *config.Config, err error) {
 		e.printDiagnostics(cfg.Files, pe.Diagnostics)
 		return
 	}
-	fmt.Fprintf(e.stderr, "mcphost: %v\n", err)
+	fmt.Fprintf(e.stderr, "mcphost: %s\n", termsafe.Line(err.Error()))
 }
 
 // eraCacheStore opens the daemon's database when one already exists in
@@ -150,16 +153,25 @@ func (e *env) servers(ctx context.Context, args []string) int {
 	if *cf.json {
 		writeJSON(e.stdout, statuses)
 	} else {
+		// Server names and transports come from the config; every other
+		// field may hold what a server said, escaped by cell.
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SERVER\tSTATUS\tERA\tPROTOCOL\tTRANSPORT\tSERVER INFO\tOFFERS\tEVIDENCE")
 		for _, s := range statuses {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, dash(s.Era), dash(s.ProtocolVersion),
-				s.Transport, dash(serverInfo(s.ServerInfo)), dash(offers(s)), dash(s.Evidence))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, cell(s.Era), cell(s.ProtocolVersion),
+				s.Transport, cell(serverInfo(s.ServerInfo)), cell(offers(s)), cell(s.Evidence))
 		}
 		tw.Flush()
 		for _, s := range statuses {
 			if s.LastError != "" {
-				fmt.Fprintf(e.stdout, "\n%s: %s\n", s.Name, s.LastError)
+				fmt.Fprintf(e.stdout, "\n%s: %s\n", s.Name, termsafe.Line(s.LastError))
+			}
+			if len(s.RejectedTools) > 0 {
+				fmt.Fprintf(e.stdout, "\n%s: %s left out (their names break the MCP spec's tool-name rule or repeat a name):\n",
+					s.Name, plural(len(s.RejectedTools), "tool"))
+				for _, r := range s.RejectedTools {
+					fmt.Fprintf(e.stdout, "  \"%s\": %s\n", termsafe.Line(r.Name), termsafe.Line(r.Reason))
+				}
 			}
 		}
 	}
@@ -171,11 +183,14 @@ func (e *env) servers(ctx context.Context, args []string) int {
 	return exitOK
 }
 
-func dash(s string) string {
+// cell returns s escaped for one cell of a table (termsafe.Line, which
+// also escapes the tabs and newlines that would break the table), or "-"
+// when s is empty.
+func cell(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return termsafe.Line(s)
 }
 
 func serverInfo(impl *mcp.Implementation) string {
@@ -196,7 +211,11 @@ func offers(s host.ServerStatus) string {
 	var parts []string
 	c := s.Capabilities
 	if c.Tools != nil {
-		parts = append(parts, plural(s.Tools, "tool"))
+		p := plural(s.Tools, "tool")
+		if n := len(s.RejectedTools); n > 0 {
+			p += fmt.Sprintf(" (%d left out)", n)
+		}
+		parts = append(parts, p)
 	}
 	if c.Prompts != nil {
 		parts = append(parts, plural(s.Prompts, "prompt"))
@@ -240,7 +259,7 @@ func (e *env) tools(ctx context.Context, args []string) int {
 	}
 	tools, err := h.ToolsFor(ctx, e.principal, host.OriginUser, server)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "mcphost tools: %v\n", err)
+		fmt.Fprintf(e.stderr, "mcphost tools: %s\n", termsafe.Line(err.Error()))
 		return exitFailure
 	}
 	if *cf.json {
@@ -252,15 +271,19 @@ func (e *env) tools(ctx context.Context, args []string) int {
 	} else {
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		for _, t := range tools {
-			fmt.Fprintf(tw, "%s\t%s\n", t.QualifiedName(), firstLine(toolSummary(t.Tool)))
+			fmt.Fprintf(tw, "%s\t%s\n", termsafe.Line(t.QualifiedName()), termsafe.Line(firstLine(toolSummary(t.Tool))))
 		}
 		tw.Flush()
 	}
 	code = exitOK
 	for _, s := range h.Servers() {
 		if s.State == host.StateFailed {
-			fmt.Fprintf(e.stderr, "mcphost tools: %s: %s\n", s.Name, s.LastError)
+			fmt.Fprintf(e.stderr, "mcphost tools: %s: %s\n", s.Name, termsafe.Line(s.LastError))
 			code = exitFailure
+		}
+		if n := len(s.RejectedTools); n > 0 {
+			fmt.Fprintf(e.stderr, "mcphost tools: %s: %s left out (names outside the MCP spec's tool-name rule, or repeated); mcphost servers lists them\n",
+				s.Name, plural(n, "tool"))
 		}
 	}
 	return code
@@ -277,10 +300,16 @@ func toolSummary(t *mcp.Tool) string {
 	}
 }
 
+// firstLine returns the first line of s, cut to at most 120 bytes on a rune
+// boundary (a cut rune would print as an invalid byte).
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	if len(s) > 120 {
-		s = s[:117] + "..."
+		cut := 117
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
 	}
 	return s
 }
@@ -323,22 +352,15 @@ func (e *env) call(ctx context.Context, args []string) int {
 		return code
 	}
 	res, err := h.CallTool(ctx, host.CallToolRequest{
-		Server:    server,
-		Tool:      tool,
-		Arguments: rawArgs,
-		Principal: e.principal,
-		Origin:    host.OriginUser,
-		OnProgress: func(p host.Progress) {
-			switch {
-			case p.Total > 0:
-				fmt.Fprintf(e.stderr, "progress: %g/%g %s\n", p.Progress, p.Total, p.Message)
-			default:
-				fmt.Fprintf(e.stderr, "progress: %g %s\n", p.Progress, p.Message)
-			}
-		},
+		Server:     server,
+		Tool:       tool,
+		Arguments:  rawArgs,
+		Principal:  e.principal,
+		Origin:     host.OriginUser,
+		OnProgress: func(p host.Progress) { fmt.Fprintln(e.stderr, progressLine(p)) },
 	})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "mcphost call: %v\n", err)
+		fmt.Fprintf(e.stderr, "mcphost call: %s\n", termsafe.Line(err.Error()))
 		var argErr *host.ArgumentsError
 		if host.IsNotFound(err) || errors.As(err, &argErr) {
 			return exitUsage
@@ -355,33 +377,44 @@ func (e *env) call(ctx context.Context, args []string) int {
 		printContent(e.stdout, res)
 	}
 	if res.IsError {
-		fmt.Fprintf(e.stderr, "mcphost call: %s.%s returned an error result\n", server, tool)
+		fmt.Fprintf(e.stderr, "mcphost call: %s.%s returned an error result\n", server, termsafe.Line(tool))
 		return exitFailure
 	}
 	return exitOK
 }
 
-// printContent prints a result for a person: text as is, other content as a
-// one-line description, structured content only when there is no text.
+// progressLine is the stderr line of one progress notification, its
+// message escaped.
+func progressLine(p host.Progress) string {
+	if p.Total > 0 {
+		return fmt.Sprintf("progress: %g/%g %s", p.Progress, p.Total, termsafe.Line(p.Message))
+	}
+	return fmt.Sprintf("progress: %g %s", p.Progress, termsafe.Line(p.Message))
+}
+
+// printContent prints a result for a person: text with its newlines and
+// tabs (termsafe.Text), other content as a one-line description
+// (termsafe.Line), structured content only when there is no text.
 func printContent(w io.Writer, res *mcp.CallToolResult) {
 	hasText := false
+	l := termsafe.Line
 	for _, c := range res.Content {
 		switch c := c.(type) {
 		case *mcp.TextContent:
 			hasText = true
-			fmt.Fprintln(w, strings.TrimRight(c.Text, "\n"))
+			fmt.Fprintln(w, termsafe.Text(strings.TrimRight(c.Text, "\n")))
 		case *mcp.ImageContent:
-			fmt.Fprintf(w, "[image %s, %d bytes]\n", c.MIMEType, len(c.Data))
+			fmt.Fprintf(w, "[image %s, %d bytes]\n", l(c.MIMEType), len(c.Data))
 		case *mcp.AudioContent:
-			fmt.Fprintf(w, "[audio %s, %d bytes]\n", c.MIMEType, len(c.Data))
+			fmt.Fprintf(w, "[audio %s, %d bytes]\n", l(c.MIMEType), len(c.Data))
 		case *mcp.ResourceLink:
-			fmt.Fprintf(w, "[resource link %s %s]\n", c.URI, c.Name)
+			fmt.Fprintf(w, "[resource link %s %s]\n", l(c.URI), l(c.Name))
 		case *mcp.EmbeddedResource:
 			if c.Resource != nil && c.Resource.Text != "" {
 				hasText = true
-				fmt.Fprintln(w, strings.TrimRight(c.Resource.Text, "\n"))
+				fmt.Fprintln(w, termsafe.Text(strings.TrimRight(c.Resource.Text, "\n")))
 			} else if c.Resource != nil {
-				fmt.Fprintf(w, "[resource %s %s, %d bytes]\n", c.Resource.URI, c.Resource.MIMEType, len(c.Resource.Blob))
+				fmt.Fprintf(w, "[resource %s %s, %d bytes]\n", l(c.Resource.URI), l(c.Resource.MIMEType), len(c.Resource.Blob))
 			}
 		default:
 			fmt.Fprintf(w, "[%T content]\n", c)
@@ -392,11 +425,16 @@ func printContent(w io.Writer, res *mcp.CallToolResult) {
 	}
 }
 
+// writeJSON prints v as indented JSON. encoding/json escapes C0 controls;
+// termsafe.JSON escapes the DEL, C1 and bidi and other format characters it
+// leaves raw, so the document decodes to the same values and prints inert.
 func writeJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+	_, _ = w.Write(termsafe.JSON(buf.Bytes()))
 }
 
 // jsonError describes why b is not valid JSON.

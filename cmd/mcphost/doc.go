@@ -15,5 +15,11 @@
 // Exit status: 0 success, 1 runtime failure (a server failed, a tool returned
 // an error result), 2 usage or configuration error.
 //
+// Everything a server supplies (tool names, titles, descriptions, results,
+// progress and error messages, serverInfo, the stderr tail in a last error)
+// is printed through internal/termsafe, so control and bidi characters show
+// as escapes such as \x1b and \u202e and never reach the terminal raw.
+// Server names come from the config and are printed as they are.
+//
 // main only reads signals and calls run, which holds everything testable.
 package main

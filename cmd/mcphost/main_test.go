@@ -68,6 +68,9 @@ func TestScripts(t *testing.T) {
 	// The plugin scripts run the example plugins, built once from source.
 	redactWasm := testbin.ExamplePlugin(t, "redact")
 	hostileWasm := testbin.Plugin(t, "plugins/testdata/wasm", "hostile")
+	// The raw JSON-RPC fixture server; its -mode hostile supplies strings
+	// hostile to a terminal.
+	misbehave := testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/misbehave")
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -81,6 +84,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PATH", os.Getenv("PATH"))
 			env.Setenv("REDACT_WASM", redactWasm)
 			env.Setenv("HOSTILE_WASM", hostileWasm)
+			env.Setenv("MISBEHAVE", misbehave)
 			// Under -race every process sleeps 1s at exit so other goroutines
 			// can finish their reports; a script starts dozens (each call
 			// also runs the demo as a child). Races found in them are still

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/termsafe"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -161,9 +162,14 @@ func (e *env) pluginRun(ctx context.Context, args []string) int {
 		fmt.Fprintln(e.stdout, "unchanged (the plugin returned no output)")
 		return exitOK
 	}
+	// The output is a result or display record that carries server text:
+	// JSON is printed with its unsafe runes escaped (the same values),
+	// anything else escaped as text.
 	var pretty bytes.Buffer
 	if json.Indent(&pretty, out, "", "  ") == nil {
-		out = pretty.Bytes()
+		out = termsafe.JSON(pretty.Bytes())
+	} else {
+		out = []byte(termsafe.Text(string(out)))
 	}
 	e.stdout.Write(out)
 	fmt.Fprintln(e.stdout)

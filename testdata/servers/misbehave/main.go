@@ -27,11 +27,26 @@
 //	repeat-cursor    like ok, but every tools/list page holds the tool "loop"
 //	                 and nextCursor "same", forever
 //	crash-after-init like ok, but exits 4 200ms after answering initialize
+//	hostile          like ok, but every string it supplies is hostile to a
+//	                 terminal or a web page (see hostileTools): a serverInfo
+//	                 version and instructions with escape sequences, one
+//	                 tools/list page whose admissible tools (greet,
+//	                 dotted.name-1_A) have titles and descriptions with
+//	                 ESC, BEL, NUL, CR, U+202E and HTML, and whose other
+//	                 tools break the MCP spec's tool-name rule or repeat a
+//	                 name; tools/call greet → a text with escape sequences
+//	                 and a resource link with hostile name and URI,
+//	                 dotted.name-1_A → a JSON-RPC error whose message has
+//	                 them, and any other listed name answers as well (the
+//	                 host must not let it through)
 //
 // Other flags:
 //
 //	-delay D          the slow-init delay (default 2s)
 //	-stderr-lines N   first write N lines of about 100 bytes to stderr
+//	-stderr-hostile   first write one stderr line with ESC, BEL, U+202E and
+//	                  a byte of invalid UTF-8 (with -mode exit: in the tail
+//	                  the client reports)
 //	-hold             keep running after stdin closes, until killed
 //	-ignore-sigterm   ignore SIGTERM (with -hold, only SIGKILL ends it)
 //
@@ -68,6 +83,7 @@ type options struct {
 	mode          string
 	delay         time.Duration
 	stderrLines   int
+	stderrHostile bool
 	hold          bool
 	ignoreSigterm bool
 }
@@ -76,16 +92,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("misbehave", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.StringVar(&o.mode, "mode", "ok", "`behaviour`: ok, exit, garbage, silent, slow-init, repeat-cursor or crash-after-init")
+	fs.StringVar(&o.mode, "mode", "ok", "`behaviour`: ok, exit, garbage, silent, slow-init, repeat-cursor, crash-after-init or hostile")
 	fs.DurationVar(&o.delay, "delay", 2*time.Second, "how long slow-init waits before answering initialize")
 	fs.IntVar(&o.stderrLines, "stderr-lines", 0, "write `n` lines of about 100 bytes to stderr at start")
+	fs.BoolVar(&o.stderrHostile, "stderr-hostile", false, "write one stderr line with escape sequences at start")
 	fs.BoolVar(&o.hold, "hold", false, "keep running after stdin closes, until killed")
 	fs.BoolVar(&o.ignoreSigterm, "ignore-sigterm", false, "ignore SIGTERM")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	switch o.mode {
-	case "ok", "exit", "garbage", "silent", "slow-init", "repeat-cursor", "crash-after-init":
+	case "ok", "exit", "garbage", "silent", "slow-init", "repeat-cursor", "crash-after-init", "hostile":
 	default:
 		fmt.Fprintf(stderr, "misbehave: unknown -mode %q\n", o.mode)
 		return 2
@@ -98,6 +115,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for i := 1; i <= o.stderrLines; i++ {
 		line := fmt.Sprintf("fixture: stderr line %06d ", i)
 		fmt.Fprintln(stderr, line+strings.Repeat("x", 99-len(line)))
+	}
+	if o.stderrHostile {
+		fmt.Fprintln(stderr, hostileStderr)
 	}
 
 	if o.mode == "exit" {
@@ -205,8 +225,41 @@ func (s *server) send(v any) {
 
 type tool struct {
 	Name        string         `json:"name"`
+	Title       string         `json:"title,omitempty"`
 	Description string         `json:"description"`
 	InputSchema map[string]any `json:"inputSchema"`
+}
+
+// The hostile strings of -mode hostile and -stderr-hostile. json.Marshal
+// sends C0 controls as \u escapes and U+202E raw; the client decodes both
+// back to the raw characters.
+const (
+	hostileStderr      = "fixture: \x1b[31mred stderr\x07 \u202eesrever \xff end"
+	hostileVersion     = "1.0.0\x1b[5m"
+	hostileInstruction = "Read me.\x1b]0;owned\x07"
+	hostileTitle       = "<img src=x onerror=alert(1)>\u202eevil"
+	hostileDesc        = "Says hi.\x1b[2J\x07\x00\rEVIL"
+	hostileText        = "hello\x1b]0;pwned\x07\r\n\tindented \u202eend"
+	hostileError       = "boom\x1b[31m \u202edeen"
+)
+
+// hostileTools is the tools/list page of -mode hostile: two tools the host
+// admits (greet, dotted.name-1_A), then a repeat of greet and names that
+// break the MCP spec's tool-name rule.
+func hostileTools() []tool {
+	schema := map[string]any{"type": "object"}
+	return []tool{
+		{Name: "greet", Title: hostileTitle, Description: hostileDesc, InputSchema: schema},
+		{Name: "dotted.name-1_A", Title: "Fails \u202eloudly", Description: "Returns an error.", InputSchema: schema},
+		{Name: "greet", Title: "the second greet", Description: "A repeat.", InputSchema: schema},
+		{Name: "esc\x1b[31mname", Description: "ESC in the name.", InputSchema: schema},
+		{Name: "rlo\u202etxt.exe", Description: "U+202E in the name.", InputSchema: schema},
+		{Name: "nul\x00cr\rbel\x07", Description: "NUL, CR and BEL in the name.", InputSchema: schema},
+		{Name: "has space", Description: "A space in the name.", InputSchema: schema},
+		{Name: "<b>html</b>", Description: "HTML in the name.", InputSchema: schema},
+		{Name: "", Description: "No name.", InputSchema: schema},
+		{Name: strings.Repeat("x", 129), Description: "A name of 129 characters.", InputSchema: schema},
+	}
 }
 
 func newTool(name string) tool {
@@ -228,6 +281,9 @@ func (s *server) handle(msg message) (any, *rpcError) {
 		Cursor          string         `json:"cursor"`
 		Name            string         `json:"name"`
 		Arguments       map[string]any `json:"arguments"`
+		Meta            struct {
+			ProgressToken any `json:"progressToken"`
+		} `json:"_meta"`
 	}
 	if len(msg.Params) > 0 {
 		if err := json.Unmarshal(msg.Params, &params); err != nil {
@@ -244,7 +300,7 @@ func (s *server) handle(msg message) (any, *rpcError) {
 		if params.ProtocolVersion == version {
 			version = params.ProtocolVersion
 		}
-		return map[string]any{
+		res := map[string]any{
 			"protocolVersion": version,
 			"capabilities": map[string]any{
 				"tools":     map[string]any{},
@@ -252,7 +308,12 @@ func (s *server) handle(msg message) (any, *rpcError) {
 				"resources": map[string]any{},
 			},
 			"serverInfo": map[string]any{"name": "misbehave", "version": "1.0.0"},
-		}, nil
+		}
+		if s.opts.mode == "hostile" {
+			res["serverInfo"] = map[string]any{"name": "misbehave", "version": hostileVersion}
+			res["instructions"] = hostileInstruction
+		}
+		return res, nil
 
 	case "ping":
 		return map[string]any{}, nil
@@ -260,6 +321,9 @@ func (s *server) handle(msg message) (any, *rpcError) {
 	case "tools/list":
 		if s.opts.mode == "repeat-cursor" {
 			return map[string]any{"tools": []tool{newTool("loop")}, "nextCursor": "same"}, nil
+		}
+		if s.opts.mode == "hostile" {
+			return map[string]any{"tools": hostileTools()}, nil
 		}
 		p, ok := pages[params.Cursor]
 		if !ok {
@@ -272,6 +336,9 @@ func (s *server) handle(msg message) (any, *rpcError) {
 		return res, nil
 
 	case "tools/call":
+		if s.opts.mode == "hostile" {
+			return s.hostileCall(params.Name, params.Meta.ProgressToken)
+		}
 		switch params.Name {
 		case "hello", "two", "three", "loop":
 			return map[string]any{
@@ -288,4 +355,26 @@ func (s *server) handle(msg message) (any, *rpcError) {
 		return map[string]any{"resourceTemplates": []any{}}, nil
 	}
 	return nil, &rpcError{-32601, "method not found: " + msg.Method}
+}
+
+// hostileCall answers tools/call in -mode hostile. With a progress token it
+// first sends one progress notification with a hostile message.
+func (s *server) hostileCall(name string, progressToken any) (any, *rpcError) {
+	if progressToken != nil {
+		s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{
+			"progressToken": progressToken, "progress": 1, "total": 2, "message": "step\x1b[2K\u202e",
+		}})
+	}
+	switch name {
+	case "dotted.name-1_A":
+		return nil, &rpcError{-32603, hostileError}
+	case "greet":
+		return map[string]any{"content": []map[string]any{
+			{"type": "text", "text": hostileText},
+			{"type": "resource_link", "uri": "file:///tmp/\u202exyz", "name": "link\x1b[1m"},
+		}}, nil
+	}
+	// A tool the host should have refused to call: answer so that a test
+	// sees the call got through.
+	return map[string]any{"content": []map[string]any{{"type": "text", "text": "called " + name}}}, nil
 }
