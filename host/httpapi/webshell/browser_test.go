@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/mcphost/mcphost/host"
 )
 
 // entrySel is every stored entry card of the transcript.
@@ -160,8 +161,13 @@ func TestLoginFromFragment(t *testing.T) {
 	if got := eval[string](tb, `location.href`); got != d.base+"/" {
 		t.Errorf("location.href = %q after sign-in, want %q (no fragment)", got, d.base+"/")
 	}
-	if got := eval[string](tb, `sessionStorage.getItem('mcphost.token') ?? ''`); got != aliceToken {
-		t.Errorf("sessionStorage token = %q, want the sign-in token", got)
+	// The tab keeps the WebShell credential the token was exchanged for
+	// (origin "user"), not the token.
+	if got := eval[string](tb, `sessionStorage.getItem('mcphost.token') ?? ''`); !host.IsWebShellCredential(got) || strings.Contains(got, aliceToken) {
+		t.Errorf("sessionStorage holds %q, want the WebShell credential", got)
+	}
+	if got := eval[string](tb, `JSON.stringify(sessionStorage)`); strings.Contains(got, aliceToken) {
+		t.Errorf("sessionStorage still holds the sign-in token: %s", got)
 	}
 	// The token must not stay reachable with Back either.
 	hist := run(tb, "reading the history", chromedp.NavigationEntries())

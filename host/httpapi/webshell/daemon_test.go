@@ -37,6 +37,9 @@ const (
 type daemon struct {
 	cfg    *config.Config
 	dbPath string
+	// credKey derives the WebShell credentials; kept across restarts, as
+	// the real daemon keeps data_dir/webshell.key.
+	credKey []byte
 	port   int    // of the last start
 	base   string // http://127.0.0.1:PORT
 
@@ -98,6 +101,7 @@ func newDaemonWith(t *testing.T, edit func(cfg *config.Config, revenueBin string
 	revenueBin := testbin.Build(t, revenuePkg)
 	cfg := &config.Config{
 		Principals: []config.Principal{{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}}},
+		Admins:     []string{"alice"},
 		Servers: []config.Server{
 			stdioServer("fx", testbin.Build(t, wellbehavedPkg)),
 			stdioServer("revenue", revenueBin),
@@ -106,7 +110,7 @@ func newDaemonWith(t *testing.T, edit func(cfg *config.Config, revenueBin string
 	if edit != nil {
 		edit(cfg, revenueBin)
 	}
-	d := &daemon{cfg: cfg, dbPath: filepath.Join(t.TempDir(), "mcphost.db")}
+	d := &daemon{cfg: cfg, dbPath: filepath.Join(t.TempDir(), "mcphost.db"), credKey: []byte(t.Name() + " credential key")}
 	t.Cleanup(func() { d.stop(t) })
 	if err := d.start(t, 0); err != nil {
 		t.Fatal(err)
@@ -130,7 +134,7 @@ func (d *daemon) start(t *testing.T, port int) error {
 		ln.Close()
 		t.Fatal(err)
 	}
-	h, err := host.New(d.cfg, host.Options{Store: st, PluginCacheDir: testbin.PluginCacheDir(t)})
+	h, err := host.New(d.cfg, host.Options{Store: st, PluginCacheDir: testbin.PluginCacheDir(t), CredentialKey: d.credKey})
 	if err != nil {
 		ln.Close()
 		st.Close()
