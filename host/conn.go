@@ -47,6 +47,10 @@ type serverConn struct {
 	settled    chan struct{} // closed once the first attempt has ended
 	done       chan struct{} // closed when the supervisor has returned
 
+	// stderrLimit and logLimit bound how much of the server's stderr and
+	// notifications/message reach the log, across its sessions.
+	stderrLimit, logLimit *logLimiter
+
 	mu      sync.Mutex
 	status  ServerStatus
 	session *mcp.ClientSession
@@ -85,6 +89,8 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		settled: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	c.stderrLimit = newStderrLimiter(c.logger)
+	c.logLimit = newLogLimiter(c.logger, "server log messages suppressed", "messages")
 	c.status = ServerStatus{
 		Name:      s.Name,
 		Transport: s.Transport,
@@ -153,6 +159,8 @@ func (c *serverConn) current() (*mcp.ClientSession, *catalog, error) {
 // failure when restarts are off.
 func (c *serverConn) run(ctx context.Context) {
 	defer close(c.done)
+	defer c.logLimit.flush()
+	defer c.stderrLimit.flush()
 	defer c.closeIdleHTTP()
 	defer c.settle()
 	attempt := 0
@@ -262,7 +270,7 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 			c.deliverProgress(req.Params)
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			c.logger.Info("server log message", "level", req.Params.Level, "logger", req.Params.Logger, "data", req.Params.Data)
+			c.logMessage(req.Params)
 		},
 	})
 
@@ -277,7 +285,7 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	)
 	switch c.cfg.Transport {
 	case config.TransportStdio:
-		stderr = newStderrLog(c.logger)
+		stderr = newStderrLog(c.logger, c.stderrLimit)
 		cmd = newCommand(&c.cfg, stderr)
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
 	case config.TransportStreamableHTTP:
@@ -351,7 +359,7 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 	}
 	switch c.cfg.Transport {
 	case config.TransportStdio:
-		stderr = newStderrLog(c.logger)
+		stderr = newStderrLog(c.logger, c.stderrLimit)
 		spec.NewCommand = func() *exec.Cmd { return newCommand(&c.cfg, stderr) }
 	default:
 		spec.URL = c.cfg.URL
