@@ -47,9 +47,10 @@ type serverConn struct {
 	settled    chan struct{} // closed once the first attempt has ended
 	done       chan struct{} // closed when the supervisor has returned
 
-	// stderrLimit and logLimit bound how much of the server's stderr and
-	// notifications/message reach the log, across its sessions.
-	stderrLimit, logLimit *logLimiter
+	// stderrLimit, logLimit and strayLimit bound how much of the server's
+	// stderr, notifications/message and stray answers (answers.go) reach
+	// the log, across its sessions.
+	stderrLimit, logLimit, strayLimit *logLimiter
 
 	mu      sync.Mutex
 	status  ServerStatus
@@ -91,6 +92,7 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 	}
 	c.stderrLimit = newStderrLimiter(c.logger)
 	c.logLimit = newLogLimiter(c.logger, "server log messages suppressed", "messages")
+	c.strayLimit = newLogLimiter(c.logger, "stray answers suppressed", "answers")
 	c.status = ServerStatus{
 		Name:      s.Name,
 		Transport: s.Transport,
@@ -160,6 +162,7 @@ func (c *serverConn) current() (*mcp.ClientSession, *catalog, error) {
 func (c *serverConn) run(ctx context.Context) {
 	defer close(c.done)
 	defer c.logLimit.flush()
+	defer c.strayLimit.flush()
 	defer c.stderrLimit.flush()
 	defer c.closeIdleHTTP()
 	defer c.settle()
@@ -287,7 +290,7 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	case config.TransportStdio:
 		stderr = newStderrLog(c.logger, c.stderrLimit)
 		cmd = newCommand(&c.cfg, stderr)
-		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
+		transport = c.guardAnswers(&mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace})
 	case config.TransportStreamableHTTP:
 		transport = &mcp.StreamableClientTransport{
 			Endpoint:   c.cfg.URL,
@@ -295,7 +298,7 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 			MaxRetries: 2,
 		}
 	case config.TransportSSE:
-		transport = negotiate.Detached(&mcp.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: c.httpClient()})
+		transport = c.guardAnswers(negotiate.Detached(&mcp.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: c.httpClient()}))
 	default:
 		return nil, nil, nil, fmt.Errorf("unknown transport %q", c.cfg.Transport)
 	}
@@ -353,6 +356,7 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 		Client:           func() *mcp.Client { return client },
 		CacheKey:         eraCacheKey(&c.cfg),
 		Logger:           c.logger,
+		WrapTransport:    c.guardAnswers,
 	}
 	if c.opts.Store != nil {
 		spec.Cache = storeEraCache{c.opts.Store}
@@ -498,14 +502,25 @@ func (c *serverConn) deliverProgress(p *mcp.ProgressNotificationParams) {
 	}
 }
 
+// guardAnswers wraps the session transport of a stdio or SSE server in the
+// check of answer ids (answers.go); a Streamable HTTP server's answers are
+// checked in its HTTP client instead, and its transport is returned as it is.
+func (c *serverConn) guardAnswers(t mcp.Transport) mcp.Transport {
+	if c.cfg.Transport == config.TransportStreamableHTTP {
+		return t
+	}
+	return guardAnswers(t, c.logger, c.strayLimit)
+}
+
 // httpClient returns the HTTP client of a remote server: the default
 // transport's connection limits and timeouts plus the configured headers.
 // Every request goes through headerShim (configured headers, and the
-// standard MCP headers legacy sessions lack).
+// standard MCP headers legacy sessions lack), then answerCheck (the ids of
+// the answers to go-sdk's calls).
 // It has no overall timeout, because responses may be long-lived event
 // streams; contexts bound each request.
 func httpClient(headers map[string]string) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.ResponseHeaderTimeout = 0
-	return &http.Client{Transport: headerShim{base: base, static: headers}}
+	return &http.Client{Transport: headerShim{base: answerCheck{base: base}, static: headers}}
 }
