@@ -463,3 +463,11 @@ func (s *sseAnswerCheck) step() {
 	}
 	s.out = event
 }
+
+var (
+	_ mcp.Transport     = answerGuardTransport{}
+	_ mcp.Connection    = (*answerGuard)(nil)
+	_ http.RoundTripper = answerCheck{}
+	_ io.ReadCloser     = (*jsonAnswerCheck)(nil)
+	_ io.ReadCloser     = (*sseAnswerCheck)(nil)
+)
