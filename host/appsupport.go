@@ -131,15 +131,13 @@ var errDaemonSource = errors.New("names the mcphost daemon itself")
 // sandbox's allow-list, and then no source that names this machine
 // (sandbox.LocalSource) unless s is a remote server whose own URL is on
 // loopback. Even then a loopback source on the daemon's own listen port is
-// dropped: no App has a reason to reach the daemon.
+// dropped: no App has a reason to reach the daemon. That port is the one
+// the listener is bound to (listen = "127.0.0.1:0" gets its port from the
+// kernel), or the configured one when the host serves nothing (a one-shot
+// command, while a daemon may be listening there).
 func (h *Host) appSourceValidator(s config.Server) func(string) error {
 	serverLocal := s.Transport != config.TransportStdio && loopbackURL(s.URL)
-	daemonPort := ""
-	if cfg := h.gen().cfg; cfg != nil {
-		if _, port, err := net.SplitHostPort(cfg.Listen); err == nil && port != "0" {
-			daemonPort = port
-		}
-	}
+	daemonPort := h.daemonPort()
 	return func(src string) error {
 		if err := sandbox.ValidSource(src); err != nil {
 			return err

@@ -47,6 +47,11 @@ type serverConn struct {
 	settled    chan struct{} // closed once the first attempt has ended
 	done       chan struct{} // closed when the supervisor has returned
 
+	// stderrLimit, logLimit and strayLimit bound how much of the server's
+	// stderr, notifications/message and stray answers (answers.go) reach
+	// the log, across its sessions.
+	stderrLimit, logLimit, strayLimit *logLimiter
+
 	mu      sync.Mutex
 	status  ServerStatus
 	session *mcp.ClientSession
@@ -85,6 +90,9 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		settled: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	c.stderrLimit = newStderrLimiter(c.logger)
+	c.logLimit = newLogLimiter(c.logger, "server log messages suppressed", "messages")
+	c.strayLimit = newLogLimiter(c.logger, "stray answers suppressed", "answers")
 	c.status = ServerStatus{
 		Name:      s.Name,
 		Transport: s.Transport,
@@ -154,6 +162,9 @@ func (c *serverConn) current() (*mcp.ClientSession, *catalog, error) {
 // failure when restarts are off.
 func (c *serverConn) run(ctx context.Context) {
 	defer close(c.done)
+	defer c.logLimit.flush()
+	defer c.strayLimit.flush()
+	defer c.stderrLimit.flush()
 	defer c.closeIdleHTTP()
 	defer c.settle()
 	attempt := 0
@@ -263,7 +274,7 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 			c.deliverProgress(req.Params)
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			c.logger.Info("server log message", "level", req.Params.Level, "logger", req.Params.Logger, "data", req.Params.Data)
+			c.logMessage(req.Params)
 		},
 	})
 
@@ -278,9 +289,9 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	)
 	switch c.cfg.Transport {
 	case config.TransportStdio:
-		stderr = newStderrLog(c.logger)
+		stderr = newStderrLog(c.logger, c.stderrLimit)
 		cmd = newCommand(&c.cfg, stderr)
-		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
+		transport = c.guardAnswers(&mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace})
 	case config.TransportStreamableHTTP:
 		transport = &mcp.StreamableClientTransport{
 			Endpoint:   c.cfg.URL,
@@ -288,7 +299,7 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 			MaxRetries: 2,
 		}
 	case config.TransportSSE:
-		transport = negotiate.Detached(&mcp.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: c.httpClient()})
+		transport = c.guardAnswers(negotiate.Detached(&mcp.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: c.httpClient()}))
 	default:
 		return nil, nil, nil, fmt.Errorf("unknown transport %q", c.cfg.Transport)
 	}
@@ -346,13 +357,14 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 		Client:           func() *mcp.Client { return client },
 		CacheKey:         eraCacheKey(&c.cfg),
 		Logger:           c.logger,
+		WrapTransport:    c.guardAnswers,
 	}
 	if c.opts.Store != nil {
 		spec.Cache = storeEraCache{c.opts.Store}
 	}
 	switch c.cfg.Transport {
 	case config.TransportStdio:
-		stderr = newStderrLog(c.logger)
+		stderr = newStderrLog(c.logger, c.stderrLimit)
 		spec.NewCommand = func() *exec.Cmd { return newCommand(&c.cfg, stderr) }
 	default:
 		spec.URL = c.cfg.URL
@@ -491,14 +503,25 @@ func (c *serverConn) deliverProgress(p *mcp.ProgressNotificationParams) {
 	}
 }
 
+// guardAnswers wraps the session transport of a stdio or SSE server in the
+// check of answer ids (answers.go); a Streamable HTTP server's answers are
+// checked in its HTTP client instead, and its transport is returned as it is.
+func (c *serverConn) guardAnswers(t mcp.Transport) mcp.Transport {
+	if c.cfg.Transport == config.TransportStreamableHTTP {
+		return t
+	}
+	return guardAnswers(t, c.logger, c.strayLimit)
+}
+
 // httpClient returns the HTTP client of a remote server: the default
 // transport's connection limits and timeouts plus the configured headers.
 // Every request goes through headerShim (configured headers, and the
-// standard MCP headers legacy sessions lack).
+// standard MCP headers legacy sessions lack), then answerCheck (the ids of
+// the answers to go-sdk's calls).
 // It has no overall timeout, because responses may be long-lived event
 // streams; contexts bound each request.
 func httpClient(headers map[string]string) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.ResponseHeaderTimeout = 0
-	return &http.Client{Transport: headerShim{base: base, static: headers}}
+	return &http.Client{Transport: headerShim{base: answerCheck{base: base}, static: headers}}
 }

@@ -88,6 +88,10 @@ type Host struct {
 	pluginRT  *plugins.Runtime // shared by every generation's plugins; closed last
 	owned     sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
 	closing   atomic.Bool
+	// listenAddr is the address the daemon's listener is bound to, set by
+	// Serve (a listen port of 0 gets its real port only then); nil while
+	// the host serves nothing.
+	listenAddr atomic.Pointer[string]
 
 	reloadMu sync.Mutex      // one Start or Reload at a time
 	rootCtx  context.Context // Start's context: every server connection runs under it

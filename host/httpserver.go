@@ -19,6 +19,29 @@ const (
 	shutdownGrace = 10 * time.Second
 )
 
+// setListenAddr records the address the daemon's listener is bound to, for
+// the checks that must know the daemon's own port (appSourceValidator).
+func (h *Host) setListenAddr(addr net.Addr) {
+	a := addr.String()
+	h.listenAddr.Store(&a)
+}
+
+// daemonPort returns the daemon's listen port: the bound one once Serve has
+// started, else the configured one, or "" when neither is known (listen
+// port 0 and nothing served).
+func (h *Host) daemonPort() string {
+	addr := ""
+	if a := h.listenAddr.Load(); a != nil {
+		addr = *a
+	} else if cfg := h.gen().cfg; cfg != nil {
+		addr = cfg.Listen
+	}
+	if _, port, err := net.SplitHostPort(addr); err == nil && port != "0" {
+		return port
+	}
+	return ""
+}
+
 // Serve serves handler (host/httpapi's) on ln until ctx ends, then shuts
 // down: it stops accepting, ends event streams, lets running calls finish
 // for shutdownGrace, cancels the rest and waits until their entries are
@@ -27,6 +50,7 @@ const (
 // There is no write timeout: calls and event streams are long-lived, and
 // every call has its own call_timeout.
 func (h *Host) Serve(ctx context.Context, ln net.Listener, handler http.Handler) error {
+	h.setListenAddr(ln.Addr())
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
 	srv := &http.Server{

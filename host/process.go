@@ -15,11 +15,12 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 )
 
-// Bounds on what mcphost keeps of a stdio server's stderr.
+// Bounds on what mcphost keeps of a stdio server's stderr. The line and
+// rate bounds apply to a server's notifications/message too (serverlog.go).
 const (
-	stderrLineMax   = 1024             // bytes of one line kept and logged
+	stderrLineMax   = 1024             // bytes of one line (one log message's data) kept and logged
 	stderrTailLines = 20               // lines kept for error messages
-	stderrLogBurst  = 200              // lines logged per window before suppressing
+	stderrLogBurst  = 200              // lines (log messages) logged per window before suppressing
 	stderrLogWindow = 10 * time.Second // the rate window
 )
 
@@ -72,22 +73,25 @@ func exitDescription(cmd *exec.Cmd) string {
 }
 
 // stderrLog is the io.Writer behind a stdio server's stderr. It splits the
-// stream into lines, logs each with the server name (rate-limited), and keeps
-// the last few lines for error messages. Memory is bounded whatever the
-// server writes.
+// stream into lines, logs each with the server name (rate-limited by the
+// server's limiter, which outlives the session), and keeps the last few
+// lines for error messages. Memory is bounded whatever the server writes.
 type stderrLog struct {
 	logger *slog.Logger
+	limit  *logLimiter
 
-	mu         sync.Mutex
-	partial    []byte
-	tail       []string
-	windowEnd  time.Time
-	logged     int
-	suppressed int
+	mu      sync.Mutex
+	partial []byte
+	tail    []string
 }
 
-func newStderrLog(logger *slog.Logger) *stderrLog {
-	return &stderrLog{logger: logger}
+func newStderrLog(logger *slog.Logger, limit *logLimiter) *stderrLog {
+	return &stderrLog{logger: logger, limit: limit}
+}
+
+// newStderrLimiter returns the limiter of a server's stderr lines.
+func newStderrLimiter(logger *slog.Logger) *logLimiter {
+	return newLogLimiter(logger, "server stderr suppressed", "lines")
 }
 
 func (l *stderrLog) Write(p []byte) (int, error) {
@@ -125,21 +129,9 @@ func (l *stderrLog) line(s string) {
 		l.tail = l.tail[:stderrTailLines-1]
 	}
 	l.tail = append(l.tail, s)
-
-	now := time.Now()
-	if now.After(l.windowEnd) {
-		if l.suppressed > 0 {
-			l.logger.Warn("server stderr suppressed", "lines", l.suppressed)
-		}
-		l.windowEnd = now.Add(stderrLogWindow)
-		l.logged, l.suppressed = 0, 0
+	if l.limit.allow() {
+		l.logger.Info("server stderr", "line", s)
 	}
-	if l.logged >= stderrLogBurst {
-		l.suppressed++
-		return
-	}
-	l.logged++
-	l.logger.Info("server stderr", "line", s)
 }
 
 // Tail returns up to n of the last stderr lines, oldest first, including an

@@ -11,6 +11,7 @@ import (
 // countingHandler counts log records by message.
 type countingHandler struct {
 	stderr, suppressed atomic.Int64
+	suppressedLines    atomic.Int64 // the sum of the suppressed reports' counts
 	longest            atomic.Int64
 }
 
@@ -27,6 +28,12 @@ func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
 		})
 	case "server stderr suppressed":
 		h.suppressed.Add(1)
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "lines" {
+				h.suppressedLines.Add(a.Value.Int64())
+			}
+			return true
+		})
 	}
 	return nil
 }
@@ -35,7 +42,8 @@ func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
 
 func TestStderrLogIsBounded(t *testing.T) {
 	h := &countingHandler{}
-	l := newStderrLog(slog.New(h))
+	lim := newStderrLimiter(slog.New(h))
+	l := newStderrLog(slog.New(h), lim)
 
 	// A flood of lines, written in odd-sized chunks, plus one huge line
 	// without a newline at the end.
@@ -69,6 +77,14 @@ func TestStderrLogIsBounded(t *testing.T) {
 	}
 	if h.longest.Load() > stderrLineMax {
 		t.Errorf("a logged line has %d bytes, more than %d", h.longest.Load(), stderrLineMax)
+	}
+	// 9,800 non-empty flood lines, the huge one and "after": every line
+	// not logged is reported, at the latest when the server stops.
+	lim.flush()
+	const lines = 9800 + 2
+	if got := h.stderr.Load() + h.suppressedLines.Load(); got != lines || h.suppressed.Load() == 0 {
+		t.Errorf("%d lines logged and %d reported suppressed in %d reports, want %d in all",
+			h.stderr.Load(), h.suppressedLines.Load(), h.suppressed.Load(), lines)
 	}
 }
 

@@ -76,6 +76,10 @@ type Spec struct {
 	Cache    EraCache         // may be nil
 	Logger   *slog.Logger     // nil = discard
 	Now      func() time.Time // nil = time.Now (for cache expiry tests)
+
+	// WrapTransport, when set, wraps the transport of each session Connect
+	// dials (never a probe's); the host checks the ids of answers there.
+	WrapTransport func(mcp.Transport) mcp.Transport
 }
 
 // Result is a connected session.
@@ -395,6 +399,9 @@ func (n *negotiator) dial(ctx context.Context, version string, mw mcp.Middleware
 		t = &mcp.StreamableClientTransport{Endpoint: n.spec.URL, HTTPClient: n.spec.HTTPClient, MaxRetries: sessionMaxRetries}
 	case TransportSSE:
 		t = Detached(&mcp.SSEClientTransport{Endpoint: n.spec.URL, HTTPClient: n.spec.HTTPClient})
+	}
+	if n.spec.WrapTransport != nil {
+		t = n.spec.WrapTransport(t)
 	}
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {

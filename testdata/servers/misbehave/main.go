@@ -39,6 +39,19 @@
 //	                 dotted.name-1_A → a JSON-RPC error whose message has
 //	                 them, and any other listed name answers as well (the
 //	                 host must not let it through)
+//	log-flood        like ok, but tools/list is one page (hello, flood);
+//	                 tools/call flood {"n": N, "huge": B} first sends one
+//	                 notifications/message whose data is a string of B bytes,
+//	                 then N small ones, then a ping request (id
+//	                 "fixture-ping"), and answers the call only after the
+//	                 client has answered the ping (so every notification was
+//	                 handled before the call returns)
+//	stray-id         like ok, but tools/list is one page (hello, wrong-id,
+//	                 string-id, null-id, hold); tools/call wrong-id is
+//	                 answered with id 987654321 (a number never sent),
+//	                 string-id with id "abc", null-id with an error whose id
+//	                 is null; hold sends one notifications/progress (when the
+//	                 call has a progress token) and is never answered
 //
 // Other flags:
 //
@@ -92,7 +105,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("misbehave", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.StringVar(&o.mode, "mode", "ok", "`behaviour`: ok, exit, garbage, silent, slow-init, repeat-cursor, crash-after-init or hostile")
+	fs.StringVar(&o.mode, "mode", "ok", "`behaviour`: ok, exit, garbage, silent, slow-init, repeat-cursor, crash-after-init, hostile, log-flood or stray-id")
 	fs.DurationVar(&o.delay, "delay", 2*time.Second, "how long slow-init waits before answering initialize")
 	fs.IntVar(&o.stderrLines, "stderr-lines", 0, "write `n` lines of about 100 bytes to stderr at start")
 	fs.BoolVar(&o.stderrHostile, "stderr-hostile", false, "write one stderr line with escape sequences at start")
@@ -102,7 +115,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch o.mode {
-	case "ok", "exit", "garbage", "silent", "slow-init", "repeat-cursor", "crash-after-init", "hostile":
+	case "ok", "exit", "garbage", "silent", "slow-init", "repeat-cursor", "crash-after-init", "hostile", "log-flood", "stray-id":
 	default:
 		fmt.Fprintf(stderr, "misbehave: unknown -mode %q\n", o.mode)
 		return 2
@@ -125,9 +138,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitCodeExit
 	}
 
-	s := &server{opts: o, out: bufio.NewWriter(stdout)}
 	lines := make(chan []byte)
 	go readLines(stdin, lines)
+	s := &server{opts: o, out: bufio.NewWriter(stdout), lines: lines}
 
 	var crash <-chan time.Time
 	for {
@@ -168,8 +181,9 @@ func readLines(r io.Reader, lines chan<- []byte) {
 }
 
 type server struct {
-	opts options
-	out  *bufio.Writer
+	opts  options
+	out   *bufio.Writer
+	lines <-chan []byte // the client's lines, for a tool that waits for an answer
 }
 
 type message struct {
@@ -205,6 +219,12 @@ func (s *server) handleLine(line []byte) (initialized bool) {
 		return false // a response or a notification: nothing to say
 	}
 
+	if answer, ok := s.strayAnswer(msg); ok {
+		if answer != nil {
+			s.send(answer)
+		}
+		return false
+	}
 	result, rerr := s.handle(msg)
 	if rerr != nil {
 		s.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": rerr})
@@ -319,8 +339,13 @@ func (s *server) handle(msg message) (any, *rpcError) {
 		return map[string]any{}, nil
 
 	case "tools/list":
-		if s.opts.mode == "repeat-cursor" {
+		switch s.opts.mode {
+		case "repeat-cursor":
 			return map[string]any{"tools": []tool{newTool("loop")}, "nextCursor": "same"}, nil
+		case "log-flood":
+			return map[string]any{"tools": []tool{newTool("hello"), newTool("flood")}}, nil
+		case "stray-id":
+			return map[string]any{"tools": []tool{newTool("hello"), newTool("wrong-id"), newTool("string-id"), newTool("null-id"), newTool("hold")}}, nil
 		}
 		if s.opts.mode == "hostile" {
 			return map[string]any{"tools": hostileTools()}, nil
@@ -344,6 +369,10 @@ func (s *server) handle(msg message) (any, *rpcError) {
 			return map[string]any{
 				"content": []map[string]any{{"type": "text", "text": params.Name + " from raw"}},
 			}, nil
+		case "flood":
+			if s.opts.mode == "log-flood" {
+				return s.flood(intArg(params.Arguments, "n"), intArg(params.Arguments, "huge"))
+			}
 		}
 		return nil, &rpcError{-32602, fmt.Sprintf("unknown tool %q", params.Name)}
 
@@ -377,4 +406,78 @@ func (s *server) hostileCall(name string, progressToken any) (any, *rpcError) {
 	// A tool the host should have refused to call: answer so that a test
 	// sees the call got through.
 	return map[string]any{"content": []map[string]any{{"type": "text", "text": "called " + name}}}, nil
+}
+
+// strayAnswer handles the tools/call requests of -mode stray-id: it
+// reports whether msg is one of them and returns the answer to send, whose
+// id is never the request's; nil means no answer (hold).
+func (s *server) strayAnswer(msg message) (answer map[string]any, ok bool) {
+	if s.opts.mode != "stray-id" || msg.Method != "tools/call" {
+		return nil, false
+	}
+	var params struct {
+		Name string `json:"name"`
+		Meta struct {
+			ProgressToken any `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(msg.Params, &params) != nil {
+		return nil, false
+	}
+	result := func(id any) map[string]any {
+		return map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{
+			"content": []map[string]any{{"type": "text", "text": params.Name + " from raw"}},
+		}}
+	}
+	switch params.Name {
+	case "wrong-id":
+		return result(987654321), true
+	case "string-id":
+		return result("abc"), true
+	case "null-id":
+		return map[string]any{"jsonrpc": "2.0", "id": nil, "error": rpcError{-32603, "fixture: an answer with a null id"}}, true
+	case "hold":
+		if params.Meta.ProgressToken != nil {
+			s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+				"params": map[string]any{"progressToken": params.Meta.ProgressToken, "progress": 0, "message": "holding"}})
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
+// flood sends one log message of huge bytes and n small ones, then pings
+// the client and waits for its answer before returning the result: the
+// client handles its incoming messages in order, so by then it has handled
+// every log message.
+func (s *server) flood(n, huge int) (any, *rpcError) {
+	logMsg := func(data string) {
+		s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+			"params": map[string]any{"level": "info", "logger": "fixture", "data": data}})
+	}
+	if huge > 0 {
+		logMsg(strings.Repeat("h", huge))
+	}
+	for i := 1; i <= n; i++ {
+		logMsg(fmt.Sprintf("fixture: log message %06d", i))
+	}
+	s.send(map[string]any{"jsonrpc": "2.0", "id": "fixture-ping", "method": "ping"})
+	if err := s.out.Flush(); err != nil {
+		return nil, &rpcError{-32603, "flush: " + err.Error()}
+	}
+	for line := range s.lines {
+		var m message
+		if json.Unmarshal(line, &m) == nil && m.Method == "" && string(m.ID) == `"fixture-ping"` {
+			return map[string]any{
+				"content": []map[string]any{{"type": "text", "text": fmt.Sprintf("sent %d log messages", n+min(huge, 1))}},
+			}, nil
+		}
+	}
+	return nil, &rpcError{-32603, "the client went away before answering the ping"}
+}
+
+// intArg reads a whole-number argument (0 when absent or not a number).
+func intArg(args map[string]any, name string) int {
+	f, _ := args[name].(float64)
+	return int(f)
 }

@@ -1,0 +1,473 @@
+package host
+
+// Answers with an id mcphost never sent.
+//
+// go-sdk v1.8.0 matches a response to its call by id in its jsonrpc2
+// connection (internal/jsonrpc2/conn.go, readIncoming). A response whose id
+// matches no call in flight is dropped without a word ("TODO: How should we
+// report unexpected responses?"), so the call it was meant for waits for its
+// call_timeout. A response with a null or missing id does not even decode
+// (jsonrpc2.DecodeMessage returns ErrInvalidRequest), the connection's Read
+// fails, and jsonrpc2 ends the whole session with "invalid request" for
+// every call in flight.
+//
+// mcphost checks the answers below go-sdk, where each transport allows:
+//
+//   - stdio and SSE: all answers of a session arrive on one stream, so
+//     answerGuard wraps the session's mcp.Connection. It knows the ids it
+//     wrote; a response with another id fails every call in flight at once
+//     with strayMessage (it cannot tell which of them the server meant), and
+//     the session stays up. A null id is recognised by go-sdk's decode error,
+//     after which these two connections can be read again (the next message
+//     is independent).
+//   - Streamable HTTP: the answer to a call comes on the call's own POST
+//     (a JSON body or an event stream), so answerCheck, in the session's
+//     http.RoundTripper, knows exactly which call a stray answer was for and
+//     turns that answer into an error answer to it; other calls are not
+//     affected. It cannot be an mcp.Connection wrapper: go-sdk tells its
+//     Streamable HTTP connection about the initialized session through an
+//     unexported method (sessionUpdated), which a wrapper would hide.
+//
+// A response to an id mcphost did send, but that was already answered or
+// cancelled, passes on (go-sdk drops it): the spec allows a late answer to a
+// cancelled request. Neither check restarts the session: go-sdk's connection
+// is fine, and a server whose one tool is broken keeps serving the others.
+//
+// The caller gets, at once, an error such as
+// `call fx.tool: calling "tools/call": the server answered with id "abc",
+// which mcphost never sent (a broken or hostile server)`.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// strayIDMax bounds an id quoted into an error.
+const strayIDMax = 64
+
+// strayMessage says that the server answered with id (as describeID renders
+// it); inFlight > 1 adds that mcphost failed every call in flight.
+func strayMessage(id string, inFlight int) string {
+	msg := fmt.Sprintf("the server answered with id %s, which mcphost never sent (a broken or hostile server)", id)
+	if inFlight > 1 {
+		msg += fmt.Sprintf("; mcphost cannot tell which of the %d calls in flight it was for, so all of them fail", inFlight)
+	}
+	return msg
+}
+
+// describeID renders a JSON-RPC id for strayMessage: a number as it is, a
+// string quoted (and cut), null as null.
+func describeID(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case string:
+		return strconv.Quote(cutText(v, strayIDMax))
+	}
+	b, _ := json.Marshal(v)
+	return cutText(string(b), strayIDMax)
+}
+
+// errNoID is the error go-sdk's decoder returns, unwrapped, for a message
+// with neither a method nor an id: a response with a null or missing id.
+var errNoID = func() error {
+	_, err := jsonrpc.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":null,"result":{}}`))
+	return err
+}()
+
+// guardAnswers wraps the transport of a stdio or SSE session in an
+// answerGuard. Stray answers are logged through limit.
+func guardAnswers(t mcp.Transport, logger *slog.Logger, limit *logLimiter) mcp.Transport {
+	return answerGuardTransport{inner: t, logger: logger, limit: limit}
+}
+
+type answerGuardTransport struct {
+	inner  mcp.Transport
+	logger *slog.Logger
+	limit  *logLimiter
+}
+
+func (t answerGuardTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &answerGuard{Connection: conn, logger: t.logger, limit: t.limit, pending: map[jsonrpc.ID]struct{}{}}, nil
+}
+
+// answerGuard is the mcp.Connection of a stdio or SSE session with the
+// answers checked (see the top of this file). go-sdk reads from one
+// goroutine and writes from many.
+type answerGuard struct {
+	mcp.Connection
+	logger *slog.Logger
+	limit  *logLimiter
+
+	mu      sync.Mutex
+	maxSent int64                   // go-sdk numbers its calls 1, 2, 3, …
+	others  map[jsonrpc.ID]struct{} // any other id written (go-sdk writes none)
+	pending map[jsonrpc.ID]struct{} // calls written, not yet answered or cancelled
+	queue   []jsonrpc.Message       // error answers for Read to return (read side only)
+}
+
+func (g *answerGuard) Write(ctx context.Context, msg jsonrpc.Message) error {
+	req, _ := msg.(*jsonrpc.Request)
+	switch {
+	case req == nil:
+	case req.IsCall():
+		// Before the write: the answer may be read before Write returns.
+		// A modern session's subscriptions/listen is answered only when it
+		// ends (go-sdk never waits for it): not a call a stray answer fails.
+		g.sent(req.ID, req.Method != "subscriptions/listen")
+	case req.Method == "notifications/cancelled":
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+				g.settle(id)
+			}
+		}
+	}
+	err := g.Connection.Write(ctx, msg)
+	if err != nil && req != nil && req.IsCall() {
+		g.settle(req.ID) // go-sdk fails the call itself
+	}
+	return err
+}
+
+func (g *answerGuard) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		if len(g.queue) > 0 {
+			msg := g.queue[0]
+			g.queue = g.queue[1:]
+			return msg, nil
+		}
+		msg, err := g.Connection.Read(ctx)
+		if err != nil {
+			if errNoID == nil || err != errNoID {
+				return nil, err
+			}
+			g.stray(nil)
+			continue
+		}
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok || g.answers(resp.ID) {
+			return msg, nil
+		}
+		g.stray(resp.ID.Raw())
+	}
+}
+
+// sent records the id of a call being written, as in flight when wait.
+func (g *answerGuard) sent(id jsonrpc.ID, wait bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if wait {
+		g.pending[id] = struct{}{}
+	}
+	if n, ok := id.Raw().(int64); ok {
+		g.maxSent = max(g.maxSent, n)
+		return
+	}
+	if g.others == nil {
+		g.others = map[jsonrpc.ID]struct{}{}
+	}
+	g.others[id] = struct{}{}
+}
+
+// settle forgets a call that will not be answered through the guard.
+func (g *answerGuard) settle(id jsonrpc.ID) {
+	g.mu.Lock()
+	delete(g.pending, id)
+	g.mu.Unlock()
+}
+
+// answers reports whether a response with id belongs to a call mcphost
+// sent: one in flight, or one already answered or cancelled (a late or
+// repeated answer, which go-sdk drops).
+func (g *answerGuard) answers(id jsonrpc.ID) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.pending[id]; ok {
+		delete(g.pending, id)
+		return true
+	}
+	if n, ok := id.Raw().(int64); ok {
+		return n >= 1 && n <= g.maxSent
+	}
+	_, ok := g.others[id]
+	return ok
+}
+
+// stray fails every call in flight with the stray answer's error; with none
+// in flight the answer is only logged.
+func (g *answerGuard) stray(id any) {
+	g.mu.Lock()
+	inFlight := make([]jsonrpc.ID, 0, len(g.pending))
+	for p := range g.pending {
+		inFlight = append(inFlight, p)
+	}
+	clear(g.pending)
+	g.mu.Unlock()
+	desc := describeID(id)
+	werr := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: strayMessage(desc, len(inFlight))}
+	for _, p := range inFlight {
+		g.queue = append(g.queue, &jsonrpc.Response{ID: p, Error: werr})
+	}
+	if g.limit.allow() {
+		g.logger.Warn("server answered with an id mcphost never sent", "id", desc, "calls_failed", len(inFlight))
+	}
+}
+
+// answerCheck is the http.RoundTripper of remote servers that checks the
+// answer to each JSON-RPC call POSTed by go-sdk (see the top of this
+// file): a response on that POST with any other id becomes an error answer
+// to the call. Only calls with integer ids (go-sdk's) are checked; the
+// version probe uses string ids and matches its answer itself.
+type answerCheck struct {
+	base http.RoundTripper
+}
+
+// CloseIdleConnections passes on to the base transport (headerShim's).
+func (a answerCheck) CloseIdleConnections() {
+	if c, ok := a.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+func (a answerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
+	id, ok := postedCallID(req)
+	if !ok {
+		return a.base.RoundTrip(req)
+	}
+	resp, err := a.base.RoundTrip(req)
+	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp, err
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		resp.Body = &jsonAnswerCheck{body: resp.Body, id: id}
+	case "text/event-stream":
+		resp.Body = &sseAnswerCheck{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 64<<10), id: id}
+	}
+	return resp, nil
+}
+
+// postedCallID returns the id of the JSON-RPC call a POST carries when it
+// is an integer. go-sdk writes "id" and "method" before "params", so only
+// the start of the body is decoded; a body that cannot be read again
+// (no GetBody) is not checked.
+func postedCallID(req *http.Request) (int64, bool) {
+	if req.Method != http.MethodPost || req.GetBody == nil {
+		return 0, false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return 0, false
+	}
+	defer body.Close()
+	dec := json.NewDecoder(io.LimitReader(body, maxShimBody))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0, false
+	}
+	var (
+		id     json.RawMessage
+		method bool
+	)
+	for dec.More() && (id == nil || !method) {
+		t, err := dec.Token()
+		if err != nil {
+			return 0, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return 0, false
+		}
+		switch t {
+		case "id":
+			id = v
+		case "method":
+			method = true
+		}
+	}
+	if !method || id == nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(id), 10, 64)
+	return n, err == nil
+}
+
+// strayAnswer reports whether data, one JSON-RPC message, is a response
+// that does not answer call id, and if so returns an error answer to call
+// id to deliver instead. Anything else (a request, a notification, not
+// JSON) is go-sdk's to handle.
+func strayAnswer(data []byte, id int64) ([]byte, bool) {
+	var f struct {
+		ID     *json.RawMessage `json:"id"`
+		Method *json.RawMessage `json:"method"`
+		Error  *jsonrpc.Error   `json:"error"`
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' || json.Unmarshal(data, &f) != nil || f.Method != nil {
+		return nil, false
+	}
+	var raw any
+	if f.ID != nil {
+		if err := json.Unmarshal(*f.ID, &raw); err != nil {
+			return nil, false
+		}
+	}
+	got, err := jsonrpc.MakeID(raw)
+	if err == nil && got == intID(id) {
+		return nil, false
+	}
+	desc := describeID(raw)
+	if err != nil {
+		desc = cutText(string(*f.ID), strayIDMax)
+	}
+	msg := strayMessage(desc, 1)
+	if f.Error != nil {
+		msg += fmt.Sprintf(" (its error: %d %s)", f.Error.Code, strconv.Quote(cutText(f.Error.Message, strayIDMax)))
+	}
+	answer, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: intID(id),
+		Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}})
+	return answer, true
+}
+
+// intID is the jsonrpc.ID of go-sdk's call number n (below 2^53, so exact
+// as a JSON number; the package exports no constructor).
+func intID(n int64) jsonrpc.ID {
+	id, _ := jsonrpc.MakeID(float64(n))
+	return id
+}
+
+// jsonAnswerCheck is the body of a JSON answer to call id: on first read it
+// reads the whole body (go-sdk reads it whole too) and serves either it or
+// the error answer that replaces a stray one.
+type jsonAnswerCheck struct {
+	body io.ReadCloser
+	id   int64
+	r    *bytes.Reader
+	err  error
+}
+
+func (j *jsonAnswerCheck) Read(p []byte) (int, error) {
+	if j.r == nil {
+		b, err := io.ReadAll(j.body)
+		if answer, ok := strayAnswer(b, j.id); ok && err == nil {
+			b = answer
+		}
+		j.r, j.err = bytes.NewReader(b), err
+	}
+	n, err := j.r.Read(p)
+	if err == io.EOF && j.err != nil {
+		err = j.err
+	}
+	return n, err
+}
+
+func (j *jsonAnswerCheck) Close() error { return j.body.Close() }
+
+// sseAnswerCheck is the event stream answering call id: events pass through
+// unchanged, except a response that does not answer the call, which is
+// replaced by an error answer to it, after which the stream ends. An event
+// larger than mcp.DefaultMaxEventSize is passed on unchecked (go-sdk
+// refuses it anyway).
+type sseAnswerCheck struct {
+	body io.ReadCloser
+	br   *bufio.Reader
+	id   int64
+
+	out       []byte // ready for the reader
+	event     []byte // the raw lines of the event being read
+	lineStart int    // where the line being read starts in event
+	data      []byte // the event's data field so far
+	other     bool   // the event is named, and not "message" (go-sdk skips it)
+	pass      bool   // pass everything on unchecked from now on
+	err       error  // returned once out is empty
+}
+
+func (s *sseAnswerCheck) Read(p []byte) (int, error) {
+	for len(s.out) == 0 {
+		switch {
+		case s.err != nil:
+			return 0, s.err
+		case s.pass:
+			return s.br.Read(p)
+		}
+		s.step()
+	}
+	n := copy(p, s.out)
+	s.out = s.out[n:]
+	return n, nil
+}
+
+func (s *sseAnswerCheck) Close() error { return s.body.Close() }
+
+// step reads the next line (or the next part of a long one) and, at the
+// blank line that ends an event, checks the event.
+func (s *sseAnswerCheck) step() {
+	chunk, err := s.br.ReadSlice('\n')
+	s.event = append(s.event, chunk...)
+	switch {
+	case err == bufio.ErrBufferFull:
+		if len(s.event) > mcp.DefaultMaxEventSize {
+			s.out, s.event, s.pass = s.event, nil, true
+		}
+		return
+	case err != nil:
+		// The stream ended, possibly inside an event: go-sdk decides.
+		s.out, s.event, s.err = s.event, nil, err
+		return
+	}
+	line := bytes.TrimRight(s.event[s.lineStart:], "\r\n")
+	s.lineStart = len(s.event)
+	if len(line) > 0 {
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "data":
+			if s.data != nil {
+				s.data = append(s.data, '\n')
+			}
+			s.data = append(s.data, value...)
+		case "event":
+			s.other = len(value) > 0 && string(value) != "message"
+		}
+		return
+	}
+	event, data, other := s.event, s.data, s.other
+	s.event, s.data, s.lineStart, s.other = nil, nil, 0, false
+	if answer, ok := strayAnswer(data, s.id); ok && !other {
+		s.out = append(append([]byte("event: message\ndata: "), answer...), '\n', '\n')
+		s.err = io.EOF
+		return
+	}
+	s.out = event
+}
+
+var (
+	_ mcp.Transport     = answerGuardTransport{}
+	_ mcp.Connection    = (*answerGuard)(nil)
+	_ http.RoundTripper = answerCheck{}
+	_ io.ReadCloser     = (*jsonAnswerCheck)(nil)
+	_ io.ReadCloser     = (*sseAnswerCheck)(nil)
+)
