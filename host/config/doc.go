@@ -13,7 +13,9 @@
 // Loading runs in two steps: gohcl decodes the file into the schema structs
 // (schema.go), keeping the ranges of blocks, labels and values, and then each
 // block is validated on its own, so one bad block does not hide the problems
-// of another. A syntax error stops the load before decoding.
+// of another. A syntax error stops the load before decoding, and a file that
+// nests deeper than [MaxNestingDepth] levels is rejected before it is parsed
+// at all (see checkNesting), so no input can exhaust the parser's stack.
 //
 // The functions are the only way a file reaches outside itself:
 //

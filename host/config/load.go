@@ -14,7 +14,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // Options are the inputs of a load that come from outside the file.
@@ -152,7 +151,7 @@ func (l *loader) add(d *hcl.Diagnostic) { l.diags = append(l.diags, d) }
 // load parses src and decodes it. It always returns a Config with Files set.
 func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	cfg := emptyConfig(filename)
-	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	file, diags := parseConfig(src, filename)
 	if file != nil {
 		cfg.Files[filename] = file
 	}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestValidateHostileFiles runs `mcphost validate` on files that used to
+// crash it, and that a daemon reloading on SIGHUP loads the same way
+// (reloadConfig and validate both go through config.LoadFile): each must be
+// a configuration error (exit status 2) with the diagnostic on stderr, and
+// the output must stay small.
+func TestValidateHostileFiles(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		at      string // FILE:LINE:COLUMN of the diagnostic
+		summary string
+	}{
+		{
+			name:    "200 KB of nested parentheses",
+			src:     "log_level = " + strings.Repeat("(", 100_000) + `"info"` + strings.Repeat(")", 100_000) + "\n",
+			at:      "hostile.hcl:1:269",
+			summary: "Nesting too deep",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "hostile.hcl")
+			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Chdir(dir)
+			for _, args := range [][]string{{"validate", "hostile.hcl"}, {"validate", "-json", "hostile.hcl"}} {
+				var stdout, stderr bytes.Buffer
+				code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+				if code != exitUsage {
+					t.Errorf("%v: exit status %d, want %d; stderr:\n%.2000s", args, code, exitUsage, stderr.String())
+				}
+				if args[1] == "-json" {
+					if want := `"summary": "` + tt.summary + `"`; !strings.Contains(stdout.String(), want) {
+						t.Errorf("%v: stdout does not contain %s:\n%.2000s", args, want, stdout.String())
+					}
+				} else if want := tt.at + ": error: " + tt.summary + "\n"; !strings.Contains(stderr.String(), want) {
+					t.Errorf("%v: stderr does not contain %q:\n%.2000s", args, want, stderr.String())
+				}
+				if len(stdout.String())+len(stderr.String()) > 4096 {
+					t.Errorf("%v: %d bytes of output, want a few lines", args, stdout.Len()+stderr.Len())
+				}
+			}
+		})
+	}
+}
