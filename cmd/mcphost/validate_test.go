@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -20,6 +21,7 @@ func TestValidateHostileFiles(t *testing.T) {
 		src     string
 		at      string // FILE:LINE:COLUMN of the diagnostic
 		summary string
+		skip    bool // no such file here
 	}{
 		{
 			name:    "200 KB of nested parentheses",
@@ -27,9 +29,19 @@ func TestValidateHostileFiles(t *testing.T) {
 			at:      "hostile.hcl:1:269",
 			summary: "Nesting too deep",
 		},
+		{
+			name:    "file() of /dev/zero",
+			src:     "server \"a\" {\n  command = \"x\"\n  args    = [file(\"/dev/zero\")]\n}\n",
+			at:      "hostile.hcl:3:14",
+			summary: "Not a regular file",
+			skip:    runtime.GOOS == "windows",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.skip {
+				t.Skip("not on " + runtime.GOOS)
+			}
 			dir := t.TempDir()
 			path := filepath.Join(dir, "hostile.hcl")
 			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {

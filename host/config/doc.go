@@ -21,7 +21,9 @@
 //
 //	env("NAME")            the variable, or an error diagnostic when unset
 //	env("NAME", "default") the variable, or the default when unset
-//	file("PATH")           a text file, relative to the config file's directory
+//	file("PATH")           a text file, relative to the config file's directory:
+//	                       a regular file (not a directory, device, pipe or
+//	                       socket) of at most [MaxFileSize] (1 MiB)
 //	executable()           the path of the running mcphost binary
 //
 // `policy`, `plugin` and `policies` blocks are recognised but rejected with

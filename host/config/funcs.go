@@ -98,7 +98,7 @@ func (l *loader) envFunc() function.Function {
 // fileFunc is file(PATH).
 func (l *loader) fileFunc() function.Function {
 	return function.New(&function.Spec{
-		Description: "Returns the contents of a text file, read relative to the configuration file's directory.",
+		Description: "Returns the contents of a regular UTF-8 text file of at most 1 MiB (MaxFileSize), read relative to the configuration file's directory. Directories, devices, named pipes and sockets are refused.",
 		Params: []function.Parameter{
 			{Name: "path", Type: cty.String, Description: "The file's path."},
 		},
@@ -149,9 +149,11 @@ func rewriteFunctionDiags(diags hcl.Diagnostics) {
 		}
 		err := extra.FunctionCallError()
 		var (
-			envErr  *envNotSetError
-			fileErr *fileError
-			exeErr  *executableError
+			envErr     *envNotSetError
+			fileErr    *fileError
+			exeErr     *executableError
+			tooLarge   *tooLargeError
+			notRegular *notRegularError
 		)
 		switch {
 		case errors.As(err, &envErr):
@@ -165,6 +167,16 @@ func rewriteFunctionDiags(diags hcl.Diagnostics) {
 			case errors.Is(fileErr.err, fs.ErrNotExist):
 				d.Summary = "File not found"
 				d.Detail = fmt.Sprintf("file(%q) reads %q (paths are relative to the configuration file's directory), and that file does not exist. Check the path.", fileErr.arg, fileErr.resolved)
+			case errors.As(fileErr.err, &tooLarge):
+				d.Summary = "File too large"
+				size := fmt.Sprintf("has %d bytes", tooLarge.size)
+				if tooLarge.size < 0 {
+					size = "grew past the limit while it was read"
+				}
+				d.Detail = fmt.Sprintf("file(%q) reads %q, which %s; file() reads at most %d bytes (1 MiB). Pass the file's path to the server instead (in args or env) and let it read the file.", fileErr.arg, fileErr.resolved, size, MaxFileSize)
+			case errors.As(fileErr.err, &notRegular):
+				d.Summary = "Not a regular file"
+				d.Detail = fmt.Sprintf("file(%q) reads %q, which is %s. file() reads only regular files, so that loading the configuration cannot wait on a pipe or read without end; point it at a regular file.", fileErr.arg, fileErr.resolved, fileKind(notRegular.mode))
 			case errors.Is(fileErr.err, errNotText):
 				d.Summary = "File is not text"
 				d.Detail = fmt.Sprintf("file(%q) reads %q, which is not valid UTF-8 text. file() returns a string, so it can only read text files.", fileErr.arg, fileErr.resolved)

@@ -69,7 +69,7 @@ func Load(fsys fs.FS, name string, opts Options) (*Config, hcl.Diagnostics) {
 		if !fs.ValidPath(p) {
 			return p, nil, fmt.Errorf("the path leaves the file system the configuration was loaded from")
 		}
-		data, err := fs.ReadFile(fsys, p)
+		data, err := readRegularFile(fsStatOpener{fsys}, p)
 		return p, data, err
 	}
 	return l.load(src, name)
@@ -97,7 +97,7 @@ func LoadFile(path string, opts Options) (*Config, hcl.Diagnostics) {
 		if !filepath.IsAbs(arg) {
 			p = filepath.Join(dir, arg)
 		}
-		data, err := os.ReadFile(p)
+		data, err := readRegularFile(osStatOpener{}, p)
 		return p, data, err
 	}
 	return l.load(src, path)
