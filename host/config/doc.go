@@ -26,6 +26,12 @@
 //	                       socket) of at most [MaxFileSize] (1 MiB)
 //	executable()           the path of the running mcphost binary
 //
+// Values read with env() and file() may be secrets, so no diagnostic prints
+// them, nor an error message that could quote a part of them: a diagnostic
+// about such a value names the call instead (`The log level read from
+// env("LOG") (not shown) is not known`), and one of HCL's that quotes it
+// has its detail replaced.
+//
 // `policy`, `plugin` and `policies` blocks are recognised but rejected with
 // a diagnostic until the releases that implement them.
 //

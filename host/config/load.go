@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -136,6 +137,10 @@ type loader struct {
 	readFile  readFunc // nil: file() is not available
 	ctx       *hcl.EvalContext
 	diags     hcl.Diagnostics
+
+	// returned collects what env() and file() return while one expression
+	// is evaluated, for scrub.
+	returned []string
 }
 
 func newLoader(opts Options) *loader {
@@ -240,7 +245,7 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid listen address",
-				Detail:   fmt.Sprintf("The listen address %q is not valid: %v. Write host:port, such as \"127.0.0.1:7777\" or \"[::1]:7777\".", v, err),
+				Detail:   fmt.Sprintf("The listen address %s is not valid: %v. Write host:port, such as \"127.0.0.1:7777\" or \"[::1]:7777\".", quoted(f.Listen, v), err),
 				Subject:  f.ListenRange.Ptr(),
 			})
 		} else {
@@ -256,7 +261,7 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid log level",
-				Detail:   fmt.Sprintf("The log level %q is not known. Use one of \"debug\", \"info\" (the default), \"warn\" or \"error\".", v),
+				Detail:   fmt.Sprintf("The log level %s is not known. Use one of \"debug\", \"info\" (the default), \"warn\" or \"error\".", quoted(f.LogLevel, v)),
 				Subject:  f.LogLevelRange.Ptr(),
 			})
 		}
@@ -270,7 +275,7 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid app_compact_after",
-				Detail:   fmt.Sprintf("The app_compact_after %q is not a duration of at least a minute. Write one such as \"168h\" (the default, 7 days), or \"off\" to keep App HTML until it is compacted on demand or by size.", v),
+				Detail:   fmt.Sprintf("The app_compact_after %s is not a duration of at least a minute. Write one such as \"168h\" (the default, 7 days), or \"off\" to keep App HTML until it is compacted on demand or by size.", quoted(f.AppCompactAfter, v)),
 				Subject:  f.AppCompactAfterRange.Ptr(),
 			})
 		} else {
@@ -286,7 +291,7 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid app_compact_session_bytes",
-				Detail:   fmt.Sprintf("The app_compact_session_bytes %d is negative. Give a number of bytes, such as 16777216 (the default, 16 MiB), or 0 for no bound.", n),
+				Detail:   fmt.Sprintf("The app_compact_session_bytes %s is negative. Give a number of bytes, such as 16777216 (the default, 16 MiB), or 0 for no bound.", shown(f.AppCompactSessionBytes, strconv.Itoa(n))),
 				Subject:  f.AppCompactSessionBytesRange.Ptr(),
 			})
 		default:
