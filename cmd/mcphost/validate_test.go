@@ -21,7 +21,10 @@ func TestValidateHostileFiles(t *testing.T) {
 		src     string
 		at      string // FILE:LINE:COLUMN of the diagnostic
 		summary string
-		skip    bool // no such file here
+		skip    bool              // no such file here
+		files   map[string]string // more files in the directory
+		env     map[string]string
+		hidden  []string // must not appear in the output
 	}{
 		{
 			name:    "200 KB of nested parentheses",
@@ -36,6 +39,15 @@ func TestValidateHostileFiles(t *testing.T) {
 			summary: "Not a regular file",
 			skip:    runtime.GOOS == "windows",
 		},
+		{
+			name:    "a secret read with env() or file() in a value diagnostic",
+			src:     "server \"a\" {\n  command           = \"x\"\n  call_timeout      = env(\"MCPHOST_TEST_SECRET\")\n  discovery_timeout = file(\"secret.txt\")\n}\n",
+			files:   map[string]string{"secret.txt": "root:s3cret-from-file:19000:0:99999:7:::\n"},
+			env:     map[string]string{"MCPHOST_TEST_SECRET": "s3cret-from-env"},
+			at:      "hostile.hcl:3:23",
+			summary: "Invalid duration",
+			hidden:  []string{"s3cret-from-env", "s3cret-from-file"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +58,14 @@ func TestValidateHostileFiles(t *testing.T) {
 			path := filepath.Join(dir, "hostile.hcl")
 			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
 				t.Fatal(err)
+			}
+			for name, data := range tt.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for k, v := range tt.env {
+				t.Setenv(k, v)
 			}
 			t.Chdir(dir)
 			for _, args := range [][]string{{"validate", "hostile.hcl"}, {"validate", "-json", "hostile.hcl"}} {
@@ -60,6 +80,11 @@ func TestValidateHostileFiles(t *testing.T) {
 					}
 				} else if want := tt.at + ": error: " + tt.summary + "\n"; !strings.Contains(stderr.String(), want) {
 					t.Errorf("%v: stderr does not contain %q:\n%.2000s", args, want, stderr.String())
+				}
+				for _, h := range tt.hidden {
+					if strings.Contains(stdout.String()+stderr.String(), h) {
+						t.Errorf("%v: %q appears in the output:\n%s%s", args, h, stdout.String(), stderr.String())
+					}
 				}
 				if len(stdout.String())+len(stderr.String()) > 4096 {
 					t.Errorf("%v: %d bytes of output, want a few lines", args, stdout.Len()+stderr.Len())
