@@ -194,6 +194,9 @@ type Policy struct {
 
 	// whenPos maps a byte offset in When to its position in the file.
 	whenPos func(offset int) hcl.Pos
+	// whenFrom names the env() and file() calls When was read from
+	// (sourcesPhrase), "" when it is written in the file.
+	whenFrom string
 }
 
 // WhenPos returns the position in the configuration file of the byte at

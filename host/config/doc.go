@@ -13,14 +13,24 @@
 // Loading runs in two steps: gohcl decodes the file into the schema structs
 // (schema.go), keeping the ranges of blocks, labels and values, and then each
 // block is validated on its own, so one bad block does not hide the problems
-// of another. A syntax error stops the load before decoding.
+// of another. A syntax error stops the load before decoding, and a file that
+// nests deeper than [MaxNestingDepth] levels is rejected before it is parsed
+// at all (see checkNesting), so no input can exhaust the parser's stack.
 //
 // The functions are the only way a file reaches outside itself:
 //
 //	env("NAME")            the variable, or an error diagnostic when unset
 //	env("NAME", "default") the variable, or the default when unset
-//	file("PATH")           a text file, relative to the config file's directory
+//	file("PATH")           a text file, relative to the config file's directory:
+//	                       a regular file (not a directory, device, pipe or
+//	                       socket) of at most [MaxFileSize] (1 MiB)
 //	executable()           the path of the running mcphost binary
+//
+// Values read with env() and file() may be secrets, so no diagnostic prints
+// them, nor an error message that could quote a part of them: a diagnostic
+// about such a value names the call instead (`The log level read from
+// env("LOG") (not shown) is not known`), and one of HCL's that quotes it
+// has its detail replaced.
 //
 // `policy`, `plugin` and `policies` blocks are recognised but rejected with
 // a diagnostic until the releases that implement them.

@@ -23,8 +23,18 @@ func (l *loader) eval(expr hcl.Expression, name string, ty cty.Type) (cty.Value,
 	if expr == nil {
 		return cty.NilVal, absent
 	}
+	l.returned = l.returned[:0]
 	v, diags := expr.Value(l.ctx)
+	scrub(diags, expr, l.returned)
 	rewriteFunctionDiags(diags)
+	if sourcesPhrase(expr) != "" {
+		// hcl.NewDiagnosticTextWriter prints the variables of a
+		// diagnostic's EvalContext ("with x as ..."), and a for expression
+		// over values from env() has them as variables.
+		for _, d := range diags {
+			d.Expression, d.EvalContext = nil, nil
+		}
+	}
 	l.diags = append(l.diags, diags...)
 	if diags.HasErrors() {
 		return cty.NilVal, invalid
@@ -39,10 +49,16 @@ func (l *loader) eval(expr hcl.Expression, name string, ty cty.Type) (cty.Value,
 	v, _ = v.UnmarkDeep()
 	cv, err := convert.Convert(v, ty)
 	if err != nil {
+		// The error names the keys of a map, which may have been read with
+		// env() or file() too.
+		detail := fmt.Sprintf("Inappropriate value for attribute %q: %s.", name, err)
+		if from := sourcesPhrase(expr); from != "" {
+			detail = fmt.Sprintf("Inappropriate value for attribute %q: the value read from %s (not shown) cannot be converted to %s.", name, from, ty.FriendlyNameForConstraint())
+		}
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Incorrect attribute value type",
-			Detail:   fmt.Sprintf("Inappropriate value for attribute %q: %s.", name, err),
+			Detail:   detail,
 			Subject:  expr.Range().Ptr(),
 		})
 		return cty.NilVal, invalid

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
@@ -85,6 +86,7 @@ func (l *loader) envFunc() function.Function {
 				return cty.NilVal, function.NewArgErrorf(0, "the variable name must not be empty")
 			}
 			if v, ok := l.lookupEnv(name); ok {
+				l.returned = append(l.returned, v)
 				return cty.StringVal(v), nil
 			}
 			if len(args) == 2 {
@@ -98,7 +100,7 @@ func (l *loader) envFunc() function.Function {
 // fileFunc is file(PATH).
 func (l *loader) fileFunc() function.Function {
 	return function.New(&function.Spec{
-		Description: "Returns the contents of a text file, read relative to the configuration file's directory.",
+		Description: "Returns the contents of a regular UTF-8 text file of at most 1 MiB (MaxFileSize), read relative to the configuration file's directory. Directories, devices, named pipes and sockets are refused.",
 		Params: []function.Parameter{
 			{Name: "path", Type: cty.String, Description: "The file's path."},
 		},
@@ -115,6 +117,7 @@ func (l *loader) fileFunc() function.Function {
 			if !utf8.Valid(data) {
 				return cty.NilVal, &fileError{arg: arg, resolved: resolved, err: errNotText}
 			}
+			l.returned = append(l.returned, string(data))
 			return cty.StringVal(string(data)), nil
 		},
 	})
@@ -149,28 +152,66 @@ func rewriteFunctionDiags(diags hcl.Diagnostics) {
 		}
 		err := extra.FunctionCallError()
 		var (
-			envErr  *envNotSetError
-			fileErr *fileError
-			exeErr  *executableError
+			envErr     *envNotSetError
+			fileErr    *fileError
+			exeErr     *executableError
+			tooLarge   *tooLargeError
+			notRegular *notRegularError
 		)
+		// The argument may itself be read with env() or file(): then the
+		// name or path is a value that must not be printed either.
+		from := ""
+		if call, ok := d.Expression.(*hclsyntax.FunctionCallExpr); ok && len(call.Args) > 0 {
+			from = sourcesPhrase(call.Args[0])
+		}
 		switch {
 		case errors.As(err, &envErr):
 			d.Summary = "Environment variable not set"
+			if from != "" {
+				d.Detail = fmt.Sprintf("The environment variable whose name is read from %s (not shown) is not set. Set it, or give env() a default as its second argument.", from)
+				break
+			}
 			d.Detail = fmt.Sprintf("The environment variable %q is not set. Set it, or give a default: env(%q, \"default\").", envErr.name, envErr.name)
 		case errors.As(err, &fileErr):
+			// call is the call as written, target the file it reads.
+			call := fmt.Sprintf("file(%q)", fileErr.arg)
+			target, arg := strconv.Quote(fileErr.resolved), strconv.Quote(fileErr.arg)
+			cause := fileErr.err
+			if from != "" {
+				call = "file(...)"
+				target = "the path read from " + from + " (not shown)"
+				arg = target
+				var pathErr *fs.PathError
+				if errors.As(cause, &pathErr) {
+					cause = pathErr.Err // without the path
+				}
+			}
 			switch {
 			case errors.Is(fileErr.err, errNoDirectory):
 				d.Summary = "File not available"
-				d.Detail = fmt.Sprintf("file(%q) cannot be used here: this configuration was not loaded from a file, so there is no directory to read %q from. Write the value into the configuration instead.", fileErr.arg, fileErr.arg)
+				d.Detail = fmt.Sprintf("%s cannot be used here: this configuration was not loaded from a file, so there is no directory to read %s from. Write the value into the configuration instead.", call, arg)
 			case errors.Is(fileErr.err, fs.ErrNotExist):
 				d.Summary = "File not found"
-				d.Detail = fmt.Sprintf("file(%q) reads %q (paths are relative to the configuration file's directory), and that file does not exist. Check the path.", fileErr.arg, fileErr.resolved)
+				d.Detail = fmt.Sprintf("%s reads %s (paths are relative to the configuration file's directory), and that file does not exist. Check the path.", call, target)
+				if from != "" {
+					d.Detail = fmt.Sprintf("%s reads %s, and that file does not exist. Check the path; it is relative to the configuration file's directory.", call, target)
+				}
+			case errors.As(fileErr.err, &tooLarge):
+				d.Summary = "File too large"
+				size := fmt.Sprintf("has %d bytes", tooLarge.size)
+				if tooLarge.size < 0 {
+					size = "grew past the limit while it was read"
+				}
+				d.Detail = fmt.Sprintf("%s reads %s, which %s; file() reads at most %d bytes (1 MiB). Pass the file's path to the server instead (in args or env) and let it read the file.", call, target, size, MaxFileSize)
+			case errors.As(fileErr.err, &notRegular):
+				d.Summary = "Not a regular file"
+				d.Detail = fmt.Sprintf("%s reads %s, which is %s. file() reads only regular files, so that loading the configuration cannot wait on a pipe or read without end; point it at a regular file.", call, target, fileKind(notRegular.mode))
 			case errors.Is(fileErr.err, errNotText):
 				d.Summary = "File is not text"
-				d.Detail = fmt.Sprintf("file(%q) reads %q, which is not valid UTF-8 text. file() returns a string, so it can only read text files.", fileErr.arg, fileErr.resolved)
+				d.Detail = fmt.Sprintf("%s reads %s, which is not valid UTF-8 text. file() returns a string, so it can only read text files.", call, target)
 			default:
 				d.Summary = "Cannot read file"
-				d.Detail = fmt.Sprintf("file(%q) could not read %q: %v. Check the path and its permissions.", fileErr.arg, fileErr.resolved, fileErr.err)
+				d.Detail = fmt.Sprintf("%s could not read %s: %v. Check the path and its permissions.", call, target, cause)
 			}
 		case errors.As(err, &exeErr):
 			d.Summary = "Executable path unknown"

@@ -7,8 +7,10 @@ import (
 	"testing/fstest"
 )
 
-// FuzzLoad loads arbitrary source. Properties: no panic, a Config with the
-// file's entry in Files, and every subject inside the loaded file.
+// FuzzLoad loads arbitrary source. Properties: no panic (and no stack
+// overflow), a Config with the file's entry in Files, every subject inside
+// the loaded file, and a syntax tree no deeper than maxTreeDepth unless the
+// load stopped with "Nesting too deep".
 func FuzzLoad(f *testing.F) {
 	for _, pattern := range []string{"testdata/valid/*.hcl", "testdata/invalid/*.hcl", "../../examples/hcl/*.hcl"} {
 		for _, path := range glob(f, pattern) {
@@ -18,6 +20,11 @@ func FuzzLoad(f *testing.F) {
 			}
 			f.Add(src)
 		}
+	}
+	// Every way to nest, just within the bound and past it.
+	for _, in := range deepInputs {
+		f.Add([]byte(in.gen(MaxNestingDepth / 2)))
+		f.Add([]byte(in.gen(MaxNestingDepth + 1)))
 	}
 	const name = "conf/fuzz.hcl"
 	opts := Options{LookupEnv: exampleEnv(), Executable: testExecutable, BaseDir: filepath.FromSlash("/base")}
@@ -34,7 +41,9 @@ func FuzzLoad(f *testing.F) {
 		if cfg.Filename != name {
 			t.Errorf("Filename = %q", cfg.Filename)
 		}
+		tooDeep := false
 		for _, d := range diags {
+			tooDeep = tooDeep || d.Summary == "Nesting too deep"
 			if d.Summary == "" {
 				t.Errorf("diagnostic without summary: %#v", d)
 			}
@@ -47,6 +56,11 @@ func FuzzLoad(f *testing.F) {
 			}
 			if r.Start.Byte < 0 || r.Start.Byte > r.End.Byte || r.End.Byte > len(src) {
 				t.Errorf("subject bytes [%d, %d] outside the source (%d bytes): %s", r.Start.Byte, r.End.Byte, len(src), d.Error())
+			}
+		}
+		if !tooDeep {
+			if depth := treeDepth(cfg.Files[name]); depth > maxTreeDepth {
+				t.Errorf("the syntax tree is %d deep, more than %d, and the load did not stop with Nesting too deep", depth, maxTreeDepth)
 			}
 		}
 	})

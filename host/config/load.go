@@ -9,12 +9,12 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // Options are the inputs of a load that come from outside the file.
@@ -70,7 +70,7 @@ func Load(fsys fs.FS, name string, opts Options) (*Config, hcl.Diagnostics) {
 		if !fs.ValidPath(p) {
 			return p, nil, fmt.Errorf("the path leaves the file system the configuration was loaded from")
 		}
-		data, err := fs.ReadFile(fsys, p)
+		data, err := readRegularFile(fsStatOpener{fsys}, p)
 		return p, data, err
 	}
 	return l.load(src, name)
@@ -98,7 +98,7 @@ func LoadFile(path string, opts Options) (*Config, hcl.Diagnostics) {
 		if !filepath.IsAbs(arg) {
 			p = filepath.Join(dir, arg)
 		}
-		data, err := os.ReadFile(p)
+		data, err := readRegularFile(osStatOpener{}, p)
 		return p, data, err
 	}
 	return l.load(src, path)
@@ -137,6 +137,10 @@ type loader struct {
 	readFile  readFunc // nil: file() is not available
 	ctx       *hcl.EvalContext
 	diags     hcl.Diagnostics
+
+	// returned collects what env() and file() return while one expression
+	// is evaluated, for scrub.
+	returned []string
 }
 
 func newLoader(opts Options) *loader {
@@ -152,7 +156,7 @@ func (l *loader) add(d *hcl.Diagnostic) { l.diags = append(l.diags, d) }
 // load parses src and decodes it. It always returns a Config with Files set.
 func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	cfg := emptyConfig(filename)
-	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	file, diags := parseConfig(src, filename)
 	if file != nil {
 		cfg.Files[filename] = file
 	}
@@ -248,7 +252,7 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid listen address",
-				Detail:   fmt.Sprintf("The listen address %q is not valid: %v. Write host:port, such as \"127.0.0.1:7777\" or \"[::1]:7777\".", v, err),
+				Detail:   fmt.Sprintf("The listen address %s is not valid: %v. Write host:port, such as \"127.0.0.1:7777\" or \"[::1]:7777\".", quoted(f.Listen, v), err),
 				Subject:  f.ListenRange.Ptr(),
 			})
 		} else {
@@ -264,7 +268,7 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid log level",
-				Detail:   fmt.Sprintf("The log level %q is not known. Use one of \"debug\", \"info\" (the default), \"warn\" or \"error\".", v),
+				Detail:   fmt.Sprintf("The log level %s is not known. Use one of \"debug\", \"info\" (the default), \"warn\" or \"error\".", quoted(f.LogLevel, v)),
 				Subject:  f.LogLevelRange.Ptr(),
 			})
 		}
@@ -278,7 +282,7 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid app_compact_after",
-				Detail:   fmt.Sprintf("The app_compact_after %q is not a duration of at least a minute. Write one such as \"168h\" (the default, 7 days), or \"off\" to keep App HTML until it is compacted on demand or by size.", v),
+				Detail:   fmt.Sprintf("The app_compact_after %s is not a duration of at least a minute. Write one such as \"168h\" (the default, 7 days), or \"off\" to keep App HTML until it is compacted on demand or by size.", quoted(f.AppCompactAfter, v)),
 				Subject:  f.AppCompactAfterRange.Ptr(),
 			})
 		} else {
@@ -294,7 +298,7 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid app_compact_session_bytes",
-				Detail:   fmt.Sprintf("The app_compact_session_bytes %d is negative. Give a number of bytes, such as 16777216 (the default, 16 MiB), or 0 for no bound.", n),
+				Detail:   fmt.Sprintf("The app_compact_session_bytes %s is negative. Give a number of bytes, such as 16777216 (the default, 16 MiB), or 0 for no bound.", shown(f.AppCompactSessionBytes, strconv.Itoa(n))),
 				Subject:  f.AppCompactSessionBytesRange.Ptr(),
 			})
 		default:

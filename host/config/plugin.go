@@ -88,14 +88,14 @@ func (l *loader) decodePlugin(b *pluginBlock) Plugin {
 				l.add(&hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Invalid plugin stage",
-					Detail:   fmt.Sprintf("The stage %q is not known. Use \"result\" (the export on_result rewrites tool results) or \"display\" (the export on_display rewrites App display records).", s),
+					Detail:   fmt.Sprintf("The stage %s is not known. Use \"result\" (the export on_result rewrites tool results) or \"display\" (the export on_display rewrites App display records).", quoted(b.Stages, s)),
 					Subject:  b.StagesRange.Ptr(),
 				})
 			case seen[s]:
 				l.add(&hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Duplicate plugin stage",
-					Detail:   fmt.Sprintf("The stage %q is listed twice. List each stage once.", s),
+					Detail:   fmt.Sprintf("The stage %s is listed twice. List each stage once.", quoted(b.Stages, s)),
 					Subject:  b.StagesRange.Ptr(),
 				})
 			default:
@@ -125,7 +125,7 @@ func (l *loader) decodePlugin(b *pluginBlock) Plugin {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid plugin timeout",
-				Detail:   fmt.Sprintf("The timeout %s is out of range. A plugin call needs a deadline above zero and at most %s; the default is %s.", durationText(d), durationText(MaxPluginTimeout), durationText(DefaultPluginTimeout)),
+				Detail:   fmt.Sprintf("The timeout %s is out of range. A plugin call needs a deadline above zero and at most %s; the default is %s.", shown(b.Timeout, durationText(d)), durationText(MaxPluginTimeout), durationText(DefaultPluginTimeout)),
 				Subject:  b.TimeoutRange.Ptr(),
 			})
 		} else {
@@ -140,14 +140,14 @@ func (l *loader) decodePlugin(b *pluginBlock) Plugin {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid memory limit",
-				Detail:   fmt.Sprintf("The memory_limit %q is not a size: %v. Write a number with a unit, such as \"64MiB\" or \"512KiB\".", v, err),
+				Detail:   fmt.Sprintf("The memory_limit %s is not a size%s. Write a number with a unit, such as \"64MiB\" or \"512KiB\".", quoted(b.MemoryLimit, v), because(b.MemoryLimit, err)),
 				Subject:  b.MemoryLimitRange.Ptr(),
 			})
 		case n < MinPluginMemoryLimit || n > MaxPluginMemoryLimit:
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid memory limit",
-				Detail:   fmt.Sprintf("The memory_limit %q is out of range. It must be between 1MiB and 4GiB (WebAssembly memory is at most 4GiB); the default is 64MiB.", v),
+				Detail:   fmt.Sprintf("The memory_limit %s is out of range. It must be between 1MiB and 4GiB (WebAssembly memory is at most 4GiB); the default is 64MiB.", quoted(b.MemoryLimit, v)),
 				Subject:  b.MemoryLimitRange.Ptr(),
 			})
 		default:
@@ -160,7 +160,7 @@ func (l *loader) decodePlugin(b *pluginBlock) Plugin {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid pool size",
-				Detail:   fmt.Sprintf("The pool_size %d is out of range. Use 1 to %d warm instances; each costs the plugin's memory. The default is %d.", n, MaxPluginPoolSize, DefaultPluginPoolSize),
+				Detail:   fmt.Sprintf("The pool_size %s is out of range. Use 1 to %d warm instances; each costs the plugin's memory. The default is %d.", shown(b.PoolSize, strconv.Itoa(n)), MaxPluginPoolSize, DefaultPluginPoolSize),
 				Subject:  b.PoolSizeRange.Ptr(),
 			})
 		} else {
@@ -173,7 +173,7 @@ func (l *loader) decodePlugin(b *pluginBlock) Plugin {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid on_error",
-				Detail:   fmt.Sprintf("The on_error value %q is not known. Use \"fail\" (the call fails with the plugin's error; the unprocessed result is never shown) or \"skip\" (the input passes unchanged).", v),
+				Detail:   fmt.Sprintf("The on_error value %s is not known. Use \"fail\" (the call fails with the plugin's error; the unprocessed result is never shown) or \"skip\" (the input passes unchanged).", quoted(b.OnError, v)),
 				Subject:  b.OnErrorRange.Ptr(),
 			})
 		} else {
@@ -203,7 +203,7 @@ func (l *loader) globs(expr hcl.Expression, name string, rng hcl.Range, def []st
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid pattern",
-				Detail:   fmt.Sprintf("The pattern %q in %s is not a valid glob. Use * for any run of characters, ? for one, and [a-z] for a class.", g, name),
+				Detail:   fmt.Sprintf("The pattern %s in %s is not a valid glob. Use * for any run of characters, ? for one, and [a-z] for a class.", quoted(expr, g), name),
 				Subject:  rng.Ptr(),
 			})
 			return def
@@ -241,7 +241,7 @@ func (l *loader) pluginConfig(expr hcl.Expression, rng hcl.Range) (map[string]st
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid plugin config",
-				Detail:   fmt.Sprintf("The config value %q cannot be encoded as JSON: %v.", key, err),
+				Detail:   fmt.Sprintf("The config value %s cannot be encoded as JSON%s.", quoted(expr, key), because(expr, err)),
 				Subject:  rng.Ptr(),
 			})
 			return nil, invalid

@@ -42,7 +42,7 @@ func (l *loader) decodePolicies(cfg *Config, file *hcl.File, settings []*policie
 				l.add(&hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Invalid policy default",
-					Detail:   fmt.Sprintf("The default effect %q is not known. Use \"allow\" (the default: calls no rule matches go ahead) or \"deny\".", v),
+					Detail:   fmt.Sprintf("The default effect %s is not known. Use \"allow\" (the default: calls no rule matches go ahead) or \"deny\".", quoted(b.Default, v)),
 					Subject:  b.DefaultRange.Ptr(),
 				})
 			}
@@ -100,7 +100,7 @@ func (l *loader) decodePolicy(b *policyBlock, file *hcl.File) (p Policy, ok bool
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid policy phase",
-			Detail:   fmt.Sprintf("The phase %q is not known. Use \"list\" (which tools a principal sees), \"call\" (before the call), \"result\" (before the result is shown) or \"app\" (before an App renders).", phase),
+			Detail:   fmt.Sprintf("The phase %s is not known. Use \"list\" (which tools a principal sees), \"call\" (before the call), \"result\" (before the result is shown) or \"app\" (before an App renders).", quoted(b.Phase, phase)),
 			Subject:  b.PhaseRange.Ptr(),
 		})
 	default:
@@ -119,7 +119,7 @@ func (l *loader) decodePolicy(b *policyBlock, file *hcl.File) (p Policy, ok bool
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid policy effect",
-			Detail:   fmt.Sprintf("The effect %q is not known. Use \"allow\", \"deny\" or \"ask\" (ask pauses a call for the user's approval).", effect),
+			Detail:   fmt.Sprintf("The effect %s is not known. Use \"allow\", \"deny\" or \"ask\" (ask pauses a call for the user's approval).", quoted(b.Effect, effect)),
 			Subject:  b.EffectRange.Ptr(),
 		})
 	case effect == PolicyAsk && p.Phase != "" && p.Phase != "call":
@@ -127,7 +127,7 @@ func (l *loader) decodePolicy(b *policyBlock, file *hcl.File) (p Policy, ok bool
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Effect ask needs the call phase",
-			Detail:   fmt.Sprintf("The effect \"ask\" pauses a call until the user approves it, so it is only valid with phase = \"call\"; this rule has phase = %q. Use \"deny\" or \"allow\", or change the phase.", p.Phase),
+			Detail:   fmt.Sprintf("The effect \"ask\" pauses a call until the user approves it, so it is only valid with phase = \"call\"; this rule's phase is %s. Use \"deny\" or \"allow\", or change the phase.", quoted(b.Phase, p.Phase)),
 			Subject:  b.EffectRange.Ptr(),
 		})
 	default:
@@ -160,6 +160,7 @@ func (l *loader) decodePolicy(b *policyBlock, file *hcl.File) (p Policy, ok bool
 	default:
 		p.When = when
 		p.whenPos = whenMapper(b.When, file, when)
+		p.whenFrom = sourcesPhrase(b.When)
 	}
 
 	if msg, st := l.evalString(b.Message, "message"); st == valid {

@@ -46,6 +46,11 @@ func WriteText(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnostics) e
 	return bw.Flush()
 }
 
+// maxSnippetRunes bounds the source line a snippet prints: a longer line
+// (minified, or generated) is cut to a window around the subject, with "…"
+// where it was cut, so that one diagnostic cannot print a whole file.
+const maxSnippetRunes = 120
+
 // writeSnippet prints the first source line of rng with carets under the
 // range (to the end of that line when the range spans several lines).
 func writeSnippet(w io.Writer, files map[string]*hcl.File, rng *hcl.Range) {
@@ -69,7 +74,14 @@ func writeSnippet(w io.Writer, files map[string]*hcl.File, rng *hcl.Range) {
 	if end > rng.Start.Byte {
 		marked = string(src[rng.Start.Byte:end])
 	}
+	cutLeft := false
+	if utf8.RuneCountInString(line) > maxSnippetRunes && rng.Start.Byte <= lineStart+len(line) {
+		line, prefix, marked, cutLeft = clipLine(string(src[lineStart:lineStart+len(line)]), prefix, marked)
+	}
 	var pad strings.Builder
+	if cutLeft {
+		pad.WriteByte(' ') // under the "…"
+	}
 	for _, r := range prefix {
 		if r == '\t' {
 			pad.WriteByte('\t')
@@ -81,4 +93,36 @@ func writeSnippet(w io.Writer, files map[string]*hcl.File, rng *hcl.Range) {
 	num := fmt.Sprintf("%d", rng.Start.Line)
 	fmt.Fprintf(w, "  %s | %s\n", num, line)
 	fmt.Fprintf(w, "  %s | %s%s\n", strings.Repeat(" ", len(num)), pad.String(), strings.Repeat("^", carets))
+}
+
+// clipLine cuts a long source line to a window of maxSnippetRunes runes
+// around the subject: up to 40 runes before it, then the subject and what
+// follows, with "…" where the line was cut. line is prefix + marked + the
+// rest. It returns the text to print and the prefix and marked parts inside
+// it; cutLeft says the text starts with "…".
+func clipLine(line, prefix, marked string) (text, clippedPrefix, clippedMarked string, cutLeft bool) {
+	valid := func(s string) []rune { return []rune(strings.ToValidUTF8(s, "\uFFFD")) }
+	p, m, rest := valid(prefix), valid(marked), valid(line[len(prefix)+len(marked):])
+	if len(p) > 40 {
+		p, cutLeft = p[len(p)-40:], true
+	}
+	room := maxSnippetRunes - len(p)
+	cutRight := false
+	switch {
+	case len(m) > room:
+		m, rest, cutRight = m[:room], nil, true
+	case len(m)+len(rest) > room:
+		rest, cutRight = rest[:room-len(m)], true
+	}
+	var b strings.Builder
+	if cutLeft {
+		b.WriteString("…")
+	}
+	b.WriteString(string(p))
+	b.WriteString(string(m))
+	b.WriteString(string(rest))
+	if cutRight {
+		b.WriteString("…")
+	}
+	return b.String(), string(p), string(m), cutLeft
 }

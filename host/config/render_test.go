@@ -66,3 +66,51 @@ func TestWriteText(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteTextLongLine checks that the snippet of a long line is a window
+// around the subject, not the whole line.
+func TestWriteTextLongLine(t *testing.T) {
+	long := "log_level = " + strings.Repeat("(", 300) + `"info"` + strings.Repeat(")", 300)
+	files := map[string]*hcl.File{"f.hcl": {Bytes: []byte(long + "\n")}}
+	at := func(start, end int) *hcl.Range {
+		return &hcl.Range{Filename: "f.hcl", Start: hcl.Pos{Line: 1, Column: start + 1, Byte: start}, End: hcl.Pos{Line: 1, Column: end + 1, Byte: end}}
+	}
+	tests := []struct {
+		name string
+		rng  *hcl.Range
+		want string
+	}{
+		{
+			name: "in the middle",
+			rng:  at(312, 313), // the opening quote
+			want: "f.hcl:1:313: error: Nesting too deep\n" +
+				"  1 | …" + strings.Repeat("(", 40) + `"info"` + strings.Repeat(")", 74) + "…\n" +
+				"    |  " + strings.Repeat(" ", 40) + "^\n",
+		},
+		{
+			name: "at the start",
+			rng:  at(0, 9),
+			want: "f.hcl:1:1: error: Nesting too deep\n" +
+				"  1 | log_level = " + strings.Repeat("(", 108) + "…\n" +
+				"    | ^^^^^^^^^\n",
+		},
+		{
+			name: "a range longer than the window",
+			rng:  at(2, len(long)),
+			want: "f.hcl:1:3: error: Nesting too deep\n" +
+				"  1 | " + long[:maxSnippetRunes] + "…\n" +
+				"    |   " + strings.Repeat("^", maxSnippetRunes-2) + "\n",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := WriteText(&b, files, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Nesting too deep", Subject: tc.rng}}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, b.String()); diff != "" {
+				t.Errorf("output mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -60,7 +60,7 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid transport",
-				Detail:   fmt.Sprintf("The transport %q is not known. For a url, use %q (the default) or %q for servers that still speak the 2024-11-05 HTTP+SSE transport; a server with command always uses %q.", transport, TransportStreamableHTTP, TransportSSE, TransportStdio),
+				Detail:   fmt.Sprintf("The transport %s is not known. For a url, use %q (the default) or %q for servers that still speak the 2024-11-05 HTTP+SSE transport; a server with command always uses %q.", quoted(b.Transport, transport), TransportStreamableHTTP, TransportSSE, TransportStdio),
 				Subject:  b.TransportRange.Ptr(),
 			})
 			transportSt = invalid
@@ -126,7 +126,7 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 				l.add(&hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Invalid URL",
-					Detail:   fmt.Sprintf("The url of server %q is not valid: %v. Write an absolute http or https URL, such as \"https://mcp.example.com/mcp\".", b.Name, err),
+					Detail:   fmt.Sprintf("The url of server %q%s is not valid%s. Write an absolute http or https URL, such as \"https://mcp.example.com/mcp\".", b.Name, readFrom(b.URL), because(b.URL, err)),
 					Subject:  b.URLRange.Ptr(),
 				})
 			} else {
@@ -157,7 +157,7 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid version negotiation",
-				Detail:   fmt.Sprintf("The version_negotiation %q is not known. Use %q (the default: initialize at the current protocol version) or %q (probe the server for the versions it supports).", vn, NegotiationLegacy, NegotiationAuto),
+				Detail:   fmt.Sprintf("The version_negotiation %s is not known. Use %q (the default: initialize at the current protocol version) or %q (probe the server for the versions it supports).", quoted(b.VersionNegotiation, vn), NegotiationLegacy, NegotiationAuto),
 				Subject:  b.VersionNegotiationRange.Ptr(),
 			})
 		}
@@ -177,8 +177,8 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid stdio probe",
-				Detail: fmt.Sprintf("The stdio_probe %q is not known. Use %q (the default: probe a disposable copy of the server, then start the real one) or %q (probe the server process itself, for servers that cannot run twice).",
-					v, StdioProbeSibling, StdioProbeInPlace),
+				Detail: fmt.Sprintf("The stdio_probe %s is not known. Use %q (the default: probe a disposable copy of the server, then start the real one) or %q (probe the server process itself, for servers that cannot run twice).",
+					quoted(b.StdioProbe, v), StdioProbeSibling, StdioProbeInPlace),
 				Subject: b.StdioProbeRange.Ptr(),
 			})
 		case s.Transport != TransportStdio && s.Transport != "":
@@ -198,8 +198,8 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid HTTP probe timeout",
-				Detail: fmt.Sprintf("The http_probe_timeout %q is not known. Use %q (the default: when the probe gets no answer, try the legacy handshake) or %q (fail the connection).",
-					v, HTTPProbeTimeoutFallback, HTTPProbeTimeoutError),
+				Detail: fmt.Sprintf("The http_probe_timeout %s is not known. Use %q (the default: when the probe gets no answer, try the legacy handshake) or %q (fail the connection).",
+					quoted(b.HTTPProbeTimeout, v), HTTPProbeTimeoutFallback, HTTPProbeTimeoutError),
 				Subject: b.HTTPProbeTimeoutRange.Ptr(),
 			})
 		case s.Transport != TransportStreamableHTTP:
@@ -222,8 +222,8 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid apps setting",
-				Detail: fmt.Sprintf("The apps setting %q is not known. Use %q (the default: render Apps of servers that advertise the extension or serve the exact App MIME type), %q (only servers that advertise the extension) or %q (never render Apps).",
-					v, AppsAuto, AppsAdvertised, AppsOff),
+				Detail: fmt.Sprintf("The apps setting %s is not known. Use %q (the default: render Apps of servers that advertise the extension or serve the exact App MIME type), %q (only servers that advertise the extension) or %q (never render Apps).",
+					quoted(b.Apps, v), AppsAuto, AppsAdvertised, AppsOff),
 				Subject: b.AppsRange.Ptr(),
 			})
 		}
@@ -234,7 +234,7 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "App resource size clamped",
-				Detail:   fmt.Sprintf("app_resource_max_bytes = %d is outside 1 to %d, so %d is used.", n, MaxAppResourceMaxBytes, used),
+				Detail:   fmt.Sprintf("The app_resource_max_bytes %s is outside 1 to %d, so %d is used.", shown(b.AppResourceMaxBytes, strconv.Itoa(n)), MaxAppResourceMaxBytes, used),
 				Subject:  b.AppResourceMaxBytesRange.Ptr(),
 			})
 		}
@@ -247,7 +247,7 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "App resource timeout clamped",
-				Detail:   fmt.Sprintf("app_resource_timeout = %s is outside 100ms to 2m, so %s is used.", d, used),
+				Detail:   fmt.Sprintf("The app_resource_timeout %s is outside 100ms to 2m, so %s is used.", shown(b.AppResourceTimeout, durationText(d)), durationText(used)),
 				Subject:  b.AppResourceTimeoutRange.Ptr(),
 			})
 		}
@@ -266,7 +266,7 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 				Severity: hcl.DiagWarning,
 				Summary:  "Discovery timeout clamped",
 				Detail: fmt.Sprintf("The discovery_timeout %s is %s of %s, so %s is used. Set a value from %s to %s.",
-					durationText(d), bound, durationText(used), durationText(used),
+					shown(b.DiscoveryTimeout, durationText(d)), bound, durationText(used), durationText(used),
 					durationText(MinDiscoveryTimeout), durationText(MaxDiscoveryTimeout)),
 				Subject: b.DiscoveryTimeoutRange.Ptr(),
 			})
@@ -279,7 +279,7 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid call timeout",
-				Detail:   fmt.Sprintf("The call_timeout %s is not greater than zero. Give the longest time one tool call may take, such as \"60s\", or remove call_timeout to use the default of %s.", durationText(d), durationText(DefaultCallTimeout)),
+				Detail:   fmt.Sprintf("The call_timeout %s is not greater than zero. Give the longest time one tool call may take, such as \"60s\", or remove call_timeout to use the default of %s.", shown(b.CallTimeout, durationText(d)), durationText(DefaultCallTimeout)),
 				Subject:  b.CallTimeoutRange.Ptr(),
 			})
 		} else {
@@ -355,7 +355,7 @@ func (l *loader) evalDuration(expr hcl.Expression, name string, rng hcl.Range) (
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid duration",
-			Detail:   fmt.Sprintf("The %s %q is not a duration. Write a number followed by a unit, such as \"10s\", \"1m30s\" or \"250ms\".", name, v),
+			Detail:   fmt.Sprintf("The %s %s is not a duration. Write a number followed by a unit, such as \"10s\", \"1m30s\" or \"250ms\".", name, quoted(expr, v)),
 			Subject:  rng.Ptr(),
 		})
 		return 0, invalid
@@ -390,7 +390,7 @@ func checkListen(v string) error {
 		return errors.New("the port is missing")
 	}
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return fmt.Errorf("the port %q is not a number from 0 to 65535", port)
+		return errors.New("the port is not a number from 0 to 65535")
 	}
 	return nil
 }

@@ -1,0 +1,149 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Values that env() and file() return may be secrets: a token, a password,
+// or whatever file the configuration names (file("/etc/shadow")). No
+// diagnostic prints them. A diagnostic about a value names the calls it was
+// read from instead, as written in the file:
+//
+//	The call_timeout read from env("SECRET") (not shown) is not a duration.
+//
+// Every diagnostic that quotes a value goes through [shown] or [quoted]; the
+// diagnostics HCL itself makes while evaluating an expression go through
+// [loader.scrub]. The source snippet under a diagnostic shows the source text,
+// env("SECRET"), which is not secret.
+
+// sourceCalls returns the env() and file() calls in expr as they are written,
+// such as `env("TOKEN")`, in the order they appear, without repeats. A call
+// whose argument is not a literal string is `env(...)`.
+func sourceCalls(expr hcl.Expression) []string {
+	node, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return nil
+	}
+	var calls []string
+	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if !ok || (call.Name != "env" && call.Name != "file") {
+			return nil
+		}
+		c := call.Name + "(...)"
+		if len(call.Args) > 0 {
+			if s, ok := literalString(call.Args[0]); ok {
+				c = fmt.Sprintf("%s(%q)", call.Name, s)
+			}
+		}
+		for _, seen := range calls {
+			if seen == c {
+				return nil
+			}
+		}
+		calls = append(calls, c)
+		return nil
+	})
+	return calls
+}
+
+// literalString returns the value of expr when it is a string written in the
+// file, with no functions or variables.
+func literalString(expr hcl.Expression) (string, bool) {
+	v, diags := expr.Value(nil)
+	if diags.HasErrors() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
+		return "", false
+	}
+	return v.AsString(), true
+}
+
+// sourcesPhrase is "" when expr calls neither env() nor file(), else
+// `env("A")`, `env("A") and file("b")` or `env("A"), env("B") and file("c")`.
+func sourcesPhrase(expr hcl.Expression) string {
+	calls := sourceCalls(expr)
+	switch len(calls) {
+	case 0:
+		return ""
+	case 1:
+		return calls[0]
+	}
+	return strings.Join(calls[:len(calls)-1], ", ") + " and " + calls[len(calls)-1]
+}
+
+// shown is how a diagnostic refers to a value of expr: plain (the value as
+// the diagnostic would print it, such as `"10"` or `5m`) when expr calls
+// neither env() nor file(), else `read from env("X") (not shown)`.
+func shown(expr hcl.Expression, plain string) string {
+	if from := sourcesPhrase(expr); from != "" {
+		return "read from " + from + " (not shown)"
+	}
+	return plain
+}
+
+// quoted is shown with the value in quotes.
+func quoted(expr hcl.Expression, v string) string {
+	return shown(expr, strconv.Quote(v))
+}
+
+// because is ": " and err when expr calls neither env() nor file(), else
+// "": the text of an error about a value, such as a URL parser's, may quote
+// a part of it.
+func because(expr hcl.Expression, err error) string {
+	if sourcesPhrase(expr) != "" {
+		return ""
+	}
+	return ": " + err.Error()
+}
+
+// scrub replaces the Detail of each diagnostic HCL made while evaluating
+// expr that quotes one of the values env() and file() returned for it
+// (returned): HCL's messages quote object keys and conversion paths, for
+// example "Two different items produced the key "s3cret"".
+func scrub(diags hcl.Diagnostics, expr hcl.Expression, returned []string) {
+	if len(returned) == 0 {
+		return
+	}
+	for _, d := range diags {
+		if !quotesAny(d.Summary+"\n"+d.Detail, returned) {
+			continue
+		}
+		from := sourcesPhrase(expr)
+		if from == "" {
+			from = "env() or file()"
+		}
+		d.Detail = fmt.Sprintf("The full message is not shown, because it quotes a value read from %s, and values read with env() and file() may be secrets. Check that value.", from)
+	}
+}
+
+// quotesAny reports whether text contains one of values, quoted as %q
+// prints it (how HCL quotes values), or as it is when it is long enough not
+// to match by chance.
+func quotesAny(text string, values []string) bool {
+	for _, v := range values {
+		for _, form := range []string{v, strings.TrimSpace(v)} {
+			if form == "" {
+				continue
+			}
+			if strings.Contains(text, strconv.Quote(form)) || (len(form) >= 8 && strings.Contains(text, form)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readFrom is "" when expr calls neither env() nor file(), else
+// `, read from env("X") (not shown),`: an aside after the name of what the
+// value is for.
+func readFrom(expr hcl.Expression) string {
+	if from := sourcesPhrase(expr); from != "" {
+		return ", read from " + from + " (not shown),"
+	}
+	return ""
+}
