@@ -53,7 +53,7 @@ func Load(fsys fs.FS, name string, opts Options) (*Config, hcl.Diagnostics) {
 	if fsys == nil {
 		return emptyConfig(name), hcl.Diagnostics{readError(name, fmt.Errorf("no file system given"))}
 	}
-	src, err := fs.ReadFile(fsys, name)
+	src, err := readFSConfig(fsys, name)
 	if err != nil {
 		return emptyConfig(name), hcl.Diagnostics{readError(name, err)}
 	}
@@ -81,7 +81,7 @@ func Load(fsys fs.FS, name string, opts Options) (*Config, hcl.Diagnostics) {
 // resolved against opts.BaseDir, or when that is empty against the absolute
 // directory of the file. file() reads relative to the file's directory.
 func LoadFile(path string, opts Options) (*Config, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := readOSConfig(path)
 	if err != nil {
 		return emptyConfig(path), hcl.Diagnostics{readError(path, err)}
 	}
@@ -163,6 +163,11 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	if diags.HasErrors() || file == nil {
 		// Decoding a body the parser had to recover from gives follow-on
 		// errors that only confuse; report the syntax errors alone.
+		SortDiagnostics(diags)
+		return cfg, diags
+	}
+	if fd := refuseForExpressions(file.Body); fd.HasErrors() {
+		diags = append(diags, fd...)
 		SortDiagnostics(diags)
 		return cfg, diags
 	}

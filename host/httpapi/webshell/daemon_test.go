@@ -40,8 +40,8 @@ type daemon struct {
 	// credKey derives the WebShell credentials; kept across restarts, as
 	// the real daemon keeps data_dir/webshell.key.
 	credKey []byte
-	port   int    // of the last start
-	base   string // http://127.0.0.1:PORT
+	port    int    // of the last start
+	base    string // http://127.0.0.1:PORT
 
 	// Of the running instance; nil when stopped.
 	h      *host.Host
