@@ -49,37 +49,11 @@ func (l *loader) decodeRateLimits(blocks []*rateLimitBlock, where string) (r Rat
 	} else if st == invalid {
 		good = false
 	}
-	burstSet := false
-	if n, st := l.evalInt(b.Burst, "burst", b.BurstRange); st == valid {
-		if n < 1 || n > MaxBurst {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid burst",
-				Detail:   fmt.Sprintf("burst is how many calls may come at once above the rate: a whole number from 1 to %d.", MaxBurst),
-				Subject:  b.BurstRange.Ptr(),
-			})
-			good = false
-		} else {
-			r.Burst, burstSet = n, true
-		}
-	} else if st == invalid {
-		good = false
-	}
-	if n, st := l.evalInt(b.ConcurrentCalls, "concurrent_calls", b.ConcurrentCallsRange); st == valid {
-		if n < 0 || n > MaxConcurrentCalls {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid concurrent_calls",
-				Detail:   fmt.Sprintf("concurrent_calls must be a whole number from 0 (no bound) to %d.", MaxConcurrentCalls),
-				Subject:  b.ConcurrentCallsRange.Ptr(),
-			})
-			good = false
-		} else {
-			r.ConcurrentCalls = n
-		}
-	} else if st == invalid {
-		good = false
-	}
+	burst, burstSet := l.boundedInt(b.Burst, "burst", b.BurstRange, 1, MaxBurst, &good,
+		"Invalid burst", fmt.Sprintf("burst is how many calls may come at once above the rate: a whole number from 1 to %d.", MaxBurst))
+	r.Burst = burst
+	r.ConcurrentCalls, _ = l.boundedInt(b.ConcurrentCalls, "concurrent_calls", b.ConcurrentCallsRange, 0, MaxConcurrentCalls, &good,
+		"Invalid concurrent_calls", fmt.Sprintf("concurrent_calls must be a whole number from 0 (no bound) to %d.", MaxConcurrentCalls))
 	if burstSet && r.CallsPerSecond == 0 {
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
@@ -92,6 +66,26 @@ func (l *loader) decodeRateLimits(blocks []*rateLimitBlock, where string) (r Rat
 		r.Burst = max(1, int(math.Ceil(2*r.CallsPerSecond)))
 	}
 	return r, good
+}
+
+// boundedInt evaluates a whole-number attribute that must lie in
+// [lo, hi]. It reports summary and detail at rng otherwise, and clears
+// *good when the attribute is present but unusable. set is whether a usable
+// value was written.
+func (l *loader) boundedInt(expr hcl.Expression, name string, rng hcl.Range, lo, hi int, good *bool, summary, detail string) (n int, set bool) {
+	n, st := l.evalInt(expr, name, rng)
+	switch {
+	case st == invalid:
+		*good = false
+		return 0, false
+	case st == absent:
+		return 0, false
+	case n < lo || n > hi:
+		l.add(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()})
+		*good = false
+		return 0, false
+	}
+	return n, true
 }
 
 // decodeAdmins checks `admins`: each name must be a principal or a group

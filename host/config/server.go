@@ -337,12 +337,20 @@ func (l *loader) evalInt(expr hcl.Expression, name string, rng hcl.Range) (int, 
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid number",
-			Detail:   fmt.Sprintf("The %s must be a whole number of bytes, such as 1048576.", name),
+			Detail:   fmt.Sprintf("The %s must be a whole number%s.", name, intUnit(name)),
 			Subject:  rng.Ptr(),
 		})
 		return 0, invalid
 	}
 	return int(n), valid
+}
+
+// intUnit says what a whole-number attribute counts, for its diagnostic.
+func intUnit(name string) string {
+	if strings.HasSuffix(name, "_bytes") {
+		return " of bytes, such as 1048576"
+	}
+	return ", such as 4"
 }
 
 func (l *loader) evalDuration(expr hcl.Expression, name string, rng hcl.Range) (time.Duration, valState) {
