@@ -121,7 +121,10 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		Assets:  webshell.Assets(),
 		Version: version(),
 	})
-	h.Start(ctx)
+	// The servers outlive the signal: calls still running when SIGINT or
+	// SIGTERM arrives get Serve's grace period on live sessions, and Close
+	// stops the servers after it.
+	h.Start(context.WithoutCancel(ctx))
 	if e.reload != nil {
 		go e.reloadOnSignal(ctx, h, *cfgPath, ownerToken != "", logger, level, *verbose)
 	}
