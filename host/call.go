@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,70 +36,40 @@ type CallToolRequest struct {
 	// Principal is the caller the policies and plugins see; the zero value
 	// is "owner" without groups (the local operator of a one-shot command).
 	Principal Principal
-	// Origin is OriginUser, OriginAPI (default) or OriginApp, for the
-	// policies.
+	// Origin is OriginUser or OriginAPI (the default), for the policies; an
+	// App's calls come only through a session (Host.Call).
 	Origin string
 }
 
-// CallTool calls a tool and returns its result. A tool failure is a result
-// with IsError set, not an error; the error is for everything else: unknown
-// server or tool, server not ready, arguments that are not a JSON object, the
-// server's call_timeout, cancellation through ctx (go-sdk then sends
-// notifications/cancelled), or the session ending mid-call.
+// CallTool calls a tool and returns its result: the pipeline's door for
+// one-shot commands (the CLI), with no session and nothing recorded, and
+// nobody to answer an `ask` rule, so such a call is denied. A tool failure
+// is a result with IsError set, not an error; the error is for everything
+// else: unknown server or tool, server not ready, arguments that are not a
+// JSON object or do not match the input schema, a policy's refusal
+// (*PolicyError), a failing result plugin, the server's call_timeout,
+// cancellation through ctx (go-sdk then sends notifications/cancelled), or
+// the session ending mid-call.
 func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallToolResult, error) {
-	g := h.acquire()
-	defer g.release()
-	c, err := g.conn(req.Server)
-	if err != nil {
-		return nil, err
-	}
-	cs, cat, err := c.current()
-	if err != nil {
-		return nil, err
-	}
-	tool, ok := cat.toolIndex[req.Tool]
-	if !ok {
-		return nil, unknownTool(req.Server, req.Tool, cat)
-	}
-	args, err := objectArguments(req.Arguments)
-	if err != nil {
-		return nil, err
-	}
 	p := req.Principal
 	if p.Name == "" {
-		p = Principal{Name: "owner", Groups: []string{}}
+		p = Principal{Name: OwnerName, Groups: []string{}}
 	}
 	origin := req.Origin
-	if origin != OriginUser && origin != OriginApp {
+	if origin != OriginUser {
 		origin = OriginAPI
 	}
-	// The one-shot path has no schema check of its own (the server checks
-	// the arguments), so rules that read args decode only the keys they
-	// read, lazily from the raw JSON: a full schema check here would cost
-	// more than the rules.
-	trail := &Trail{}
-	pol := newPolicyRun(g, p, c, tool, origin, args, nil, trail)
-	d := pol.decide(ctx, policies.PhaseCall)
-	if hidden(d) {
-		return nil, unknownTool(req.Server, req.Tool, cat)
-	}
-	if d.Effect == policies.EffectAsk {
-		// A one-shot call has nobody to ask: it is denied.
-		d.Effect = policies.EffectDeny
-		d.Message = fmt.Sprintf("needs approval, which only the WebShell can give: %s", d.Message)
-	}
-	if !d.Allowed() {
-		return nil, denied(d)
-	}
-	res, err := c.callTool(ctx, cs, req.Tool, args, req.OnProgress)
-	if err != nil {
+	out, err := h.pipeline(ctx, SessionCall{Principal: p, Server: req.Server, Tool: req.Tool, Arguments: req.Arguments, Origin: origin},
+		door{onProgress: req.OnProgress})
+	switch {
+	case err != nil:
 		return nil, err
+	case out.upstream != nil:
+		return nil, out.upstream
+	case out.stage != nil:
+		return nil, out.stage
 	}
-	res, _, err = pol.resultStage(ctx, p, c, cat, tool, args, res)
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return out.result, nil
 }
 
 // callTool sends tools/call on cs with arguments already checked by

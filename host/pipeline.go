@@ -128,22 +128,73 @@ func mapStoreErr(err error) error {
 	return err
 }
 
-// Call runs the call pipeline for one tool call in a session: check the
-// session belongs to the caller, resolve the tool, validate the arguments
-// against its input schema, call upstream with progress and cancellation,
-// record the transcript entry, and publish it.
+// Call runs the call pipeline for one tool call in a session (the door of
+// the WebShell and the API): an `ask` waits for the user's answer in the
+// WebShell, and every call that reaches the server is recorded in the
+// session's transcript and published.
 //
 // Errors before the upstream call (ErrNotFound, UnknownServerError,
-// UnknownToolError, NotReadyError, ArgumentsError, ErrCallIDInUse) record
-// nothing. Once the call has been made, every outcome — success, tool error,
-// upstream failure, cancellation — is an entry, and the error is only for
-// failing to store it.
+// UnknownToolError, NotReadyError, ArgumentsError, ErrCallIDInUse,
+// RateLimitError) record nothing. Once the call has been made, every
+// outcome — success, tool error, upstream failure, cancellation — is an
+// entry, and the error is only for failing to store it. A refusal by a
+// policy is a *PolicyError that carries the recorded entry.
 func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) {
 	if h.store == nil {
 		return nil, ErrNoStore
 	}
-	if err := h.checkSession(ctx, req.Principal.Name, req.SessionID); err != nil {
+	out, err := h.pipeline(ctx, req, door{record: true, ask: h.ask})
+	if out == nil {
 		return nil, err
+	}
+	return out.entry, err
+}
+
+// door is what tells the doors of the pipeline apart (architecture.md,
+// "One pipeline, many doors"): whether the call is recorded in a session
+// of the store, how an `ask` rule is answered, and who else hears of its
+// progress. Everything else is the same stage code for every door.
+type door struct {
+	// record: the call belongs to req.SessionID, is recorded in the store
+	// and published to subscribers.
+	record bool
+	// ask answers an `ask` rule with an Approval outcome; nil means nobody
+	// can answer, and the call is denied.
+	ask func(ctx context.Context, principal string, a Approval) (string, error)
+	// onProgress, when set, also receives the call's progress.
+	onProgress func(Progress)
+}
+
+// callOutcome is what the pipeline made of a call that reached its policy
+// stage.
+type callOutcome struct {
+	entry *store.Entry // recorded when the door records
+	// result is the result as the plugins and policies left it: nil when
+	// the call failed or a stage withheld it.
+	result *mcp.CallToolResult
+	// upstream is the failure of the call itself (not a tool error, which
+	// is a result with IsError): the server's call_timeout, cancellation,
+	// the session ending.
+	upstream error
+	// stage is the failure of a stage after the call: a plugin that failed
+	// or a result policy that refused (then a *PolicyError).
+	stage error
+}
+
+// pipeline runs the stages of one tool call, top to bottom
+// (architecture.md, "The call pipeline"): the caller's limits, the tool and
+// its arguments (checked against the input schema), the origin and, for an
+// App's call, the App gate; the `call` phase of the policies (an `ask`
+// answered through the door); the upstream call with progress and
+// cancellation; the result plugins and the `result` phase; the App and its
+// display plugins and `app` phase; the record. It returns an error, and no
+// outcome, for what stops a call before its policies run; a refusal by a
+// `call` or `result` rule is a *PolicyError with the outcome.
+func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutcome, error) {
+	if d.record {
+		if err := h.checkSession(ctx, req.Principal.Name, req.SessionID); err != nil {
+			return nil, err
+		}
 	}
 	g := h.acquire()
 	defer g.release()
@@ -205,52 +256,78 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 		ProtocolVersion: st.ProtocolVersion,
 		StartedAt:       time.Now().UTC(),
 	}
+	out := &callOutcome{entry: entry}
 	trail := &Trail{}
 	pol := newPolicyRun(g, req.Principal, c, tool, origin, args, decoded, trail)
 	pol.callID = callID
+	finish := func(perr *PolicyError) (*callOutcome, error) {
+		entry.DurationMs = float64(time.Since(entry.StartedAt).Microseconds()) / 1000
+		if d.record {
+			recorded, err := h.record(ctx, req.Principal.Name, entry, trail, pol.audit)
+			if err != nil {
+				return nil, err
+			}
+			out.entry = recorded
+		} else {
+			entry.Trail = trail.raw()
+		}
+		if perr != nil {
+			perr.Entry = out.entry
+			return out, perr
+		}
+		return out, nil
+	}
 
 	// Policy, phase call (list rules first: a hidden tool is answered as
 	// one that does not exist, and only the audit log knows).
-	d := pol.decide(cctx, policies.PhaseCall)
-	if hidden(d) {
+	dec := pol.decide(cctx, policies.PhaseCall)
+	if hidden(dec) {
 		h.appendAudit(ctx, req.Principal.Name, req.SessionID, pol.audit)
 		return nil, unknownTool(req.Server, req.Tool, cat)
 	}
-	if d.Effect == policies.EffectAsk {
-		outcome, err := h.ask(cctx, req.Principal.Name, Approval{
-			SessionID: req.SessionID, CallID: callID, Server: req.Server, Tool: req.Tool, Arguments: args,
-			Origin: origin, Rule: d.Rule, Message: d.Message,
-		})
-		if err != nil {
-			h.appendAudit(ctx, req.Principal.Name, req.SessionID, pol.audit) // the ask decision, though nobody was asked
-			return nil, err
-		}
-		trail.Approval = outcome
-		if outcome != ApprovalApproved {
-			d.Effect = policies.EffectDeny
-			d.Message = "not approved: " + approvalText(outcome, h.opts.ApprovalTimeout)
+	if dec.Effect == policies.EffectAsk {
+		if d.ask == nil {
+			dec.Effect = policies.EffectDeny
+			dec.Message = "needs approval, which only the WebShell can give: " + dec.Message
+		} else {
+			outcome, err := d.ask(cctx, req.Principal.Name, Approval{
+				SessionID: req.SessionID, CallID: callID, Server: req.Server, Tool: req.Tool, Arguments: args,
+				Origin: origin, Rule: dec.Rule, Message: dec.Message,
+			})
+			if err != nil {
+				h.appendAudit(ctx, req.Principal.Name, req.SessionID, pol.audit) // the ask decision, though nobody was asked
+				return nil, err
+			}
+			trail.Approval = outcome
+			if outcome != ApprovalApproved {
+				dec.Effect = policies.EffectDeny
+				dec.Message = "not approved: " + approvalText(outcome, h.opts.ApprovalTimeout)
+			}
 		}
 	}
-	if d.Effect == policies.EffectDeny {
-		perr := denied(d)
+	if dec.Effect == policies.EffectDeny {
+		perr := denied(dec)
 		entry.Status = StatusDenied
 		entry.Error = perr.Message
-		entry.DurationMs = float64(time.Since(entry.StartedAt).Microseconds()) / 1000
-		entry, err := h.record(ctx, req.Principal.Name, entry, trail, pol.audit)
-		if err != nil {
-			return nil, err
-		}
-		perr.Entry = entry
-		return entry, perr
+		return finish(perr)
 	}
 
-	h.publish(Event{Type: EventCallStarted, Principal: req.Principal.Name,
-		Data: CallStarted{CallID: callID, SessionID: req.SessionID, Server: req.Server, Tool: req.Tool}})
-	res, err := c.callTool(cctx, cs, req.Tool, args, func(p Progress) {
-		h.publish(Event{Type: EventProgress, Principal: req.Principal.Name,
-			Data: CallProgress{CallID: callID, SessionID: req.SessionID, Progress: p}})
-	})
+	// The upstream call.
+	progress := d.onProgress
+	if d.record {
+		h.publish(Event{Type: EventCallStarted, Principal: req.Principal.Name,
+			Data: CallStarted{CallID: callID, SessionID: req.SessionID, Server: req.Server, Tool: req.Tool}})
+		progress = func(p Progress) {
+			h.publish(Event{Type: EventProgress, Principal: req.Principal.Name,
+				Data: CallProgress{CallID: callID, SessionID: req.SessionID, Progress: p}})
+			if d.onProgress != nil {
+				d.onProgress(p)
+			}
+		}
+	}
+	res, err := c.callTool(cctx, cs, req.Tool, args, progress)
 	took := time.Since(entry.StartedAt)
+	out.upstream = err
 	switch {
 	case err != nil && cctx.Err() != nil:
 		entry.Status = StatusCancelled
@@ -268,8 +345,9 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	// Plugins, stage result, then policy, phase result.
 	var perr *PolicyError
 	if res != nil {
-		out, status, serr := pol.resultStage(cctx, req.Principal, c, cat, tool, args, res)
+		shown, status, serr := pol.resultStage(cctx, req.Principal, c, cat, tool, args, res)
 		if serr != nil {
+			out.stage = serr
 			entry.Status = status
 			entry.Error = serr.Error()
 			if pe, ok := serr.(*PolicyError); ok {
@@ -277,8 +355,9 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 				entry.Error = pe.Message
 			}
 		}
-		res = out
+		res = shown
 	}
+	out.result = res
 	if res != nil {
 		raw, merr := json.Marshal(res)
 		if merr != nil {
@@ -299,17 +378,7 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 			entry.Display = encodeDisplay(c, tool, disp)
 		}
 	}
-	entry.DurationMs = float64(time.Since(entry.StartedAt).Microseconds()) / 1000
-
-	entry, err = h.record(ctx, req.Principal.Name, entry, trail, pol.audit)
-	if err != nil {
-		return nil, err
-	}
-	if perr != nil {
-		perr.Entry = entry
-		return entry, perr
-	}
-	return entry, nil
+	return finish(perr)
 }
 
 // record appends entry with its trail and audit records to the transcript

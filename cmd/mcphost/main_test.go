@@ -71,6 +71,8 @@ func TestScripts(t *testing.T) {
 	// The raw JSON-RPC fixture server; its -mode hostile supplies strings
 	// hostile to a terminal.
 	misbehave := testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/misbehave")
+	// The go-sdk fixture server (fx.echo, fx.fail, …).
+	wellbehaved := testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/wellbehaved")
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -85,6 +87,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("REDACT_WASM", redactWasm)
 			env.Setenv("HOSTILE_WASM", hostileWasm)
 			env.Setenv("MISBEHAVE", misbehave)
+			env.Setenv("WELLBEHAVED", wellbehaved)
 			// Under -race every process sleeps 1s at exit so other goroutines
 			// can finish their reports; a script starts dozens (each call
 			// also runs the demo as a child). Races found in them are still
