@@ -88,6 +88,7 @@ type Host struct {
 	pluginRT  *plugins.Runtime // shared by every generation's plugins; closed last
 	owned     sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
 	closing   atomic.Bool
+	closed    chan struct{} // closed when Close begins
 	// listenAddr is the address the daemon's listener is bound to, set by
 	// Serve (a listen port of 0 gets its real port only then); nil while
 	// the host serves nothing.
@@ -130,7 +131,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.MaxSubscribersPerPrincipal <= 0 {
 		opts.MaxSubscribersPerPrincipal = DefaultMaxSubscribersPerPrincipal
 	}
-	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: newCredentialKey(opts.CredentialKey)}
+	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: newCredentialKey(opts.CredentialKey), closed: make(chan struct{})}
 	userOnStatus := opts.OnStatus
 	opts.OnStatus = func(st ServerStatus) {
 		h.publish(Event{Type: EventServer, Data: st})
@@ -237,6 +238,7 @@ func (h *Host) Run(ctx context.Context) error {
 func (h *Host) Close() error {
 	h.closeOnce.Do(func() {
 		h.closing.Store(true)
+		close(h.closed)
 		h.startOnce.Do(func() {}) // a host that never started has nothing to stop
 		h.calls.cancelAll()
 		if h.cancel != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,8 +29,13 @@ type generation struct {
 	policies   *policies.Set // nil: no policies
 	plugins    *plugins.Set  // nil: no plugins
 
-	// active counts the calls holding this generation (see acquire).
-	active atomic.Int64
+	// active counts the calls holding this generation (see acquire). Once
+	// the generation is retired, the release that brings it to zero closes
+	// idle.
+	active   atomic.Int64
+	retired  atomic.Bool
+	idle     chan struct{}
+	idleOnce sync.Once
 }
 
 // gen returns the current generation.
@@ -49,7 +55,22 @@ func (h *Host) acquire() *generation {
 	}
 }
 
-func (g *generation) release() { g.active.Add(-1) }
+func (g *generation) release() {
+	if g.active.Add(-1) == 0 && g.retired.Load() {
+		g.signalIdle()
+	}
+}
+
+// markRetired says no new call will hold g; idle closes when the last
+// one that does releases it (at once when none does).
+func (g *generation) markRetired() {
+	g.retired.Store(true)
+	if g.active.Load() == 0 {
+		g.signalIdle()
+	}
+}
+
+func (g *generation) signalIdle() { g.idleOnce.Do(func() { close(g.idle) }) }
 
 // conn returns the generation's server called name.
 func (g *generation) conn(name string) (*serverConn, error) {
@@ -74,7 +95,7 @@ func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *gener
 			return nil, nil, &UnknownServerError{Server: name, Known: serverNames(cfg)}
 		}
 	}
-	g = &generation{cfg: cfg, byName: map[string]*serverConn{}}
+	g = &generation{cfg: cfg, byName: map[string]*serverConn{}, idle: make(chan struct{})}
 	g.principals = h.principalTokens(cfg)
 	if ps := cfg.PolicySet; ps != nil && (ps.Rules() > 0 || ps.Default() != policies.EffectAllow) {
 		g.policies = ps
@@ -232,14 +253,16 @@ func (h *Host) retire(old *generation, conns []*serverConn, next *plugins.Set) {
 	h.retiring.Add(1)
 	go func() {
 		defer h.retiring.Done()
-		deadline := time.Now().Add(bound)
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for old.active.Load() > 0 && time.Now().Before(deadline) && !h.closing.Load() {
-			<-tick.C
-		}
-		if n := old.active.Load(); n > 0 && !h.closing.Load() {
-			h.opts.Logger.Warn("retiring the old config with calls still running", "calls", n, "after", bound)
+		// The swap is done, so a call that holds old now began before it;
+		// wait for the last of them to release it.
+		old.markRetired()
+		timer := time.NewTimer(bound)
+		defer timer.Stop()
+		select {
+		case <-old.idle:
+		case <-h.closed:
+		case <-timer.C:
+			h.opts.Logger.Warn("retiring the old config with calls still running", "calls", old.active.Load(), "after", bound)
 		}
 		for _, c := range conns {
 			c.retired.Store(true) // its last states are not news: a new one may have its name
