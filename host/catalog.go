@@ -34,6 +34,7 @@ type catalog struct {
 	tools     []*mcp.Tool
 	toolIndex map[string]*mcp.Tool
 	rejected  []RejectedTool // tools the server listed that tools and toolIndex leave out
+	unchecked []RejectedTool // tools whose input schema does not compile, with the reason
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
 	templates []*mcp.ResourceTemplate
@@ -72,6 +73,10 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*c
 		}
 		for _, r := range cat.rejected {
 			lc.log().Warn("tool left out of the catalog", "tool", r.Name, "reason", r.Reason)
+		}
+		cat.compileSchemas()
+		for _, u := range cat.unchecked {
+			lc.log().Warn("tool input schema does not compile; its arguments are not checked", "tool", u.Name, "reason", u.Reason)
 		}
 	}
 	// A legacy server may serve prompts and resources without declaring

@@ -128,6 +128,7 @@ func (c *serverConn) snapshot() ServerStatus {
 		st.Resources = len(c.cat.resources)
 		st.ResourceTemplates = len(c.cat.templates)
 		st.RejectedTools = c.cat.rejected
+		st.UncheckedTools = c.cat.unchecked
 	}
 	return st
 }

@@ -497,7 +497,8 @@ func unknownTool(server, tool string, cat *catalog) error {
 
 // validate checks args against the tool's input schema. A schema that
 // cannot be compiled (remote $ref, unsupported draft) is not enforced here:
-// the server validates its own input, and the failure is logged once.
+// the server validates its own input, and the catalog reports the tool in
+// the server's status (uncheckedTools) and logs it once per fetch.
 //
 // It returns the decoded arguments when it decoded them (the policies reuse
 // them), else nil.
@@ -516,8 +517,9 @@ func (cat *catalog) validate(tool *mcp.Tool, args json.RawMessage) (any, error) 
 	return v, nil
 }
 
-// schema returns the compiled input schema of a tool, compiling it on first
-// use; nil when it cannot be compiled.
+// schema returns the compiled input schema of a tool (compileSchemas
+// compiled them all when the catalog was fetched); nil when it cannot be
+// compiled.
 func (cat *catalog) schema(tool *mcp.Tool) *jsonschema.Resolved {
 	cat.schemaMu.Lock()
 	defer cat.schemaMu.Unlock()
@@ -527,13 +529,42 @@ func (cat *catalog) schema(tool *mcp.Tool) *jsonschema.Resolved {
 	if cat.schemas == nil {
 		cat.schemas = map[string]*jsonschema.Resolved{}
 	}
-	var rs *jsonschema.Resolved
-	if raw, err := json.Marshal(tool.InputSchema); err == nil {
-		var s jsonschema.Schema
-		if err := json.Unmarshal(raw, &s); err == nil {
-			rs, _ = s.Resolve(nil)
-		}
-	}
+	rs, _ := compileInputSchema(tool)
 	cat.schemas[tool.Name] = rs
 	return rs
+}
+
+// compileSchemas compiles every tool's input schema when the catalog is
+// fetched, so that one that does not compile is known (and reported) at
+// once, not skipped silently at its first call.
+func (cat *catalog) compileSchemas() {
+	cat.schemaMu.Lock()
+	defer cat.schemaMu.Unlock()
+	if cat.schemas == nil {
+		cat.schemas = make(map[string]*jsonschema.Resolved, len(cat.tools))
+	}
+	for _, t := range cat.tools {
+		rs, err := compileInputSchema(t)
+		cat.schemas[t.Name] = rs
+		if err != nil {
+			cat.unchecked = append(cat.unchecked, RejectedTool{Name: t.Name, Reason: err.Error()})
+		}
+	}
+}
+
+// compileInputSchema compiles a tool's input schema.
+func compileInputSchema(tool *mcp.Tool) (*jsonschema.Resolved, error) {
+	raw, err := json.Marshal(tool.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the input schema: %w", err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("the input schema is not a JSON Schema: %w", err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("the input schema does not compile: %w", err)
+	}
+	return rs, nil
 }

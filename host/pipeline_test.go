@@ -3,6 +3,7 @@ package host_test
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -57,5 +58,37 @@ policy "ask-echo" {
 	var pe *host.PolicyError
 	if !errors.As(err, &pe) || pe.Rule != "ask-echo" || !strings.Contains(pe.Message, "needs approval, which only the WebShell can give: May it echo?") {
 		t.Fatalf("an ask rule on the one-shot door: %v", err)
+	}
+}
+
+// TestUncompilableSchemaReported: a tool whose input schema does not
+// compile is reported in the server's status (uncheckedTools, with the
+// compiler's complaint) and logged once when the catalog is fetched, and
+// its calls go to the server unchecked.
+func TestUncompilableSchemaReported(t *testing.T) {
+	rec := newRecordingHandler()
+	h := startHost(t, host.Options{Logger: slog.New(rec)}, stdioServer("bad", testbin.Build(t, misbehavePkg), "-mode", "bad-schema"))
+	st := mustStatus(t, h, "bad")
+	if st.State != host.StateReady || len(st.UncheckedTools) != 1 || st.UncheckedTools[0].Name != "remote-ref" ||
+		!strings.Contains(st.UncheckedTools[0].Reason, "does not compile") {
+		t.Fatalf("status %+v, want remote-ref among the unchecked tools", st)
+	}
+	if st.Tools != 2 {
+		t.Errorf("%d tools, want 2 (an unchecked tool is still listed)", st.Tools)
+	}
+	res, err := h.CallTool(t.Context(), host.CallToolRequest{Server: "bad", Tool: "remote-ref", Arguments: json.RawMessage(`{"a":42}`)})
+	if err != nil || textOf(res) != "remote-ref from raw" {
+		t.Fatalf("calling the unchecked tool: %v, %v", res, err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	n := 0
+	for _, r := range *rec.records {
+		if r["msg"] == "tool input schema does not compile; its arguments are not checked" && r["tool"] == "remote-ref" && r["server"] == "bad" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("logged %d times, want once: %v", n, *rec.records)
 	}
 }

@@ -57,6 +57,11 @@ type ServerStatus struct {
 	// left out (not listed, not callable): names outside the MCP spec's
 	// tool-name rule, and repeats of a name. Tools counts only the others.
 	RejectedTools []RejectedTool `json:"rejectedTools,omitempty"`
+	// UncheckedTools are tools whose input schema does not compile (a
+	// remote $ref, an unsupported draft, a malformed schema): mcphost
+	// cannot check their arguments, so the server alone does. Reason is the
+	// compiler's complaint. They are listed and callable.
+	UncheckedTools []RejectedTool `json:"uncheckedTools,omitempty"`
 
 	// LastError is the most recent failure (connect, list or exit), with the
 	// tail of the server's stderr when it has one.

@@ -173,6 +173,13 @@ func (e *env) servers(ctx context.Context, args []string) int {
 					fmt.Fprintf(e.stdout, "  \"%s\": %s\n", termsafe.Line(r.Name), termsafe.Line(r.Reason))
 				}
 			}
+			if len(s.UncheckedTools) > 0 {
+				fmt.Fprintf(e.stdout, "\n%s: %s whose input schema does not compile (their arguments go to the server unchecked):\n",
+					s.Name, plural(len(s.UncheckedTools), "tool"))
+				for _, u := range s.UncheckedTools {
+					fmt.Fprintf(e.stdout, "  %s: %s\n", termsafe.Line(u.Name), termsafe.Line(u.Reason))
+				}
+			}
 		}
 	}
 	for _, s := range statuses {

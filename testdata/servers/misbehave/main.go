@@ -52,6 +52,9 @@
 //	                 string-id with id "abc", null-id with an error whose id
 //	                 is null; hold sends one notifications/progress (when the
 //	                 call has a progress token) and is never answered
+//	bad-schema       like ok, but tools/list is one page: hello, and
+//	                 remote-ref, whose input schema has a $ref to a remote
+//	                 URL (it does not compile without fetching it)
 //
 // Other flags:
 //
@@ -105,7 +108,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("misbehave", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.StringVar(&o.mode, "mode", "ok", "`behaviour`: ok, exit, garbage, silent, slow-init, repeat-cursor, crash-after-init, hostile, log-flood or stray-id")
+	fs.StringVar(&o.mode, "mode", "ok", "`behaviour`: ok, exit, garbage, silent, slow-init, repeat-cursor, crash-after-init, hostile, log-flood, stray-id or bad-schema")
 	fs.DurationVar(&o.delay, "delay", 2*time.Second, "how long slow-init waits before answering initialize")
 	fs.IntVar(&o.stderrLines, "stderr-lines", 0, "write `n` lines of about 100 bytes to stderr at start")
 	fs.BoolVar(&o.stderrHostile, "stderr-hostile", false, "write one stderr line with escape sequences at start")
@@ -115,7 +118,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch o.mode {
-	case "ok", "exit", "garbage", "silent", "slow-init", "repeat-cursor", "crash-after-init", "hostile", "log-flood", "stray-id":
+	case "ok", "exit", "garbage", "silent", "slow-init", "repeat-cursor", "crash-after-init", "hostile", "log-flood", "stray-id", "bad-schema":
 	default:
 		fmt.Fprintf(stderr, "misbehave: unknown -mode %q\n", o.mode)
 		return 2
@@ -346,6 +349,11 @@ func (s *server) handle(msg message) (any, *rpcError) {
 			return map[string]any{"tools": []tool{newTool("hello"), newTool("flood")}}, nil
 		case "stray-id":
 			return map[string]any{"tools": []tool{newTool("hello"), newTool("wrong-id"), newTool("string-id"), newTool("null-id"), newTool("hold")}}, nil
+		case "bad-schema":
+			remote := newTool("remote-ref")
+			remote.InputSchema = map[string]any{"type": "object", "properties": map[string]any{
+				"a": map[string]any{"$ref": "https://schemas.example.com/a.json"}}}
+			return map[string]any{"tools": []tool{newTool("hello"), remote}}, nil
 		}
 		if s.opts.mode == "hostile" {
 			return map[string]any{"tools": hostileTools()}, nil
@@ -365,7 +373,7 @@ func (s *server) handle(msg message) (any, *rpcError) {
 			return s.hostileCall(params.Name, params.Meta.ProgressToken)
 		}
 		switch params.Name {
-		case "hello", "two", "three", "loop":
+		case "hello", "two", "three", "loop", "remote-ref":
 			return map[string]any{
 				"content": []map[string]any{{"type": "text", "text": params.Name + " from raw"}},
 			}, nil
