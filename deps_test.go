@@ -16,6 +16,10 @@ const module = "github.com/mcphost/mcphost"
 // package nor each other (../shared/docs/architecture.md).
 var leaves = []string{"negotiate", "cache", "apps", "sandbox", "plugins", "policies"}
 
+// sharedTypes is the one package every leaf may import: the types of the
+// App display record they share. It imports nothing of mcphost's.
+const sharedTypes = "appdisplay"
+
 // ginImporters are the only packages allowed to import gin; leaves may not
 // depend on it even indirectly.
 var ginImporters = []string{"host/httpapi"}
@@ -98,6 +102,9 @@ func TestImportDirection(t *testing.T) {
 			}
 			if !isUnder(r, "cmd") && isUnder(dr, "cmd") {
 				t.Errorf("%s imports the command %s", r, dr)
+			}
+			if isUnder(r, sharedTypes) {
+				t.Errorf("the shared types package %s imports %s: it must import nothing of mcphost's", r, dr)
 			}
 			if strings.HasPrefix(r, "internal/") && isUnder(dr, "host") {
 				t.Errorf("internal package %s imports %s: %s", r, dr, chain(pkgs, path, dep))

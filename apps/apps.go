@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcphost/mcphost/appdisplay"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -147,13 +148,9 @@ type ResourceReader interface {
 // CSP holds the App's declared CSP sources (§4), each list already filtered
 // through [Options.ValidSource]. Resolve never leaves a list nil, so every
 // field serialises as an array; an empty list means no source for that
-// directive ('none' for frames and base-uri).
-type CSP struct {
-	ConnectDomains  []string `json:"connectDomains"`
-	ResourceDomains []string `json:"resourceDomains"`
-	FrameDomains    []string `json:"frameDomains"`
-	BaseURIDomains  []string `json:"baseUriDomains"`
-}
+// directive ('none' for frames and base-uri). It is the type every stage
+// shares (package appdisplay).
+type CSP = appdisplay.CSP
 
 // Display is the display record of §6, stored with the transcript entry.
 //

@@ -213,11 +213,7 @@ func (pol *policyRun) displayStage(ctx context.Context, p Principal, c *serverCo
 			return
 		}
 		d.HTML, d.FallbackText, d.Permissions = out.HTML, out.FallbackText, out.Permissions
-		d.CSP = nil
-		if out.CSP != nil {
-			d.CSP = &apps.CSP{ConnectDomains: out.CSP.ConnectDomains, ResourceDomains: out.CSP.ResourceDomains,
-				FrameDomains: out.CSP.FrameDomains, BaseURIDomains: out.CSP.BaseURIDomains}
-		}
+		d.CSP = out.CSP
 	}
 	if pol.set != nil {
 		if pol.set.Uses(policies.PhaseApp, "app") {
@@ -244,20 +240,14 @@ func withholdApp(d *apps.Display, res *mcp.CallToolResult, warning string) {
 }
 
 func pluginDisplay(d *apps.Display) plugins.Display {
-	out := plugins.Display{Type: d.Type, ResourceURI: d.ResourceURI, HTML: d.HTML, Permissions: d.Permissions, FallbackText: d.FallbackText}
-	if d.CSP != nil {
-		out.CSP = &plugins.CSP{ConnectDomains: d.CSP.ConnectDomains, ResourceDomains: d.CSP.ResourceDomains,
-			FrameDomains: d.CSP.FrameDomains, BaseURIDomains: d.CSP.BaseURIDomains}
-	}
-	return out
+	return plugins.Display{Type: d.Type, ResourceURI: d.ResourceURI, HTML: d.HTML, CSP: d.CSP, Permissions: d.Permissions, FallbackText: d.FallbackText}
 }
 
 // policyApp is what the app phase sees of a display record.
 func policyApp(d *apps.Display) *policies.App {
 	a := &policies.App{ResourceURI: d.ResourceURI, HTMLSize: len(d.HTML), Permissions: []string{}}
 	if d.CSP != nil {
-		a.CSP = policies.CSP{ConnectDomains: d.CSP.ConnectDomains, ResourceDomains: d.CSP.ResourceDomains,
-			FrameDomains: d.CSP.FrameDomains, BaseURIDomains: d.CSP.BaseURIDomains}
+		a.CSP = *d.CSP
 	}
 	for name := range d.Permissions {
 		a.Permissions = append(a.Permissions, name)

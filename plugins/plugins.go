@@ -3,6 +3,7 @@ package plugins
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcphost/mcphost/appdisplay"
 	"log/slog"
 	"time"
 
@@ -161,13 +162,8 @@ type ResultInput struct {
 	ValidateStructured func(any) error
 }
 
-// CSP is a display record's CSP sources.
-type CSP struct {
-	ConnectDomains  []string `json:"connectDomains"`
-	ResourceDomains []string `json:"resourceDomains"`
-	FrameDomains    []string `json:"frameDomains"`
-	BaseURIDomains  []string `json:"baseUriDomains"`
-}
+// CSP is a display record's CSP sources (the type every stage shares).
+type CSP = appdisplay.CSP
 
 // Display is the part of an App's display record that display plugins see
 // and may change.

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"encoding/json"
+	"github.com/mcphost/mcphost/appdisplay"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,13 +38,9 @@ type Result struct {
 	Structured any    `cel:"structured"`
 }
 
-// CSP is an App's declared content security sources.
-type CSP struct {
-	ConnectDomains  []string `cel:"connectDomains"`
-	ResourceDomains []string `cel:"resourceDomains"`
-	FrameDomains    []string `cel:"frameDomains"`
-	BaseURIDomains  []string `cel:"baseUriDomains"`
-}
+// CSP is an App's declared content security sources (the type every stage
+// shares; CEL reads its cel names).
+type CSP = appdisplay.CSP
 
 // App is what the app phase sees of an MCP App about to render.
 // Permissions are names such as "camera".

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcphost/mcphost/appdisplay"
 	"io"
 	"strings"
 )
@@ -14,15 +15,11 @@ const MaxSourcesPerList = 32
 
 // CSP holds the source lists an App declared in _meta.ui.csp (apps.md §4):
 // where the App may connect, load resources from, frame, and set as base URI.
-// Each entry should pass [ValidSource]; an empty list means none.
-type CSP struct {
-	ConnectDomains  []string
-	ResourceDomains []string
-	FrameDomains    []string
-	BaseURIDomains  []string
-}
+// Each entry should pass [ValidSource]; an empty list means none. It is the
+// type every stage shares (package appdisplay).
+type CSP = appdisplay.CSP
 
-// Header builds the Content-Security-Policy of the proxy page (apps.md §8.3):
+// Header builds, from c, the Content-Security-Policy of the proxy page (apps.md §8.3):
 //
 //	default-src 'none'; script-src 'unsafe-inline' R; style-src 'unsafe-inline' R;
 //	img-src data: R; media-src data: R; font-src R; connect-src C|'none';
@@ -37,7 +34,7 @@ type CSP struct {
 // loopback origin with a port (as the handler requires) yields
 // frame-ancestors 'none'. Callers should still validate first and refuse bad
 // input, as [Handler] does, rather than rely on this filtering.
-func (c CSP) Header(hostOrigin string) string {
+func Header(c CSP, hostOrigin string) string {
 	res := cleanSources(c.ResourceDomains)
 	ancestor := "'none'"
 	if checkHostOrigin(hostOrigin) == nil {

@@ -125,7 +125,7 @@ func (h *handler) parse(raw string) (string, error) {
 			return "", err
 		}
 	}
-	return c.Header(origin), nil
+	return Header(c, origin), nil
 }
 
 // checkHostOrigin requires an origin as a browser serializes it:

@@ -186,7 +186,7 @@ func TestHeader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, tt.csp.Header(tt.origin)); diff != "" {
+			if diff := cmp.Diff(tt.want, Header(tt.csp, tt.origin)); diff != "" {
 				t.Errorf("Header (-want +got):\n%s", diff)
 			}
 		})
