@@ -122,18 +122,32 @@ CREATE INDEX audit_principal ON audit (principal);
 // version is read again inside each transaction, so two processes opening
 // the same file at once cannot apply a step twice.
 func (s *Store) migrate(ctx context.Context, migs []string) error {
+	from := -1
 	for {
-		done, err := s.migrateOne(ctx, migs)
-		if err != nil || done {
+		done, to, err := s.migrateOne(ctx, migs)
+		if err != nil {
 			return err
+		}
+		if done {
+			if from >= 0 {
+				// One line for the whole upgrade (a new database runs every
+				// migration); nothing an operator must act on.
+				s.logger.DebugContext(ctx, "migrated schema", "path", s.path, "from_version", from, "schema_version", to)
+			}
+			return nil
+		}
+		if from < 0 {
+			from = to - 1
 		}
 	}
 }
 
-func (s *Store) migrateOne(ctx context.Context, migs []string) (done bool, err error) {
+// migrateOne runs the next migration in its own transaction. It returns
+// done when the schema is current, and the version the schema is at.
+func (s *Store) migrateOne(ctx context.Context, migs []string) (done bool, version int, err error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	defer func() {
 		if err != nil {
@@ -142,25 +156,24 @@ func (s *Store) migrateOne(ctx context.Context, migs []string) (done bool, err e
 	}()
 	st, err := inspect(ctx, tx)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	if err := st.check(len(migs)); err != nil {
-		return false, err
+		return false, 0, err
 	}
 	if st.version == len(migs) {
-		return true, tx.Rollback()
+		return true, st.version, tx.Rollback()
 	}
 	to := st.version + 1
 	if _, err := tx.ExecContext(ctx, migs[st.version]); err != nil {
-		return false, fmt.Errorf("migration %d: %w", to, err)
+		return false, 0, fmt.Errorf("migration %d: %w", to, err)
 	}
 	// PRAGMA takes no parameters; both values are integers we control.
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", applicationID, to)); err != nil {
-		return false, fmt.Errorf("migration %d: %w", to, err)
+		return false, 0, fmt.Errorf("migration %d: %w", to, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("migration %d: commit: %w", to, err)
+		return false, 0, fmt.Errorf("migration %d: commit: %w", to, err)
 	}
-	s.logger.InfoContext(ctx, "migrated schema", "path", s.path, "schema_version", to)
-	return false, nil
+	return false, to, nil
 }
