@@ -279,78 +279,26 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		},
 	})
 
-	if c.cfg.VersionNegotiation == config.NegotiationAuto {
-		return c.connectNegotiated(ctx, dctx, client, refresh)
-	}
-
-	var (
-		transport mcp.Transport
-		cmd       *exec.Cmd
-		stderr    *stderrLog
-	)
-	switch c.cfg.Transport {
-	case config.TransportStdio:
-		stderr = newStderrLog(c.logger, c.stderrLimit)
-		cmd = newCommand(&c.cfg, stderr)
-		transport = c.guardAnswers(&mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace})
-	case config.TransportStreamableHTTP:
-		transport = &mcp.StreamableClientTransport{
-			Endpoint:   c.cfg.URL,
-			HTTPClient: c.httpClient(),
-			MaxRetries: 2,
-		}
-	case config.TransportSSE:
-		transport = c.guardAnswers(negotiate.Detached(&mcp.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: c.httpClient()}))
-	default:
-		return nil, nil, nil, fmt.Errorf("unknown transport %q", c.cfg.Transport)
-	}
-
-	type connected struct {
-		cs  *mcp.ClientSession
-		err error
-	}
-	done := make(chan connected, 1)
-	go func() {
-		cs, err := client.Connect(dctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: LegacyProtocolVersion})
-		done <- connected{cs, err}
-	}()
-	var r connected
-	select {
-	case r = <-done:
-	case <-dctx.Done():
-		if cmd != nil {
-			r = <-done // a stdio server is killed below, once Connect has started it
-		} else {
-			// go-sdk's cleanup after a failed initialize can wait 5s for its
-			// notifications/cancelled POST; let it finish in the background.
-			go func() {
-				if r := <-done; r.cs != nil {
-					_ = r.cs.Close()
-				}
-			}()
-			r.err = dctx.Err()
-		}
-	}
-	cs, err := r.cs, r.err
-	if err != nil {
-		err = contextErr(dctx, ctx, err, "initialize", c.cfg.DiscoveryTimeout)
-		killGroup(cmd)
-		err = describeExit(hintNotJSON(err, c.cfg.Transport), cmd)
-		return nil, nil, nil, withStderr(fmt.Errorf("connect: %w", err), stderr)
-	}
-	verdict := negotiate.Verdict{Era: EraLegacy, ProtocolVersion: cs.InitializeResult().ProtocolVersion,
-		Evidence: `legacy: version_negotiation = "legacy"`}
-	return c.ready(ctx, dctx, cs, cmd, stderr, refresh, verdict)
+	return c.connectNegotiated(ctx, dctx, client, refresh)
 }
 
-// connectNegotiated connects a server with version_negotiation = "auto"
-// through the negotiate package: era cache, probe, classification, and a
-// session pinned to the verdict, all within the discovery window.
+// connectNegotiated connects a server through the negotiate package, the
+// one connect path: with version_negotiation = "legacy" an initialize
+// pinned at LegacyProtocolVersion; with "auto" the era cache, the probe,
+// its classification, and a session pinned to the verdict; all within the
+// discovery window.
 func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Client, refresh chan struct{}) (*mcp.ClientSession, *exec.Cmd, *stderrLog, error) {
-	var stderr *stderrLog
+	var (
+		stderr *stderrLog
+		last   *exec.Cmd // the session process, for how it ended when the connect fails
+	)
+	mode := negotiate.ModeLegacy
+	if c.cfg.VersionNegotiation == config.NegotiationAuto {
+		mode = negotiate.ModeAuto
+	}
 	spec := negotiate.Spec{
 		Name:             c.cfg.Name,
-		Mode:             negotiate.ModeAuto,
+		Mode:             mode,
 		Transport:        c.cfg.Transport,
 		DiscoveryTimeout: c.cfg.DiscoveryTimeout,
 		StdioProbe:       c.cfg.StdioProbe,
@@ -366,15 +314,26 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 	switch c.cfg.Transport {
 	case config.TransportStdio:
 		stderr = newStderrLog(c.logger, c.stderrLimit)
-		spec.NewCommand = func() *exec.Cmd { return newCommand(&c.cfg, stderr) }
+		spec.NewCommand = func() *exec.Cmd {
+			last = newCommand(&c.cfg, stderr)
+			return last
+		}
 	default:
 		spec.URL = c.cfg.URL
 		spec.HTTPClient = c.httpClient()
 	}
 	res, err := negotiate.Connect(dctx, spec)
 	if err != nil {
-		err = contextErr(dctx, ctx, err, "negotiating the protocol version", c.cfg.DiscoveryTimeout)
-		return nil, nil, nil, withStderr(fmt.Errorf("connect: %w", hintNotJSON(err, c.cfg.Transport)), stderr)
+		what := "negotiating the protocol version"
+		if mode == negotiate.ModeLegacy {
+			what = "initialize"
+		}
+		err = contextErr(dctx, ctx, err, what, c.cfg.DiscoveryTimeout)
+		err = hintNotJSON(err, c.cfg.Transport)
+		if mode == negotiate.ModeLegacy {
+			err = describeExit(err, last) // a probe sibling's exit would say nothing of the session
+		}
+		return nil, nil, nil, withStderr(fmt.Errorf("connect: %w", err), stderr)
 	}
 	return c.ready(ctx, dctx, res.Session, res.Cmd, stderr, refresh, res.Verdict)
 }

@@ -2,14 +2,16 @@
 // [config.Config] into running MCP client sessions and owns everything with a
 // lifetime: server processes and connections, their supervision and restart,
 // the registry of every server's tools, prompts, resources and resource
-// templates, and the tool-call path (progress, cancellation, per-server call
-// timeouts).
+// templates, and the one call pipeline (pipeline.go) that every door runs:
+// Call for a session of the WebShell and the API, CallTool for one-shot
+// commands; what differs between them (a record or none, how an `ask` is
+// answered) is data handed to the pipeline, not a copy of its stages.
 //
 // Every server is connected and supervised independently: a server that fails
 // to start, exits, hangs or sends garbage changes its own [ServerStatus] and
-// nothing else. A server is connected in the legacy era (initialize at
-// protocol version 2025-11-25) or, with version_negotiation = "auto", in the
-// era the negotiate package finds.
+// nothing else. Every server is connected through the negotiate package: in
+// the legacy era (initialize at protocol version 2025-11-25), or, with
+// version_negotiation = "auto", in the era it finds.
 //
 // Everything derived from one config (servers, principals, policies,
 // plugins) is one generation, swapped whole by [Host.Reload]: new and

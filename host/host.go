@@ -290,7 +290,8 @@ func (h *Host) closePlugins() {
 }
 
 // shutdownBound caps how long Close waits for servers to stop: go-sdk's
-// stdio close takes up to two terminateGrace periods before SIGKILL.
+// stdio close takes up to two negotiate.SessionTerminateDuration periods
+// before SIGKILL.
 const shutdownBound = 10 * time.Second
 
 // Servers returns the status of every configured server in config order.

@@ -24,12 +24,6 @@ const (
 	stderrLogWindow = 10 * time.Second // the rate window
 )
 
-// terminateGrace is how long closing a stdio session waits after closing the
-// server's stdin before SIGTERM (and as long again before SIGKILL). go-sdk's
-// default of 5 s makes every shutdown of a stuck server slow (T2 in
-// protocol.md).
-const terminateGrace = time.Second
-
 // newCommand builds the exec.Cmd of a stdio server. It carries no context:
 // the process lives as long as its session, not as long as the connect
 // (trap T11), and the host ends it explicitly.

@@ -221,10 +221,10 @@ func newNegotiator(spec Spec) (*negotiator, error) {
 func (n *negotiator) connect(ctx context.Context) (*Result, error) {
 	s := n.spec
 	switch {
-	case s.Transport == TransportSSE:
-		return n.session(ctx, n.legacyVerdict("sse", `transport "sse" is never probed`), sessionOpts{})
 	case s.Mode == ModeLegacy:
 		return n.session(ctx, n.legacyVerdict("config", `version_negotiation = "legacy"`), sessionOpts{})
+	case s.Transport == TransportSSE:
+		return n.session(ctx, n.legacyVerdict("sse", `transport "sse" is never probed`), sessionOpts{})
 	}
 
 	sibling := s.Transport == TransportStdio && s.StdioProbe == StdioProbeSibling
@@ -302,6 +302,9 @@ func (n *negotiator) session(ctx context.Context, v Verdict, o sessionOpts) (*Re
 	if err != nil {
 		if v.Era == EraLegacy && o.reprobe && refusesLegacy(err) && ctx.Err() == nil {
 			return n.reprobeModern(ctx, v, err)
+		}
+		if n.spec.Mode == ModeLegacy {
+			return nil, err // nothing was negotiated: the initialize failure is the whole story
 		}
 		return nil, fmt.Errorf("%s session at %s (%s): %w", v.Era, pin, v.Evidence, err)
 	}
@@ -403,12 +406,38 @@ func (n *negotiator) dial(ctx context.Context, version string, mw mcp.Middleware
 	if n.spec.WrapTransport != nil {
 		t = n.spec.WrapTransport(t)
 	}
-	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		reapFailed(cmd)
-		return nil, nil, err
+	type connected struct {
+		cs  *mcp.ClientSession
+		err error
 	}
-	return cs, cmd, nil
+	done := make(chan connected, 1)
+	go func() {
+		cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		done <- connected{cs, err}
+	}()
+	var r connected
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		if cmd != nil {
+			r = <-done // a stdio Connect returns once its request is cancelled; the process is reaped below
+		} else {
+			// go-sdk's cleanup after a failed initialize over HTTP can wait
+			// 5 s for its notifications/cancelled POST: let it finish in the
+			// background, and close a session that came up too late.
+			go func() {
+				if r := <-done; r.cs != nil {
+					_ = r.cs.Close()
+				}
+			}()
+			r.err = ctx.Err()
+		}
+	}
+	if r.err != nil {
+		reapFailed(cmd)
+		return nil, nil, r.err
+	}
+	return r.cs, cmd, nil
 }
 
 // detachedTransport connects inner with a context that outlives the
