@@ -246,7 +246,7 @@ func offers(s host.ServerStatus) string {
 }
 
 func (e *env) tools(ctx context.Context, args []string) int {
-	fs, cf := e.clientFlagSet("tools", "[-config FILE] [-json] [-v] [SERVER]")
+	fs, cf := e.clientFlagSet("tools", "[-config FILE] [-json] [-v] [SERVER | SERVER.TOOL]")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -254,7 +254,8 @@ func (e *env) tools(ctx context.Context, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	server := fs.Arg(0)
+	// Server names have no dot, so SERVER.TOOL names one tool.
+	server, one, _ := strings.Cut(fs.Arg(0), ".")
 	var names []string
 	if server != "" {
 		names = []string{server}
@@ -269,16 +270,36 @@ func (e *env) tools(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost tools: %s\n", termsafe.Line(err.Error()))
 		return exitFailure
 	}
-	if *cf.json {
+	switch {
+	case one != "":
+		i := slices.IndexFunc(tools, func(t host.Tool) bool { return t.Tool.Name == one })
+		if i < 0 {
+			names := make([]string, 0, len(tools))
+			for _, t := range tools {
+				names = append(names, t.Tool.Name)
+			}
+			fmt.Fprintf(e.stderr, "mcphost tools: server %q has no tool %q (it has: %s)\n", server, termsafe.Line(one), termsafe.Line(strings.Join(names, ", ")))
+			return exitUsage
+		}
+		if *cf.json {
+			writeJSON(e.stdout, tools[i].View())
+		} else {
+			e.printTool(tools[i])
+		}
+	case *cf.json:
 		out := make([]host.ToolView, 0, len(tools))
 		for _, t := range tools {
 			out = append(out, t.View())
 		}
 		writeJSON(e.stdout, out)
-	} else {
+	default:
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		for _, t := range tools {
-			fmt.Fprintf(tw, "%s\t%s\n", termsafe.Line(t.QualifiedName()), termsafe.Line(firstLine(toolSummary(t.Tool))))
+			params := toolParams(t.Tool.InputSchema)
+			if params != "" {
+				params = "(" + params + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(t.QualifiedName()), termsafe.Line(params), termsafe.Line(firstLine(toolSummary(t.Tool))))
 		}
 		tw.Flush()
 	}
@@ -294,6 +315,29 @@ func (e *env) tools(ctx context.Context, args []string) int {
 		}
 	}
 	return code
+}
+
+// printTool prints one tool whole: its name, title, description,
+// parameters and input (and output) schema.
+func (e *env) printTool(t host.Tool) {
+	fmt.Fprintf(e.stdout, "%s\n", termsafe.Line(t.QualifiedName()))
+	if t.Tool.Title != "" {
+		fmt.Fprintf(e.stdout, "  title: %s\n", termsafe.Line(t.Tool.Title))
+	}
+	if t.Tool.Description != "" {
+		for _, line := range strings.Split(strings.TrimSpace(t.Tool.Description), "\n") {
+			fmt.Fprintf(e.stdout, "  %s\n", termsafe.Line(line))
+		}
+	}
+	if p := toolParams(t.Tool.InputSchema); p != "" {
+		fmt.Fprintf(e.stdout, "  parameters (* required): %s\n", termsafe.Line(p))
+	}
+	fmt.Fprintln(e.stdout, "input schema:")
+	writeJSON(e.stdout, t.Tool.InputSchema)
+	if t.Tool.OutputSchema != nil {
+		fmt.Fprintln(e.stdout, "output schema:")
+		writeJSON(e.stdout, t.Tool.OutputSchema)
+	}
 }
 
 func toolSummary(t *mcp.Tool) string {

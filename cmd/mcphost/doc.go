@@ -4,7 +4,7 @@
 //	mcphost validate [-json] FILE...               check config files
 //	mcphost fmt      [-check] FILE...              format config files
 //	mcphost servers  [-config FILE] [-json]        connect and show each server
-//	mcphost tools    [-config FILE] [-json] [SERVER]
+//	mcphost tools    [-config FILE] [-json] [SERVER | SERVER.TOOL]
 //	mcphost call     [-config FILE] [-json] SERVER.TOOL [JSON-ARGUMENTS]
 //	mcphost demo     revenue                       the built-in demo MCP server (stdio)
 //	mcphost version

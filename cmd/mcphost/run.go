@@ -34,7 +34,7 @@ Usage:
   mcphost validate [-json] FILE...                   check config files
   mcphost fmt      [-check] FILE...                  format config files in place
   mcphost servers  [-config FILE] [-json] [-v]       connect and show every server
-  mcphost tools    [-config FILE] [-json] [-v] [SERVER]
+  mcphost tools    [-config FILE] [-json] [-v] [SERVER | SERVER.TOOL]
   mcphost call     [-config FILE] [-json] [-v] SERVER.TOOL [JSON-ARGUMENTS | -]
   mcphost policy   eval [-config FILE] [-json] [-expect EFFECT] -phase PHASE INPUT.json
                                                      evaluate the policies on one input
