@@ -366,11 +366,25 @@ func firstLine(s string) string {
 }
 
 func (e *env) call(ctx context.Context, args []string) int {
-	fs, cf := e.clientFlagSet("call", "[-config FILE] [-json] [-v] SERVER.TOOL [JSON-ARGUMENTS | -]")
+	fs, cf := e.clientFlagSet("call", "[-config FILE] [-json] [-v] SERVER.TOOL [JSON-ARGUMENTS | - | KEY=VALUE... | KEY:=JSON...]")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
+	if fs.NArg() < 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	// key=value pairs, typed by the tool's input schema once it is known.
+	var pairs []string
+	if fs.NArg() >= 2 && isKeyValue(fs.Arg(1)) {
+		pairs = fs.Args()[1:]
+		for _, a := range pairs {
+			if !isKeyValue(a) {
+				fmt.Fprintf(e.stderr, "mcphost call: %q is not KEY=VALUE or KEY:=JSON; give the arguments either as pairs or as one JSON object\n", a)
+				return exitUsage
+			}
+		}
+	} else if fs.NArg() > 2 {
 		fs.Usage()
 		return exitUsage
 	}
@@ -380,9 +394,9 @@ func (e *env) call(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	var rawArgs []byte
-	switch a := fs.Arg(1); a {
-	case "":
-	case "-":
+	switch a := fs.Arg(1); {
+	case pairs != nil, a == "":
+	case a == "-":
 		b, err := io.ReadAll(io.LimitReader(e.stdin, 64<<20))
 		if err != nil {
 			fmt.Fprintf(e.stderr, "mcphost call: reading arguments from stdin: %v\n", err)
@@ -392,8 +406,12 @@ func (e *env) call(ctx context.Context, args []string) int {
 	default:
 		rawArgs = []byte(a)
 	}
-	if len(strings.TrimSpace(string(rawArgs))) > 0 && !json.Valid(rawArgs) {
-		fmt.Fprintf(e.stderr, "mcphost call: the arguments are not valid JSON: %s\n", jsonError(rawArgs))
+	if t := strings.TrimSpace(string(rawArgs)); t != "" && !json.Valid(rawArgs) {
+		if !strings.HasPrefix(t, "{") {
+			fmt.Fprintf(e.stderr, "mcphost call: %q is neither a JSON object nor KEY=VALUE: give the arguments as {\"quarter\": \"Q3\"}, as quarter=Q3 (typed by the tool's schema), or as quarter:='\"Q3\"' (raw JSON)\n", termsafe.Line(t))
+		} else {
+			fmt.Fprintf(e.stderr, "mcphost call: the arguments are not valid JSON: %s\n", jsonError(rawArgs))
+		}
 		return exitUsage
 	}
 
@@ -401,6 +419,24 @@ func (e *env) call(ctx context.Context, args []string) int {
 	h, _, code := e.openHost(ctx, cf, []string{server})
 	if h == nil {
 		return code
+	}
+	if pairs != nil {
+		tools, err := h.Tools(server)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "mcphost call: %s\n", termsafe.Line(err.Error()))
+			if host.IsNotFound(err) {
+				return exitUsage
+			}
+			return exitFailure
+		}
+		i := slices.IndexFunc(tools, func(t host.Tool) bool { return t.Tool.Name == tool })
+		if i < 0 {
+			// The pipeline names the tools the server has.
+			rawArgs = []byte("{}")
+		} else if rawArgs, err = kvArguments(tools[i].Tool.InputSchema, pairs); err != nil {
+			fmt.Fprintf(e.stderr, "mcphost call: %s.%s: %s\n", server, termsafe.Line(tool), termsafe.Line(err.Error()))
+			return exitUsage
+		}
 	}
 	res, err := h.CallTool(ctx, host.CallToolRequest{
 		Server:     server,

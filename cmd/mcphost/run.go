@@ -34,11 +34,12 @@ Usage:
   mcphost validate [-json] FILE...                   check config files
   mcphost fmt      [-check] FILE...                  format config files in place
   mcphost servers  [-config FILE] [-json] [-v]       connect and show every server
-  mcphost tools    [-config FILE] [-json] [-v] [SERVER | SERVER.TOOL]
-  mcphost call     [-config FILE] [-json] [-v] SERVER.TOOL [JSON-ARGUMENTS | -]
+  mcphost tools    [-config FILE] [-json] [-v] [-as NAME] [SERVER | SERVER.TOOL]
+  mcphost call     [-config FILE] [-json] [-v] [-as NAME] SERVER.TOOL
+                   [JSON-ARGUMENTS | - | KEY=VALUE... | KEY:=JSON...]
   mcphost policy   eval [-config FILE] [-json] [-expect EFFECT] -phase PHASE INPUT.json
                                                      evaluate the policies on one input
-  mcphost plugin   run [-config FILE] [-stage STAGE] NAME|FILE.wasm INPUT.json
+  mcphost plugin   run [-config FILE] [-stage STAGE] [-timeout D] [-c KEY=VALUE]... NAME|FILE.wasm INPUT.json
                                                      run one plugin stage on one input
   mcphost demo     revenue                           the built-in demo MCP server (stdio)
   mcphost version
