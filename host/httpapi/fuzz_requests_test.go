@@ -112,6 +112,13 @@ policy "ask-before-failing" {
 	if err != nil {
 		f.Fatal(err)
 	}
+	// The WebShell's credential: it may make every one of these requests,
+	// the App ones included (a token gets 403 for those before its body is
+	// read).
+	cred, _, err := h.WebShellSignIn(aliceToken)
+	if err != nil {
+		f.Fatal(err)
+	}
 	const hostName = "mcphost.test"
 	handler := httpapi.New(h, httpapi.Options{Hosts: []string{hostName}, Version: "fuzz"})
 
@@ -120,7 +127,7 @@ policy "ask-before-failing" {
 		path := strings.Replace(r.path, "%s", sess.ID, 1)
 		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 		req.Host = hostName
-		req.Header.Set("Authorization", "Bearer "+aliceToken)
+		req.Header.Set("Authorization", "Bearer "+cred)
 		req.Header.Set("Content-Type", "application/json")
 		rctx, cancel := context.WithTimeout(req.Context(), waitBound)
 		defer cancel()
