@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -71,6 +72,10 @@ func (e *TooManySubscribersError) Error() string {
 	}
 	return fmt.Sprintf("too many event streams open on this daemon (at most %d); try again later", e.Limit)
 }
+
+// ErrRevoked is returned by Subscribe for a caller whose credential a
+// reload revoked after it authenticated.
+var ErrRevoked = errors.New("the credential no longer authenticates")
 
 // bus fans events out to subscribers without ever blocking a publisher.
 type bus struct {
@@ -190,6 +195,11 @@ func (h *Host) Subscribe(c Caller) (<-chan Event, func(), error) {
 		b.byPrincipal = map[string]int{}
 	}
 	switch {
+	case !h.gen().stillValid(c):
+		// A reload revoked c between its authentication and now; revoke
+		// takes b.mu too, so no stream slips in after it has run.
+		b.mu.Unlock()
+		return nil, nil, ErrRevoked
 	case b.byPrincipal[c.Name] >= h.opts.MaxSubscribersPerPrincipal:
 		b.mu.Unlock()
 		return nil, nil, &TooManySubscribersError{Limit: h.opts.MaxSubscribersPerPrincipal, PerPrincipal: true}

@@ -241,3 +241,27 @@ func TestStillValid(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscribeRefusesRevoked: a caller that authenticated before a reload
+// revoked its token cannot open a stream after it (the reload's revoke and
+// Subscribe share the bus lock, so none slips in between).
+func TestSubscribeRefusesRevoked(t *testing.T) {
+	cfg := func(token string) *config.Config {
+		return &config.Config{Principals: []config.Principal{{Name: "bob", Token: token}}}
+	}
+	h, err := New(cfg("bob-token-0123456789"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	c, ok := h.Authenticate("bob-token-0123456789")
+	if !ok {
+		t.Fatal("bob's token refused")
+	}
+	if _, err := h.Reload(t.Context(), cfg("bob-token-rotated-0123456789")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.Subscribe(c); err != ErrRevoked {
+		t.Fatalf("Subscribe after the rotation: %v, want ErrRevoked", err)
+	}
+}

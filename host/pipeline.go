@@ -546,21 +546,13 @@ func withoutOptionalNulls(args any, s *jsonschema.Schema) any {
 	return out
 }
 
-// schema returns the compiled input schema of a tool (compileSchemas
-// compiled them all when the catalog was fetched); nil when it cannot be
-// compiled.
+// schema returns the compiled input schema of a tool; nil when it cannot
+// be compiled. compileSchemas compiled every tool of the catalog when it was
+// fetched.
 func (cat *catalog) schema(tool *mcp.Tool) *jsonschema.Resolved {
 	cat.schemaMu.Lock()
 	defer cat.schemaMu.Unlock()
-	if rs, ok := cat.schemas[tool.Name]; ok {
-		return rs
-	}
-	if cat.schemas == nil {
-		cat.schemas = map[string]*jsonschema.Resolved{}
-	}
-	rs, _ := compileInputSchema(tool)
-	cat.schemas[tool.Name] = rs
-	return rs
+	return cat.schemas[tool.Name]
 }
 
 // compileSchemas compiles every tool's input schema when the catalog is

@@ -115,12 +115,17 @@ func (h *Host) Authenticate(token string) (Caller, bool) {
 	if token == "" {
 		return Caller{}, false
 	}
-	return h.gen().authenticate(sha256.Sum256([]byte(token)))
+	c, p := h.gen().authenticate(sha256.Sum256([]byte(token)))
+	return c, p != nil
 }
 
-func (g *generation) authenticate(d [sha256.Size]byte) (Caller, bool) {
-	var found Caller
-	ok := 0
+// authenticate returns the caller whose credential has digest d and its
+// principal's entry, or nil when none has.
+func (g *generation) authenticate(d [sha256.Size]byte) (Caller, *principalToken) {
+	var (
+		found Caller
+		entry *principalToken
+	)
 	for i := range g.principals {
 		p := &g.principals[i]
 		api := subtle.ConstantTimeCompare(d[:], p.digest[:])
@@ -130,10 +135,10 @@ func (g *generation) authenticate(d [sha256.Size]byte) (Caller, bool) {
 			if ws == 1 {
 				found.Origin = OriginUser
 			}
-			ok = 1
+			entry = p
 		}
 	}
-	return found, ok == 1
+	return found, entry
 }
 
 // ErrNoWebShell is returned by WebShellSignIn for a principal whose block
@@ -149,19 +154,16 @@ var ErrNotAToken = errors.New("only a principal's token can be exchanged for a W
 // credential is valid while the token is: a reload that rotates or removes
 // the token revokes it.
 func (h *Host) WebShellSignIn(token string) (string, Caller, error) {
-	g := h.gen()
-	c, ok := g.authenticate(sha256.Sum256([]byte(token)))
-	if !ok || c.Origin != OriginAPI {
+	c, p := h.gen().authenticate(sha256.Sum256([]byte(token)))
+	switch {
+	case p == nil || c.Origin != OriginAPI:
 		return "", Caller{}, ErrNotAToken
-	}
-	for _, p := range g.principals {
-		if p.principal.Name == c.Name && p.webShell == ([sha256.Size]byte{}) {
-			return "", Caller{}, ErrNoWebShell
-		}
+	case p.webShell == [sha256.Size]byte{}:
+		return "", Caller{}, ErrNoWebShell
 	}
 	cred := webShellCredential(h.credKey, c.digest)
-	wc, _ := g.authenticate(sha256.Sum256([]byte(cred)))
-	return cred, wc, nil
+	c.Origin, c.digest = OriginUser, sha256.Sum256([]byte(cred))
+	return cred, c, nil
 }
 
 // StillValid reports whether c's credential still authenticates the same
@@ -175,8 +177,8 @@ func (g *generation) stillValid(c Caller) bool {
 	if c.digest == ([sha256.Size]byte{}) {
 		return true
 	}
-	now, ok := g.authenticate(c.digest)
-	return ok && now.Name == c.Name && now.Origin == c.Origin && now.Admin == c.Admin && slices.Equal(now.Groups, c.Groups)
+	now, p := g.authenticate(c.digest)
+	return p != nil && now.Name == c.Name && now.Origin == c.Origin && now.Admin == c.Admin && slices.Equal(now.Groups, c.Groups)
 }
 
 // HasPrincipals reports whether any principal can authenticate.

@@ -326,6 +326,11 @@ const (
 func (a *api) events(c *gin.Context) {
 	who := caller(c)
 	ch, stop, err := a.h.Subscribe(who)
+	if errors.Is(err, host.ErrRevoked) {
+		c.Header("WWW-Authenticate", `Bearer realm="mcphost", error="invalid_token"`)
+		writeError(c, http.StatusUnauthorized, "unauthorized", "the token was not accepted")
+		return
+	}
 	if err != nil {
 		a.fail(c, err)
 		return
