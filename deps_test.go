@@ -103,6 +103,14 @@ func TestImportDirection(t *testing.T) {
 			if !isUnder(r, "cmd") && isUnder(dr, "cmd") {
 				t.Errorf("%s imports the command %s", r, dr)
 			}
+			// The doors (the JSON API, the gateway) import the host, never
+			// the reverse, and never each other.
+			if isUnder(r, "host") && !isUnder(r, "host/httpapi") && (isUnder(dr, "host/httpapi") || isUnder(dr, "gateway")) {
+				t.Errorf("%s imports the door %s: %s", r, dr, chain(pkgs, path, dep))
+			}
+			if isUnder(r, "host/httpapi") && isUnder(dr, "gateway") || isUnder(r, "gateway") && isUnder(dr, "host/httpapi") {
+				t.Errorf("door %s imports door %s: %s", r, dr, chain(pkgs, path, dep))
+			}
 			if isUnder(r, sharedTypes) {
 				t.Errorf("the shared types package %s imports %s: it must import nothing of mcphost's", r, dr)
 			}

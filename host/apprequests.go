@@ -65,6 +65,11 @@ func (h *Host) callOrigin(ctx context.Context, req SessionCall) (origin string, 
 			return OriginUser, func() {}, nil
 		}
 		return OriginAPI, func() {}, nil
+	case OriginGateway:
+		if req.AppEntryID != "" {
+			return "", nil, &RequestError{Reason: `"appEntryId" goes only with origin "app"`}
+		}
+		return OriginGateway, func() {}, nil
 	case OriginApp:
 	default:
 		return "", nil, &RequestError{Reason: `origin is "user", "api" or "app"`}

@@ -157,6 +157,9 @@ func (f *eventForms) forCaller(c Caller) json.RawMessage {
 // form. A subscriber too slow to take it is dropped (its stream ends),
 // never waited for.
 func (h *Host) publish(ev Event) {
+	if ev.Type == EventServer || ev.Type == EventConfig {
+		h.watchers.poke()
+	}
 	b := &h.bus
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -245,5 +248,42 @@ func (b *bus) closeAll() {
 	defer b.mu.Unlock()
 	for s := range b.subs {
 		b.end(s)
+	}
+}
+
+// watchers are the in-process listeners of WatchChanges.
+type watchers struct {
+	mu  sync.Mutex
+	chs map[chan struct{}]struct{}
+}
+
+func (w *watchers) poke() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ch := range w.chs {
+		select {
+		case ch <- struct{}{}:
+		default: // a change is already pending; the listener reads the state anew
+		}
+	}
+}
+
+// WatchChanges returns a channel that receives a value after a server's
+// status or catalog changed or the config was reloaded (changes that come
+// while one is pending are coalesced into it), and a function that stops
+// the watch. It is for in-process doors that mirror the catalogs (the
+// gateway); it has none of the limits of Subscribe.
+func (h *Host) WatchChanges() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	h.watchers.mu.Lock()
+	if h.watchers.chs == nil {
+		h.watchers.chs = map[chan struct{}]struct{}{}
+	}
+	h.watchers.chs[ch] = struct{}{}
+	h.watchers.mu.Unlock()
+	return ch, func() {
+		h.watchers.mu.Lock()
+		delete(h.watchers.chs, ch)
+		h.watchers.mu.Unlock()
 	}
 }

@@ -80,6 +80,7 @@ type Host struct {
 	store     *store.Store
 	cache     *cache.Cache
 	bus       bus
+	watchers  watchers
 	metrics   metrics
 	calls     calls
 	approvals approvals
@@ -296,11 +297,12 @@ const shutdownBound = 10 * time.Second
 
 // Servers returns the status of every configured server in config order.
 func (h *Host) Servers() []ServerStatus {
-	conns := h.gen().conns
-	out := make([]ServerStatus, 0, len(conns))
-	for _, c := range conns {
+	g := h.gen()
+	out := make([]ServerStatus, 0, len(g.conns))
+	for _, c := range g.conns {
 		out = append(out, c.snapshot())
 	}
+	g.annotateCollisions(out)
 	return out
 }
 

@@ -65,6 +65,8 @@ type SessionCall struct {
 	// AppEntryID names the entry whose MCP App makes the call; required
 	// with OriginApp and refused otherwise (apprequests.go).
 	AppEntryID string
+	// Client is the MCP client of a gateway call (OriginGateway).
+	Client ClientInfo
 }
 
 // runningCall is a call that can be cancelled through CancelCall.
@@ -262,6 +264,9 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 	trail := &Trail{}
 	pol := newPolicyRun(g, req.Principal, c, tool, origin, args, decoded, trail)
 	pol.callID = callID
+	if pol.in != nil {
+		pol.in.Client = policies.Client(req.Client)
+	}
 	finish := func(perr *PolicyError) (*callOutcome, error) {
 		entry.DurationMs = float64(time.Since(entry.StartedAt).Microseconds()) / 1000
 		if d.record {

@@ -34,6 +34,8 @@ type Caller struct {
 	// Admin callers see every server with its process details, every
 	// principal's figures and the metrics (config `admins`; the owner).
 	Admin bool `json:"admin"`
+	// Client is the MCP client a gateway caller uses (OriginGateway only).
+	Client ClientInfo `json:"client,omitzero"`
 
 	// digest is the SHA-256 of the credential the caller authenticated
 	// with; zero for a caller built in-process (tests, one-shot commands),
@@ -178,7 +180,7 @@ func (g *generation) stillValid(c Caller) bool {
 		return true
 	}
 	now, p := g.authenticate(c.digest)
-	return p != nil && now.Name == c.Name && now.Origin == c.Origin && now.Admin == c.Admin && slices.Equal(now.Groups, c.Groups)
+	return p != nil && now.Name == c.Name && (now.Origin == c.Origin || c.Origin == OriginGateway && now.Origin == OriginAPI) && now.Admin == c.Admin && slices.Equal(now.Groups, c.Groups)
 }
 
 // HasPrincipals reports whether any principal can authenticate.

@@ -62,6 +62,9 @@ type ServerStatus struct {
 	// cannot check their arguments, so the server alone does. Reason is the
 	// compiler's complaint. They are listed and callable.
 	UncheckedTools []RejectedTool `json:"uncheckedTools,omitempty"`
+	// NameCollisions are tools the gateway's /mcp does not serve because
+	// their SERVER__TOOL name is also another tool's (neither is served).
+	NameCollisions []NameCollision `json:"nameCollisions,omitempty"`
 
 	// LastError is the most recent failure (connect, list or exit), with the
 	// tail of the server's stderr when it has one.

@@ -26,7 +26,7 @@ func (g *generation) visible(ctx context.Context, c Caller, conn *serverConn) (b
 		return true, total
 	}
 	if total == 0 {
-		d := g.policies.Decide(ctx, policies.PhaseList, policyInput(c.Principal, conn, &mcp.Tool{}, c.Origin))
+		d := g.policies.Decide(ctx, policies.PhaseList, callerInput(c, conn, &mcp.Tool{}))
 		return d.Allowed(), 0
 	}
 	n := 0
@@ -34,11 +34,18 @@ func (g *generation) visible(ctx context.Context, c Caller, conn *serverConn) (b
 		if t == nil {
 			continue
 		}
-		if d := g.policies.Decide(ctx, policies.PhaseList, policyInput(c.Principal, conn, t, c.Origin)); d.Allowed() {
+		if d := g.policies.Decide(ctx, policies.PhaseList, callerInput(c, conn, t)); d.Allowed() {
 			n++
 		}
 	}
 	return n > 0, n
+}
+
+// callerInput is what the list phase sees of tool on conn for c.
+func callerInput(c Caller, conn *serverConn, tool *mcp.Tool) *policies.Input {
+	in := policyInput(c.Principal, conn, tool, c.Origin)
+	in.Client = policies.Client(c.Client)
+	return in
 }
 
 // redact returns st as a non-admin sees it.
@@ -84,6 +91,7 @@ func (h *Host) ServersFor(ctx context.Context, c Caller) []ServerStatus {
 			out = append(out, redact(st, n))
 		}
 	}
+	g.annotateCollisions(out)
 	return out
 }
 

@@ -14,7 +14,7 @@ import (
 type activation struct {
 	in      *Input
 	adapter types.Adapter
-	vals    [8]any // by variable index, see varIndex
+	vals    [9]any // by variable index, see varIndex
 }
 
 var _ interpreter.Activation = (*activation)(nil)
@@ -50,6 +50,8 @@ func varIndex(name string) int {
 		return 6
 	case "app":
 		return 7
+	case "client":
+		return 8
 	}
 	return -1
 }
@@ -74,6 +76,8 @@ func (a *activation) convert(i int) any {
 			return types.NewErr("the input has no result")
 		}
 		return a.adapter.NativeToValue(in.Result)
+	case 8:
+		return a.adapter.NativeToValue(&in.Client)
 	default:
 		if in.App == nil {
 			return types.NewErr("the input has no app")

@@ -45,12 +45,18 @@ func DecodeInput(data []byte) (*Input, error) {
 			return decodeEnum(r, p, &in.Era, "modern", "legacy")
 		},
 		"origin": func(r json.RawMessage, p string) error {
-			return decodeEnum(r, p, &in.Origin, OriginUser, OriginApp, OriginAPI)
+			return decodeEnum(r, p, &in.Origin, OriginUser, OriginApp, OriginAPI, OriginGateway)
 		},
 		"principal": func(r json.RawMessage, p string) error {
 			return decodeObject(r, p, fields{
 				"name":   func(r json.RawMessage, p string) error { return decodeString(r, p, &in.Principal.Name) },
 				"groups": func(r json.RawMessage, p string) error { return decodeStrings(r, p, &in.Principal.Groups) },
+			})
+		},
+		"client": func(r json.RawMessage, p string) error {
+			return decodeObject(r, p, fields{
+				"name":    func(r json.RawMessage, p string) error { return decodeString(r, p, &in.Client.Name) },
+				"version": func(r json.RawMessage, p string) error { return decodeString(r, p, &in.Client.Version) },
 			})
 		},
 		"tool": func(r json.RawMessage, p string) error {

@@ -16,7 +16,8 @@
 // a list rule allows it and called only if a call rule allows it too.
 //
 //	phase   runs                      variables                         a deny means
-//	list    when tools are listed     server era origin principal tool  the tool is hidden
+//	list    when tools are listed     server era origin principal       the tool is hidden
+//	                                  client tool
 //	call    before the upstream call  ... and args                      the call is refused
 //	result  after result plugins      ... and args, result              the result is withheld
 //	app     before an App renders     ... and app (no args)             fallback text, no App
@@ -25,8 +26,12 @@
 //
 //	server     string, the upstream server's name
 //	era        string, "modern" or "legacy"
-//	origin     string, "user", "app" (a call made by an App) or "api"
+//	origin     string, "user", "app" (a call made by an App), "api" or
+//	           "gateway" (an MCP client through mcphost's gateway)
 //	principal  name string, groups list(string)
+//	client     name string, version string: the MCP client's clientInfo
+//	           through the gateway (what it says of itself, not proven);
+//	           empty for the other origins
 //	tool       name string, title string, annotations: readOnlyHint,
 //	           destructiveHint, idempotentHint, openWorldHint (bool)
 //	args       the arguments object, dyn (decoded JSON: numbers are double)

@@ -25,10 +25,10 @@ const (
 // phaseVars lists the variables each phase declares, in the order the
 // diagnostics name them.
 var phaseVars = map[string][]string{
-	PhaseList:   {"server", "era", "origin", "principal", "tool"},
-	PhaseCall:   {"server", "era", "origin", "principal", "tool", "args"},
-	PhaseResult: {"server", "era", "origin", "principal", "tool", "args", "result"},
-	PhaseApp:    {"server", "era", "origin", "principal", "tool", "app"},
+	PhaseList:   {"server", "era", "origin", "principal", "client", "tool"},
+	PhaseCall:   {"server", "era", "origin", "principal", "client", "tool", "args"},
+	PhaseResult: {"server", "era", "origin", "principal", "client", "tool", "args", "result"},
+	PhaseApp:    {"server", "era", "origin", "principal", "client", "tool", "app"},
 }
 
 // phases in the order they are reported.
@@ -38,6 +38,7 @@ var phases = []string{PhaseList, PhaseCall, PhaseResult, PhaseApp}
 // package and type name).
 var (
 	principalType = cel.ObjectType("policies.Principal")
+	clientType    = cel.ObjectType("policies.Client")
 	toolType      = cel.ObjectType("policies.Tool")
 	resultType    = cel.ObjectType("policies.Result")
 	appType       = cel.ObjectType("policies.App")
@@ -48,6 +49,7 @@ var varTypes = map[string]*cel.Type{
 	"era":       cel.StringType,
 	"origin":    cel.StringType,
 	"principal": principalType,
+	"client":    clientType,
 	"tool":      toolType,
 	"args":      cel.DynType,
 	"result":    resultType,
@@ -78,6 +80,7 @@ var envs = sync.OnceValues(func() (*celEnvs, error) {
 		ext.NativeTypes(
 			ext.ParseStructTags(true),
 			reflect.TypeFor[Principal](),
+			reflect.TypeFor[Client](),
 			reflect.TypeFor[Tool](),
 			reflect.TypeFor[Annotations](),
 			reflect.TypeFor[Result](),

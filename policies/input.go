@@ -14,6 +14,13 @@ type Principal struct {
 	Groups []string `cel:"groups"`
 }
 
+// Client is the MCP client a gateway call came from, as it names itself in
+// its clientInfo; empty for calls through the other doors.
+type Client struct {
+	Name    string `cel:"name"`
+	Version string `cel:"version"`
+}
+
 // Annotations are a tool's MCP behaviour hints with the spec's defaults
 // applied to absent ones (see [AnnotationsFromMCP]).
 type Annotations struct {
@@ -57,8 +64,9 @@ type App struct {
 type Input struct {
 	Server    string // upstream server name
 	Era       string // "modern" or "legacy"
-	Origin    string // OriginUser, OriginApp or OriginAPI
+	Origin    string // OriginUser, OriginApp, OriginAPI or OriginGateway
 	Principal Principal
+	Client    Client // OriginGateway only
 	Tool      Tool
 
 	// Args is the decoded arguments object (map[string]any as encoding/json

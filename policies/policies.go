@@ -36,6 +36,8 @@ const (
 	OriginUser = "user"
 	OriginApp  = "app"
 	OriginAPI  = "api"
+	// OriginGateway is a call from an MCP client through the gateway.
+	OriginGateway = "gateway"
 )
 
 // Rule is one `policy "NAME"` block as the config loader read it.

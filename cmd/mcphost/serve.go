@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/httpapi"
@@ -115,12 +116,15 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		e.printHostError(cfg, err)
 		return exitUsage
 	}
-	handler := httpapi.New(h, httpapi.Options{
+	api := httpapi.New(h, httpapi.Options{
 		Logger:  logger.With("component", "http"),
 		Hosts:   allowedHosts(cfg.Listen, port),
 		Assets:  webshell.Assets(),
 		Version: version(),
 	})
+	gw := gateway.New(h, gateway.Options{Logger: logger, Version: version()})
+	defer gw.Close()
+	handler := gateway.Mount(gw, api)
 	// The servers outlive the signal: calls still running when SIGINT or
 	// SIGTERM arrives get Serve's grace period on live sessions, and Close
 	// stops the servers after it.
@@ -131,6 +135,9 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	base := "http://" + net.JoinHostPort(urlHost(cfg.Listen), strconv.Itoa(port)) + "/"
 	if ownerToken != "" {
 		fmt.Fprintf(e.stdout, "mcphost is serving the WebShell at %s#token=%s\n", base, ownerToken)
+		if cfg.Gateway.Enabled {
+			fmt.Fprintf(e.stdout, "MCP clients: %smcp with the header \"Authorization: Bearer <the token>\" (mcphost gateway config claude|cursor|vscode)\n", base)
+		}
 	} else {
 		fmt.Fprintf(e.stdout, "mcphost is serving the WebShell at %s (sign in with a principal's token)\n", base)
 	}

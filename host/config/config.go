@@ -82,6 +82,9 @@ type Config struct {
 	Servers    []Server    // `server "NAME"` blocks, in file order
 	Principals []Principal // `principal "NAME"` blocks, in file order
 
+	// Gateway is the `gateway` block (defaults when there is none).
+	Gateway Gateway
+
 	// Admins is `admins`: principal and group names whose members are
 	// admins. The daemon's generated owner is always an admin.
 	Admins []string

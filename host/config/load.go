@@ -236,6 +236,7 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 		cfg.Principals = append(cfg.Principals, p)
 	}
 	l.decodeAdmins(cfg, &fsch)
+	l.decodeGateway(cfg, fsch.Gateway)
 
 	l.decodePolicies(cfg, file, fsch.Policies, fsch.Policy)
 	l.decodePlugins(cfg, fsch.Plugins)

@@ -46,6 +46,9 @@ type fileSchema struct {
 	Servers    []*serverBlock    `hcl:"server,block"`
 	Principals []*principalBlock `hcl:"principal,block"`
 
+	// gateway: mcphost as an MCP server for clients and agents (/mcp).
+	Gateway []*gatewayBlock `hcl:"gateway,block"`
+
 	Policies []*policiesBlock `hcl:"policies,block"`
 	Policy   []*policyBlock   `hcl:"policy,block"`
 	Plugins  []*pluginBlock   `hcl:"plugin,block"`
@@ -229,4 +232,34 @@ type pluginBlock struct {
 	// on_error: "fail" (default) | "skip".
 	OnError      hcl.Expression `hcl:"on_error,optional"`
 	OnErrorRange hcl.Range      `hcl:"on_error,attr_value_range"`
+}
+
+// gatewayBlock is the `gateway` block: whether /mcp is served, which servers
+// it fronts, and named endpoints over subsets of them.
+type gatewayBlock struct {
+	DeclRange hcl.Range `hcl:",def_range"`
+
+	// enabled: serve /mcp (default true).
+	Enabled      hcl.Expression `hcl:"enabled,optional"`
+	EnabledRange hcl.Range      `hcl:"enabled,attr_value_range"`
+	// servers: the servers the gateway fronts (default every server).
+	Servers      hcl.Expression `hcl:"servers,optional"`
+	ServersRange hcl.Range      `hcl:"servers,attr_value_range"`
+	// session_timeout: how long an idle legacy (2025-11-25) MCP session
+	// lives (default "30m").
+	SessionTimeout      hcl.Expression `hcl:"session_timeout,optional"`
+	SessionTimeoutRange hcl.Range      `hcl:"session_timeout,attr_value_range"`
+
+	Endpoints []*endpointBlock `hcl:"endpoint,block"`
+}
+
+// endpointBlock is one `endpoint "NAME"` block of the gateway: an aggregate
+// endpoint at /mcp/endpoints/NAME over a subset of the servers.
+type endpointBlock struct {
+	Name      string    `hcl:"name,label"`
+	NameRange hcl.Range `hcl:"name,label_range"`
+	DeclRange hcl.Range `hcl:",def_range"`
+
+	Servers      hcl.Expression `hcl:"servers,optional"`
+	ServersRange hcl.Range      `hcl:"servers,attr_value_range"`
 }

@@ -1,0 +1,28 @@
+// Package gateway serves mcphost as an MCP server to MCP clients and agents
+// (architecture.md, "The doors"; research/gateway-and-scale.md §1).
+//
+// Endpoints, on the daemon's listener:
+//
+//	/mcp                     every server the gateway fronts, tools named SERVER__TOOL
+//	/mcp/servers/NAME        one server, its own tool names and resource URIs
+//	/mcp/endpoints/NAME      an `endpoint "NAME"` block: a subset, named like /mcp
+//
+// Both protocol eras are served on one URL: a request whose
+// MCP-Protocol-Version is 2026-07-28 or later goes to a stateless go-sdk
+// handler, anything else (initialize, Mcp-Session-Id traffic, the GET
+// stream) to a stateful one, both in front of the same *mcp.Server.
+//
+// Every request carries a principal's bearer token (or the owner's); the
+// gateway never forwards it upstream. The gateway owns the MCP server side
+// only: a receiving middleware answers the list, call, prompt, resource
+// and completion methods from the host (host.GatewayView, host.GatewayCall,
+// …), so visibility, policies, plugins and the transcript are the host's
+// pipeline, the same one the WebShell and the CLI run. The catalogs are
+// also mirrored into the *mcp.Server (AddTool, RemoveTools, …) by diffing
+// on every change, which is how go-sdk sends list_changed to legacy
+// sessions and listen streams without ever an empty window.
+//
+// The stdio bridge (Bridge) relays JSON-RPC between stdin/stdout and a
+// running daemon's /mcp, raw, so stdio-only clients share the daemon's warm
+// connections, policies and transcript.
+package gateway

@@ -1,0 +1,287 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// An endpoint is one MCP server the gateway serves at a path.
+type endpoint struct {
+	g     *Gateway
+	path  string
+	sel   host.GatewayEndpoint
+	codec codec
+
+	server  *mcp.Server
+	handler http.Handler
+
+	// table is the endpoint's catalog as of the last mirror.
+	table atomic.Pointer[table]
+
+	mirrorMu sync.Mutex // one mirror at a time
+	shadow   shadow     // what is registered on server, under mirrorMu
+}
+
+// table is an endpoint's catalog: its tools by served name, with the copies
+// it lists (renamed, App links rewritten).
+type table struct {
+	cat        host.GatewayCatalog
+	byName     map[string]host.GatewayTool
+	advertised map[string]*mcp.Tool
+}
+
+// shadow is the part of the catalog registered on the *mcp.Server, by name
+// or URI, with the JSON it was registered with: registering is only there
+// so that go-sdk sends list_changed; the middleware answers the requests.
+type shadow struct {
+	tools, prompts, resources, templates map[string][]byte
+}
+
+func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.Gateway) *endpoint {
+	e := &endpoint{g: g, path: path, sel: sel}
+	if !sel.Prefix {
+		e.codec = codec{server: sel.Servers[0]}
+	}
+	caps := &mcp.ServerCapabilities{
+		Tools:       &mcp.ToolCapabilities{ListChanged: true},
+		Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+		Resources:   &mcp.ResourceCapabilities{ListChanged: true},
+		Completions: &mcp.CompletionCapabilities{},
+		Logging:     &mcp.LoggingCapabilities{},
+	}
+	caps.AddExtension(apps.Extension, map[string]any{"mimeTypes": []string{apps.MIMEType}})
+	e.server = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Title: "mcphost gateway", Version: g.opts.Version}, &mcp.ServerOptions{
+		Capabilities: caps,
+		Logger:       g.log,
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			c.TTLMs, c.CacheScope = 0, "private" // lists depend on the principal
+		},
+	})
+	e.server.AddReceivingMiddleware(e.middleware)
+	e.shadow = shadow{tools: map[string][]byte{}, prompts: map[string][]byte{}, resources: map[string][]byte{}, templates: map[string][]byte{}}
+	getServer := func(*http.Request) *mcp.Server { return e.server }
+	bearer := auth.RequireBearerToken(tokenVerifier, nil)
+	modern := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		Logger:                       g.log,
+		MaxRequestBodyBytes:          maxBodyBytes,
+		PropagateRequestCancellation: true,
+	})
+	legacy := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Logger:              g.log,
+		MaxRequestBodyBytes: maxBodyBytes,
+		SessionTimeout:      sessionTimeout(cfg),
+	})
+	e.handler = bearer(eraDispatch(modern, legacy))
+	e.table.Store(&table{byName: map[string]host.GatewayTool{}, advertised: map[string]*mcp.Tool{}})
+	return e
+}
+
+func (e *endpoint) close() {
+	// Legacy sessions of a removed endpoint end with their idle timeout;
+	// the path answers 404 from now on.
+}
+
+// mirror rebuilds the endpoint's table from the host and diffs the
+// registered catalog, so go-sdk notifies sessions of what changed only.
+func (e *endpoint) mirror() {
+	e.mirrorMu.Lock()
+	defer e.mirrorMu.Unlock()
+	cat := e.g.h.GatewayCatalog(e.sel)
+	t := &table{cat: cat, byName: make(map[string]host.GatewayTool, len(cat.Tools)), advertised: make(map[string]*mcp.Tool, len(cat.Tools))}
+	for _, gt := range cat.Tools {
+		t.byName[gt.Name] = gt
+		t.advertised[gt.Name] = e.advertise(gt)
+	}
+	e.table.Store(t)
+	for server, cs := range cat.Collisions {
+		for _, c := range cs {
+			e.g.log.Warn("gateway: two tools have the same name; neither is served under it",
+				"endpoint", e.path, "name", c.Name, "server", server, "tool", c.Tool, "withServer", c.WithServer, "withTool", c.WithTool)
+		}
+	}
+
+	// Tools.
+	want := make(map[string][]byte, len(t.advertised))
+	for name, tool := range t.advertised {
+		want[name] = mustJSON(tool)
+	}
+	diff(e.shadow.tools, want, func(name string) {
+		tool := t.advertised[name]
+		e.register(func() { e.server.AddTool(tool, unreachableTool) }, "tool", name)
+	}, func(names []string) { e.server.RemoveTools(names...) })
+
+	// Prompts, resources and templates of the endpoint's servers.
+	prompts := map[string]*mcp.Prompt{}
+	resources := map[string]*mcp.Resource{}
+	templates := map[string]*mcp.ResourceTemplate{}
+	for _, server := range cat.Servers {
+		ps, _ := e.g.h.Prompts(server)
+		for _, p := range ps {
+			if p != nil {
+				cp := *p
+				cp.Name = e.codec.promptName(server, p.Name)
+				prompts[cp.Name] = &cp
+			}
+		}
+		rs, ts, _ := e.g.h.Resources(server)
+		for _, r := range rs {
+			if r != nil {
+				cp := *r
+				cp.URI = e.codec.uri(server, r.URI)
+				resources[cp.URI] = &cp
+			}
+		}
+		for _, rt := range ts {
+			if rt != nil {
+				cp := *rt
+				cp.URITemplate = e.codec.uri(server, rt.URITemplate)
+				templates[cp.URITemplate] = &cp
+			}
+		}
+	}
+	diff(e.shadow.prompts, jsonOf(prompts), func(name string) {
+		p := prompts[name]
+		e.register(func() { e.server.AddPrompt(p, unreachablePrompt) }, "prompt", name)
+	}, func(names []string) { e.server.RemovePrompts(names...) })
+	diff(e.shadow.resources, jsonOf(resources), func(uri string) {
+		r := resources[uri]
+		e.register(func() { e.server.AddResource(r, unreachableResource) }, "resource", uri)
+	}, func(uris []string) { e.server.RemoveResources(uris...) })
+	diff(e.shadow.templates, jsonOf(templates), func(uri string) {
+		rt := templates[uri]
+		e.register(func() { e.server.AddResourceTemplate(rt, unreachableResource) }, "resource template", uri)
+	}, func(uris []string) { e.server.RemoveResourceTemplates(uris...) })
+}
+
+// register runs one go-sdk registration, which panics on what it finds
+// invalid (a tool without an object input schema, a malformed URI
+// template): an upstream's bad entry is logged and left out of the
+// notifications, never the daemon's end.
+func (e *endpoint) register(add func(), kind, name string) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.g.log.Warn("gateway: go-sdk refused to register an upstream entry; clients are not notified of it", "endpoint", e.path, "kind", kind, "name", name, "reason", fmt.Sprint(r))
+		}
+	}()
+	add()
+}
+
+// diff applies want to have: add is called for each new or changed key,
+// remove once with every key that is gone.
+func diff(have, want map[string][]byte, add func(string), remove func([]string)) {
+	var gone []string
+	for k := range have {
+		if _, ok := want[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	if len(gone) > 0 {
+		remove(gone)
+		for _, k := range gone {
+			delete(have, k)
+		}
+	}
+	for k, v := range want {
+		if old, ok := have[k]; ok && bytes.Equal(old, v) {
+			continue
+		}
+		add(k)
+		have[k] = v
+	}
+}
+
+func jsonOf[T any](m map[string]T) map[string][]byte {
+	out := make(map[string][]byte, len(m))
+	for k, v := range m {
+		out[k] = mustJSON(v)
+	}
+	return out
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte(err.Error())
+	}
+	return b
+}
+
+// advertise returns the tool as the endpoint lists it: its served name and,
+// on an aggregate endpoint, its App's ui:// link rewritten to the
+// endpoint's URI (both the _meta.ui.resourceUri form and the older flat
+// ui/resourceUri key).
+func (e *endpoint) advertise(gt host.GatewayTool) *mcp.Tool {
+	cp := *gt.Tool
+	cp.Name = gt.Name
+	if gt.App == nil {
+		// A tool whose App is off (or that links none) is listed without
+		// its link, so a client does not render what the host would not.
+		if hasUIMeta(cp.Meta) {
+			cp.Meta = withoutUIMeta(cp.Meta)
+		}
+		return &cp
+	}
+	if e.codec.aggregate() {
+		cp.Meta = rewriteUIMeta(cp.Meta, func(uri string) string { return e.codec.uri(gt.Server, uri) })
+	}
+	return &cp
+}
+
+func hasUIMeta(m mcp.Meta) bool {
+	_, a := m["ui"]
+	_, b := m["ui/resourceUri"]
+	return a || b
+}
+
+func withoutUIMeta(m mcp.Meta) mcp.Meta {
+	out := maps.Clone(m)
+	if ui, ok := out["ui"].(map[string]any); ok {
+		ui = maps.Clone(ui)
+		delete(ui, "resourceUri")
+		out["ui"] = ui
+	}
+	delete(out, "ui/resourceUri")
+	return out
+}
+
+func rewriteUIMeta(m mcp.Meta, enc func(string) string) mcp.Meta {
+	out := maps.Clone(m)
+	if ui, ok := out["ui"].(map[string]any); ok {
+		ui = maps.Clone(ui)
+		if u, ok := ui["resourceUri"].(string); ok {
+			ui["resourceUri"] = enc(u)
+		}
+		out["ui"] = ui
+	}
+	if u, ok := out["ui/resourceUri"].(string); ok {
+		out["ui/resourceUri"] = enc(u)
+	}
+	return out
+}
+
+// The registered handlers are never reached: the middleware answers every
+// request for tools, prompts and resources.
+func unreachableTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return nil, fmt.Errorf("gateway: internal error: a tools/call passed the middleware")
+}
+
+func unreachablePrompt(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	return nil, fmt.Errorf("gateway: internal error: a prompts/get passed the middleware")
+}
+
+func unreachableResource(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return nil, fmt.Errorf("gateway: internal error: a resources/read passed the middleware")
+}

@@ -1,0 +1,265 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Path prefixes of the endpoints.
+const (
+	PathAggregate   = "/mcp"
+	pathServers     = "/mcp/servers/"
+	pathEndpoints   = "/mcp/endpoints/"
+	modernVersion   = "2026-07-28"
+	callerExtraKey  = "mcphost.caller"
+	maxBodyBytes    = 4 << 20
+	tokenInfoExpiry = 24 * time.Hour
+)
+
+// Options configure a Gateway.
+type Options struct {
+	Logger  *slog.Logger // nil discards
+	Version string       // mcphost's version, in serverInfo
+}
+
+// Gateway serves the host's servers over MCP. It mirrors the host's
+// catalogs into its endpoints on every change, until Close.
+type Gateway struct {
+	h    *host.Host
+	opts Options
+	log  *slog.Logger
+
+	mu        sync.Mutex
+	endpoints map[string]*endpoint // by path
+	closed    bool
+
+	sessions clientSessions
+
+	stopWatch func()
+	done      chan struct{}
+}
+
+// New returns a gateway for h and starts mirroring its catalogs.
+func New(h *host.Host, opts Options) *Gateway {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	g := &Gateway{h: h, opts: opts, log: opts.Logger.With("component", "gateway"),
+		endpoints: map[string]*endpoint{}, done: make(chan struct{})}
+	g.sessions.h = h
+	changes, stop := h.WatchChanges()
+	g.stopWatch = stop
+	g.sync()
+	go func() {
+		defer close(g.done)
+		for range changes {
+			if !g.sync() {
+				return
+			}
+		}
+	}()
+	return g
+}
+
+// Close stops mirroring and ends every legacy MCP session.
+func (g *Gateway) Close() {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return
+	}
+	g.closed = true
+	eps := g.endpoints
+	g.endpoints = map[string]*endpoint{}
+	g.mu.Unlock()
+	g.stopWatch()
+	for _, e := range eps {
+		e.close()
+	}
+}
+
+// sync brings the endpoints in line with the host's config and catalogs:
+// it adds and removes endpoints and diffs each one's mirrored catalog. It
+// reports false once the gateway is closed.
+func (g *Gateway) sync() bool {
+	cfg := g.h.GatewayConfig()
+	want := map[string]host.GatewayEndpoint{}
+	if cfg.Enabled {
+		want[PathAggregate] = host.GatewayEndpoint{Prefix: true}
+		for _, st := range g.h.Servers() {
+			if cfg.Serves(st.Name) {
+				want[pathServers+st.Name] = host.GatewayEndpoint{Servers: []string{st.Name}}
+			}
+		}
+		for _, ep := range cfg.Endpoints {
+			want[pathEndpoints+ep.Name] = host.GatewayEndpoint{Servers: ep.Servers, Prefix: true}
+		}
+	}
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return false
+	}
+	var gone []*endpoint
+	for path, e := range g.endpoints {
+		if sel, ok := want[path]; !ok || !sameServers(sel.Servers, e.sel.Servers) {
+			delete(g.endpoints, path)
+			gone = append(gone, e)
+		}
+	}
+	for path, sel := range want {
+		if _, ok := g.endpoints[path]; !ok {
+			g.endpoints[path] = newEndpoint(g, path, sel, cfg)
+		}
+	}
+	eps := make([]*endpoint, 0, len(g.endpoints))
+	for _, e := range g.endpoints {
+		eps = append(eps, e)
+	}
+	g.mu.Unlock()
+	for _, e := range gone {
+		e.close()
+	}
+	for _, e := range eps {
+		e.mirror()
+	}
+	return true
+}
+
+func sameServers(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Mount returns a handler that sends /mcp and the paths under it to g and
+// everything else to rest (the JSON API and the WebShell).
+func Mount(g *Gateway, rest http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == PathAggregate || strings.HasPrefix(r.URL.Path, PathAggregate+"/") {
+			g.ServeHTTP(w, r)
+			return
+		}
+		rest.ServeHTTP(w, r)
+	})
+}
+
+// ServeHTTP serves /mcp and the paths under it.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	g.mu.Lock()
+	e := g.endpoints[path]
+	g.mu.Unlock()
+	if e == nil {
+		g.notFound(w, path)
+		return
+	}
+	caller, ok := g.authenticate(r)
+	if !ok {
+		unauthorized(w, r)
+		return
+	}
+	ctx := context.WithValue(r.Context(), callerKey{}, caller)
+	e.handler.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// notFound answers a path that is no endpoint, naming the ones there are.
+func (g *Gateway) notFound(w http.ResponseWriter, path string) {
+	msg := "no MCP endpoint at " + path
+	if !g.h.GatewayConfig().Enabled {
+		msg = "the gateway is off (gateway { enabled = false } in the config)"
+	}
+	writeJSONError(w, http.StatusNotFound, "not_found", msg)
+}
+
+type callerKey struct{}
+
+// authenticate returns the caller of a request's bearer token.
+func (g *Gateway) authenticate(r *http.Request) (host.Caller, bool) {
+	fields := strings.Fields(r.Header.Get("Authorization"))
+	if len(fields) != 2 || !strings.EqualFold(fields[0], "bearer") {
+		return host.Caller{}, false
+	}
+	return g.h.GatewayAuthenticate(fields[1])
+}
+
+// unauthorized answers 401 with the challenge RFC 6750 asks for.
+func unauthorized(w http.ResponseWriter, r *http.Request) {
+	challenge := `Bearer realm="mcphost"`
+	msg := "this MCP endpoint needs a bearer token: a principal's token from the config, or the daemon's owner token (see `mcphost gateway config`)"
+	if r.Header.Get("Authorization") != "" {
+		challenge += `, error="invalid_token", error_description="the token is not valid here"`
+		msg = "the bearer token is not valid for this MCP endpoint (a principal's token or the owner token is; a WebShell credential is not)"
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeJSONError(w, http.StatusUnauthorized, "unauthorized", msg)
+}
+
+func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
+
+// tokenVerifier hands go-sdk the caller the gateway authenticated, so that
+// each request carries it (RequestExtra.TokenInfo) and a legacy session is
+// bound to its principal (go-sdk refuses another user's session id).
+func tokenVerifier(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+	c, ok := ctx.Value(callerKey{}).(host.Caller)
+	if !ok {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{UserID: c.Name, Expiration: time.Now().Add(tokenInfoExpiry),
+		Extra: map[string]any{callerExtraKey: c}}, nil
+}
+
+// callerOf returns the authenticated caller of a request, with the client
+// it names.
+func callerOf(req mcp.Request) (host.Caller, bool) {
+	extra := req.GetExtra()
+	if extra == nil || extra.TokenInfo == nil {
+		return host.Caller{}, false
+	}
+	c, ok := extra.TokenInfo.Extra[callerExtraKey].(host.Caller)
+	return c, ok
+}
+
+// eraDispatch sends 2026-07-28 (and later) requests to the stateless
+// handler and everything else to the stateful one. Dates compare as
+// strings.
+func eraDispatch(modern, legacy http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernVersion {
+			modern.ServeHTTP(w, r)
+			return
+		}
+		legacy.ServeHTTP(w, r)
+	})
+}
+
+// sessionTimeout is the config's, or the default.
+func sessionTimeout(cfg config.Gateway) time.Duration {
+	if cfg.SessionTimeout > 0 {
+		return cfg.SessionTimeout
+	}
+	return config.DefaultGatewaySessionTimeout
+}

@@ -1,0 +1,475 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// JSON-RPC error codes the gateway answers with.
+const (
+	codeInvalidParams = jsonrpc.CodeInvalidParams
+	codeInternal      = jsonrpc.CodeInternalError
+	// codeServerError is the implementation-defined range's first code: a
+	// request the host refused for a reason of its own (rate limit, server
+	// not ready).
+	codeServerError = -32000
+	// codeResourceNotFound is MCP's resource-not-found error.
+	codeResourceNotFound = -32002
+)
+
+// middleware answers the methods the gateway relays through the host;
+// the protocol's own (initialize, ping, discover, listen, logging/setLevel)
+// are go-sdk's.
+func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list", "tools/call", "prompts/list", "prompts/get",
+			"resources/list", "resources/templates/list", "resources/read", "completion/complete":
+		default:
+			return next(ctx, method, req)
+		}
+		c, ok := callerOf(req)
+		if !ok {
+			return nil, &jsonrpc.Error{Code: codeInternal, Message: "gateway: the request carries no authenticated caller"}
+		}
+		c.Client = clientOf(req)
+		switch r := req.(type) {
+		case *mcp.ListToolsRequest:
+			return e.listTools(ctx, c, r)
+		case *mcp.CallToolRequest:
+			return e.callTool(ctx, c, r)
+		case *mcp.ListPromptsRequest:
+			return e.listPrompts(ctx, c, r)
+		case *mcp.GetPromptRequest:
+			return e.getPrompt(ctx, c, r)
+		case *mcp.ListResourcesRequest:
+			return e.listResources(ctx, c, r)
+		case *mcp.ListResourceTemplatesRequest:
+			return e.listTemplates(ctx, c, r)
+		case *mcp.ReadResourceRequest:
+			return e.readResource(ctx, c, r)
+		case *mcp.CompleteRequest:
+			return e.complete(ctx, c, r)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// clientOf returns the client a request names (its clientInfo).
+func clientOf(req mcp.Request) host.ClientInfo {
+	type infoer interface{ ClientInfo() *mcp.Implementation }
+	if r, ok := req.(infoer); ok {
+		if ci := r.ClientInfo(); ci != nil {
+			return host.ClientInfo{Name: clip(ci.Name, 100), Version: clip(ci.Version, 50)}
+		}
+	}
+	return host.ClientInfo{}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// private marks a list result as the caller's own: what it lists depends on
+// the principal's policies.
+func private() mcp.Cacheable { return mcp.Cacheable{TTLMs: 0, CacheScope: "private"} }
+
+// noCursor refuses a cursor: the gateway answers every list in one page,
+// so a client has none to send back.
+func noCursor(cursor string) error {
+	if cursor == "" {
+		return nil
+	}
+	return &jsonrpc.Error{Code: codeInvalidParams, Message: "invalid cursor: this server lists everything in one page"}
+}
+
+func (e *endpoint) listTools(ctx context.Context, c host.Caller, r *mcp.ListToolsRequest) (mcp.Result, error) {
+	if r.Params != nil {
+		if err := noCursor(r.Params.Cursor); err != nil {
+			return nil, err
+		}
+	}
+	t := e.table.Load()
+	tools, _ := e.g.h.GatewayFilter(ctx, c, t.cat)
+	out := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, 0, len(tools)), Cacheable: private()}
+	for _, gt := range tools {
+		adv := t.advertised[gt.Name]
+		if adv == nil {
+			adv = e.advertise(gt)
+		}
+		out.Tools = append(out.Tools, adv)
+	}
+	return out, nil
+}
+
+// visibleServers returns the servers of the endpoint c may see.
+func (e *endpoint) visibleServers(ctx context.Context, c host.Caller) []string {
+	_, servers := e.g.h.GatewayFilter(ctx, c, e.table.Load().cat)
+	return servers
+}
+
+// unknownTool is go-sdk's own answer for a tool it does not have: a hidden
+// tool gets exactly this, so its existence does not leak.
+func unknownTool(name string) error {
+	return &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+}
+
+func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolRequest) (mcp.Result, error) {
+	p := r.Params
+	if p == nil {
+		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "tools/call needs params"}
+	}
+	gt, ok := e.table.Load().byName[p.Name]
+	if !ok {
+		return nil, unknownTool(p.Name)
+	}
+	sessionID, err := e.g.sessions.sessionFor(ctx, c, r.Session)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: codeInternal, Message: "gateway: opening the transcript session: " + err.Error()}
+	}
+	var onProgress func(host.Progress)
+	if tok := p.GetProgressToken(); tok != nil && r.Session != nil {
+		ss := r.Session
+		onProgress = func(pr host.Progress) {
+			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
+		}
+	}
+	out, err := e.g.h.GatewayCall(ctx, host.SessionCall{
+		Principal: c.Principal, SessionID: sessionID, Server: gt.Server, Tool: gt.Tool.Name,
+		Arguments: p.Arguments, Client: c.Client,
+	}, elicitApproval(r), onProgress)
+	return callAnswer(p.Name, out, err)
+}
+
+// callAnswer turns the pipeline's outcome into what a client reads: a
+// result; a refusal by a policy as a tool error the model can read; a
+// server's JSON-RPC error as it came; anything else as an error that says
+// what happened.
+func callAnswer(name string, out *host.CallOutcome, err error) (mcp.Result, error) {
+	var perr *host.PolicyError
+	if errors.As(err, &perr) {
+		msg := perr.Message
+		if perr.Rule != "" {
+			msg = fmt.Sprintf("%s (policy %q)", msg, perr.Rule)
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Refused by mcphost: " + msg}}}, nil
+	}
+	if err != nil {
+		return nil, hostError(name, err)
+	}
+	if out.Upstream != nil {
+		var je *jsonrpc.Error
+		if errors.As(out.Upstream, &je) {
+			return nil, je
+		}
+		return nil, &jsonrpc.Error{Code: codeInternal, Message: out.Upstream.Error()}
+	}
+	if out.Result == nil {
+		msg := "the result was withheld"
+		if out.Stage != nil {
+			msg = out.Stage.Error()
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "mcphost: " + msg}}}, nil
+	}
+	return out.Result, nil
+}
+
+// hostError maps a refusal before the call to a JSON-RPC error.
+func hostError(name string, err error) error {
+	var (
+		ut *host.UnknownToolError
+		us *host.UnknownServerError
+		ae *host.ArgumentsError
+		re *host.RequestError
+	)
+	switch {
+	case errors.As(err, &ut), errors.As(err, &us):
+		return unknownTool(name)
+	case errors.As(err, &ae), errors.As(err, &re):
+		return &jsonrpc.Error{Code: codeInvalidParams, Message: err.Error()}
+	}
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je
+	}
+	return &jsonrpc.Error{Code: codeServerError, Message: err.Error()}
+}
+
+// elicitApproval asks the client itself to answer an `ask` rule, when it is
+// a legacy session that declared elicitation; otherwise (answered false)
+// the host waits for the WebShell.
+func elicitApproval(r *mcp.CallToolRequest) func(context.Context, host.Approval) (string, bool) {
+	ss := r.Session
+	if ss == nil {
+		return nil
+	}
+	ip := ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil || ip.ProtocolVersion >= modernVersion {
+		return nil
+	}
+	return func(ctx context.Context, a host.Approval) (string, bool) {
+		msg := fmt.Sprintf("mcphost asks before %s.%s runs: %s", a.Server, a.Tool, a.Message)
+		res, err := ss.Elicit(ctx, &mcp.ElicitParams{
+			Message: msg,
+			RequestedSchema: map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"approve": map[string]any{"type": "boolean", "title": "Run this call", "description": msg},
+				},
+				"required": []string{"approve"},
+			},
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return host.ApprovalCancelled, true
+			}
+			return "", false // the client could not ask: the WebShell can
+		}
+		if res.Action == "accept" {
+			if v, _ := res.Content["approve"].(bool); v {
+				return host.ApprovalApproved, true
+			}
+		}
+		return host.ApprovalDenied, true
+	}
+}
+
+// promptTable returns the prompts of the servers c may see, by served
+// name, with their server; names that two prompts share are left out.
+func (e *endpoint) promptTable(ctx context.Context, c host.Caller) (map[string]promptRef, []string) {
+	out := map[string]promptRef{}
+	dup := map[string]bool{}
+	var order []string
+	for _, server := range e.visibleServers(ctx, c) {
+		ps, err := e.g.h.GatewayPrompts(ctx, c, server)
+		if err != nil {
+			continue
+		}
+		for _, p := range ps {
+			if p == nil {
+				continue
+			}
+			name := e.codec.promptName(server, p.Name)
+			if _, seen := out[name]; seen {
+				dup[name] = true
+				continue
+			}
+			out[name] = promptRef{server: server, prompt: p}
+			order = append(order, name)
+		}
+	}
+	for name := range dup {
+		delete(out, name)
+	}
+	kept := order[:0]
+	for _, n := range order {
+		if _, ok := out[n]; ok {
+			kept = append(kept, n)
+		}
+	}
+	return out, kept
+}
+
+type promptRef struct {
+	server string
+	prompt *mcp.Prompt
+}
+
+func (e *endpoint) listPrompts(ctx context.Context, c host.Caller, r *mcp.ListPromptsRequest) (mcp.Result, error) {
+	if r.Params != nil {
+		if err := noCursor(r.Params.Cursor); err != nil {
+			return nil, err
+		}
+	}
+	byName, order := e.promptTable(ctx, c)
+	out := &mcp.ListPromptsResult{Prompts: make([]*mcp.Prompt, 0, len(order)), Cacheable: private()}
+	for _, name := range order {
+		cp := *byName[name].prompt
+		cp.Name = name
+		out.Prompts = append(out.Prompts, &cp)
+	}
+	return out, nil
+}
+
+func (e *endpoint) getPrompt(ctx context.Context, c host.Caller, r *mcp.GetPromptRequest) (mcp.Result, error) {
+	if r.Params == nil {
+		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "prompts/get needs params"}
+	}
+	byName, _ := e.promptTable(ctx, c)
+	ref, ok := byName[r.Params.Name]
+	if !ok {
+		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", r.Params.Name)}
+	}
+	res, err := e.g.h.GatewayGetPrompt(ctx, c, ref.server, &mcp.GetPromptParams{Name: ref.prompt.Name, Arguments: r.Params.Arguments})
+	if err != nil {
+		return nil, hostError(r.Params.Name, err)
+	}
+	if e.codec.aggregate() {
+		cp := *res
+		cp.Messages = make([]*mcp.PromptMessage, len(res.Messages))
+		for i, m := range res.Messages {
+			if m == nil {
+				continue
+			}
+			mc := *m
+			mc.Content = e.encodeContent(ref.server, m.Content)
+			cp.Messages[i] = &mc
+		}
+		res = &cp
+	}
+	return res, nil
+}
+
+// encodeContent rewrites the URIs of embedded resources and resource links
+// to the endpoint's.
+func (e *endpoint) encodeContent(server string, c mcp.Content) mcp.Content {
+	switch v := c.(type) {
+	case *mcp.EmbeddedResource:
+		if v.Resource != nil {
+			cp, rc := *v, *v.Resource
+			rc.URI = e.codec.uri(server, rc.URI)
+			cp.Resource = &rc
+			return &cp
+		}
+	case *mcp.ResourceLink:
+		cp := *v
+		cp.URI = e.codec.uri(server, v.URI)
+		return &cp
+	}
+	return c
+}
+
+func (e *endpoint) listResources(ctx context.Context, c host.Caller, r *mcp.ListResourcesRequest) (mcp.Result, error) {
+	if r.Params != nil {
+		if err := noCursor(r.Params.Cursor); err != nil {
+			return nil, err
+		}
+	}
+	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, Cacheable: private()}
+	for _, server := range e.visibleServers(ctx, c) {
+		rs, _, err := e.g.h.GatewayResources(ctx, c, server)
+		if err != nil {
+			continue
+		}
+		for _, res := range rs {
+			if res != nil {
+				cp := *res
+				cp.URI = e.codec.uri(server, res.URI)
+				out.Resources = append(out.Resources, &cp)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (e *endpoint) listTemplates(ctx context.Context, c host.Caller, r *mcp.ListResourceTemplatesRequest) (mcp.Result, error) {
+	if r.Params != nil {
+		if err := noCursor(r.Params.Cursor); err != nil {
+			return nil, err
+		}
+	}
+	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, Cacheable: private()}
+	for _, server := range e.visibleServers(ctx, c) {
+		_, ts, err := e.g.h.GatewayResources(ctx, c, server)
+		if err != nil {
+			continue
+		}
+		for _, rt := range ts {
+			if rt != nil {
+				cp := *rt
+				cp.URITemplate = e.codec.uri(server, rt.URITemplate)
+				out.ResourceTemplates = append(out.ResourceTemplates, &cp)
+			}
+		}
+	}
+	return out, nil
+}
+
+// serverOfURI returns the server an endpoint URI belongs to and its
+// upstream URI, when c may see that server.
+func (e *endpoint) serverOfURI(ctx context.Context, c host.Caller, uri string) (string, string, error) {
+	server, upstream, ok := e.codec.decodeURI(uri)
+	if ok {
+		for _, s := range e.visibleServers(ctx, c) {
+			if s == server {
+				return server, upstream, nil
+			}
+		}
+	}
+	return "", "", &jsonrpc.Error{Code: codeResourceNotFound, Message: fmt.Sprintf("resource not found: %q", uri),
+		Data: mustJSON(map[string]string{"uri": uri})}
+}
+
+func (e *endpoint) readResource(ctx context.Context, c host.Caller, r *mcp.ReadResourceRequest) (mcp.Result, error) {
+	if r.Params == nil {
+		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "resources/read needs params"}
+	}
+	server, upstream, err := e.serverOfURI(ctx, c, r.Params.URI)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.g.h.GatewayReadResource(ctx, c, server, upstream)
+	if err != nil {
+		var ae *host.AppResourceError
+		if errors.As(err, &ae) {
+			return nil, &jsonrpc.Error{Code: codeServerError, Message: ae.Error()}
+		}
+		return nil, hostError(r.Params.URI, err)
+	}
+	if e.codec.aggregate() {
+		cp := *res
+		cp.Contents = make([]*mcp.ResourceContents, len(res.Contents))
+		for i, rc := range res.Contents {
+			if rc == nil {
+				continue
+			}
+			rcc := *rc
+			rcc.URI = e.codec.uri(server, rc.URI)
+			cp.Contents[i] = &rcc
+		}
+		res = &cp
+	}
+	return res, nil
+}
+
+func (e *endpoint) complete(ctx context.Context, c host.Caller, r *mcp.CompleteRequest) (mcp.Result, error) {
+	p := r.Params
+	if p == nil || p.Ref == nil {
+		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "completion/complete needs params with a ref"}
+	}
+	params := *p
+	ref := *p.Ref
+	var server string
+	switch ref.Type {
+	case "ref/prompt":
+		byName, _ := e.promptTable(ctx, c)
+		pr, ok := byName[ref.Name]
+		if !ok {
+			return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", ref.Name)}
+		}
+		server, ref.Name = pr.server, pr.prompt.Name
+	case "ref/resource":
+		s, upstream, err := e.serverOfURI(ctx, c, ref.URI)
+		if err != nil {
+			return nil, err
+		}
+		server, ref.URI = s, upstream
+	default:
+		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("unknown ref type %q (ref/prompt or ref/resource)", ref.Type)}
+	}
+	params.Ref = &ref
+	params.Meta = nil
+	res, err := e.g.h.GatewayComplete(ctx, c, server, &params)
+	if err != nil {
+		return nil, hostError(ref.Name, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,167 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Bounds of the gateway's legacy session timeout.
+const (
+	DefaultGatewaySessionTimeout = 30 * time.Minute
+	MinGatewaySessionTimeout     = 10 * time.Second
+	MaxGatewaySessionTimeout     = 7 * 24 * time.Hour
+)
+
+// Gateway is the `gateway` block: mcphost as an MCP server.
+type Gateway struct {
+	// Enabled is `enabled`; default true. The daemon serves /mcp only to
+	// callers with a token (a principal's or the owner's), so the default
+	// opens nothing to an anonymous client.
+	Enabled bool
+	// Servers is `servers`: the servers /mcp fronts, in config order; nil
+	// means every server.
+	Servers []string
+	// SessionTimeout is `session_timeout`: an idle legacy MCP session ends
+	// after it.
+	SessionTimeout time.Duration
+	// Endpoints are the `endpoint "NAME"` blocks, in file order.
+	Endpoints []GatewayEndpoint
+}
+
+// GatewayEndpoint is a named aggregate endpoint, /mcp/endpoints/NAME.
+type GatewayEndpoint struct {
+	Name      string
+	Servers   []string
+	NameRange hcl.Range
+}
+
+// Serves reports whether the gateway fronts server.
+func (g Gateway) Serves(server string) bool {
+	if g.Servers == nil {
+		return true
+	}
+	for _, s := range g.Servers {
+		if s == server {
+			return true
+		}
+	}
+	return false
+}
+
+// endpointNameRE is the rule for endpoint names: a URL path segment.
+var endpointNameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
+
+// decodeGateway decodes the `gateway` block (at most one) once the servers
+// are known, so that every server it names is checked.
+func (l *loader) decodeGateway(cfg *Config, blocks []*gatewayBlock) {
+	cfg.Gateway = Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout}
+	if len(blocks) == 0 {
+		return
+	}
+	for _, b := range blocks[1:] {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Duplicate gateway block",
+			Detail:   fmt.Sprintf("The configuration already has a gateway block at %s. Merge the two into one.", fileLine(blocks[0].DeclRange)),
+			Subject:  b.DeclRange.Ptr(),
+		})
+	}
+	b := blocks[0]
+	if v, st := l.evalBool(b.Enabled, "enabled"); st == valid {
+		cfg.Gateway.Enabled = v
+	}
+	if names, st := l.evalStringList(b.Servers, "servers"); st == valid {
+		cfg.Gateway.Servers = l.checkServerNames(cfg, names, b.ServersRange, "gateway")
+	}
+	if d, st := l.evalDuration(b.SessionTimeout, "session_timeout", b.SessionTimeoutRange); st == valid {
+		if d < MinGatewaySessionTimeout || d > MaxGatewaySessionTimeout {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid session_timeout",
+				Detail: fmt.Sprintf("session_timeout must be from %s to %s; an idle legacy MCP session ends after it.",
+					durationText(MinGatewaySessionTimeout), durationText(MaxGatewaySessionTimeout)),
+				Subject: b.SessionTimeoutRange.Ptr(),
+			})
+		} else {
+			cfg.Gateway.SessionTimeout = d
+		}
+	}
+	seen := map[string]hcl.Range{}
+	for _, e := range b.Endpoints {
+		if !endpointNameRE.MatchString(e.Name) {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid endpoint name",
+				Detail:   fmt.Sprintf("The endpoint name %q is not valid. A name starts with a letter and has at most 64 letters, digits, underscores or hyphens, because it is served at /mcp/endpoints/NAME.", e.Name),
+				Subject:  e.NameRange.Ptr(),
+			})
+			continue
+		}
+		if first, dup := seen[e.Name]; dup {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate endpoint name",
+				Detail:   fmt.Sprintf("An endpoint named %q is already defined at %s. Rename or remove one of the blocks.", e.Name, fileLine(first)),
+				Subject:  e.NameRange.Ptr(),
+			})
+			continue
+		}
+		seen[e.Name] = e.NameRange
+		names, st := l.evalStringList(e.Servers, "servers")
+		if st == absent {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Missing servers",
+				Detail:   fmt.Sprintf("The endpoint %q needs servers = [...]: the servers it fronts.", e.Name),
+				Subject:  e.DeclRange.Ptr(),
+			})
+			continue
+		}
+		if st != valid {
+			continue
+		}
+		cfg.Gateway.Endpoints = append(cfg.Gateway.Endpoints, GatewayEndpoint{
+			Name: e.Name, Servers: l.checkServerNames(cfg, names, e.ServersRange, fmt.Sprintf("endpoint %q", e.Name)), NameRange: e.NameRange,
+		})
+	}
+}
+
+// checkServerNames reports each name that is not a configured server and
+// returns the list without repeats, in the order given.
+func (l *loader) checkServerNames(cfg *Config, names []string, rng hcl.Range, where string) []string {
+	known := map[string]bool{}
+	var all []string
+	for _, s := range cfg.Servers {
+		known[s.Name] = true
+		all = append(all, s.Name)
+	}
+	out := make([]string, 0, len(names))
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !known[n] {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unknown server",
+				Detail:   fmt.Sprintf("The %s names the server %q, which the configuration does not declare (servers: %s).", where, n, listOrNone(all)),
+				Subject:  rng.Ptr(),
+			})
+			continue
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,424 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/policies"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// What the host offers the gateway door (package gateway): the tools of an
+// endpoint as a caller may see them, under the names the gateway serves
+// them by, and the prompt, resource and completion requests it relays. The
+// gateway owns the MCP server side; every decision (visibility, policies,
+// plugins, the record) stays here.
+
+// OriginGateway is the origin of a call an MCP client made through the
+// gateway.
+const OriginGateway = policies.OriginGateway
+
+// ClientInfo is an MCP client as it names itself (its clientInfo): what
+// policies see as `client`. It is the client's claim, not a proof.
+type ClientInfo struct {
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// MaxGatewayToolName is the longest tool name the gateway serves: several
+// model APIs accept no more than 64 characters.
+const MaxGatewayToolName = 64
+
+// GatewayName is the name the aggregate endpoint (/mcp) serves tool by:
+// SERVER__TOOL, or, when that is longer than MaxGatewayToolName, its first
+// characters and a hash of the pair, so that the name is a pure function
+// of (server, tool) and never shifts when another server joins.
+func GatewayName(server, tool string) string {
+	n := server + "__" + tool
+	if len(n) <= MaxGatewayToolName {
+		return n
+	}
+	sum := sha256.Sum256([]byte(server + "\x00" + tool))
+	suffix := "-" + hex.EncodeToString(sum[:4])
+	return n[:MaxGatewayToolName-len(suffix)] + suffix
+}
+
+// GatewayTool is one tool an endpoint serves.
+type GatewayTool struct {
+	Name   string    // the name the endpoint serves it by
+	Server string    // the upstream server
+	Tool   *mcp.Tool // as the server listed it (shared: do not modify)
+	// App is the tool's MCP App link when the server's Apps are on.
+	App *apps.Link
+}
+
+// NameCollision is a tool the aggregate endpoint does not serve because
+// its gateway name is also another tool's.
+type NameCollision struct {
+	Name       string `json:"name"`       // the gateway name both would have
+	Tool       string `json:"tool"`       // this server's tool
+	WithServer string `json:"withServer"` // the other tool's server
+	WithTool   string `json:"withTool"`
+}
+
+// GatewayEndpoint selects what one gateway endpoint serves: the servers
+// (nil: every server the gateway fronts) and whether tool names are
+// prefixed (the aggregate endpoints) or kept (/mcp/servers/NAME).
+type GatewayEndpoint struct {
+	Servers []string
+	Prefix  bool
+}
+
+// GatewayCatalog is what one endpoint serves, before any caller's
+// policies: see [Host.GatewayCatalog] and [Host.GatewayFilter].
+type GatewayCatalog struct {
+	// Tools are the tools of the ready servers, by server (config order),
+	// then name; tools whose names collide are left out.
+	Tools []GatewayTool
+	// Servers are the endpoint's servers, in config order, ready or not.
+	Servers []string
+	// Collisions are the tools left out for their names, by server.
+	Collisions map[string][]NameCollision
+}
+
+// GatewayConfig returns the gateway block of the current configuration.
+func (h *Host) GatewayConfig() config.Gateway { return h.gen().cfg.Gateway }
+
+// GatewayAuthenticate returns the caller a bearer token of a principal (or
+// the owner) stands for on the gateway, with origin OriginGateway. A
+// WebShell credential is not accepted: it is for the WebShell only.
+func (h *Host) GatewayAuthenticate(token string) (Caller, bool) {
+	c, ok := h.Authenticate(token)
+	if !ok || c.Origin != OriginAPI {
+		return Caller{}, false
+	}
+	c.Origin = OriginGateway
+	return c, true
+}
+
+// endpointServers returns the connections of an endpoint, in config order.
+func (g *generation) endpointServers(ep GatewayEndpoint) []*serverConn {
+	out := make([]*serverConn, 0, len(g.conns))
+	for _, c := range g.conns {
+		if !g.cfg.Gateway.Serves(c.cfg.Name) {
+			continue
+		}
+		if ep.Servers != nil && !slices.Contains(ep.Servers, c.cfg.Name) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// GatewayCatalog returns what ep serves, before any caller's policies.
+func (h *Host) GatewayCatalog(ep GatewayEndpoint) GatewayCatalog {
+	g := h.gen()
+	tools, collisions := g.gatewayTools(ep)
+	cat := GatewayCatalog{Tools: tools, Collisions: collisions}
+	for _, conn := range g.endpointServers(ep) {
+		cat.Servers = append(cat.Servers, conn.cfg.Name)
+	}
+	return cat
+}
+
+// GatewayFilter returns the tools and servers of cat that c may see: the
+// `list` phase of the policies, with c's client. A server with tools is
+// visible when c may see one of them; one without (none listed, or not
+// ready) when the list rules allow it with an empty tool name.
+func (h *Host) GatewayFilter(ctx context.Context, c Caller, cat GatewayCatalog) (tools []GatewayTool, servers []string) {
+	g := h.gen()
+	if g.policies == nil {
+		return cat.Tools, cat.Servers
+	}
+	in := policies.Input{Origin: c.Origin, Client: policies.Client(c.Client),
+		Principal: policies.Principal{Name: c.Name, Groups: c.Groups}}
+	shown := map[string]bool{}
+	tools = make([]GatewayTool, 0, len(cat.Tools))
+	for _, t := range cat.Tools {
+		conn, ok := g.byName[t.Server]
+		if !ok {
+			continue // gone in a reload
+		}
+		in.Server, in.Era, in.Tool = t.Server, conn.era(), policies.ToolFromMCP(t.Tool)
+		if d := g.policies.Decide(ctx, policies.PhaseList, &in); d.Allowed() {
+			shown[t.Server] = true
+			tools = append(tools, t)
+		}
+	}
+	for _, name := range cat.Servers {
+		conn, ok := g.byName[name]
+		if !ok {
+			continue
+		}
+		if shown[name] {
+			servers = append(servers, name)
+			continue
+		}
+		if _, sc, err := conn.current(); err == nil && len(sc.tools) > 0 {
+			continue // it has tools, and c may see none of them
+		}
+		in.Server, in.Era, in.Tool = name, conn.era(), policies.Tool{}
+		if d := g.policies.Decide(ctx, policies.PhaseList, &in); d.Allowed() {
+			servers = append(servers, name)
+		}
+	}
+	return tools, servers
+}
+
+// gatewayTools returns every tool of ep's ready servers under its gateway
+// name, leaving out (and returning) the names two tools would share.
+func (g *generation) gatewayTools(ep GatewayEndpoint) ([]GatewayTool, map[string][]NameCollision) {
+	var all []GatewayTool
+	for _, conn := range g.endpointServers(ep) {
+		_, cat, err := conn.current()
+		if err != nil {
+			continue
+		}
+		start := len(all)
+		for _, t := range cat.tools {
+			if t == nil {
+				continue
+			}
+			gt := GatewayTool{Name: t.Name, Server: conn.cfg.Name, Tool: t}
+			if ep.Prefix {
+				gt.Name = GatewayName(conn.cfg.Name, t.Name)
+			}
+			if link, ok := apps.ToolLink(t); ok && conn.cfg.Apps != config.AppsOff {
+				gt.App = &link
+			}
+			all = append(all, gt)
+		}
+		part := all[start:]
+		sort.SliceStable(part, func(i, j int) bool { return part[i].Name < part[j].Name })
+	}
+	byName := make(map[string][]int, len(all))
+	for i, t := range all {
+		byName[t.Name] = append(byName[t.Name], i)
+	}
+	var collisions map[string][]NameCollision
+	drop := map[int]bool{}
+	for name, idx := range byName {
+		if len(idx) < 2 {
+			continue
+		}
+		if collisions == nil {
+			collisions = map[string][]NameCollision{}
+		}
+		for _, i := range idx {
+			drop[i] = true
+			other := all[idx[0]]
+			if i == idx[0] {
+				other = all[idx[1]]
+			}
+			collisions[all[i].Server] = append(collisions[all[i].Server], NameCollision{
+				Name: name, Tool: all[i].Tool.Name, WithServer: other.Server, WithTool: other.Tool.Name})
+		}
+	}
+	if len(drop) == 0 {
+		return all, nil
+	}
+	kept := all[:0:0]
+	for i, t := range all {
+		if !drop[i] {
+			kept = append(kept, t)
+		}
+	}
+	for _, cs := range collisions {
+		sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
+	}
+	return kept, collisions
+}
+
+// annotateCollisions fills in the NameCollisions of statuses: the tools the
+// aggregate gateway endpoint (/mcp) leaves out for their names.
+func (g *generation) annotateCollisions(statuses []ServerStatus) {
+	if !g.cfg.Gateway.Enabled {
+		return
+	}
+	_, collisions := g.gatewayTools(GatewayEndpoint{Prefix: true})
+	if collisions == nil {
+		return
+	}
+	for i := range statuses {
+		statuses[i].NameCollisions = collisions[statuses[i].Name]
+	}
+}
+
+// GatewayPrompts returns the prompts of server, which c may see.
+func (h *Host) GatewayPrompts(ctx context.Context, c Caller, server string) ([]*mcp.Prompt, error) {
+	return h.PromptsFor(ctx, c, server)
+}
+
+// GatewayResources returns the resources and templates of server, which c
+// may see.
+func (h *Host) GatewayResources(ctx context.Context, c Caller, server string) ([]*mcp.Resource, []*mcp.ResourceTemplate, error) {
+	return h.ResourcesFor(ctx, c, server)
+}
+
+// gatewaySession returns the session of a server c may see, with its
+// connection, for a relayed request.
+func (h *Host) gatewaySession(ctx context.Context, c Caller, server string) (*serverConn, *mcp.ClientSession, *catalog, error) {
+	conn, err := h.gen().visibleConn(ctx, c, server)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cs, cat, err := conn.current()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return conn, cs, cat, nil
+}
+
+// GatewayGetPrompt relays prompts/get to server, bounded by its
+// call_timeout. An error of the server is returned as it came.
+func (h *Host) GatewayGetPrompt(ctx context.Context, c Caller, server string, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	conn, cs, _, err := h.gatewaySession(ctx, c, server)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
+	defer cancel()
+	return cs.GetPrompt(ctx, params)
+}
+
+// GatewayComplete relays completion/complete to server.
+func (h *Host) GatewayComplete(ctx context.Context, c Caller, server string, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	conn, cs, _, err := h.gatewaySession(ctx, c, server)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
+	defer cancel()
+	return cs.Complete(ctx, params)
+}
+
+// AppResourceError is an App resource the gateway would not hand out: the
+// App does not validate, its display plugins failed, or the `app` phase
+// refused it.
+type AppResourceError struct {
+	URI    string
+	Reason string
+}
+
+func (e *AppResourceError) Error() string {
+	return fmt.Sprintf("the MCP App %s is not served: %s", e.URI, e.Reason)
+}
+
+// GatewayReadResource relays resources/read of uri to server, through the
+// host cache (what the server allows to be cached is cached). A ui://
+// resource that one of the server's tools links as its MCP App is served
+// as the WebShell would render it: validated, after the `display` plugins
+// and the `app` phase of the policies, or refused with an
+// *AppResourceError.
+func (h *Host) GatewayReadResource(ctx context.Context, c Caller, server, uri string) (*mcp.ReadResourceResult, error) {
+	conn, cs, cat, err := h.gatewaySession(ctx, c, server)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
+	defer cancel()
+	if conn.cfg.Apps != config.AppsOff {
+		for _, t := range cat.tools {
+			if link, ok := apps.ToolLink(t); ok && link.ResourceURI == uri {
+				return h.gatewayApp(ctx, c, conn, cs, cat, t)
+			}
+		}
+	}
+	return sessionReader{c: conn, cs: cs}.ReadResource(ctx, uri)
+}
+
+// gatewayApp reads and checks the App tool links, the way a call's App is
+// resolved for the WebShell, and returns its HTML as a resources/read
+// result with the CSP and permissions that survived the display stage.
+func (h *Host) gatewayApp(ctx context.Context, c Caller, conn *serverConn, cs *mcp.ClientSession, cat *catalog, tool *mcp.Tool) (*mcp.ReadResourceResult, error) {
+	link, _ := apps.ToolLink(tool)
+	empty := &mcp.CallToolResult{Content: []mcp.Content{}}
+	disp := h.resolveApp(ctx, conn, cs, cat, tool, nil, empty)
+	if disp == nil {
+		return nil, &AppResourceError{URI: link.ResourceURI, Reason: "the server's Apps are off"}
+	}
+	g := h.acquire()
+	defer g.release()
+	pol := newPolicyRun(g, c.Principal, conn, tool, c.Origin, nil, nil, &Trail{})
+	if pol.in != nil {
+		pol.in.Client = policies.Client(c.Client)
+	}
+	pol.displayStage(ctx, c.Principal, conn, tool, nil, empty, disp)
+	h.appendAudit(ctx, c.Name, "", pol.audit)
+	if disp.HTML == "" {
+		reason := disp.Warning
+		if reason == "" {
+			reason = "it has no HTML"
+		}
+		return nil, &AppResourceError{URI: link.ResourceURI, Reason: reason}
+	}
+	meta := mcp.Meta{}
+	ui := map[string]any{}
+	if disp.CSP != nil {
+		ui["csp"] = disp.CSP
+	}
+	if len(disp.Permissions) > 0 {
+		ui["permissions"] = disp.Permissions
+	}
+	if len(ui) > 0 {
+		meta["ui"] = ui
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+		URI: link.ResourceURI, MIMEType: apps.MIMEType, Text: disp.HTML, Meta: meta,
+	}}}, nil
+}
+
+// GatewayCall is the gateway's door to the call pipeline: the call of a
+// tool by an MCP client, recorded in the session req.SessionID (one per
+// client connection, see the gateway). An `ask` rule is put to the client
+// through elicit when it can answer (answered true); otherwise, or when
+// elicit is nil, it waits for an answer in the WebShell. onProgress hears
+// the call's progress.
+//
+// The outcome is nil when the call stopped before its policies (the error
+// says why: unknown tool, arguments, not ready, rate limit). A refusal is a
+// *PolicyError with the outcome.
+func (h *Host) GatewayCall(ctx context.Context, req SessionCall, elicit func(context.Context, Approval) (outcome string, answered bool), onProgress func(Progress)) (*CallOutcome, error) {
+	req.Origin = OriginGateway
+	d := door{record: h.store != nil, onProgress: onProgress}
+	d.ask = func(ctx context.Context, principal string, a Approval) (string, error) {
+		if elicit != nil {
+			if outcome, answered := elicit(ctx, a); answered {
+				return outcome, nil
+			}
+		}
+		return h.ask(ctx, principal, a)
+	}
+	out, err := h.pipeline(ctx, req, d)
+	if out == nil {
+		return nil, err
+	}
+	return &CallOutcome{Entry: out.entry, Result: out.result, Upstream: out.upstream, Stage: out.stage}, err
+}
+
+// CallOutcome is what the pipeline made of a call that reached its
+// policies (see [Host.GatewayCall]).
+type CallOutcome struct {
+	Entry *store.Entry // recorded when the host has a store
+	// Result is the result as the plugins and policies left it; nil when
+	// the call failed or a stage withheld it.
+	Result *mcp.CallToolResult
+	// Upstream is the failure of the call itself (the server's error, its
+	// call_timeout, cancellation, the session ending).
+	Upstream error
+	// Stage is the failure of a stage after the call (a plugin, a result
+	// policy).
+	Stage error
+}
+
+// ErrNotServed is returned for a server the gateway does not front.
+var ErrNotServed = errors.New("the gateway does not serve this server")
