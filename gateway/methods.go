@@ -33,7 +33,7 @@ func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		default:
 			return next(ctx, method, req)
 		}
-		c, ok := callerOf(req)
+		c, ok := callerOf(ctx, req)
 		if !ok {
 			return nil, &jsonrpc.Error{Code: codeInternal, Message: "gateway: the request carries no authenticated caller"}
 		}
