@@ -99,16 +99,20 @@ type envelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		ProtocolVersion string         `json:"protocolVersion"`
+		Name            string          `json:"name"`
+		URI             string          `json:"uri"`
+		ProtocolVersion string          `json:"protocolVersion"`
 		RequestID       json.RawMessage `json:"requestId"`
-		Meta            map[string]any `json:"_meta"`
+		Meta            map[string]any  `json:"_meta"`
 	} `json:"params"`
 	Result struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	} `json:"result"`
 }
 
-func (env envelope) isRequest() bool { return env.Method != "" && len(env.ID) > 0 && string(env.ID) != "null" }
+func (env envelope) isRequest() bool {
+	return env.Method != "" && len(env.ID) > 0 && string(env.ID) != "null"
+}
 
 // modernVersion returns the 2026-07-28-style per-request version, if any.
 func (env envelope) modernVersion() string {
@@ -173,6 +177,17 @@ func (b *bridge) post(ctx context.Context, msg []byte, env envelope, version str
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	b.setHeaders(req, version)
+	if version >= modernVersion && env.isRequest() {
+		// 2026-07-28 repeats the method and the name in headers, for
+		// routers that do not read bodies.
+		req.Header.Set("Mcp-Method", env.Method)
+		switch env.Method {
+		case "tools/call", "prompts/get":
+			req.Header.Set("Mcp-Name", env.Params.Name)
+		case "resources/read":
+			req.Header.Set("Mcp-Name", env.Params.URI)
+		}
+	}
 	resp, err := b.o.Client.Do(req)
 	if err != nil {
 		return fmt.Errorf("the daemon at %s: %w", b.o.URL, err)
