@@ -146,9 +146,7 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 			return
 		}
 	}
-	b.requests.Add(1)
-	go func() {
-		defer b.requests.Done()
+	send := func() {
 		if len(env.ID) > 0 {
 			defer func() {
 				b.mu.Lock()
@@ -165,6 +163,19 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 		if env.Method == "notifications/initialized" {
 			b.startStream(ctx)
 		}
+	}
+	// Requests are answered concurrently, but initialize, notifications and
+	// the client's answers to the daemon's requests are sent in order
+	// before anything that follows them: the session must exist, and be
+	// initialized, before the next request uses it.
+	if !env.isRequest() || env.Method == "initialize" {
+		send()
+		return
+	}
+	b.requests.Add(1)
+	go func() {
+		defer b.requests.Done()
+		send()
 	}()
 }
 
