@@ -240,11 +240,13 @@ func BenchmarkGatewayToolsList(b *testing.B) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
 	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	b.Cleanup(hc.CloseIdleConnections)
-	list := func() (int, error) {
-		req, _ := http.NewRequest("POST", e.base+"/mcp", strings.NewReader(body))
+	listAt := func(url, token string) (int, error) {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+bobToken)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
 		req.Header.Set("Mcp-Protocol-Version", modernVersion)
 		req.Header.Set("Mcp-Method", "tools/list")
 		resp, err := hc.Do(req)
@@ -258,17 +260,59 @@ func BenchmarkGatewayToolsList(b *testing.B) {
 		}
 		return int(n), err
 	}
-	n, err := list()
+	// The physical limit: a go-sdk server of its own listing the same 1,000
+	// tools (as the gateway lists them) over the same transport.
+	bare := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	for _, tl := range lr.Tools {
+		cp := *tl
+		cp.InputSchema = rawSchemaOf(b, tl.InputSchema)
+		if tl.OutputSchema != nil {
+			cp.OutputSchema = rawSchemaOf(b, tl.OutputSchema)
+		}
+		bare.AddTool(&cp, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
+	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return bare }, &mcp.StreamableHTTPOptions{Stateless: true})}
+	go hs.Serve(ln)
+	b.Cleanup(func() { hs.Close() })
+	bareURL := "http://" + ln.Addr().String()
+	n, err := listAt(e.base+"/mcp", bobToken)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := listAt(bareURL, ""); err != nil {
+		b.Fatal(err)
+	}
 	b.Run("tools/list", func(b *testing.B) {
-		b.ReportAllocs()
 		b.SetBytes(int64(n))
+		var d, g []time.Duration
 		for b.Loop() {
-			if _, err := list(); err != nil {
+			t0 := time.Now()
+			if _, err := listAt(bareURL, ""); err != nil {
 				b.Fatal(err)
 			}
+			t1 := time.Now()
+			if _, err := listAt(e.base+"/mcp", bobToken); err != nil {
+				b.Fatal(err)
+			}
+			d, g = append(d, t1.Sub(t0)), append(g, time.Since(t1))
 		}
+		dp50, _ := benchpair.Percentiles(d)
+		gp50, _ := benchpair.Percentiles(g)
+		b.ReportMetric(float64(dp50.Nanoseconds()), "bare-sdk-p50-ns")
+		b.ReportMetric(float64(gp50.Nanoseconds()), "gateway-p50-ns")
+		b.ReportMetric(float64(gp50)/float64(dp50), "p50-x-bare-sdk")
 	})
+}
+
+// rawSchemaOf encodes a schema a client decoded.
+func rawSchemaOf(tb testing.TB, schema any) json.RawMessage {
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return raw
 }
