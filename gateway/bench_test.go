@@ -63,11 +63,10 @@ func connectURL(tb testing.TB, url, token, version string) *mcp.ClientSession {
 
 // startBareRelay serves what any gateway built on go-sdk costs before it
 // does anything: a go-sdk server whose one tool forwards the raw arguments
-// through a go-sdk client to upstream, over Streamable HTTP. It returns the
-// relay's endpoint.
-func startBareRelay(tb testing.TB, upstream, version string) string {
+// through a go-sdk client session (up) to the upstream, over Streamable
+// HTTP. It returns the relay's endpoint.
+func startBareRelay(tb testing.TB, up *mcp.ClientSession) string {
 	tb.Helper()
-	up := connectURL(tb, upstream, "", version)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "bare-relay", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -83,22 +82,15 @@ func startBareRelay(tb testing.TB, upstream, version string) string {
 	return "http://" + ln.Addr().String()
 }
 
-// gatewayEnv runs the gateway in front of upstream, with the ten benchmark
-// rules and a transcript.
-func gatewayEnv(b *testing.B, upstream, version string) *env {
+// gatewayEnv runs the gateway in front of one server block, with the ten
+// benchmark rules and a transcript with the given store sync.
+func gatewayEnv(b *testing.B, server config.Server, sync string) *env {
 	cfg, diags := config.Parse([]byte(benchrules.HCL), "bench.hcl", config.Options{})
 	if diags.HasErrors() {
 		b.Fatal(diags)
 	}
-	nego := config.NegotiationLegacy
-	if version >= modernVersion {
-		nego = config.NegotiationAuto
-	}
-	cfg.Servers = []config.Server{{
-		Name: "fx", Transport: config.TransportStreamableHTTP, URL: upstream, VersionNegotiation: nego,
-		HTTPProbeTimeout: config.HTTPProbeTimeoutFallback, DiscoveryTimeout: 20 * time.Second,
-		CallTimeout: time.Minute, Enabled: true, Apps: config.AppsAuto,
-	}}
+	cfg.Servers = []config.Server{server}
+	cfg.Store.Sync = sync
 	e := newEnvConfig(b, cfg)
 	if st := e.h.Servers()[0]; st.State != host.StateReady {
 		b.Fatalf("fx is %s: %s", st.State, st.LastError)
@@ -107,22 +99,45 @@ func gatewayEnv(b *testing.B, upstream, version string) *env {
 }
 
 // BenchmarkGatewayCall measures one tools/call (a 2 KB echo) three ways,
-// alternated in one loop, every side over Streamable HTTP to the same
-// upstream server: a direct go-sdk call; a bare go-sdk relay; and the
-// gateway with ten rules and a transcript. It reports each side's p50 and
-// p99 and the ratios gateway/relay, gateway/direct and relay/direct. The
-// client, the relay and the upstream speak the given era.
+// alternated in one loop: a direct go-sdk call to the upstream; a bare
+// go-sdk relay (Streamable HTTP in front, a go-sdk client behind); and the
+// gateway (Streamable HTTP in front) with ten rules and a transcript. Each
+// side has the same kind of upstream: the same Streamable HTTP server
+// (http-*), or a stdio process of its own (stdio-*). The cases name the
+// era every side speaks and the store's sync. It reports each side's p50
+// and p99 and the ratios gateway/relay, gateway/direct and relay/direct.
 //
 //	go test -run '^$' -bench BenchmarkGatewayCall -count 5 ./gateway/
 func BenchmarkGatewayCall(b *testing.B) {
 	args := map[string]any{"text": strings.Repeat("x", 2000)}
-	for _, version := range []string{legacyVersion, modernVersion} {
-		b.Run(version, func(b *testing.B) {
-			upstream := startHTTPFixture(b)
-			direct := connectURL(b, upstream, "", version)
-			relay := connectURL(b, startBareRelay(b, upstream, version), "", version)
-			e := gatewayEnv(b, upstream, version)
-			gw := connectURL(b, e.base+"/mcp", aliceToken, version)
+	for _, tc := range []struct {
+		name, upstream, version, sync string
+	}{
+		{"http-legacy-normal", "http", legacyVersion, config.StoreSyncNormal},
+		{"http-modern-normal", "http", modernVersion, config.StoreSyncNormal},
+		{"http-legacy-full", "http", legacyVersion, config.StoreSyncFull},
+		{"stdio-legacy-normal", "stdio", legacyVersion, config.StoreSyncNormal},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var direct, relayUp *mcp.ClientSession
+			server := config.Server{Name: "fx", DiscoveryTimeout: 20 * time.Second, CallTimeout: time.Minute,
+				Enabled: true, Apps: config.AppsAuto, VersionNegotiation: config.NegotiationLegacy, HTTPProbeTimeout: config.HTTPProbeTimeoutFallback}
+			if tc.version >= modernVersion {
+				server.VersionNegotiation = config.NegotiationAuto
+			}
+			switch tc.upstream {
+			case "http":
+				url := startHTTPFixture(b)
+				direct, relayUp = connectURL(b, url, "", tc.version), connectURL(b, url, "", tc.version)
+				server.Transport, server.URL = config.TransportStreamableHTTP, url
+			default:
+				bin := testbin.Build(b, wellbehavedPkg)
+				direct, relayUp = benchpair.DirectStdio(b, bin, tc.version), benchpair.DirectStdio(b, bin, tc.version)
+				server.Transport, server.Command = config.TransportStdio, bin
+			}
+			relay := connectURL(b, startBareRelay(b, relayUp), "", tc.version)
+			e := gatewayEnv(b, server, tc.sync)
+			gw := connectURL(b, e.base+"/mcp", aliceToken, tc.version)
 			call := func(cs *mcp.ClientSession, name string) error {
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 				if err != nil {

@@ -86,7 +86,7 @@ func newEnvServers(t testing.TB, blocks []config.Server, rules ...policies.Rule)
 // it adds the principals, the admin and the gateway block.
 func newEnvConfig(t testing.TB, cfg *config.Config) *env {
 	t.Helper()
-	*cfg = config.Config{Servers: cfg.Servers, PolicySet: cfg.PolicySet,
+	*cfg = config.Config{Servers: cfg.Servers, PolicySet: cfg.PolicySet, Store: cfg.Store,
 		Principals: []config.Principal{
 			{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}},
 			{Name: "bob", Token: bobToken},
@@ -94,7 +94,7 @@ func newEnvConfig(t testing.TB, cfg *config.Config) *env {
 		Admins:  []string{"alice"},
 		Gateway: config.Gateway{Enabled: true, SessionTimeout: config.DefaultGatewaySessionTimeout},
 	}
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "mcphost.db"), nil)
+	st, err := store.OpenWith(t.Context(), filepath.Join(t.TempDir(), "mcphost.db"), nil, host.StoreOptionsFor(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
