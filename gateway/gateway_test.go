@@ -480,6 +480,7 @@ func TestNames(t *testing.T) {
 	}
 	long := strings.Repeat("L", 100)
 	grow("_echo")
+	grow(strings.Repeat("T", 200)) // past the spec's 128: the host leaves it out
 	grow(long)
 	longName := host.GatewayName("x", long)
 	if len(longName) > host.MaxGatewayToolName {
@@ -502,6 +503,20 @@ func TestNames(t *testing.T) {
 	}
 	if !slices.Contains(names, "x__echo") || !slices.Contains(names, "x___grow") {
 		t.Fatalf("tools that do not collide are missing: %v", names)
+	}
+	for _, n := range names {
+		if len(n) > host.MaxGatewayToolName {
+			t.Errorf("a served name has %d characters: %s", len(n), n)
+		}
+	}
+	rejected := false
+	for _, st := range e.h.Servers() {
+		for _, r := range st.RejectedTools {
+			rejected = rejected || strings.HasPrefix(r.Name, "TTTT")
+		}
+	}
+	if !rejected {
+		t.Error("the 200-character tool is not reported as rejected")
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: longName, Arguments: map[string]any{"text": "long"}})
 	if err != nil || textOf(res) != "long" {
