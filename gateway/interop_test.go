@@ -1,0 +1,307 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcphost/mcphost/gateway"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/fixture"
+	"github.com/mcphost/mcphost/policies"
+)
+
+// The interoperability tests of the gateway run MCP clients other people
+// wrote, from npm (pinned in testdata/interop/package-lock.json), against a
+// gateway on 127.0.0.1:0: the TypeScript SDK 1.x and 2.x clients, through
+// the scripts in testdata/interop/gateway/.
+// Like host/interop_test.go they skip without Node.js or the packages, and
+// fail instead under CI.
+
+// Packages of testdata/interop/package.json the tests run.
+const (
+	sdk1Pkg    = "@modelcontextprotocol/sdk"
+	client2Pkg = "@modelcontextprotocol/client"
+)
+
+// nodeBound bounds one Node process; the scripts give up after 30 s
+// themselves (RUN_TIMEOUT_MS in exercise.mjs).
+const nodeBound = 60 * time.Second
+
+// denyAdd is the call rule of the interop tests: the Node clients call
+// fx__add, and the rule refuses it only when the call came through the
+// gateway from a client whose clientInfo names it interop-*, so a denial
+// also proves that the client's name reached the policy.
+var denyAdd = policies.Rule{
+	Name: "no-add-from-node", Phase: policies.PhaseCall, Effect: policies.EffectDeny,
+	When:    `origin == "gateway" && client.name.startsWith("interop-") && tool.name == "add"`,
+	Message: "adding is not allowed through the gateway",
+}
+
+var (
+	interopInstallOnce sync.Once
+	interopInstallErr  error
+)
+
+// needInterop fails the test under CI (which must run every test) and skips
+// it elsewhere.
+func needInterop(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// interopDir returns the absolute path of testdata/interop once pkg is
+// installed under it, running npm ci once when it is missing and this is
+// not CI. It also requires node on PATH.
+func interopDir(t *testing.T, pkg string) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "testdata", "interop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(dir, "node_modules", pkg, "package.json")
+	install := "npm ci --prefix " + dir + " --no-audit --no-fund"
+	if _, err := os.Stat(manifest); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed (%v); run: %s", pkg, err, install)
+		}
+		interopInstallOnce.Do(func() {
+			npm, err := exec.LookPath("npm")
+			if err != nil {
+				interopInstallErr = err
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", dir, "--no-audit", "--no-fund")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				interopInstallErr = fmt.Errorf("%v\n%s", err, out)
+			}
+		})
+		if interopInstallErr != nil {
+			t.Skipf("%s is not installed and npm ci failed (%v); run: %s", pkg, interopInstallErr, install)
+		}
+		if _, err := os.Stat(manifest); err != nil {
+			t.Skipf("%s is still missing after npm ci (%v); run: %s", pkg, err, install)
+		}
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		needInterop(t, "node is not on PATH (%v): the gateway's interoperability tests run %s with Node.js", err, pkg)
+	}
+	return dir
+}
+
+// pkgVersion returns the installed version of pkg, for the log.
+func pkgVersion(t *testing.T, dir, pkg string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "node_modules", pkg, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct{ Version string }
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s/package.json: %v", pkg, err)
+	}
+	return m.Version
+}
+
+// nodeRun is one finished Node process.
+type nodeRun struct {
+	args           []string
+	stdout, stderr string
+	err            error // of Wait: nil for exit status 0
+}
+
+func (r nodeRun) String() string {
+	return fmt.Sprintf("node %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), r.err, r.stdout, r.stderr)
+}
+
+// runNode runs node with args in dir, the test's environment plus env, and
+// waits for it at most nodeBound.
+func runNode(t *testing.T, dir string, env []string, args ...string) nodeRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), nodeBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("%w (killed after %s)", err, nodeBound)
+	}
+	return nodeRun{args: args, stdout: stdout.String(), stderr: stderr.String(), err: err}
+}
+
+// summary is what testdata/interop/gateway/exercise.mjs prints.
+type summary struct {
+	ProtocolVersion string  `json:"protocolVersion"`
+	Era             string  `json:"era"`
+	SessionID       *string `json:"sessionId"`
+	ServerInfo      *struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"serverInfo"`
+	Tools     []string     `json:"tools"`
+	Echo      *toolOutcome `json:"echo"`
+	Resources []string     `json:"resources"`
+	Readme    []contents   `json:"readme"`
+	Prompts   []string     `json:"prompts"`
+	Greet     []message    `json:"greet"`
+	Denied    *toolOutcome `json:"denied"`
+	Errors    map[string]string
+}
+
+type toolOutcome struct {
+	IsError bool   `json:"isError"`
+	Text    string `json:"text"`
+}
+
+type contents struct {
+	URI      string `json:"uri"`
+	MIMEType string `json:"mimeType"`
+	Text     string `json:"text"`
+}
+
+type message struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// runScript runs testdata/interop/gateway/SCRIPT against url with token and
+// returns its summary.
+func runScript(t *testing.T, dir, url, token string, script ...string) summary {
+	t.Helper()
+	args := append([]string{filepath.Join("gateway", script[0])}, script[1:]...)
+	run := runNode(t, dir, []string{"MCPHOST_URL=" + url, "MCPHOST_TOKEN=" + token}, args...)
+	lines := strings.Split(strings.TrimSpace(run.stdout), "\n")
+	var s summary
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil {
+		t.Fatalf("no JSON summary on the last line of stdout (%v): %s", err, run)
+	}
+	if run.err != nil || len(s.Errors) > 0 {
+		var steps []string
+		for step, msg := range s.Errors {
+			steps = append(steps, fmt.Sprintf("\n  %s: %s", step, msg))
+		}
+		slices.Sort(steps)
+		t.Errorf("%s failed steps:%s\n%s", script[0], strings.Join(steps, ""), run)
+	}
+	t.Logf("%s: protocol %s, era %q, %d tools", script[0], s.ProtocolVersion, s.Era, len(s.Tools))
+	return s
+}
+
+// checkSummary checks what every client must have seen, whatever its era.
+func checkSummary(t *testing.T, s summary) {
+	t.Helper()
+	if s.ServerInfo == nil || s.ServerInfo.Name != "mcphost" || s.ServerInfo.Version != "test" {
+		t.Errorf("serverInfo = %+v, want mcphost test", s.ServerInfo)
+	}
+	for _, want := range []string{"fx__echo", "fx__add", "fx__slow"} {
+		if !slices.Contains(s.Tools, want) {
+			t.Errorf("tools/list lacks %s: %v", want, s.Tools)
+		}
+	}
+	if diff := cmp.Diff(&toolOutcome{Text: "hi from node"}, s.Echo); diff != "" {
+		t.Errorf("call fx__echo (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(s.Resources, "fx+fixture://readme") {
+		t.Errorf("resources/list lacks fx+fixture://readme: %v", s.Resources)
+	}
+	wantReadme := []contents{{URI: "fx+fixture://readme", MIMEType: "text/plain", Text: fixture.ReadmeText}}
+	if diff := cmp.Diff(wantReadme, s.Readme); diff != "" {
+		t.Errorf("read fx+fixture://readme (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(s.Prompts, "fx__greet") {
+		t.Errorf("prompts/list lacks fx__greet: %v", s.Prompts)
+	}
+	if diff := cmp.Diff([]message{{Role: "user", Text: "Hello, Ada!"}}, s.Greet); diff != "" {
+		t.Errorf("get fx__greet (-want +got):\n%s", diff)
+	}
+	wantDenied := &toolOutcome{IsError: true, Text: `Refused by mcphost: ` + denyAdd.Message + ` (policy "` + denyAdd.Name + `")`}
+	if diff := cmp.Diff(wantDenied, s.Denied); diff != "" {
+		t.Errorf("call fx__add, which %s denies for interop-* clients (-want +got):\n%s", denyAdd.Name, diff)
+	}
+}
+
+// checkTranscript checks that the client's calls are alice's transcript
+// entries of origin gateway, in a session titled with its clientInfo: the
+// echo and the denial.
+func checkTranscript(t *testing.T, e *env, client string) {
+	t.Helper()
+	p := host.Principal{Name: "alice"}
+	sessions, err := e.h.Sessions(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var titles []string
+	for _, s := range sessions {
+		titles = append(titles, s.Title)
+		if s.Title != "Gateway: "+client {
+			continue
+		}
+		entries, _, err := e.h.Entries(t.Context(), p, s.ID, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, en := range entries {
+			got = append(got, en.Origin+" "+en.Server+"."+en.Tool+" "+en.Status)
+		}
+	}
+	want := []string{"gateway fx.echo ok", "gateway fx.add " + host.StatusDenied}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("transcript of session %q (-want +got):\n%s\nsessions: %q", "Gateway: "+client, diff, titles)
+	}
+}
+
+// TestInteropTypeScript runs the official TypeScript SDK's clients against
+// /mcp: 1.x (legacy sessions), and 2.x with version negotiation auto,
+// which must settle on 2026-07-28, and with negotiation legacy.
+func TestInteropTypeScript(t *testing.T) {
+	dir := interopDir(t, client2Pkg)
+	interopDir(t, sdk1Pkg)
+	e := newEnv(t, []string{"fx"}, denyAdd)
+	url := e.base + gateway.PathAggregate
+
+	t.Run("sdk-1.x", func(t *testing.T) {
+		t.Logf("%s %s", sdk1Pkg, pkgVersion(t, dir, sdk1Pkg))
+		s := runScript(t, dir, url, aliceToken, "sdk1.mjs")
+		checkSummary(t, s)
+		if s.ProtocolVersion != legacyVersion || s.SessionID == nil || *s.SessionID == "" {
+			t.Errorf("protocol %q, session %v: want %s with a session id", s.ProtocolVersion, s.SessionID, legacyVersion)
+		}
+		checkTranscript(t, e, "interop-sdk1 1.0.0")
+	})
+	t.Run("client-2.x auto", func(t *testing.T) {
+		t.Logf("%s %s", client2Pkg, pkgVersion(t, dir, client2Pkg))
+		s := runScript(t, dir, url, aliceToken, "client2.mjs", "auto")
+		checkSummary(t, s)
+		if s.ProtocolVersion != modernVersion || s.Era != "modern" || s.SessionID != nil {
+			t.Errorf("protocol %q, era %q, session %v: want %s, modern, no session id", s.ProtocolVersion, s.Era, s.SessionID, modernVersion)
+		}
+		checkTranscript(t, e, "interop-client2 2.0.0")
+	})
+	t.Run("client-2.x legacy", func(t *testing.T) {
+		s := runScript(t, dir, url, bobToken, "client2.mjs", "legacy")
+		checkSummary(t, s)
+		if s.ProtocolVersion != legacyVersion || s.Era != "legacy" || s.SessionID == nil {
+			t.Errorf("protocol %q, era %q, session %v: want %s, legacy, a session id", s.ProtocolVersion, s.Era, s.SessionID, legacyVersion)
+		}
+	})
+}
