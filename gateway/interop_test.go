@@ -24,14 +24,15 @@ import (
 // The interoperability tests of the gateway run MCP clients other people
 // wrote, from npm (pinned in testdata/interop/package-lock.json), against a
 // gateway on 127.0.0.1:0: the TypeScript SDK 1.x and 2.x clients, through
-// the scripts in testdata/interop/gateway/.
+// the scripts in testdata/interop/gateway/, and the MCP Inspector's CLI.
 // Like host/interop_test.go they skip without Node.js or the packages, and
 // fail instead under CI.
 
 // Packages of testdata/interop/package.json the tests run.
 const (
-	sdk1Pkg    = "@modelcontextprotocol/sdk"
-	client2Pkg = "@modelcontextprotocol/client"
+	sdk1Pkg      = "@modelcontextprotocol/sdk"
+	client2Pkg   = "@modelcontextprotocol/client"
+	inspectorPkg = "@modelcontextprotocol/inspector"
 )
 
 // nodeBound bounds one Node process; the scripts give up after 30 s
@@ -302,6 +303,105 @@ func TestInteropTypeScript(t *testing.T) {
 		checkSummary(t, s)
 		if s.ProtocolVersion != legacyVersion || s.Era != "legacy" || s.SessionID == nil {
 			t.Errorf("protocol %q, era %q, session %v: want %s, legacy, a session id", s.ProtocolVersion, s.Era, s.SessionID, legacyVersion)
+		}
+	})
+}
+
+// inspector runs the MCP Inspector's CLI (its launcher's --cli mode) with a
+// HOME of the test's, so its catalog and client config stay in a temporary
+// directory.
+type inspector struct {
+	dir, bin string
+	env      []string
+}
+
+func newInspector(t *testing.T) inspector {
+	t.Helper()
+	dir := interopDir(t, inspectorPkg)
+	t.Logf("%s %s", inspectorPkg, pkgVersion(t, dir, inspectorPkg))
+	home := t.TempDir()
+	return inspector{
+		dir: dir,
+		bin: filepath.Join(dir, "node_modules", inspectorPkg, "clients", "launcher", "build", "index.js"),
+		env: []string{"HOME=" + home, "MCP_CATALOG_PATH=" + filepath.Join(home, "mcp.json"),
+			"MCP_CLIENT_CONFIG_PATH=" + filepath.Join(home, "client.json")},
+	}
+}
+
+// run runs `inspector --cli URL --transport http --format json ARGS...`.
+func (in inspector) run(t *testing.T, url string, args ...string) nodeRun {
+	t.Helper()
+	return runNode(t, in.dir, in.env, append([]string{in.bin, "--cli", url, "--transport", "http", "--format", "json"}, args...)...)
+}
+
+// result runs the CLI and decodes the result it prints on success, {"result": ...}.
+func (in inspector) result(t *testing.T, url string, out any, args ...string) {
+	t.Helper()
+	run := in.run(t, url, args...)
+	if run.err != nil {
+		t.Fatalf("the Inspector failed: %s", run)
+	}
+	var env struct{ Result json.RawMessage }
+	if err := json.Unmarshal([]byte(run.stdout), &env); err != nil || env.Result == nil {
+		t.Fatalf("stdout is no {\"result\": ...} (%v): %s", err, run)
+	}
+	if err := json.Unmarshal(env.Result, out); err != nil {
+		t.Fatalf("result: %v: %s", err, run)
+	}
+}
+
+// TestInteropInspector runs the MCP Inspector's CLI against /mcp with
+// alice's token in --header: tools/list and tools/call of fx__echo with
+// --tool-arg, in the era an ad-hoc URL gets by default (legacy) and in
+// --protocol-era modern; a wrong token ends in its auth_required error
+// (exit status 3) with the gateway's own explanation, not a hang in OAuth.
+func TestInteropInspector(t *testing.T) {
+	in := newInspector(t)
+	e := newEnv(t, []string{"fx"})
+	url := e.base + gateway.PathAggregate
+	auth := "Authorization: Bearer " + aliceToken
+	for _, era := range []string{"legacy", "modern"} {
+		t.Run(era, func(t *testing.T) {
+			var list struct {
+				Tools []struct {
+					Name        string         `json:"name"`
+					InputSchema map[string]any `json:"inputSchema"`
+				} `json:"tools"`
+			}
+			in.result(t, url, &list, "--header", auth, "--protocol-era", era, "--method", "tools/list")
+			var names []string
+			for _, tool := range list.Tools {
+				names = append(names, tool.Name)
+				if tool.InputSchema["type"] != "object" {
+					t.Errorf("%s has input schema %v", tool.Name, tool.InputSchema)
+				}
+			}
+			for _, want := range []string{"fx__echo", "fx__add", "fx__slow"} {
+				if !slices.Contains(names, want) {
+					t.Errorf("tools/list lacks %s: %v", want, names)
+				}
+			}
+
+			var call struct {
+				Content []map[string]any `json:"content"`
+				IsError bool             `json:"isError"`
+			}
+			in.result(t, url, &call, "--header", auth, "--protocol-era", era,
+				"--method", "tools/call", "--tool-name", "fx__echo", "--tool-arg", "text=hi")
+			want := []map[string]any{{"type": "text", "text": "hi"}}
+			if diff := cmp.Diff(want, call.Content); diff != "" || call.IsError {
+				t.Errorf("tools/call fx__echo text=hi: isError %v, content (-want +got):\n%s", call.IsError, diff)
+			}
+		})
+	}
+	t.Run("wrong token", func(t *testing.T) {
+		run := in.run(t, url, "--header", "Authorization: Bearer nope", "--stored-auth-only", "--method", "tools/list")
+		var env struct {
+			Error struct{ Code, Message string }
+		}
+		_ = json.Unmarshal([]byte(run.stderr), &env)
+		if run.err == nil || env.Error.Code != "auth_required" || !strings.Contains(env.Error.Message, "not valid for this MCP endpoint") {
+			t.Fatalf("want exit status 3 and an auth_required error with the gateway's message: %s", run)
 		}
 	})
 }
