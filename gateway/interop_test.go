@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/fixture"
 	"github.com/mcphost/mcphost/policies"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The interoperability tests of the gateway run MCP clients other people
@@ -404,4 +407,101 @@ func TestInteropInspector(t *testing.T) {
 			t.Fatalf("want exit status 3 and an auth_required error with the gateway's message: %s", run)
 		}
 	})
+}
+
+// recorder keeps a copy of every response body.
+type recorder struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	buf  bytes.Buffer
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.TeeReader(resp.Body, (*lockedWriter)(r)), resp.Body}
+	return resp, nil
+}
+
+type lockedWriter recorder
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+// results returns the result of every JSON-RPC response recorded so far,
+// by request id, whether it came as application/json or as an event
+// stream's data lines.
+func (r *recorder) results(t *testing.T) map[string]map[string]json.RawMessage {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]map[string]json.RawMessage{}
+	for _, line := range strings.Split(r.buf.String(), "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(line, "data:"))
+		var msg struct {
+			ID     json.RawMessage            `json:"id"`
+			Result map[string]json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &msg) == nil && msg.Result != nil {
+			out[string(msg.ID)] = msg.Result
+		}
+	}
+	return out
+}
+
+// TestModernResultType is what the TypeScript SDK 2.x and the Inspector
+// found: on 2026-07-28 a tools/call, prompts/get or resources/read result
+// must carry resultType "complete" (SEP-2322: the absence means complete
+// only for earlier revisions), and @modelcontextprotocol/client refuses one
+// without it ("Invalid result for tools/call: missing required
+// resultType"). go-sdk sets it in its own handlers
+// (handleMultiRoundTripResult), which the gateway's middleware answers
+// before; go-sdk's client accepts the absence, so TestBothEras passes.
+func TestModernResultType(t *testing.T) {
+	e := newEnv(t, []string{"fx"})
+	rec := &recorder{next: bearer{token: aliceToken, next: http.DefaultTransport}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "resulttype-test", Version: "1.0"}, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), waitBound)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.base + gateway.PathAggregate,
+		HTTPClient: &http.Client{Transport: rec}}, &mcp.ClientSessionOptions{ProtocolVersion: modernVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fx__echo", Arguments: map[string]any{"text": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "fx__greet", Arguments: map[string]string{"name": "Ada"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "fx+fixture://readme"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Which result is which: by the member only that method's result has.
+	got := map[string]string{}
+	for _, res := range rec.results(t) {
+		var rt string
+		_ = json.Unmarshal(res["resultType"], &rt)
+		for member, method := range map[string]string{"content": "tools/call", "messages": "prompts/get", "contents": "resources/read", "tools": "tools/list"} {
+			if _, ok := res[member]; ok {
+				got[method] = rt
+			}
+		}
+	}
+	want := map[string]string{"tools/call": "complete", "prompts/get": "complete", "resources/read": "complete", "tools/list": "complete"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("resultType of each 2026-07-28 result (-want +got):\n%s", diff)
+	}
 }
