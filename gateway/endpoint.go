@@ -40,6 +40,7 @@ type table struct {
 	cat        host.GatewayCatalog
 	byName     map[string]host.GatewayTool
 	advertised map[string]*mcp.Tool
+	views      views // by caller
 }
 
 // shadow is the part of the catalog registered on the *mcp.Server, by name

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -232,15 +233,32 @@ func tokenVerifier(ctx context.Context, _ string, _ *http.Request) (*auth.TokenI
 		Extra: map[string]any{callerExtraKey: c}}, nil
 }
 
-// callerOf returns the authenticated caller of a request, with the client
-// it names.
-func callerOf(req mcp.Request) (host.Caller, bool) {
-	extra := req.GetExtra()
-	if extra == nil || extra.TokenInfo == nil {
-		return host.Caller{}, false
+// callerOf returns the authenticated caller of a request: the one its
+// bearer token stands for over HTTP, or the one ServeStdio serves.
+func callerOf(ctx context.Context, req mcp.Request) (host.Caller, bool) {
+	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+		c, ok := extra.TokenInfo.Extra[callerExtraKey].(host.Caller)
+		return c, ok
 	}
-	c, ok := extra.TokenInfo.Extra[callerExtraKey].(host.Caller)
+	c, ok := ctx.Value(stdioCallerKey{}).(host.Caller)
 	return c, ok
+}
+
+type stdioCallerKey struct{}
+
+// ServeStdio serves the endpoint at path (PathAggregate, or
+// /mcp/servers/NAME, /mcp/endpoints/NAME) on t, to caller, until the client
+// goes away or ctx ends: the in-process form of the stdio bridge, for
+// when no daemon runs.
+func (g *Gateway) ServeStdio(ctx context.Context, path string, caller host.Caller, t mcp.Transport) error {
+	g.mu.Lock()
+	e := g.endpoints[strings.TrimSuffix(path, "/")]
+	g.mu.Unlock()
+	if e == nil {
+		return fmt.Errorf("no MCP endpoint at %s", path)
+	}
+	caller.Origin = host.OriginGateway
+	return e.server.Run(context.WithValue(ctx, stdioCallerKey{}, caller), t)
 }
 
 // eraDispatch sends 2026-07-28 (and later) requests to the stateless

@@ -51,6 +51,7 @@ type env struct {
 	h    *host.Host
 	st   *store.Store
 	gw   *gateway.Gateway
+	cfg  *config.Config
 	base string
 }
 
@@ -60,6 +61,16 @@ type env struct {
 func newEnv(t *testing.T, servers []string, rules ...policies.Rule) *env {
 	t.Helper()
 	bin := testbin.Build(t, wellbehavedPkg)
+	var blocks []config.Server
+	for _, s := range servers {
+		blocks = append(blocks, stdioServer(s, bin))
+	}
+	return newEnvServers(t, blocks, rules...)
+}
+
+// newEnvServers is newEnv with the given server blocks.
+func newEnvServers(t *testing.T, blocks []config.Server, rules ...policies.Rule) *env {
+	t.Helper()
 	cfg := &config.Config{
 		Principals: []config.Principal{
 			{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}},
@@ -68,9 +79,7 @@ func newEnv(t *testing.T, servers []string, rules ...policies.Rule) *env {
 		Admins:  []string{"alice"},
 		Gateway: config.Gateway{Enabled: true, SessionTimeout: config.DefaultGatewaySessionTimeout},
 	}
-	for _, s := range servers {
-		cfg.Servers = append(cfg.Servers, stdioServer(s, bin))
-	}
+	cfg.Servers = blocks
 	if len(rules) > 0 {
 		set, errs := policies.Compile(rules, policies.EffectAllow)
 		if len(errs) > 0 {
@@ -108,7 +117,7 @@ func newEnv(t *testing.T, servers []string, rules ...policies.Rule) *env {
 		}
 		st.Close()
 	})
-	return &env{h: h, st: st, gw: gw, base: "http://" + ln.Addr().String()}
+	return &env{h: h, st: st, gw: gw, cfg: cfg, base: "http://" + ln.Addr().String()}
 }
 
 // bearer adds a token to every request.

@@ -33,7 +33,7 @@ func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		default:
 			return next(ctx, method, req)
 		}
-		c, ok := callerOf(req)
+		c, ok := callerOf(ctx, req)
 		if !ok {
 			return nil, &jsonrpc.Error{Code: codeInternal, Message: "gateway: the request carries no authenticated caller"}
 		}
@@ -97,23 +97,12 @@ func (e *endpoint) listTools(ctx context.Context, c host.Caller, r *mcp.ListTool
 			return nil, err
 		}
 	}
-	t := e.table.Load()
-	tools, _ := e.g.h.GatewayFilter(ctx, c, t.cat)
-	out := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, 0, len(tools)), Cacheable: private()}
-	for _, gt := range tools {
-		adv := t.advertised[gt.Name]
-		if adv == nil {
-			adv = e.advertise(gt)
-		}
-		out.Tools = append(out.Tools, adv)
-	}
-	return out, nil
+	return &mcp.ListToolsResult{Tools: e.view(ctx, c).tools, Cacheable: private()}, nil
 }
 
 // visibleServers returns the servers of the endpoint c may see.
 func (e *endpoint) visibleServers(ctx context.Context, c host.Caller) []string {
-	_, servers := e.g.h.GatewayFilter(ctx, c, e.table.Load().cat)
-	return servers
+	return e.view(ctx, c).servers
 }
 
 // unknownTool is go-sdk's own answer for a tool it does not have: a hidden

@@ -41,6 +41,10 @@ Usage:
                                                      evaluate the policies on one input
   mcphost plugin   run [-config FILE] [-stage STAGE] [-timeout D] [-c KEY=VALUE]... NAME|FILE.wasm INPUT.json
                                                      run one plugin stage on one input
+  mcphost gateway  -stdio [-config FILE] [-server NAME] [-standalone]
+                                                     MCP on stdin/stdout for stdio-only clients
+  mcphost gateway  config claude|claude-code|cursor|vscode [-config FILE] [-server NAME] [-stdio]
+                                                     what to paste into an MCP client's config
   mcphost demo     revenue                           the built-in demo MCP server (stdio)
   mcphost version
 
@@ -97,6 +101,8 @@ func (e *env) run(ctx context.Context, args []string) int {
 		return e.policy(ctx, rest)
 	case "plugin":
 		return e.plugin(ctx, rest)
+	case "gateway":
+		return e.gateway(ctx, rest)
 	case "demo":
 		return e.demo(ctx, rest)
 	case "version", "-version", "--version":
