@@ -20,6 +20,7 @@ import (
 	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/fixture"
+	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -161,14 +162,14 @@ type summary struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
 	} `json:"serverInfo"`
-	Tools     []string     `json:"tools"`
-	Echo      *toolOutcome `json:"echo"`
-	Resources []string     `json:"resources"`
-	Readme    []contents   `json:"readme"`
-	Prompts   []string     `json:"prompts"`
-	Greet     []message    `json:"greet"`
-	Denied    *toolOutcome `json:"denied"`
-	Errors    map[string]string
+	Tools     []string          `json:"tools"`
+	Echo      *toolOutcome      `json:"echo"`
+	Resources []string          `json:"resources"`
+	Readme    []contents        `json:"readme"`
+	Prompts   []string          `json:"prompts"`
+	Greet     []message         `json:"greet"`
+	Denied    *toolOutcome      `json:"denied"`
+	Errors    map[string]string `json:"errors"`
 }
 
 type toolOutcome struct {
@@ -503,5 +504,43 @@ func TestModernResultType(t *testing.T) {
 	want := map[string]string{"tools/call": "complete", "prompts/get": "complete", "resources/read": "complete", "tools/list": "complete"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("resultType of each 2026-07-28 result (-want +got):\n%s", diff)
+	}
+}
+
+// TestInteropStdioBridge runs the TypeScript SDK's stdio clients against
+// `mcphost gateway -stdio` (built from ./cmd/mcphost), bridged to the env's
+// /mcp with -url and alice's token in $MCPHOST_TOKEN: 1.x (2025-11-25) and
+// 2.x with version negotiation auto, whose server/discover probe on a
+// sibling process must settle on 2026-07-28. Each runs the same steps as
+// over HTTP, so the denial and the transcript prove the bridge relays the
+// client's own clientInfo.
+func TestInteropStdioBridge(t *testing.T) {
+	dir := interopDir(t, client2Pkg)
+	interopDir(t, sdk1Pkg)
+	bin := testbin.Build(t, "github.com/mcphost/mcphost/cmd/mcphost")
+	e := newEnv(t, []string{"fx"}, denyAdd)
+	// The bridge loads a config only for data_dir and listen, which -url
+	// and $MCPHOST_TOKEN override.
+	tmp := t.TempDir()
+	cfg := filepath.Join(tmp, "mcphost.hcl")
+	src := fmt.Sprintf("listen = %q\ndata_dir = %q\n", "127.0.0.1:1", filepath.Join(tmp, "state"))
+	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bridge := []string{bin, "gateway", "-stdio", "-config", cfg, "-url", e.base + gateway.PathAggregate}
+	for _, tc := range []struct {
+		sdk, client, version string
+	}{
+		{"sdk1", "interop-stdio-sdk1 1.0.0", legacyVersion},
+		{"client2", "interop-stdio-client2 2.0.0", modernVersion},
+	} {
+		t.Run(tc.sdk, func(t *testing.T) {
+			s := runScript(t, dir, "", aliceToken, append([]string{"stdio.mjs", tc.sdk}, bridge...)...)
+			checkSummary(t, s)
+			if s.ProtocolVersion != tc.version {
+				t.Errorf("negotiated %q through the bridge, want %s", s.ProtocolVersion, tc.version)
+			}
+			checkTranscript(t, e, tc.client)
+		})
 	}
 }
