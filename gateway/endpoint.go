@@ -227,6 +227,10 @@ func mustJSON(v any) []byte {
 func (e *endpoint) advertise(gt host.GatewayTool) *mcp.Tool {
 	cp := *gt.Tool
 	cp.Name = gt.Name
+	// The schemas are encoded once per table, not on every tools/list: a
+	// decoded schema is a map that encoding/json walks by reflection.
+	cp.InputSchema = rawSchema(cp.InputSchema)
+	cp.OutputSchema = rawSchema(cp.OutputSchema)
 	if gt.App == nil {
 		// A tool whose App is off (or that links none) is listed without
 		// its link, so a client does not render what the host would not.
@@ -239,6 +243,22 @@ func (e *endpoint) advertise(gt host.GatewayTool) *mcp.Tool {
 		cp.Meta = rewriteUIMeta(cp.Meta, func(uri string) string { return e.codec.uri(gt.Server, uri) })
 	}
 	return &cp
+}
+
+// rawSchema returns a schema as JSON (nil stays nil; one that does not
+// encode is kept as it is, for go-sdk to report).
+func rawSchema(schema any) any {
+	if schema == nil {
+		return nil
+	}
+	if raw, ok := schema.(json.RawMessage); ok {
+		return raw
+	}
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return schema
+	}
+	return json.RawMessage(b)
 }
 
 func hasUIMeta(m mcp.Meta) bool {

@@ -58,7 +58,7 @@ type env struct {
 // newEnv starts a host with one wellbehaved stdio server per name, the
 // principals alice (admin, group analysts) and bob, the rules given, and
 // the gateway on 127.0.0.1:0.
-func newEnv(t *testing.T, servers []string, rules ...policies.Rule) *env {
+func newEnv(t testing.TB, servers []string, rules ...policies.Rule) *env {
 	t.Helper()
 	bin := testbin.Build(t, wellbehavedPkg)
 	var blocks []config.Server
@@ -69,23 +69,30 @@ func newEnv(t *testing.T, servers []string, rules ...policies.Rule) *env {
 }
 
 // newEnvServers is newEnv with the given server blocks.
-func newEnvServers(t *testing.T, blocks []config.Server, rules ...policies.Rule) *env {
+func newEnvServers(t testing.TB, blocks []config.Server, rules ...policies.Rule) *env {
 	t.Helper()
-	cfg := &config.Config{
+	var set *policies.Set
+	if len(rules) > 0 {
+		var errs []policies.CompileError
+		set, errs = policies.Compile(rules, policies.EffectAllow)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+	}
+	return newEnvConfig(t, &config.Config{Servers: blocks, PolicySet: set})
+}
+
+// newEnvConfig is newEnv for a config whose servers and policies are set:
+// it adds the principals, the admin and the gateway block.
+func newEnvConfig(t testing.TB, cfg *config.Config) *env {
+	t.Helper()
+	*cfg = config.Config{Servers: cfg.Servers, PolicySet: cfg.PolicySet,
 		Principals: []config.Principal{
 			{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}},
 			{Name: "bob", Token: bobToken},
 		},
 		Admins:  []string{"alice"},
 		Gateway: config.Gateway{Enabled: true, SessionTimeout: config.DefaultGatewaySessionTimeout},
-	}
-	cfg.Servers = blocks
-	if len(rules) > 0 {
-		set, errs := policies.Compile(rules, policies.EffectAllow)
-		if len(errs) > 0 {
-			t.Fatal(errs)
-		}
-		cfg.PolicySet = set
 	}
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "mcphost.db"), nil)
 	if err != nil {
@@ -133,7 +140,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // connect opens a go-sdk client session on path in the given era.
-func (e *env) connect(t *testing.T, path, token, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+func (e *env) connect(t testing.TB, path, token, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1.0"}, opts)
 	tr := &mcp.StreamableClientTransport{Endpoint: e.base + path,
@@ -148,7 +155,7 @@ func (e *env) connect(t *testing.T, path, token, version string, opts *mcp.Clien
 	return cs
 }
 
-func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+func toolNames(t testing.TB, cs *mcp.ClientSession) []string {
 	t.Helper()
 	res, err := cs.ListTools(t.Context(), nil)
 	if err != nil {

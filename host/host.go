@@ -180,6 +180,16 @@ func PluginCacheDirFor(cfg *config.Config, logger *slog.Logger) string {
 	return pluginCacheDir(cfg.DataDir, logger)
 }
 
+// StoreOptionsFor returns the options the daemon's database is opened with
+// under cfg (its `store` block): store.SyncNormal for `sync = "normal"`,
+// otherwise store.SyncFull, the default.
+func StoreOptionsFor(cfg *config.Config) store.Options {
+	if cfg.Store.Sync == config.StoreSyncNormal {
+		return store.Options{Sync: store.SyncNormal}
+	}
+	return store.Options{Sync: store.SyncFull}
+}
+
 func serverNames(cfg *config.Config) []string {
 	var names []string
 	for _, s := range cfg.Servers {

@@ -155,8 +155,8 @@ type ReloadResult struct {
 	Policies int      `json:"policies"` // policy rules now in force
 	Plugins  int      `json:"plugins"`  // plugins now loaded
 	// Ignored are the settings that changed but take effect only at the
-	// next start (listen, data_dir, App compaction); the daemon applies
-	// log_level itself.
+	// next start (listen, data_dir, App compaction, store.sync); the daemon
+	// applies log_level itself.
 	Ignored []string `json:"ignored"`
 }
 
@@ -308,6 +308,9 @@ func restartOnly(a, b *config.Config) []string {
 	}
 	if a.AppCompactSessionBytes != b.AppCompactSessionBytes {
 		out = append(out, "app_compact_session_bytes")
+	}
+	if a.Store.Sync != b.Store.Sync {
+		out = append(out, "store.sync") // the store is opened once, before the host
 	}
 	return out
 }

@@ -22,7 +22,7 @@ import (
 )
 
 // daemon is the mcphost daemon assembled in this process exactly as
-// `mcphost serve` assembles it (cmd/mcphost/serve.go): store.Open, host.New
+// `mcphost serve` assembles it (cmd/mcphost/serve.go): store.OpenWith, host.New
 // with restarts on, the plugin cache in data_dir and the config's app
 // compaction, httpapi.New with the WebShell's assets, Host.Start,
 // Host.Serve on a loopback listener.
@@ -38,7 +38,7 @@ type daemon struct {
 // startup is how long one daemon start took.
 type startup struct {
 	Label string `json:"label"` // "cold" (empty era cache) or "warm"
-	// TotalMs is from before store.Open until the last server was ready.
+	// TotalMs is from before store.OpenWith until the last server was ready.
 	TotalMs     float64 `json:"totalMs"`
 	StoreOpenMs float64 `json:"storeOpenMs"`
 	// HostNewMs is host.New: planning, and compiling and warming the
@@ -94,7 +94,7 @@ func startDaemon(ctx context.Context, cfg *config.Config, label, logPath string,
 		lf.Close()
 		return nil, su, err
 	}
-	st, err := store.Open(ctx, filepath.Join(cfg.DataDir, "mcphost.db"), logger)
+	st, err := store.OpenWith(ctx, filepath.Join(cfg.DataDir, "mcphost.db"), logger, host.StoreOptionsFor(cfg))
 	if err != nil {
 		lf.Close()
 		return nil, su, err

@@ -3,7 +3,7 @@
 // "Load and soak" part of BENCHMARKS.md.
 //
 // It assembles the daemon in its own process exactly as `mcphost serve`
-// does (cmd/mcphost/serve.go: store.Open, host.New with restarts on and
+// does (cmd/mcphost/serve.go: store.OpenWith, host.New with restarts on and
 // the plugin cache in data_dir, httpapi.New, Host.Start, Host.Serve on
 // 127.0.0.1:0), from a generated HCL file (OUT/config.hcl), so that heap,
 // goroutines and file descriptors can be read from the runtime and

@@ -121,7 +121,7 @@ func eraCacheStore(ctx context.Context, cfg *config.Config, names []string, logg
 	if _, err := os.Stat(path); err != nil {
 		return nil
 	}
-	st, err := store.Open(ctx, path, logger)
+	st, err := store.OpenWith(ctx, path, logger, host.StoreOptionsFor(cfg))
 	if err != nil {
 		logger.Warn("era cache unavailable", "err", err)
 		return nil

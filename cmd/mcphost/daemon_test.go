@@ -320,12 +320,27 @@ type daemonEntry struct {
 // TestDaemonDurability runs the real daemon, makes a burst of calls,
 // SIGKILLs it with calls in flight, restarts it on the same data_dir, and
 // checks that every acknowledged entry survived, with gapless seqs, and that
-// the owner token was reused.
+// the owner token was reused. It runs under both store sync modes: "normal"
+// leaves the fsync to checkpoints, which costs nothing when only the process
+// dies.
 func TestDaemonDurability(t *testing.T) {
+	tests := []struct {
+		name  string
+		block string // the config's store block
+	}{
+		{"full", ""}, // the default
+		{"normal", "\nstore {\n  sync = \"normal\"\n}\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { testDaemonDurability(t, tt.name, tt.block) })
+	}
+}
+
+func testDaemonDurability(t *testing.T, mode, storeBlock string) {
 	bin := testbin.Build(t, mcphostPkg)
 	dir := t.TempDir()
 	dataDir := filepath.Join(dir, "state")
-	cfg := writeDaemonConfig(t, dir, "127.0.0.1:0", dataDir, "")
+	cfg := writeDaemonConfig(t, dir, "127.0.0.1:0", dataDir, storeBlock)
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	defer client.CloseIdleConnections()
 
@@ -411,6 +426,11 @@ func TestDaemonDurability(t *testing.T) {
 	var exitErr *exec.ExitError
 	if !errors.As(d.err, &exitErr) || exitErr.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Errorf("daemon ended with %v, want killed by SIGKILL", d.err)
+	}
+	// The start-up line is the one place the daemon tells which mode it
+	// opened the store with (its stderr is complete once it has exited).
+	if want := "store_sync=" + mode; !strings.Contains(d.stderr.String(), want) {
+		t.Errorf("the daemon's start-up log does not say %s:\n%s", want, d.stderr.String())
 	}
 	wg.Wait()
 	if err := <-slowDone; err == nil {

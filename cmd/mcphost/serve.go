@@ -86,7 +86,8 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitFailure
 	}
-	st, err := store.Open(ctx, filepath.Join(cfg.DataDir, dbFile), logger)
+	storeOpts := host.StoreOptionsFor(cfg)
+	st, err := store.OpenWith(ctx, filepath.Join(cfg.DataDir, dbFile), logger, storeOpts)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitFailure
@@ -99,7 +100,8 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		return exitFailure
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	logger.Info("mcphost starting", "version", version(), "config", source, "servers", len(cfg.Servers), "addr", ln.Addr().String())
+	logger.Info("mcphost starting", "version", version(), "config", source, "servers", len(cfg.Servers), "addr", ln.Addr().String(),
+		"store_sync", storeOpts.Sync.String())
 
 	h, err := host.New(cfg, host.Options{
 		Logger:         logger.With("component", "host"),

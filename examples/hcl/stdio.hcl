@@ -15,6 +15,18 @@ listen = "127.0.0.1:7777"
 # directory.
 data_dir = "~/.local/state/mcphost"
 
+# store holds the settings of that database. sync decides when a commit
+# reaches the disk:
+#   "full" (default)  every commit is fsynced before the call is answered:
+#                     an acknowledged entry survives kill -9 and a power loss
+#   "normal"          fsync only at checkpoints: faster appends; every
+#                     acknowledged entry still survives kill -9 of mcphost,
+#                     but a power loss or an OS crash can lose the last ones
+# It is read at start-up; a reload does not change it.
+store {
+  sync = "full"
+}
+
 # log_level is one of "debug", "info" (the default), "warn" or "error".
 log_level = "info"
 

@@ -45,6 +45,13 @@ const (
 	DefaultAppResourceTimeout  = 10 * time.Second // or call_timeout when shorter
 )
 
+// Values of `store { sync }`: when a commit of the database reaches stable
+// storage.
+const (
+	StoreSyncFull   = "full"   // default: every commit is fsynced; acknowledged entries survive a power loss
+	StoreSyncNormal = "normal" // fsync at checkpoints only; acknowledged entries survive kill -9, not a power loss
+)
+
 // Defaults of the App compaction attributes.
 const (
 	DefaultAppCompactAfter        = 7 * 24 * time.Hour
@@ -79,6 +86,9 @@ type Config struct {
 	// default DefaultAppCompactSessionBytes, -1 no bound.
 	AppCompactSessionBytes int64
 
+	// Store is the `store` block.
+	Store StoreConfig
+
 	Servers    []Server    // `server "NAME"` blocks, in file order
 	Principals []Principal // `principal "NAME"` blocks, in file order
 
@@ -104,6 +114,13 @@ type Config struct {
 	// Files maps each parsed file name to its source, for rendering
 	// diagnostics with snippets (hcl.NewDiagnosticTextWriter).
 	Files map[string]*hcl.File
+}
+
+// StoreConfig is the `store` block: settings of the database in data_dir,
+// read when the daemon opens it (a reload does not change them).
+type StoreConfig struct {
+	// Sync is `sync`: StoreSyncFull (default) or StoreSyncNormal.
+	Sync string
 }
 
 // Server is one `server "NAME"` block.

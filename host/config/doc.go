@@ -1,7 +1,8 @@
 // Package config loads mcphost's HCL configuration into a [Config].
 //
-// It owns the file format: the top-level attributes, the `server` and
-// `principal` blocks, the `env()`, `file()` and `executable()` functions, and
+// It owns the file format: the top-level attributes, the `server`,
+// `principal`, `rate_limit`, `policies`, `policy`, `plugin` and `store`
+// blocks, the `env()`, `file()` and `executable()` functions, and
 // every diagnostic an operator sees for a bad file. [Load] reads one file from
 // an [io/fs.FS], [LoadFile] from the OS, [Parse] from memory and [Default]
 // from the embedded default.hcl. Each collects every problem at once as
@@ -31,9 +32,6 @@
 // about such a value names the call instead (`The log level read from
 // env("LOG") (not shown) is not known`), and one of HCL's that quotes it
 // has its detail replaced.
-//
-// `policy`, `plugin` and `policies` blocks are recognised but rejected with
-// a diagnostic until the releases that implement them.
 //
 // It never starts processes, opens connections or touches the network; the
 // host package turns a [Config] into running servers.

@@ -177,6 +177,7 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	var fsch fileSchema
 	l.diags = append(l.diags, gohcl.DecodeBody(file.Body, l.ctx, &fsch)...)
 	l.decodeTop(cfg, &fsch)
+	l.decodeStore(cfg, fsch.Store)
 
 	names := map[string]hcl.Range{}
 	for _, b := range fsch.Servers {

@@ -104,6 +104,7 @@ func TestLoadFileValues(t *testing.T) {
 		Listen:   "0.0.0.0:8080",
 		DataDir:  filepath.Join(dir, "state"),
 		LogLevel: slog.LevelDebug,
+		Store:    StoreConfig{Sync: StoreSyncNormal},
 		Servers: []Server{
 			{
 				Name:      "files",
@@ -320,6 +321,7 @@ func TestDefault(t *testing.T) {
 		Listen:   DefaultListen,
 		DataDir:  filepath.Join(testHome, ".local", "state", "mcphost"),
 		LogLevel: slog.LevelInfo,
+		Store:    StoreConfig{Sync: StoreSyncFull},
 		Servers: []Server{{
 			Name:               "revenue",
 			Transport:          TransportStdio,
@@ -560,6 +562,16 @@ func TestDiagnosticDetails(t *testing.T) {
 			file:     "top.hcl",
 			summary:  "Invalid log level",
 			contains: []string{`"debug"`, `"info"`, `"warn"`, `"error"`},
+		},
+		{
+			file:     "store.hcl",
+			summary:  "Invalid store sync",
+			contains: []string{`"fsync"`, `"full" (the default`, `"normal"`, "power loss"},
+		},
+		{
+			file:     "store.hcl",
+			summary:  "Duplicate store block",
+			contains: []string{filepath.Join("testdata", "invalid", "store.hcl") + ":1"},
 		},
 	}
 	for _, tt := range tests {

@@ -52,6 +52,9 @@ type fileSchema struct {
 	Policies []*policiesBlock `hcl:"policies,block"`
 	Policy   []*policyBlock   `hcl:"policy,block"`
 	Plugins  []*pluginBlock   `hcl:"plugin,block"`
+
+	// store: settings of the database in data_dir; at most one.
+	Store []*storeBlock `hcl:"store,block"`
 }
 
 // serverBlock is one `server "NAME"` block.
@@ -162,6 +165,15 @@ type rateLimitBlock struct {
 	// concurrent_calls: calls running at once (0: no bound).
 	ConcurrentCalls      hcl.Expression `hcl:"concurrent_calls,optional"`
 	ConcurrentCallsRange hcl.Range      `hcl:"concurrent_calls,attr_value_range"`
+}
+
+// storeBlock is the `store` block: settings of the database in data_dir.
+type storeBlock struct {
+	DeclRange hcl.Range `hcl:",def_range"`
+
+	// sync: "full" (default) | "normal" — whether every commit is fsynced.
+	Sync      hcl.Expression `hcl:"sync,optional"`
+	SyncRange hcl.Range      `hcl:"sync,attr_value_range"`
 }
 
 // policiesBlock is the `policies` block: settings of the policy set.

@@ -58,6 +58,7 @@ func TestNoFunctionValuesInDiagnostics(t *testing.T) {
 		{name: "plugin pool_size", secret: "7654321", src: in(plugin, "pool_size = SOURCE"), summary: "Invalid pool size"},
 		{name: "plugin on_error", secret: "s3cret-onerror", src: in(plugin, "on_error = SOURCE"), summary: "Invalid on_error"},
 		{name: "policies default", secret: "s3cret-default", src: "policies {\n  default = SOURCE\n}\n", summary: "Invalid policy default"},
+		{name: "store sync", secret: "s3cret-sync", src: "store {\n  sync = SOURCE\n}\n", summary: "Invalid store sync"},
 		{name: "policy phase", secret: "s3cret-phase", src: "policy \"p\" {\n  phase  = SOURCE\n  effect = \"deny\"\n  when   = \"true\"\n}\n", summary: "Invalid policy phase"},
 		{name: "policy effect", secret: "s3cret-effect", src: "policy \"p\" {\n  phase  = \"call\"\n  effect = SOURCE\n  when   = \"true\"\n}\n", summary: "Invalid policy effect"},
 		{name: "policy when undeclared", secret: "s3cret_ident == 1", src: "policy \"p\" {\n  phase  = \"call\"\n  effect = \"deny\"\n  when   = SOURCE\n}\n", summary: "Undeclared variable in policy", leaks: []string{"s3cret_ident"}},

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -42,11 +43,19 @@ func TestRealisticResultSize(t *testing.T) {
 	}
 }
 
-// BenchmarkAppendEntry measures durable appends (synchronous=FULL, so one
-// fsync per commit) of an entry with a 2 KB result: serially (one entry per
-// commit), and from 4 × GOMAXPROCS goroutines spread over 8 sessions, where
-// group commit writes the appends that wait together ("entries/commit").
+// BenchmarkAppendEntry measures acknowledged appends of an entry with a 2 KB
+// result under each sync mode ("full": synchronous=FULL, one fsync per
+// commit; "normal": synchronous=NORMAL, fsyncs only at checkpoints):
+// serially (one entry per commit), and from 4 × GOMAXPROCS goroutines spread
+// over 8 sessions, where group commit writes the appends that wait together
+// ("entries/commit").
 func BenchmarkAppendEntry(b *testing.B) {
+	for _, mode := range syncModes {
+		b.Run("sync="+mode.String(), func(b *testing.B) { benchmarkAppendEntry(b, mode) })
+	}
+}
+
+func benchmarkAppendEntry(b *testing.B, mode Sync) {
 	result := realisticResult("Q3")
 	entry := func(sessionID, principal string) *Entry {
 		return &Entry{
@@ -56,9 +65,14 @@ func BenchmarkAppendEntry(b *testing.B) {
 			StartedAt: time.Now(), DurationMs: 12.5,
 		}
 	}
+	openStore := func(b *testing.B) *Store {
+		s := mustOpenWith(b, filepath.Join(b.TempDir(), "mcphost.db"), Options{Sync: mode})
+		s.now = fakeClock()
+		return s
+	}
 
 	b.Run("serial", func(b *testing.B) {
-		s, _ := openTest(b)
+		s := openStore(b)
 		sess := mustCreate(b, s, "alice", "bench")
 		var durations []time.Duration
 		for b.Loop() {
@@ -76,7 +90,7 @@ func BenchmarkAppendEntry(b *testing.B) {
 	})
 
 	b.Run("parallel", func(b *testing.B) {
-		s, _ := openTest(b)
+		s := openStore(b)
 		var sessions []Session
 		for i := range 8 {
 			sessions = append(sessions, mustCreate(b, s, "alice", fmt.Sprint("bench ", i)))

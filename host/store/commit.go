@@ -9,9 +9,9 @@ import (
 
 // Group commit. Every entry append goes through one committer goroutine,
 // which takes the appends that are waiting, writes them in one transaction
-// and commits once: one fsync (synchronous=FULL) for the whole group instead
+// and commits once: one fsync (with SyncFull) for the whole group instead
 // of one per entry. There is no deliberate delay: while a commit is being
-// fsynced the next appends queue up, and they form the next group. One
+// written the next appends queue up, and they form the next group. One
 // append alone is therefore written exactly as before, and under load the
 // groups grow with the load.
 //

@@ -1,5 +1,5 @@
 // Package store is mcphost's one embedded database: a single SQLite file in
-// data_dir (modernc.org/sqlite, no cgo), opened by [Open].
+// data_dir (modernc.org/sqlite, no cgo), opened by [Open] or [OpenWith].
 //
 // It owns the transcript: [Session] values, each belonging to one principal,
 // and the [Entry] values recorded in them, one per completed tool call, in
@@ -13,11 +13,12 @@
 // # Guarantees
 //
 //   - Durability: [Store.AppendEntry] returns only after its transaction has
-//     committed with synchronous=FULL in WAL mode, so an acknowledged entry
-//     survives kill -9 of the process and a power loss (see [Open]).
-//     Appends that wait at the same time share one transaction and one fsync
-//     (group commit, commit.go); an entry that fails alone fails only its own
-//     append.
+//     committed in WAL mode, so an acknowledged entry survives kill -9 of the
+//     process; with [SyncFull] (the default) the commit is also fsynced, so it
+//     survives a power loss too, while [SyncNormal] leaves the last commits
+//     to a power loss or an OS crash (see [OpenWith]). Appends that wait at
+//     the same time share one transaction and one commit (group commit,
+//     commit.go); an entry that fails alone fails only its own append.
 //   - Isolation between principals: every read and write takes the caller's
 //     principal, and a session owned by another principal is [ErrNotFound],
 //     exactly like a missing one.

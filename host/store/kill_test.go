@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,28 +17,49 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// childEnv names the database a re-executed test binary writes to; see
-// TestMain and TestKill9KeepsAcknowledgedEntries.
-const childEnv = "MCPHOST_STORE_CHILD"
+// childEnv names the database a re-executed test binary writes to, and
+// childSyncEnv the sync mode it opens it with ([Sync.String]); see TestMain
+// and TestKill9KeepsAcknowledgedEntries.
+const (
+	childEnv     = "MCPHOST_STORE_CHILD"
+	childSyncEnv = "MCPHOST_STORE_CHILD_SYNC"
+)
+
+// syncModes are the modes every durability test runs under.
+var syncModes = []Sync{SyncFull, SyncNormal}
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(childEnv); path != "" {
-		os.Exit(runChild(path))
+		os.Exit(runChild(path, os.Getenv(childSyncEnv)))
 	}
 	os.Exit(m.Run())
 }
 
-// runChild is the writer process of the kill -9 test. It creates a session,
-// prints "session ID", then appends entries until it is killed, printing
-// "SEQ ID" for each one only after AppendEntry has returned. Its context
-// bounds an orphaned child; a parent that went away also ends it, through
-// SIGPIPE on stdout.
-func runChild(path string) int {
+// runChild is the writer process of the kill -9 test. It opens path with
+// the sync mode named mode, prints "synchronous N" (the pragma its writer
+// connection runs with), creates a session, prints "session ID", then
+// appends entries until it is killed, printing "SEQ ID" for each one only
+// after AppendEntry has returned. Its context bounds an orphaned child; a
+// parent that went away also ends it, through SIGPIPE on stdout.
+func runChild(path, mode string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := Open(ctx, path, nil)
+	i := slices.IndexFunc(syncModes, func(m Sync) bool { return m.String() == mode })
+	if i < 0 {
+		fmt.Fprintf(os.Stderr, "unknown sync mode %q\n", mode)
+		return 1
+	}
+	s, err := OpenWith(ctx, path, nil, Options{Sync: syncModes[i]})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var synchronous int
+	if err := s.w.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&synchronous); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := fmt.Printf("synchronous %d\n", synchronous); err != nil {
 		return 1
 	}
 	sess, err := s.CreateSession(ctx, "child", "kill -9")
@@ -83,14 +105,25 @@ func childEntry(sessionID string, seq int64) *Entry {
 	}
 }
 
+// TestKill9KeepsAcknowledgedEntries kills a writer process with SIGKILL in
+// the middle of a burst of appends, under each sync mode: the WAL is written
+// before an append is acknowledged, so even SyncNormal, which leaves the
+// fsync to checkpoints, keeps every acknowledged entry when only the process
+// dies.
 func TestKill9KeepsAcknowledgedEntries(t *testing.T) {
+	for _, mode := range syncModes {
+		t.Run(mode.String(), func(t *testing.T) { testKill9(t, mode) })
+	}
+}
+
+func testKill9(t *testing.T, mode Sync) {
 	const wantAcks = 200
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "mcphost.db")
 
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+path)
+	cmd.Env = append(os.Environ(), childEnv+"="+path, childSyncEnv+"="+mode.String())
 	cmd.WaitDelay = 10 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -103,10 +136,14 @@ func TestKill9KeepsAcknowledgedEntries(t *testing.T) {
 	}
 
 	sc := bufio.NewScanner(stdout)
-	var sessionID string
+	var sessionID, synchronous string
 	acked := map[int64]string{} // seq → entry ID
 	for len(acked) < wantAcks && sc.Scan() {
 		line := sc.Text()
+		if n, ok := strings.CutPrefix(line, "synchronous "); ok && synchronous == "" {
+			synchronous = n
+			continue
+		}
 		if id, ok := strings.CutPrefix(line, "session "); ok && sessionID == "" {
 			sessionID = id
 			continue
@@ -132,11 +169,14 @@ func TestKill9KeepsAcknowledgedEntries(t *testing.T) {
 	if waitErr == nil || cmd.ProcessState.Exited() {
 		t.Fatalf("child was not killed by the signal: %v; stderr:\n%s", waitErr, stderr.String())
 	}
+	if want := fmt.Sprint(synchronousPragma[mode]); synchronous != want {
+		t.Errorf("the child wrote with PRAGMA synchronous = %q, want %s (%v)", synchronous, want, mode)
+	}
 	if _, err := os.Stat(path + "-wal"); err != nil {
 		t.Errorf("no WAL left behind by the killed writer (%v); the test did not exercise recovery", err)
 	}
 
-	s := mustOpen(t, path)
+	s := mustOpenWith(t, path, Options{Sync: mode})
 	entries := mustEntries(t, s, "child", sessionID)
 	if len(entries) < wantAcks {
 		t.Fatalf("%d entries survived, want at least the %d acknowledged", len(entries), wantAcks)

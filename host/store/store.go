@@ -80,32 +80,90 @@ type Store struct {
 	closeErr  error
 }
 
-// Open opens the database at path, creating it and its directory if needed,
-// and applies any pending migrations.
+// Sync says when a commit reaches stable storage: the `synchronous` pragma
+// of every connection. The zero value is [SyncFull].
+type Sync int
+
+const (
+	// SyncFull fsyncs the WAL on every commit (synchronous=FULL): an
+	// acknowledged entry survives kill -9 and a power loss.
+	SyncFull Sync = iota
+	// SyncNormal fsyncs the WAL only at checkpoints (synchronous=NORMAL):
+	// an acknowledged entry survives kill -9 of the process, but a power
+	// loss or an operating-system crash can lose the last commits.
+	SyncNormal
+)
+
+// String returns the mode's name in the configuration: "full" or "normal".
+func (m Sync) String() string {
+	switch m {
+	case SyncFull:
+		return "full"
+	case SyncNormal:
+		return "normal"
+	}
+	return fmt.Sprintf("Sync(%d)", int(m))
+}
+
+// pragma is the value of PRAGMA synchronous for m.
+func (m Sync) pragma() (string, bool) {
+	switch m {
+	case SyncFull:
+		return "FULL", true
+	case SyncNormal:
+		return "NORMAL", true
+	}
+	return "", false
+}
+
+// Options are the settings of [OpenWith]. The zero value is what [Open]
+// uses.
+type Options struct {
+	// Sync is SyncFull (the default) or SyncNormal.
+	Sync Sync
+}
+
+// Open opens the database at path with the default [Options]
+// (synchronous=FULL); see [OpenWith].
+func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error) {
+	return OpenWith(ctx, path, logger, Options{})
+}
+
+// OpenWith opens the database at path, creating it and its directory if
+// needed, and applies any pending migrations.
 //
 // A new directory is created with mode 0700 and a new file with mode 0600
 // (SQLite gives the -wal and -shm files the mode of the database); existing
 // ones keep their modes.
 //
-// Every connection runs with journal_mode=WAL, foreign_keys=ON,
-// busy_timeout and synchronous=FULL. With WAL, a commit appends to the -wal
-// file; synchronous=NORMAL would already survive kill -9 (the written pages
-// are in the operating system's cache), but it fsyncs the WAL only at
-// checkpoints, so a power loss could drop the last transactions that had
-// been acknowledged. FULL fsyncs the WAL on every commit, so an entry that
-// [Store.AppendEntry] acknowledged is on stable storage. The cost is one
-// fsync per commit, and concurrent appends share commits (group commit).
+// Every connection runs with journal_mode=WAL, foreign_keys=ON, busy_timeout
+// and the synchronous mode of opts.Sync. With WAL, a commit appends to the
+// -wal file before [Store.AppendEntry] returns, so with either mode an
+// acknowledged entry survives kill -9 of the process: the written pages are
+// in the operating system's cache, and the next open recovers them from the
+// WAL.
 //
-// Open fails, with an error naming path, when the file is not a SQLite
-// database or is corrupt, when it is a SQLite database of another program,
-// and when its schema version is newer than this mcphost knows (it was
-// written by a newer release; it is never downgraded). ctx bounds the
-// opening and the migrations. A nil logger discards.
-func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error) {
-	return open(ctx, path, logger, migrations)
+//   - [SyncFull] (synchronous=FULL, the default) also fsyncs the WAL on
+//     every commit, so an acknowledged entry is on stable storage and
+//     survives a power loss or an operating-system crash. The cost is one
+//     fsync per commit; concurrent appends share commits (group commit).
+//   - [SyncNormal] (synchronous=NORMAL) fsyncs the WAL only at checkpoints.
+//     A power loss or an operating-system crash can then drop the last
+//     transactions that had been acknowledged (those since the last
+//     checkpoint), though the database stays consistent: it opens cleanly
+//     with the earlier entries, and the sequence numbers stay gapless.
+//
+// OpenWith fails, with an error naming path, when opts.Sync is not one of
+// the modes above, when the file is not a SQLite database or is corrupt,
+// when it is a SQLite database of another program, and when its schema
+// version is newer than this mcphost knows (it was written by a newer
+// release; it is never downgraded). ctx bounds the opening and the
+// migrations. A nil logger discards.
+func OpenWith(ctx context.Context, path string, logger *slog.Logger, opts Options) (*Store, error) {
+	return open(ctx, path, logger, opts, migrations)
 }
 
-func open(ctx context.Context, path string, logger *slog.Logger, migs []string) (*Store, error) {
+func open(ctx context.Context, path string, logger *slog.Logger, opts Options, migs []string) (*Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -114,6 +172,10 @@ func open(ctx context.Context, path string, logger *slog.Logger, migs []string) 
 		return nil, errors.New("store: open: empty path")
 	}
 	wrap := func(err error) error { return fmt.Errorf("store: open %q: %w", path, err) }
+	synchronous, ok := opts.Sync.pragma()
+	if !ok {
+		return nil, wrap(fmt.Errorf("unknown sync mode %v; use SyncFull or SyncNormal", opts.Sync))
+	}
 
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -123,7 +185,7 @@ func open(ctx context.Context, path string, logger *slog.Logger, migs []string) 
 		return nil, wrap(err)
 	}
 
-	w, err := sql.Open("sqlite", dsn(abs, true))
+	w, err := sql.Open("sqlite", dsn(abs, synchronous, true))
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -139,7 +201,7 @@ func open(ctx context.Context, path string, logger *slog.Logger, migs []string) 
 	}
 
 	readers := max(4, runtime.GOMAXPROCS(0))
-	r, err := sql.Open("sqlite", dsn(abs, false))
+	r, err := sql.Open("sqlite", dsn(abs, synchronous, false))
 	if err != nil {
 		w.Close()
 		return nil, wrap(err)
@@ -210,8 +272,8 @@ func createFile(path string) error {
 
 // dsn builds a file: URI for modernc.org/sqlite. The path is escaped, so a
 // '?' or '#' in it cannot be taken for the query. Each pragma runs on every
-// new connection of the pool.
-func dsn(abs string, writer bool) string {
+// new connection of the pool; synchronous is the mode ("FULL" or "NORMAL").
+func dsn(abs, synchronous string, writer bool) string {
 	p := filepath.ToSlash(abs)
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p // a Windows volume: file:///C:/…
@@ -219,7 +281,7 @@ func dsn(abs string, writer bool) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "synchronous("+synchronous+")")
 	if writer {
 		q.Set("_txlock", "immediate")
 	} else {

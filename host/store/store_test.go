@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,9 +40,14 @@ func openTest(t testing.TB) (*Store, string) {
 
 func mustOpen(t testing.TB, path string) *Store {
 	t.Helper()
-	s, err := Open(t.Context(), path, nil)
+	return mustOpenWith(t, path, Options{})
+}
+
+func mustOpenWith(t testing.TB, path string, opts Options) *Store {
+	t.Helper()
+	s, err := OpenWith(t.Context(), path, nil, opts)
 	if err != nil {
-		t.Fatalf("Open: %v", err)
+		t.Fatalf("OpenWith(%+v): %v", opts, err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -519,7 +525,7 @@ func TestMigrations(t *testing.T) {
 
 	// Open twice with the released migrations: the second open changes nothing.
 	for range 2 {
-		s, err := open(ctx, path, nil, migrations)
+		s, err := open(ctx, path, nil, Options{}, migrations)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -539,7 +545,7 @@ func TestMigrations(t *testing.T) {
 	// A release with one more step applies only that step, once.
 	next := append(append([]string(nil), migrations...), `CREATE TABLE extra (id INTEGER PRIMARY KEY) STRICT;`)
 	for range 2 {
-		s, err := open(ctx, path, nil, next)
+		s, err := open(ctx, path, nil, Options{}, next)
 		if err != nil {
 			t.Fatalf("open with a new migration: %v", err)
 		}
@@ -553,7 +559,7 @@ func TestMigrations(t *testing.T) {
 
 	// A failing step rolls back entirely and leaves the version alone.
 	broken := append(append([]string(nil), next...), `CREATE TABLE half (id INTEGER); CREATE TABLE nope (;`)
-	if _, err := open(ctx, path, nil, broken); err == nil || !strings.Contains(err.Error(), path) {
+	if _, err := open(ctx, path, nil, Options{}, broken); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("open with a broken migration: err = %v, want an error naming %s", err, path)
 	}
 	db = rawDB(t, path)
@@ -674,6 +680,29 @@ func TestOpenRefuses(t *testing.T) {
 	}
 }
 
+func TestOpenUnknownSync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "mcphost.db")
+	s, err := OpenWith(t.Context(), path, nil, Options{Sync: Sync(7)})
+	if err == nil {
+		s.Close()
+		t.Fatal("OpenWith succeeded")
+	}
+	if want := "unknown sync mode Sync(7)"; !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), want) {
+		t.Errorf("OpenWith: err = %q, want it to name %q and say %q", err, path, want)
+	}
+	if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused OpenWith created its directory: %v", err)
+	}
+}
+
+func TestSyncString(t *testing.T) {
+	for m, want := range map[Sync]string{SyncFull: "full", SyncNormal: "normal", Sync(7): "Sync(7)"} {
+		if got := m.String(); got != want {
+			t.Errorf("Sync(%d).String() = %q, want %q", int(m), got, want)
+		}
+	}
+}
+
 func TestFileModes(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "state", "mcphost")
@@ -719,32 +748,51 @@ func TestOpenPathWithSpecialCharacters(t *testing.T) {
 	}
 }
 
+// synchronousPragma is what PRAGMA synchronous reads under each mode.
+var synchronousPragma = map[Sync]int{SyncNormal: 1, SyncFull: 2}
+
 func TestPragmas(t *testing.T) {
-	s, _ := openTest(t)
 	ctx := t.Context()
-	tests := []struct {
+	opens := []struct {
 		name string
-		db   *sql.DB
-		want map[string]string
+		open func(t testing.TB, path string) *Store
+		sync Sync
 	}{
-		{"writer", s.w, map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000", "query_only": "0"}},
-		{"reader", s.r, map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000", "query_only": "1"}},
+		{"Open", mustOpen, SyncFull},
+		{"full", func(t testing.TB, path string) *Store { return mustOpenWith(t, path, Options{Sync: SyncFull}) }, SyncFull},
+		{"normal", func(t testing.TB, path string) *Store { return mustOpenWith(t, path, Options{Sync: SyncNormal}) }, SyncNormal},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := map[string]string{}
-			for name := range tt.want {
-				var v string
-				if err := tt.db.QueryRowContext(ctx, "PRAGMA "+name).Scan(&v); err != nil {
-					t.Fatal(err)
-				}
-				got[name] = v
+	for _, o := range opens {
+		t.Run(o.name, func(t *testing.T) {
+			s := o.open(t, filepath.Join(t.TempDir(), "mcphost.db"))
+			synchronous := fmt.Sprint(synchronousPragma[o.sync])
+			tests := []struct {
+				name string
+				db   *sql.DB
+				want map[string]string
+			}{
+				{"writer", s.w, map[string]string{"journal_mode": "wal", "synchronous": synchronous, "foreign_keys": "1", "busy_timeout": "10000", "query_only": "0"}},
+				{"reader", s.r, map[string]string{"journal_mode": "wal", "synchronous": synchronous, "foreign_keys": "1", "busy_timeout": "10000", "query_only": "1"}},
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("pragmas (-want +got):\n%s", diff)
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					got := map[string]string{}
+					for name := range tt.want {
+						var v string
+						if err := tt.db.QueryRowContext(ctx, "PRAGMA "+name).Scan(&v); err != nil {
+							t.Fatal(err)
+						}
+						got[name] = v
+					}
+					if diff := cmp.Diff(tt.want, got); diff != "" {
+						t.Errorf("pragmas (-want +got):\n%s", diff)
+					}
+				})
 			}
 		})
 	}
+
+	s, _ := openTest(t)
 	// The foreign key is enforced.
 	_, err := s.w.ExecContext(ctx, `INSERT INTO entries (id, session_id, seq, call_id, principal, origin, server, tool,
 		arguments, status, result, error, era, protocol_version, started_at, duration_ms, display, trail)

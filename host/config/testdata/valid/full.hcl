@@ -56,3 +56,8 @@ principal "bob" {
 # Members of the group "admins" see every server with its process details,
 # every principal's figures and /metrics.
 admins = ["admins"]
+
+# Commits are fsynced at checkpoints only.
+store {
+  sync = "normal"
+}
