@@ -44,8 +44,11 @@ type table struct {
 }
 
 // shadow is the part of the catalog registered on the *mcp.Server, by name
-// or URI, with the JSON it was registered with: registering is only there
-// so that go-sdk sends list_changed; the middleware answers the requests.
+// or URI, with the JSON it was registered with. Registering is how go-sdk
+// sends list_changed; and tools/call, prompts/get and resources/read run
+// through go-sdk's own handling of a registered entry (which marks a
+// 2026-07-28 result complete or input_required), into handlers that ask
+// the host. The lists are answered by the middleware, per caller.
 type shadow struct {
 	tools, prompts, resources, templates map[string][]byte
 }
@@ -71,6 +74,11 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.G
 		},
 	})
 	e.server.AddReceivingMiddleware(e.middleware)
+	// Any URI may be read (a resource need not be listed, and a
+	// template's matches are the upstream's to decide): one template that
+	// matches every URI sends each read to readHandler. It is never listed:
+	// the middleware answers resources/templates/list.
+	e.server.AddResourceTemplate(&mcp.ResourceTemplate{Name: "any", URITemplate: "{+uri}"}, e.readHandler)
 	e.shadow = shadow{tools: map[string][]byte{}, prompts: map[string][]byte{}, resources: map[string][]byte{}, templates: map[string][]byte{}}
 	getServer := func(*http.Request) *mcp.Server { return e.server }
 	bearer := auth.RequireBearerToken(tokenVerifier, nil)
@@ -121,7 +129,7 @@ func (e *endpoint) mirror() {
 	}
 	diff(e.shadow.tools, want, func(name string) {
 		tool := t.advertised[name]
-		e.register(func() { e.server.AddTool(tool, unreachableTool) }, "tool", name)
+		e.register(func() { e.server.AddTool(tool, e.toolHandler) }, "tool", name)
 	}, func(names []string) { e.server.RemoveTools(names...) })
 
 	// Prompts, resources and templates of the endpoint's servers.
@@ -155,15 +163,15 @@ func (e *endpoint) mirror() {
 	}
 	diff(e.shadow.prompts, jsonOf(prompts), func(name string) {
 		p := prompts[name]
-		e.register(func() { e.server.AddPrompt(p, unreachablePrompt) }, "prompt", name)
+		e.register(func() { e.server.AddPrompt(p, e.promptHandler) }, "prompt", name)
 	}, func(names []string) { e.server.RemovePrompts(names...) })
 	diff(e.shadow.resources, jsonOf(resources), func(uri string) {
 		r := resources[uri]
-		e.register(func() { e.server.AddResource(r, unreachableResource) }, "resource", uri)
+		e.register(func() { e.server.AddResource(r, e.readHandler) }, "resource", uri)
 	}, func(uris []string) { e.server.RemoveResources(uris...) })
 	diff(e.shadow.templates, jsonOf(templates), func(uri string) {
 		rt := templates[uri]
-		e.register(func() { e.server.AddResourceTemplate(rt, unreachableResource) }, "resource template", uri)
+		e.register(func() { e.server.AddResourceTemplate(rt, e.readHandler) }, "resource template", uri)
 	}, func(uris []string) { e.server.RemoveResourceTemplates(uris...) })
 }
 
@@ -291,18 +299,4 @@ func rewriteUIMeta(m mcp.Meta, enc func(string) string) mcp.Meta {
 		out["ui/resourceUri"] = enc(u)
 	}
 	return out
-}
-
-// The registered handlers are never reached: the middleware answers every
-// request for tools, prompts and resources.
-func unreachableTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return nil, fmt.Errorf("gateway: internal error: a tools/call passed the middleware")
-}
-
-func unreachablePrompt(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	return nil, fmt.Errorf("gateway: internal error: a prompts/get passed the middleware")
-}
-
-func unreachableResource(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	return nil, fmt.Errorf("gateway: internal error: a resources/read passed the middleware")
 }

@@ -28,10 +28,9 @@ const (
 func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
-		case "tools/list", "tools/call", "prompts/list", "prompts/get",
-			"resources/list", "resources/templates/list", "resources/read", "completion/complete":
+		case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "completion/complete":
 		default:
-			return next(ctx, method, req)
+			return next(ctx, method, req) // tools/call, prompts/get, resources/read: the handlers below
 		}
 		c, ok := callerOf(ctx, req)
 		if !ok {
@@ -41,23 +40,54 @@ func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:
 			return e.listTools(ctx, c, r)
-		case *mcp.CallToolRequest:
-			return e.callTool(ctx, c, r)
 		case *mcp.ListPromptsRequest:
 			return e.listPrompts(ctx, c, r)
-		case *mcp.GetPromptRequest:
-			return e.getPrompt(ctx, c, r)
 		case *mcp.ListResourcesRequest:
 			return e.listResources(ctx, c, r)
 		case *mcp.ListResourceTemplatesRequest:
 			return e.listTemplates(ctx, c, r)
-		case *mcp.ReadResourceRequest:
-			return e.readResource(ctx, c, r)
 		case *mcp.CompleteRequest:
 			return e.complete(ctx, c, r)
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// requestCaller returns the caller of a request that go-sdk hands to a
+// registered handler, with the client it names.
+func requestCaller(ctx context.Context, req mcp.Request) (host.Caller, error) {
+	c, ok := callerOf(ctx, req)
+	if !ok {
+		return host.Caller{}, &jsonrpc.Error{Code: codeInternal, Message: "gateway: the request carries no authenticated caller"}
+	}
+	c.Client = clientOf(req)
+	return c, nil
+}
+
+// toolHandler, promptHandler and readHandler answer the requests go-sdk
+// routes to the registered entries.
+func (e *endpoint) toolHandler(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c, err := requestCaller(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return e.callTool(ctx, c, r)
+}
+
+func (e *endpoint) promptHandler(ctx context.Context, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	c, err := requestCaller(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return e.getPrompt(ctx, c, r)
+}
+
+func (e *endpoint) readHandler(ctx context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	c, err := requestCaller(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return e.readResource(ctx, c, r)
 }
 
 // clientOf returns the client a request names (its clientInfo).
@@ -111,7 +141,7 @@ func unknownTool(name string) error {
 	return &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 }
 
-func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolRequest) (mcp.Result, error) {
+func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	p := r.Params
 	if p == nil {
 		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "tools/call needs params"}
@@ -142,7 +172,7 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 // result; a refusal by a policy as a tool error the model can read; a
 // server's JSON-RPC error as it came; anything else as an error that says
 // what happened.
-func callAnswer(name string, out *host.CallOutcome, err error) (mcp.Result, error) {
+func callAnswer(name string, out *host.CallOutcome, err error) (*mcp.CallToolResult, error) {
 	var perr *host.PolicyError
 	if errors.As(err, &perr) {
 		msg := perr.Message
@@ -288,7 +318,7 @@ func (e *endpoint) listPrompts(ctx context.Context, c host.Caller, r *mcp.ListPr
 	return out, nil
 }
 
-func (e *endpoint) getPrompt(ctx context.Context, c host.Caller, r *mcp.GetPromptRequest) (mcp.Result, error) {
+func (e *endpoint) getPrompt(ctx context.Context, c host.Caller, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	if r.Params == nil {
 		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "prompts/get needs params"}
 	}
@@ -397,7 +427,7 @@ func (e *endpoint) serverOfURI(ctx context.Context, c host.Caller, uri string) (
 		Data: mustJSON(map[string]string{"uri": uri})}
 }
 
-func (e *endpoint) readResource(ctx context.Context, c host.Caller, r *mcp.ReadResourceRequest) (mcp.Result, error) {
+func (e *endpoint) readResource(ctx context.Context, c host.Caller, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	if r.Params == nil {
 		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "resources/read needs params"}
 	}
