@@ -61,7 +61,7 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.G
 	caps := &mcp.ServerCapabilities{
 		Tools:       &mcp.ToolCapabilities{ListChanged: true},
 		Prompts:     &mcp.PromptCapabilities{ListChanged: true},
-		Resources:   &mcp.ResourceCapabilities{ListChanged: true},
+		Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		Completions: &mcp.CompletionCapabilities{},
 		Logging:     &mcp.LoggingCapabilities{},
 	}
@@ -72,6 +72,8 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.G
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs, c.CacheScope = 0, "private" // lists depend on the principal
 		},
+		SubscribeHandler:   e.subscribe,
+		UnsubscribeHandler: e.unsubscribe,
 	})
 	e.server.AddReceivingMiddleware(e.middleware)
 	// Any URI may be read (a resource need not be listed, and a
@@ -96,6 +98,56 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.G
 	e.handler = bearer(eraDispatch(modern, legacy))
 	e.table.Store(&table{byName: map[string]host.GatewayTool{}, advertised: map[string]*mcp.Tool{}})
 	return e
+}
+
+// subscribe and unsubscribe relay a client's resource subscription (a
+// legacy resources/subscribe, or a URI of a 2026-07-28 listen) to the
+// host, which subscribes upstream once per URI; go-sdk keeps which
+// sessions hear an update.
+func (e *endpoint) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
+	c, err := requestCaller(ctx, r)
+	if err != nil {
+		return err
+	}
+	server, upstream, err := e.serverOfURI(ctx, c, r.Params.URI)
+	if err != nil {
+		return err
+	}
+	if err := e.g.h.GatewaySubscribe(ctx, c, server, upstream); err != nil {
+		return hostError(r.Params.URI, err)
+	}
+	return nil
+}
+
+func (e *endpoint) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
+	c, err := requestCaller(ctx, r)
+	if err != nil {
+		return err
+	}
+	server, upstream, err := e.serverOfURI(ctx, c, r.Params.URI)
+	if err != nil {
+		return err
+	}
+	if err := e.g.h.GatewayUnsubscribe(ctx, c, server, upstream); err != nil {
+		return hostError(r.Params.URI, err)
+	}
+	return nil
+}
+
+// resourceUpdated tells the endpoint's subscribed sessions that uri of
+// server changed, under the endpoint's URI for it.
+func (e *endpoint) resourceUpdated(server, uri string) {
+	if e.codec.server != "" && e.codec.server != server {
+		return
+	}
+	served := false
+	for _, s := range e.table.Load().cat.Servers {
+		served = served || s == server
+	}
+	if !served {
+		return
+	}
+	_ = e.server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: e.codec.uri(server, uri)})
 }
 
 func (e *endpoint) close() {

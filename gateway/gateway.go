@@ -62,7 +62,8 @@ func New(h *host.Host, opts Options) *Gateway {
 		endpoints: map[string]*endpoint{}, done: make(chan struct{})}
 	g.sessions.h = h
 	changes, stop := h.WatchChanges()
-	g.stopWatch = stop
+	stopResources := h.WatchResources(g.resourceUpdated)
+	g.stopWatch = func() { stop(); stopResources() }
 	g.sync()
 	go func() {
 		defer close(g.done)
@@ -89,6 +90,19 @@ func (g *Gateway) Close() {
 	g.stopWatch()
 	for _, e := range eps {
 		e.close()
+	}
+}
+
+// resourceUpdated passes a server's resources/updated to every endpoint.
+func (g *Gateway) resourceUpdated(server, uri string) {
+	g.mu.Lock()
+	eps := make([]*endpoint, 0, len(g.endpoints))
+	for _, e := range g.endpoints {
+		eps = append(eps, e)
+	}
+	g.mu.Unlock()
+	for _, e := range eps {
+		e.resourceUpdated(server, uri)
 	}
 }
 

@@ -58,6 +58,11 @@ type serverConn struct {
 	cat     *catalog
 	refresh chan struct{} // list_changed signals for the current session
 
+	// subs counts the gateway's subscriptions per resource URI: the first
+	// subscribes upstream, the last unsubscribe ends it, and a new session
+	// subscribes again to every URI still counted.
+	subs map[string]int // under mu
+
 	progressSeq atomic.Uint64
 	progress    sync.Map // progress token (string) → func(Progress)
 
@@ -269,6 +274,9 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			if req.Params != nil {
 				c.lists.c.InvalidateURI(c.cfg.Name, req.Params.URI)
+				if c.opts.resourceUpdated != nil && !c.retired.Load() {
+					c.opts.resourceUpdated(c.cfg.Name, req.Params.URI)
+				}
 			}
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -357,7 +365,16 @@ func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd
 
 	c.mu.Lock()
 	c.session, c.cat, c.refresh = cs, cat, refresh
+	resubscribe := make([]string, 0, len(c.subs))
+	for uri := range c.subs {
+		resubscribe = append(resubscribe, uri)
+	}
 	c.mu.Unlock()
+	for _, uri := range resubscribe {
+		if err := cs.Subscribe(dctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			c.logger.Warn("subscribing again to a resource after reconnecting", "uri", uri, "err", err)
+		}
+	}
 	c.setState(StateReady, func(s *ServerStatus) {
 		s.Era = verdict.Era
 		s.ProtocolVersion = ir.ProtocolVersion

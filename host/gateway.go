@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
@@ -418,6 +419,100 @@ type CallOutcome struct {
 	// Stage is the failure of a stage after the call (a plugin, a result
 	// policy).
 	Stage error
+}
+
+// GatewaySubscribe subscribes c's client to updates of uri on server (a
+// server c may see). The first subscription to a URI subscribes upstream;
+// updates then reach every [Host.WatchResources] watcher.
+func (h *Host) GatewaySubscribe(ctx context.Context, c Caller, server, uri string) error {
+	conn, cs, _, err := h.gatewaySession(ctx, c, server)
+	if err != nil {
+		return err
+	}
+	conn.mu.Lock()
+	if conn.subs == nil {
+		conn.subs = map[string]int{}
+	}
+	conn.subs[uri]++
+	first := conn.subs[uri] == 1
+	conn.mu.Unlock()
+	if !first {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
+	defer cancel()
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		conn.mu.Lock()
+		if conn.subs[uri]--; conn.subs[uri] <= 0 {
+			delete(conn.subs, uri)
+		}
+		conn.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// GatewayUnsubscribe takes one subscription to uri back; the last one
+// unsubscribes upstream.
+func (h *Host) GatewayUnsubscribe(ctx context.Context, c Caller, server, uri string) error {
+	conn, cs, _, err := h.gatewaySession(ctx, c, server)
+	if err != nil {
+		return err
+	}
+	conn.mu.Lock()
+	n, ok := conn.subs[uri]
+	if ok {
+		if n <= 1 {
+			delete(conn.subs, uri)
+		} else {
+			conn.subs[uri] = n - 1
+		}
+	}
+	conn.mu.Unlock()
+	if !ok || n > 1 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
+	defer cancel()
+	return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+}
+
+// resourceWatchers are the listeners of WatchResources.
+type resourceWatchers struct {
+	mu  sync.Mutex
+	seq int
+	fns map[int]func(server, uri string)
+}
+
+func (w *resourceWatchers) notify(server, uri string) {
+	w.mu.Lock()
+	fns := make([]func(string, string), 0, len(w.fns))
+	for _, fn := range w.fns {
+		fns = append(fns, fn)
+	}
+	w.mu.Unlock()
+	for _, fn := range fns {
+		fn(server, uri)
+	}
+}
+
+// WatchResources calls fn with every notifications/resources/updated a
+// server sends (fn must not block), until the returned stop is called.
+func (h *Host) WatchResources(fn func(server, uri string)) (stop func()) {
+	w := &h.resourceWatchers
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fns == nil {
+		w.fns = map[int]func(string, string){}
+	}
+	w.seq++
+	id := w.seq
+	w.fns[id] = fn
+	return func() {
+		w.mu.Lock()
+		delete(w.fns, id)
+		w.mu.Unlock()
+	}
 }
 
 // ErrNotServed is returned for a server the gateway does not front.

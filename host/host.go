@@ -66,6 +66,10 @@ type Options struct {
 	// AppCompaction bounds how long and how much MCP App HTML the store
 	// keeps (apps.md §7); the zero value means 7 days and 16 MiB per session.
 	AppCompaction AppCompaction
+
+	// resourceUpdated hears each notifications/resources/updated of a
+	// server (set by New: it fans out to WatchResources).
+	resourceUpdated func(server, uri string)
 }
 
 // Host runs the configured servers. Create it with [New], start it with
@@ -81,6 +85,8 @@ type Host struct {
 	cache     *cache.Cache
 	bus       bus
 	watchers  watchers
+	// resourceWatchers hear the servers' resources/updated notifications.
+	resourceWatchers resourceWatchers
 	metrics   metrics
 	calls     calls
 	approvals approvals
@@ -140,6 +146,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 			userOnStatus(st)
 		}
 	}
+	opts.resourceUpdated = h.resourceWatchers.notify
 	h.opts = opts
 	g, _, err := h.newGeneration(context.Background(), cfg, nil)
 	if err != nil {
