@@ -81,21 +81,21 @@ type Host struct {
 	// plugins of the config in force (reload.go).
 	cur atomic.Pointer[generation]
 
-	store     *store.Store
-	cache     *cache.Cache
-	bus       bus
-	watchers  watchers
+	store    *store.Store
+	cache    *cache.Cache
+	bus      bus
+	watchers watchers
 	// resourceWatchers hear the servers' resources/updated notifications.
 	resourceWatchers resourceWatchers
-	metrics   metrics
-	calls     calls
-	approvals approvals
-	limiter   limiter          // per-principal call limits (ratelimit.go)
-	credKey   []byte           // derives WebShell credentials (principal.go)
-	pluginRT  *plugins.Runtime // shared by every generation's plugins; closed last
-	owned     sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
-	closing   atomic.Bool
-	closed    chan struct{} // closed when Close begins
+	metrics          metrics
+	calls            calls
+	approvals        approvals
+	limiter          limiter          // per-principal call limits (ratelimit.go)
+	credKey          []byte           // derives WebShell credentials (principal.go)
+	pluginRT         *plugins.Runtime // shared by every generation's plugins; closed last
+	owned            sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
+	closing          atomic.Bool
+	closed           chan struct{} // closed when Close begins
 	// listenAddr is the address the daemon's listener is bound to, set by
 	// Serve (a listen port of 0 gets its real port only then); nil while
 	// the host serves nothing.
