@@ -30,6 +30,8 @@ type endpoint struct {
 	// table is the endpoint's catalog as of the last mirror.
 	table atomic.Pointer[table]
 
+	calls calls // running calls, for log messages
+
 	mirrorMu sync.Mutex // one mirror at a time
 	shadow   shadow     // what is registered on server, under mirrorMu
 }

@@ -63,7 +63,8 @@ func New(h *host.Host, opts Options) *Gateway {
 	g.sessions.h = h
 	changes, stop := h.WatchChanges()
 	stopResources := h.WatchResources(g.resourceUpdated)
-	g.stopWatch = func() { stop(); stopResources() }
+	stopLogs := h.WatchLogs(g.logMessage)
+	g.stopWatch = func() { stop(); stopResources(); stopLogs() }
 	g.sync()
 	go func() {
 		defer close(g.done)
@@ -90,6 +91,19 @@ func (g *Gateway) Close() {
 	g.stopWatch()
 	for _, e := range eps {
 		e.close()
+	}
+}
+
+// logMessage passes a server's log message to every endpoint.
+func (g *Gateway) logMessage(server string, p *mcp.LoggingMessageParams) {
+	g.mu.Lock()
+	eps := make([]*endpoint, 0, len(g.endpoints))
+	for _, e := range g.endpoints {
+		eps = append(eps, e)
+	}
+	g.mu.Unlock()
+	for _, e := range eps {
+		e.logMessage(server, p)
 	}
 }
 

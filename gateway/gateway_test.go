@@ -590,3 +590,32 @@ func TestResourceSubscriptions(t *testing.T) {
 		t.Fatal("subscribing to a resource of no server succeeded")
 	}
 }
+
+// TestLogMessages: a client's logging/setLevel reaches the server, and the
+// server's log messages during the client's call reach that client.
+func TestLogMessages(t *testing.T) {
+	e := newEnv(t, []string{"fx"})
+	logs := make(chan *mcp.LoggingMessageParams, 8)
+	cs := e.connect(t, "/mcp", aliceToken, legacyVersion, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			select {
+			case logs <- r.Params:
+			default:
+			}
+		},
+	})
+	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "fx__slow", Arguments: map[string]any{"ms": 200}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-logs:
+		if p.Data != "sleeping 200 ms" || p.Level != "info" {
+			t.Fatalf("log message %+v", p)
+		}
+	case <-time.After(waitBound):
+		t.Fatal("no log message")
+	}
+}

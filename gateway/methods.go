@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -29,6 +30,12 @@ func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "completion/complete":
+		case "logging/setLevel":
+			res, err := next(ctx, method, req) // the session's own level
+			if err == nil {
+				e.setLogLevel(ctx, req)
+			}
+			return res, err
 		default:
 			return next(ctx, method, req) // tools/call, prompts/get, resources/read: the handlers below
 		}
@@ -160,6 +167,9 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 		onProgress = func(pr host.Progress) {
 			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
 		}
+	}
+	if r.Session != nil {
+		defer e.calls.add(gt.Server, &inflight{ss: r.Session, ctx: ctx})()
 	}
 	out, err := e.g.h.GatewayCall(ctx, host.SessionCall{
 		Principal: c.Principal, SessionID: sessionID, Server: gt.Server, Tool: gt.Tool.Name,
@@ -491,4 +501,73 @@ func (e *endpoint) complete(ctx context.Context, c host.Caller, r *mcp.CompleteR
 		return nil, hostError(ref.Name, err)
 	}
 	return res, nil
+}
+
+// setLogLevel passes a client's logging/setLevel on to the servers it may
+// see on the endpoint (which relay their messages during its calls). A
+// server that does not log answers with an error, which changes nothing.
+func (e *endpoint) setLogLevel(ctx context.Context, req mcp.Request) {
+	r, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams])
+	if !ok || r.Params == nil {
+		return
+	}
+	c, ok := callerOf(ctx, req)
+	if !ok {
+		return
+	}
+	c.Client = clientOf(req)
+	for _, server := range e.visibleServers(ctx, c) {
+		if err := e.g.h.GatewaySetLogLevel(ctx, c, server, r.Params.Level); err != nil {
+			e.g.log.Debug("gateway: a server did not take the log level", "server", server, "level", r.Params.Level, "err", err)
+		}
+	}
+}
+
+// inflight is one running gateway call: the session and request context a
+// server's log messages during it are relayed on.
+type inflight struct {
+	ss  *mcp.ServerSession
+	ctx context.Context
+}
+
+// calls tracks the running calls per server.
+type calls struct {
+	mu sync.Mutex
+	m  map[string]map[*inflight]struct{}
+}
+
+func (cs *calls) add(server string, f *inflight) func() {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.m == nil {
+		cs.m = map[string]map[*inflight]struct{}{}
+	}
+	if cs.m[server] == nil {
+		cs.m[server] = map[*inflight]struct{}{}
+	}
+	cs.m[server][f] = struct{}{}
+	return func() {
+		cs.mu.Lock()
+		defer cs.mu.Unlock()
+		delete(cs.m[server], f)
+		if len(cs.m[server]) == 0 {
+			delete(cs.m, server)
+		}
+	}
+}
+
+// logMessage relays a server's log message to the clients with a call
+// running on it (a message on a shared upstream session belongs to no
+// one call, so each of them hears it); go-sdk drops it for a session that
+// asked for a higher level, or none.
+func (e *endpoint) logMessage(server string, p *mcp.LoggingMessageParams) {
+	e.calls.mu.Lock()
+	targets := make([]*inflight, 0, len(e.calls.m[server]))
+	for f := range e.calls.m[server] {
+		targets = append(targets, f)
+	}
+	e.calls.mu.Unlock()
+	for _, f := range targets {
+		_ = f.ss.Log(f.ctx, p)
+	}
 }

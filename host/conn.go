@@ -62,6 +62,8 @@ type serverConn struct {
 	// subscribes upstream, the last unsubscribe ends it, and a new session
 	// subscribes again to every URI still counted.
 	subs map[string]int // under mu
+	// logLevel is the level the gateway asked the server for ("" none).
+	logLevel mcp.LoggingLevel // under mu
 
 	progressSeq atomic.Uint64
 	progress    sync.Map // progress token (string) → func(Progress)
@@ -369,7 +371,13 @@ func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd
 	for uri := range c.subs {
 		resubscribe = append(resubscribe, uri)
 	}
+	level := c.logLevel
 	c.mu.Unlock()
+	if level != "" {
+		if err := cs.SetLoggingLevel(dctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+			c.logger.Warn("setting the log level again after reconnecting", "level", level, "err", err)
+		}
+	}
 	for _, uri := range resubscribe {
 		if err := cs.Subscribe(dctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 			c.logger.Warn("subscribing again to a resource after reconnecting", "uri", uri, "err", err)

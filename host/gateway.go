@@ -515,5 +515,74 @@ func (h *Host) WatchResources(fn func(server, uri string)) (stop func()) {
 	}
 }
 
+// logWatchers are the listeners of WatchLogs.
+type logWatchers struct {
+	mu  sync.Mutex
+	seq int
+	fns map[int]func(string, *mcp.LoggingMessageParams)
+}
+
+func (w *logWatchers) notify(server string, p *mcp.LoggingMessageParams) {
+	w.mu.Lock()
+	fns := make([]func(string, *mcp.LoggingMessageParams), 0, len(w.fns))
+	for _, fn := range w.fns {
+		fns = append(fns, fn)
+	}
+	w.mu.Unlock()
+	for _, fn := range fns {
+		fn(server, p)
+	}
+}
+
+// WatchLogs calls fn with every notifications/message a server sends
+// within its log bounds (fn must not block), until stop is called.
+func (h *Host) WatchLogs(fn func(server string, p *mcp.LoggingMessageParams)) (stop func()) {
+	w := &h.logWatchers
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fns == nil {
+		w.fns = map[int]func(string, *mcp.LoggingMessageParams){}
+	}
+	w.seq++
+	id := w.seq
+	w.fns[id] = fn
+	return func() {
+		w.mu.Lock()
+		delete(w.fns, id)
+		w.mu.Unlock()
+	}
+}
+
+// logLevels orders MCP's log levels, most verbose first.
+var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// GatewaySetLogLevel asks server (one c may see) to send its log messages
+// from level up. The upstream session is shared by every client, so its
+// level only ever becomes more verbose: it is the most verbose any client
+// asked for; the gateway drops what a client did not ask for.
+func (h *Host) GatewaySetLogLevel(ctx context.Context, c Caller, server string, level mcp.LoggingLevel) error {
+	conn, cs, _, err := h.gatewaySession(ctx, c, server)
+	if err != nil {
+		return err
+	}
+	want := slices.Index(logLevels, level)
+	if want < 0 {
+		return &RequestError{Reason: fmt.Sprintf("unknown log level %q", level)}
+	}
+	conn.mu.Lock()
+	cur := slices.Index(logLevels, conn.logLevel)
+	raise := cur < 0 || want < cur
+	if raise {
+		conn.logLevel = level
+	}
+	conn.mu.Unlock()
+	if !raise {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
+	defer cancel()
+	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+}
+
 // ErrNotServed is returned for a server the gateway does not front.
 var ErrNotServed = errors.New("the gateway does not serve this server")

@@ -70,6 +70,9 @@ type Options struct {
 	// resourceUpdated hears each notifications/resources/updated of a
 	// server (set by New: it fans out to WatchResources).
 	resourceUpdated func(server, uri string)
+	// logMessage hears each notifications/message of a server that the
+	// log limiter let through (set by New: it fans out to WatchLogs).
+	logMessage func(server string, p *mcp.LoggingMessageParams)
 }
 
 // Host runs the configured servers. Create it with [New], start it with
@@ -87,6 +90,8 @@ type Host struct {
 	watchers watchers
 	// resourceWatchers hear the servers' resources/updated notifications.
 	resourceWatchers resourceWatchers
+	// logWatchers hear the servers' log messages.
+	logWatchers logWatchers
 	metrics          metrics
 	calls            calls
 	approvals        approvals
@@ -147,6 +152,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		}
 	}
 	opts.resourceUpdated = h.resourceWatchers.notify
+	opts.logMessage = h.logWatchers.notify
 	h.opts = opts
 	g, _, err := h.newGeneration(context.Background(), cfg, nil)
 	if err != nil {

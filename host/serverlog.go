@@ -118,6 +118,9 @@ func (c *serverConn) logMessage(p *mcp.LoggingMessageParams) {
 	if p == nil || !c.logLimit.allow() {
 		return
 	}
+	if c.opts.logMessage != nil && !c.retired.Load() {
+		c.opts.logMessage(c.cfg.Name, p)
+	}
 	c.logger.Info("server log message",
 		"level", cutText(string(p.Level), logNameMax),
 		"logger", cutText(p.Logger, logNameMax),
