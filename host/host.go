@@ -92,15 +92,15 @@ type Host struct {
 	resourceWatchers resourceWatchers
 	// logWatchers hear the servers' log messages.
 	logWatchers logWatchers
-	metrics          metrics
-	calls            calls
-	approvals        approvals
-	limiter          limiter          // per-principal call limits (ratelimit.go)
-	credKey          []byte           // derives WebShell credentials (principal.go)
-	pluginRT         *plugins.Runtime // shared by every generation's plugins; closed last
-	owned            sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
-	closing          atomic.Bool
-	closed           chan struct{} // closed when Close begins
+	metrics     metrics
+	calls       calls
+	approvals   approvals
+	limiter     limiter          // per-principal call limits (ratelimit.go)
+	credKey     []byte           // derives WebShell credentials (principal.go)
+	pluginRT    *plugins.Runtime // shared by every generation's plugins; closed last
+	owned       sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
+	closing     atomic.Bool
+	closed      chan struct{} // closed when Close begins
 	// listenAddr is the address the daemon's listener is bound to, set by
 	// Serve (a listen port of 0 gets its real port only then); nil while
 	// the host serves nothing.
