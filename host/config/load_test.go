@@ -105,6 +105,7 @@ func TestLoadFileValues(t *testing.T) {
 		DataDir:  filepath.Join(dir, "state"),
 		LogLevel: slog.LevelDebug,
 		Store:    StoreConfig{Sync: StoreSyncNormal},
+		Gateway:  Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
 		Servers: []Server{
 			{
 				Name:      "files",
@@ -322,6 +323,7 @@ func TestDefault(t *testing.T) {
 		DataDir:  filepath.Join(testHome, ".local", "state", "mcphost"),
 		LogLevel: slog.LevelInfo,
 		Store:    StoreConfig{Sync: StoreSyncFull},
+		Gateway:  Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
 		Servers: []Server{{
 			Name:               "revenue",
 			Transport:          TransportStdio,
