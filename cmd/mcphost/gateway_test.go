@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,6 +67,9 @@ func TestGatewayStdioBridge(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeDaemonConfig(t, dir, "127.0.0.1:0", filepath.Join(dir, "state"), "")
 	d := startDaemon(t, bin, cfg)
+	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	defer client.CloseIdleConnections()
+	d.waitReady(t, client, d.subscribe(t, client))
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
 			cs := stdioClient(t, bin, version, "gateway", "-stdio", "-config", cfg, "-url", d.base+"/mcp")
