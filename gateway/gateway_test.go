@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -17,8 +18,10 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/fixture"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/mcphost/mcphost/policies"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -617,5 +620,22 @@ func TestLogMessages(t *testing.T) {
 		}
 	case <-time.After(waitBound):
 		t.Fatal("no log message")
+	}
+}
+
+// TestUpstreamErrorPassedThrough: a server's JSON-RPC error reaches the
+// client with its code, message and data.
+func TestUpstreamErrorPassedThrough(t *testing.T) {
+	e := newEnv(t, []string{"fx"})
+	for _, version := range []string{legacyVersion, modernVersion} {
+		cs := e.connect(t, "/mcp", aliceToken, version, nil)
+		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "fx__fail", Arguments: map[string]any{"code": -32042}})
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) {
+			t.Fatalf("%s: error %v (%T), want a JSON-RPC error", version, err, err)
+		}
+		if je.Code != -32042 || string(je.Data) != fixture.RPCErrorData || !strings.Contains(je.Message, fixture.FailText) {
+			t.Fatalf("%s: error %d %q %s, want -32042 with the fixture's message and data", version, je.Code, je.Message, je.Data)
+		}
 	}
 }
