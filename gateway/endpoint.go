@@ -67,7 +67,11 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.G
 		Completions: &mcp.CompletionCapabilities{},
 		Logging:     &mcp.LoggingCapabilities{},
 	}
-	caps.AddExtension(apps.Extension, map[string]any{"mimeTypes": []string{apps.MIMEType}})
+	if g.h.GatewayAppsOn(sel) {
+		// Set when the endpoint is made: go-sdk's capabilities are fixed
+		// for the life of a server.
+		caps.AddExtension(apps.Extension, map[string]any{"mimeTypes": []string{apps.MIMEType}})
+	}
 	e.server = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Title: "mcphost gateway", Version: g.opts.Version}, &mcp.ServerOptions{
 		Capabilities: caps,
 		Logger:       g.log,

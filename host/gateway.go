@@ -131,6 +131,17 @@ func (h *Host) GatewayCatalog(ep GatewayEndpoint) GatewayCatalog {
 	return cat
 }
 
+// GatewayAppsOn reports whether a server of ep may serve MCP Apps (its
+// apps setting is not off): the endpoint then advertises the extension.
+func (h *Host) GatewayAppsOn(ep GatewayEndpoint) bool {
+	for _, conn := range h.gen().endpointServers(ep) {
+		if conn.cfg.Apps != config.AppsOff {
+			return true
+		}
+	}
+	return false
+}
+
 // GatewayFilter returns the tools and servers of cat that c may see: the
 // `list` phase of the policies, with c's client. A server with tools is
 // visible when c may see one of them; one without (none listed, or not
