@@ -49,5 +49,6 @@ func (c codec) decodeURI(uri string) (server, upstream string, ok bool) {
 		return server, "ui://" + rest, ok && server != ""
 	}
 	server, rest, ok := strings.Cut(uri, "+")
-	return server, rest, ok && server != "" && rest != ""
+	// A ui:// resource has the ui://SERVER+ form only: one URI, one name.
+	return server, rest, ok && server != "" && rest != "" && !strings.HasPrefix(rest, "ui://")
 }
