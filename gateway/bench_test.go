@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/benchpair"
@@ -330,4 +331,48 @@ func rawSchemaOf(tb testing.TB, schema any) json.RawMessage {
 		tb.Fatal(err)
 	}
 	return raw
+}
+
+// BenchmarkBridgeCall measures the stdio bridge's round trip: a tools/call
+// from go-sdk's client over stdio (in-process pipes) through Bridge to the
+// gateway, against the same client calling the gateway's /mcp directly
+// over Streamable HTTP, alternated in one loop ("p50-x-direct" is then the
+// ratio bridged to direct). Both speak 2025-11-25.
+//
+//	go test -run '^$' -bench BenchmarkBridgeCall -count 5 ./gateway/
+func BenchmarkBridgeCall(b *testing.B) {
+	e := newEnv(b, []string{"fx"})
+	direct := connectURL(b, e.base+"/mcp", aliceToken, legacyVersion)
+
+	clientIn, bridgeOut := io.Pipe()
+	bridgeIn, clientOut := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- gateway.Bridge(ctx, bridgeIn, bridgeOut, gateway.BridgeOptions{URL: e.base + "/mcp", Token: aliceToken})
+	}()
+	b.Cleanup(func() {
+		clientOut.Close()
+		cancel()
+		<-done
+	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench-stdio", Version: "1"}, nil)
+	cctx, ccancel := context.WithTimeout(context.Background(), waitBound)
+	defer ccancel()
+	bridged, err := client.Connect(cctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { bridged.Close() })
+	args := map[string]any{"text": strings.Repeat("x", 2000)}
+	call := func(cs *mcp.ClientSession) func() error {
+		return func() error {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fx__echo", Arguments: args})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("tool error: %s", textOf(res))
+			}
+			return err
+		}
+	}
+	benchpair.Compare(b, "bridged", call(direct), call(bridged))
 }
