@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -288,6 +289,15 @@ func (f *importFile) pos(off int64) string {
 	}
 	f.last.off, f.last.line, f.last.col = off, l, c
 	return fmt.Sprintf("%d:%d", l, c)
+}
+
+// posIn is the position of a member of entry e, or e's own when the
+// member's is unknown (TOML).
+func (f *importFile) posIn(e *importEntry, off int64) string {
+	if off < 0 {
+		return e.Pos
+	}
+	return f.pos(off)
 }
 
 func (f *importFile) errorAt(off int64, format string, args ...any) error {
@@ -654,7 +664,7 @@ func (f *importFile) jsonServers(container string, m jsonMember) error {
 func (f *importFile) entryFields(e *importEntry, fields []jsonMember) (ok bool) {
 	ok = true
 	bad := func(m jsonMember, want string) {
-		f.warn(e, f.pos(m.KeyOff), "%s is %s, not %s; the entry is skipped", m.Key, jsonKindName(m.Value), want)
+		f.warn(e, f.posIn(e, m.KeyOff), "%s is %s, not %s; the entry is skipped", m.Key, jsonKindName(m.Value), want)
 		ok = false
 	}
 	str := func(m jsonMember) (string, bool) {
@@ -664,14 +674,14 @@ func (f *importFile) entryFields(e *importEntry, fields []jsonMember) (ok bool) 
 			return "", false
 		}
 		if !isStr {
-			f.warn(e, f.pos(m.KeyOff), "%s is %s; written as the string %q", m.Key, jsonKindName(m.Value), s)
+			f.warn(e, f.posIn(e, m.KeyOff), "%s is %s; written as the string %q", m.Key, jsonKindName(m.Value), s)
 		}
 		return s, true
 	}
 	for _, m := range fields {
 		kind, known := f.Format.fields[m.Key]
 		if !known {
-			f.warn(e, f.pos(m.KeyOff), "unknown field %q ignored", m.Key)
+			f.warn(e, f.posIn(e, m.KeyOff), "unknown field %q ignored", m.Key)
 			continue
 		}
 		switch kind {
@@ -684,7 +694,7 @@ func (f *importFile) entryFields(e *importEntry, fields []jsonMember) (ok bool) 
 			}
 			if e.HasURL {
 				// Both url and serverUrl (Windsurf): serverUrl wins.
-				f.warn(e, f.pos(m.KeyOff), "url is ignored: serverUrl is set too")
+				f.warn(e, f.posIn(e, m.KeyOff), "url is ignored: serverUrl is set too")
 				if kind == fieldServerURL {
 					e.URL = u
 				}
@@ -720,10 +730,10 @@ func (f *importFile) entryFields(e *importEntry, fields []jsonMember) (ok bool) 
 			for _, kv := range kvs {
 				s, isStr, scalar := jsonScalar(kv.Value)
 				if !scalar && kind != fieldEnv {
-					f.warn(e, f.pos(kv.KeyOff), "%s[%q] is %s, not a string; left out", m.Key, kv.Key, jsonKindName(kv.Value))
+					f.warn(e, f.posIn(e, kv.KeyOff), "%s[%q] is %s, not a string; left out", m.Key, kv.Key, jsonKindName(kv.Value))
 					continue
 				}
-				out = append(out, importKV{Key: kv.Key, Value: s, Str: isStr, Pos: f.pos(kv.KeyOff)})
+				out = append(out, importKV{Key: kv.Key, Value: s, Str: isStr, Pos: f.posIn(e, kv.KeyOff)})
 			}
 			switch kind {
 			case fieldEnv:
@@ -747,12 +757,12 @@ func (f *importFile) entryFields(e *importEntry, fields []jsonMember) (ok bool) 
 		case fieldToolTimeout:
 			var secs float64
 			if jsonKind(m.Value) != '0' || json.Unmarshal(m.Value, &secs) != nil || secs <= 0 || secs > 1e6 {
-				f.warn(e, f.pos(m.KeyOff), "%s is not a positive number of seconds; left out", m.Key)
+				f.warn(e, f.posIn(e, m.KeyOff), "%s is not a positive number of seconds; left out", m.Key)
 				continue
 			}
 			e.CallTimeout = time.Duration(secs * float64(time.Second)).Round(time.Millisecond)
 		case fieldNotCarried:
-			f.warn(e, f.pos(m.KeyOff), "%s has no mcphost equivalent; not carried over", m.Key)
+			f.warn(e, f.posIn(e, m.KeyOff), "%s has no mcphost equivalent; not carried over", m.Key)
 		}
 	}
 	return ok
@@ -775,7 +785,7 @@ func (f *importFile) stringList(e *importEntry, m jsonMember) ([]string, bool) {
 			return nil, false
 		}
 		if !isStr {
-			f.warn(e, f.pos(m.Off), "%s[%d] is %s; written as the string %q", m.Key, i, jsonKindName(raw), s)
+			f.warn(e, f.posIn(e, m.KeyOff), "%s[%d] is %s; written as the string %q", m.Key, i, jsonKindName(raw), s)
 		}
 		list = append(list, s)
 	}
@@ -826,7 +836,7 @@ func parseCodex(f *importFile, data []byte) error {
 		if !present {
 			continue
 		}
-		e := &importEntry{File: f, Where: entryWhere("mcp_servers", name), Name: name}
+		e := &importEntry{File: f, Where: entryWhere("mcp_servers", name), Name: name, Pos: codexTablePos(data, name)}
 		table, ok := raw.(map[string]any)
 		if !ok {
 			f.warn(e, "", "the entry is not a table; skipped")
@@ -856,6 +866,21 @@ func parseCodex(f *importFile, data []byte) error {
 		}
 	}
 	return nil
+}
+
+// codexTablePos finds the [mcp_servers.NAME] header of a server, for
+// reports: "LINE:1", or "" when the table is written some other way.
+func codexTablePos(data []byte, name string) string {
+	q := regexp.QuoteMeta(name)
+	re, err := regexp.Compile(`(?m)^[ \t]*\[[ \t]*mcp_servers[ \t]*\.[ \t]*(?:` + q + `|"` + q + `"|'` + q + `')[ \t]*\]`)
+	if err != nil {
+		return ""
+	}
+	loc := re.FindIndex(data)
+	if loc == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d:1", bytes.Count(data[:loc[0]], []byte("\n"))+1)
 }
 
 // --- format detection ---
