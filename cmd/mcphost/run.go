@@ -45,6 +45,8 @@ Usage:
                                                      MCP on stdin/stdout for stdio-only clients
   mcphost gateway  config claude|claude-code|cursor|vscode [-config FILE] [-server NAME] [-stdio]
                                                      what to paste into an MCP client's config
+  mcphost import   [-from FORMAT] [-o FILE] [-force] [FILE...]
+                                                     mcphost servers from MCP client configs
   mcphost demo     revenue                           the built-in demo MCP server (stdio)
   mcphost version
 
@@ -103,6 +105,8 @@ func (e *env) run(ctx context.Context, args []string) int {
 		return e.plugin(ctx, rest)
 	case "gateway":
 		return e.gateway(ctx, rest)
+	case "import":
+		return e.importConfigs(rest)
 	case "demo":
 		return e.demo(ctx, rest)
 	case "version", "-version", "--version":
