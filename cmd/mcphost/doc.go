@@ -6,6 +6,11 @@
 //	mcphost servers  [-config FILE] [-json]        connect and show each server
 //	mcphost tools    [-config FILE] [-json] [SERVER | SERVER.TOOL]
 //	mcphost call     [-config FILE] [-json] SERVER.TOOL [JSON-ARGUMENTS]
+//	mcphost policy   eval ...                      evaluate the policies on one input
+//	mcphost plugin   run ...                       run one plugin stage on one input
+//	mcphost gateway  -stdio [-standalone]          MCP on stdin/stdout, bridged to the daemon
+//	mcphost gateway  config CLIENT                 a client's config snippet for the gateway
+//	mcphost import   [-from FORMAT] [FILE...]      server blocks from MCP client configs
 //	mcphost demo     revenue                       the built-in demo MCP server (stdio)
 //	mcphost version
 //
