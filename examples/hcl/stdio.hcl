@@ -30,6 +30,13 @@ store {
 # log_level is one of "debug", "info" (the default), "warn" or "error".
 log_level = "info"
 
+# watch_config = true makes `mcphost serve -config FILE` reload FILE when it
+# changes, exactly as SIGHUP and `mcphost reload` do: the file is checked
+# every second and reloaded once it has been still for half a second. A
+# file with errors is reported once and the running config stays in force.
+# Default false.
+watch_config = false
+
 # The reference filesystem server, run with npx.
 server "files" {
   # command is a program name looked up in PATH, or a path.

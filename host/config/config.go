@@ -78,6 +78,10 @@ type Config struct {
 	DataDir  string     // `data_dir`: after ~ expansion, joined to Options.BaseDir when relative; default the XDG state dir
 	LogLevel slog.Level // `log_level`: "debug" | "info" | "warn" | "error"; default info
 
+	// WatchConfig is `watch_config`: the daemon reloads its config file
+	// when the file changes (as on SIGHUP); default false.
+	WatchConfig bool
+
 	// AppCompactAfter is `app_compact_after`: App records of calls older
 	// than this are compacted; default DefaultAppCompactAfter, -1 never.
 	AppCompactAfter time.Duration

@@ -281,6 +281,10 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 		}
 	}
 
+	if v, st := l.evalBool(f.WatchConfig, "watch_config"); st == valid {
+		cfg.WatchConfig = v
+	}
+
 	cfg.AppCompactAfter = DefaultAppCompactAfter
 	if v, st := l.evalString(f.AppCompactAfter, "app_compact_after"); st == valid {
 		if v == "off" {

@@ -24,6 +24,10 @@ type fileSchema struct {
 	LogLevel      hcl.Expression `hcl:"log_level,optional"`
 	LogLevelRange hcl.Range      `hcl:"log_level,attr_value_range"`
 
+	// watch_config: the daemon reloads this file when it changes, as on
+	// SIGHUP (default false).
+	WatchConfig hcl.Expression `hcl:"watch_config,optional"`
+
 	// app_compact_after: App display records of calls older than this lose
 	// their HTML (default "168h"; "off" never).
 	AppCompactAfter      hcl.Expression `hcl:"app_compact_after,optional"`

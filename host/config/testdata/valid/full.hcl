@@ -61,3 +61,5 @@ admins = ["admins"]
 store {
   sync = "normal"
 }
+
+watch_config = true
