@@ -2,9 +2,10 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,11 @@ type generation struct {
 	principals []principalToken
 	policies   *policies.Set // nil: no policies
 	plugins    *plugins.Set  // nil: no plugins
+
+	hash          string            // cfg.Hash()
+	pluginDigests map[string]string // of the plugins' modules as loaded (pluginDigests)
+	loadedAt      time.Time
+	plan          *ReloadPlan // the reload that made it; nil for the first generation
 
 	// active counts the calls holding this generation (see acquire). Once
 	// the generation is retired, the release that brings it to zero closes
@@ -90,12 +96,10 @@ func (g *generation) conn(name string) (*serverConn, error) {
 // unstarted connections, returned in fresh. Plugins are loaded with the
 // host's runtime, whose compilation cache makes an unchanged module cheap.
 func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *generation) (g *generation, fresh []*serverConn, err error) {
-	for _, name := range h.opts.Servers {
-		if cfg.Server(name) == nil {
-			return nil, nil, &UnknownServerError{Server: name, Known: serverNames(cfg)}
-		}
+	if err := h.checkServerFilter(cfg); err != nil {
+		return nil, nil, err
 	}
-	g = &generation{cfg: cfg, byName: map[string]*serverConn{}, idle: make(chan struct{})}
+	g = &generation{cfg: cfg, byName: map[string]*serverConn{}, idle: make(chan struct{}), hash: cfg.Hash(), loadedAt: time.Now()}
 	g.principals = h.principalTokens(cfg)
 	if ps := cfg.PolicySet; ps != nil && (ps.Rules() > 0 || ps.Default() != policies.EffectAllow) {
 		g.policies = ps
@@ -112,6 +116,7 @@ func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *gener
 			}
 			h.pluginRT = rt
 		}
+		g.pluginDigests = pluginDigests(cfg) // before loading: a module rebuilt meanwhile shows as changed next time
 		set, diags := LoadPlugins(ctx, h.pluginRT, cfg)
 		if diags.HasErrors() {
 			return nil, nil, &PluginLoadError{Diagnostics: diags}
@@ -138,71 +143,142 @@ func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *gener
 	return g, fresh, nil
 }
 
+// checkServerFilter fails when Options.Servers names a server cfg lacks.
+func (h *Host) checkServerFilter(cfg *config.Config) error {
+	for _, name := range h.opts.Servers {
+		if cfg.Server(name) == nil {
+			return &UnknownServerError{Server: name, Known: serverNames(cfg)}
+		}
+	}
+	return nil
+}
+
 // sameServer reports whether two server blocks configure the same server:
 // every setting equal, wherever the blocks sit in their files.
-func sameServer(a, b config.Server) bool {
-	a.NameRange, a.DeclRange = hcl.Range{}, hcl.Range{}
-	b.NameRange, b.DeclRange = hcl.Range{}, hcl.Range{}
-	return reflect.DeepEqual(a, b)
+func sameServer(a, b config.Server) bool { return sameIgnoringRanges(a, b) }
+
+// ReloadOptions are the conditions of [Host.ReloadWith].
+type ReloadOptions struct {
+	// DryRun plans the reload without applying it. The plan is checked as
+	// far as it can be without starting anything: changed plugins are
+	// loaded (and closed again), the server filter is checked.
+	DryRun bool
+	// IfMatch, when not empty, lists the config hashes the caller expects
+	// to be running ([Host.ConfigHash]); under any other the reload is
+	// refused with a *ConfigChangedError. It is checked under the reload
+	// lock, so two clients that both saw the same config cannot both
+	// reload it.
+	IfMatch []string
 }
 
-// ReloadResult says what a reload changed.
-// It is the data of an EventConfig.
-type ReloadResult struct {
-	Kept     []string `json:"kept"`     // servers whose block is unchanged: same connection, same process
-	Started  []string `json:"started"`  // servers added or changed: a new connection, started before the swap
-	Stopped  []string `json:"stopped"`  // servers removed or changed: stopped once their calls finished
-	Policies int      `json:"policies"` // policy rules now in force
-	Plugins  int      `json:"plugins"`  // plugins now loaded
-	// Ignored are the settings that changed but take effect only at the
-	// next start (listen, data_dir, App compaction, store.sync); the daemon
-	// applies log_level itself.
-	Ignored []string `json:"ignored"`
+// ConfigChangedError refuses a reload whose ReloadOptions.IfMatch does not
+// name the running config: someone reloaded it since the caller looked.
+type ConfigChangedError struct {
+	Current string // the running config's hash
 }
 
-// Reload switches the host to cfg without stopping it. It builds the whole
-// new generation first: policies (already compiled by the loader), plugins
-// (loaded and warmed up), and a connection for every server that is new or
-// whose block changed, each started and given its discovery window to
-// become ready. Only then is the new generation swapped in: calls from then
-// on use it. Servers whose block did not change keep their connection and
-// process. The old generation is retired in the background: once the calls
-// that began under it have finished (at most drainBound), its replaced and
+func (e *ConfigChangedError) Error() string {
+	return fmt.Sprintf("host: reload: the running config is %s, not the one expected", e.Current)
+}
+
+// ConfigError is a config that cannot be reloaded because it has errors:
+// the loader's diagnostics, or a check of the daemon's (then without a
+// subject). The host never builds one; the daemon hands it to the doors
+// so they can show the diagnostics with their positions.
+type ConfigError struct {
+	Diagnostics hcl.Diagnostics
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString("host: the config has errors:")
+	for _, d := range e.Diagnostics {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		b.WriteString("\n  ")
+		b.WriteString(d.Error())
+	}
+	return b.String()
+}
+
+// ErrClosing is returned by a reload once the host is closing.
+var ErrClosing = errors.New("host: reload: the host is closing")
+
+// ConfigHash returns the hash of the config in force ([config.Config.Hash]),
+// "sha256:HEX".
+func (h *Host) ConfigHash() string { return h.gen().hash }
+
+// ConfigStatus describes the config in force.
+type ConfigStatus struct {
+	Hash     string    `json:"hash"`
+	LoadedAt time.Time `json:"loaded_at"`
+	// Plan is what the reload that put it in force did; nil for the
+	// config the host started with.
+	Plan *ReloadPlan `json:"plan,omitempty"`
+}
+
+// ConfigStatus returns the hash of the config in force, when it was put in
+// force, and by which reload.
+func (h *Host) ConfigStatus() ConfigStatus {
+	g := h.gen()
+	return ConfigStatus{Hash: g.hash, LoadedAt: g.loadedAt, Plan: g.plan}
+}
+
+// Reload is ReloadWith without conditions.
+func (h *Host) Reload(ctx context.Context, cfg *config.Config) (ReloadResult, error) {
+	return h.ReloadWith(ctx, cfg, ReloadOptions{})
+}
+
+// ReloadWith switches the host to cfg without stopping it, and returns the
+// plan it carried out ([ReloadPlan]). It builds the whole new generation
+// first: policies (already compiled by the loader), plugins (loaded and
+// warmed up), and a connection for every server that is new or whose block
+// changed, each started and given its discovery window to become ready.
+// Only then is the new generation swapped in: calls from then on use it.
+// Servers whose block did not change keep their connection and process.
+// The old generation is retired in the background: once the calls that
+// began under it have finished (at most drainBound), its replaced and
 // removed servers are stopped and its plugins closed.
 //
 // If building fails (a plugin does not load, a server filter names a
-// server the config lost, the host is closing) Reload returns the error and
-// the current generation keeps serving, untouched.
-func (h *Host) Reload(ctx context.Context, cfg *config.Config) (ReloadResult, error) {
+// server the config lost, the host is closing: ErrClosing) or opts.IfMatch
+// does not name the running config (a *ConfigChangedError), ReloadWith
+// returns the error and the current generation keeps serving, untouched.
+// With opts.DryRun it returns the plan, or the error building would meet
+// first, and changes nothing.
+func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOptions) (ReloadPlan, error) {
 	h.reloadMu.Lock()
 	defer h.reloadMu.Unlock()
 	if h.closing.Load() {
-		return ReloadResult{}, fmt.Errorf("host: reload: the host is closing")
+		return ReloadPlan{}, ErrClosing
 	}
 	old := h.gen()
+	if len(opts.IfMatch) > 0 && !slices.Contains(opts.IfMatch, old.hash) {
+		return ReloadPlan{}, &ConfigChangedError{Current: old.hash}
+	}
+	res := h.plan(old, cfg)
+	if opts.DryRun {
+		res.DryRun = true
+		if err := h.checkServerFilter(cfg); err != nil {
+			return ReloadPlan{}, fmt.Errorf("host: reload: %w", err)
+		}
+		if res.PluginsChanged && len(cfg.Plugins) > 0 {
+			if diags := h.checkPlugins(ctx, cfg); diags.HasErrors() {
+				return ReloadPlan{}, fmt.Errorf("host: reload: %w", &PluginLoadError{Diagnostics: diags})
+			}
+		}
+		return res, nil
+	}
 	g, fresh, err := h.newGeneration(ctx, cfg, old)
 	if err != nil {
-		return ReloadResult{}, fmt.Errorf("host: reload: %w", err)
+		return ReloadPlan{}, fmt.Errorf("host: reload: %w", err)
 	}
-	res := ReloadResult{Ignored: restartOnly(old.cfg, cfg)}
-	if g.policies != nil {
-		res.Policies = g.policies.Rules()
-	}
-	if g.plugins != nil {
-		res.Plugins = len(cfg.Plugins)
-	}
-	for _, c := range g.conns {
-		if slices.Contains(fresh, c) {
-			res.Started = append(res.Started, c.cfg.Name)
-		} else {
-			res.Kept = append(res.Kept, c.cfg.Name)
-		}
-	}
+	g.plan = &res
 	var retired []*serverConn
 	for _, c := range old.conns {
 		if g.byName[c.cfg.Name] != c {
 			retired = append(retired, c)
-			res.Stopped = append(res.Stopped, c.cfg.Name)
 		}
 	}
 
@@ -229,14 +305,26 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config) (ReloadResult, er
 	if n := h.revoke(g); n > 0 {
 		h.opts.Logger.Info("event streams ended: their credential no longer authenticates", "streams", n)
 	}
-	h.publish(Event{Type: EventConfig, Data: res})
+	h.publish(Event{Type: EventConfig, Data: res.Public()})
 	h.opts.Logger.Info("config reloaded", "kept", len(res.Kept), "started", len(res.Started),
-		"stopped", len(res.Stopped), "policies", res.Policies, "plugins", res.Plugins)
+		"stopped", len(res.Stopped), "policies", res.Policies, "plugins", res.Plugins, "hash", res.To)
 	if len(res.Ignored) > 0 {
 		h.opts.Logger.Warn("some changed settings take effect only at the next start", "settings", res.Ignored)
 	}
 	h.retire(old, retired, g.plugins)
 	return res, nil
+}
+
+// checkPlugins loads cfg's plugins and closes them again, on the host's
+// runtime when it has one (its compilation cache makes a module it has
+// seen cheap).
+func (h *Host) checkPlugins(ctx context.Context, cfg *config.Config) hcl.Diagnostics {
+	if h.pluginRT == nil {
+		return CheckPlugins(ctx, cfg)
+	}
+	set, diags := LoadPlugins(ctx, h.pluginRT, cfg)
+	set.Close() // a no-op on nil
+	return diags
 }
 
 // retire stops the old generation's replaced servers and closes its

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
@@ -191,7 +192,8 @@ func TestReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := host.ReloadResult{Kept: []string{"keep"}, Started: []string{"new", "change"}, Stopped: []string{"change", "drop"}, Policies: 1}
-	if diff := cmp.Diff(want, res); diff != "" {
+	got := host.ReloadResult{Kept: res.Kept, Started: res.Started, Stopped: res.Stopped, Policies: res.Policies, Plugins: res.Plugins, Ignored: res.Ignored}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("reload result (-want +got):\n%s", diff)
 	}
 

@@ -1,0 +1,369 @@
+package host
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/mcphost/mcphost/host/config"
+)
+
+// What a reload does to one server ([ServerPlan].Action).
+const (
+	PlanKept      = "kept"      // the block is unchanged: same connection, same process
+	PlanRestarted = "restarted" // the block changed: a new connection replaces the old one
+	PlanAdded     = "added"     // a new block
+	PlanRemoved   = "removed"   // the block is gone: the server stops
+)
+
+// ReloadPlan says what a reload of the running config does: planned by
+// [Host.PlanReload] without changing anything, and returned by
+// [Host.Reload] for what it did. It carries names (of servers, principals,
+// settings, attributes), never a token, a header or an env value.
+type ReloadPlan struct {
+	From   string `json:"from"`    // the running config's hash ([Host.ConfigHash])
+	To     string `json:"to"`      // the new config's hash
+	DryRun bool   `json:"dry_run"` // planned only: nothing was changed
+
+	// Servers are the servers of both configs: the new one's in its order,
+	// then the removed ones.
+	Servers []ServerPlan `json:"servers"`
+	// The same servers by what happens to them.
+	Kept      []string `json:"kept"`
+	Restarted []string `json:"restarted"`
+	Added     []string `json:"added"`
+	Removed   []string `json:"removed"`
+	// Started are the added and restarted servers, in the new config's
+	// order: each gets a new connection, started before the swap. Stopped
+	// are the restarted and removed ones, in the old config's order: each
+	// is stopped once its calls have finished.
+	Started []string `json:"started"`
+	Stopped []string `json:"stopped"`
+
+	Policies        int  `json:"policies"`         // policy rules in force after the reload
+	PoliciesChanged bool `json:"policies_changed"` // a rule, its order, or the default
+	Plugins         int  `json:"plugins"`          // plugins loaded after the reload
+	PluginsChanged  bool `json:"plugins_changed"`  // a block, its order, or a module's bytes
+
+	Principals        PrincipalPlan `json:"principals"`
+	AdminsChanged     bool          `json:"admins_changed"`      // the `admins` list
+	RateLimitsChanged bool          `json:"rate_limits_changed"` // the limits of a principal kept, or the owner's
+	GatewayChanged    bool          `json:"gateway_changed"`     // the `gateway` block
+
+	// Settings are the changed top-level settings the daemon applies at
+	// once (log_level, watch_config).
+	Settings []string `json:"settings"`
+	// Ignored are the changed settings that take effect only at the next
+	// start (listen, data_dir, App compaction, store.sync): a restart is
+	// required for them; the rest of the reload applies.
+	Ignored []string `json:"ignored"`
+}
+
+// ReloadResult is the plan a reload carried out; see [ReloadPlan]. It is
+// the data of an EventConfig, without the principals' names (see
+// [ReloadPlan.Public]).
+type ReloadResult = ReloadPlan
+
+// ServerPlan is what a reload does to one server.
+type ServerPlan struct {
+	Name   string `json:"name"`
+	Action string `json:"action"` // PlanKept, PlanRestarted, PlanAdded or PlanRemoved
+	// Changed names the attributes of a restarted server's block that
+	// differ (its values are never shown: env and headers hold secrets).
+	Changed []string `json:"changed,omitempty"`
+}
+
+// PrincipalPlan is what a reload does to the principals (the generated
+// owner among them), by name.
+type PrincipalPlan struct {
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"` // their tokens stop working
+	Rotated []string `json:"rotated"` // a new token: the old one, and its WebShell credential, stop working
+	Changed []string `json:"changed"` // groups or webshell changed: their event streams end
+}
+
+// Any reports whether the reload changes a principal.
+func (p PrincipalPlan) Any() bool {
+	return len(p.Added)+len(p.Removed)+len(p.Rotated)+len(p.Changed) > 0
+}
+
+// Changes reports whether the reload changes anything at all (the source
+// may still differ: a comment, a block moved).
+func (p ReloadPlan) Changes() bool {
+	return len(p.Restarted)+len(p.Added)+len(p.Removed)+len(p.Settings)+len(p.Ignored) > 0 ||
+		p.PoliciesChanged || p.PluginsChanged || p.Principals.Any() ||
+		p.AdminsChanged || p.RateLimitsChanged || p.GatewayChanged
+}
+
+// Public is p for every subscriber of the events: the principals are
+// left out (only admins may see who they are).
+func (p ReloadPlan) Public() ReloadPlan {
+	p.Principals = PrincipalPlan{Added: []string{}, Removed: []string{}, Rotated: []string{}, Changed: []string{}}
+	return p
+}
+
+// PlanReload says what Reload(cfg) would do now, changing nothing. The
+// plugins' modules are read to tell a rebuilt one; they are not compiled
+// (a dry run through ReloadWith also checks that they load).
+func (h *Host) PlanReload(cfg *config.Config) ReloadPlan {
+	return h.plan(h.gen(), cfg)
+}
+
+// plan compares old's config with cfg. It decides kept and restarted with
+// sameServer, as newGeneration does.
+func (h *Host) plan(old *generation, cfg *config.Config) ReloadPlan {
+	p := ReloadPlan{
+		From: old.hash, To: cfg.Hash(),
+		Servers: []ServerPlan{}, Kept: []string{}, Restarted: []string{}, Added: []string{}, Removed: []string{},
+		Started: []string{}, Stopped: []string{},
+		Principals: PrincipalPlan{Added: []string{}, Removed: []string{}, Rotated: []string{}, Changed: []string{}},
+		Settings:   []string{}, Ignored: restartOnly(old.cfg, cfg),
+	}
+	if p.Ignored == nil {
+		p.Ignored = []string{}
+	}
+	served := func(name string) bool { return h.opts.Servers == nil || slices.Contains(h.opts.Servers, name) }
+
+	next := map[string]bool{}
+	for _, s := range cfg.Servers {
+		if !served(s.Name) {
+			continue
+		}
+		next[s.Name] = true
+		sp := ServerPlan{Name: s.Name, Action: PlanAdded}
+		if o := old.cfg.Server(s.Name); o != nil {
+			sp.Action = PlanKept
+			if !sameServer(*o, s) {
+				sp.Action, sp.Changed = PlanRestarted, serverChanges(*o, s)
+			}
+		}
+		switch sp.Action {
+		case PlanKept:
+			p.Kept = append(p.Kept, s.Name)
+		case PlanRestarted:
+			p.Restarted = append(p.Restarted, s.Name)
+			p.Started = append(p.Started, s.Name)
+		case PlanAdded:
+			p.Added = append(p.Added, s.Name)
+			p.Started = append(p.Started, s.Name)
+		}
+		p.Servers = append(p.Servers, sp)
+	}
+	for _, s := range old.cfg.Servers {
+		switch {
+		case !served(s.Name):
+		case !next[s.Name]:
+			p.Removed = append(p.Removed, s.Name)
+			p.Stopped = append(p.Stopped, s.Name)
+			p.Servers = append(p.Servers, ServerPlan{Name: s.Name, Action: PlanRemoved})
+		case slices.Contains(p.Restarted, s.Name):
+			p.Stopped = append(p.Stopped, s.Name)
+		}
+	}
+
+	if cfg.PolicySet != nil {
+		p.Policies = cfg.PolicySet.Rules()
+	}
+	p.PoliciesChanged = old.cfg.PolicyDefault != cfg.PolicyDefault || !sameIgnoringRanges(old.cfg.Policies, cfg.Policies)
+	p.Plugins = len(cfg.Plugins)
+	p.PluginsChanged = !sameIgnoringRanges(old.cfg.Plugins, cfg.Plugins) || !maps.Equal(old.pluginDigests, pluginDigests(cfg))
+
+	h.planPrincipals(&p, old.cfg, cfg)
+	p.AdminsChanged = !slices.Equal(sortedSet(old.cfg.Admins), sortedSet(cfg.Admins))
+	p.GatewayChanged = !sameIgnoringRanges(old.cfg.Gateway, cfg.Gateway)
+	if old.cfg.LogLevel != cfg.LogLevel {
+		p.Settings = append(p.Settings, "log_level")
+	}
+	if old.cfg.WatchConfig != cfg.WatchConfig {
+		p.Settings = append(p.Settings, "watch_config")
+	}
+	return p
+}
+
+// planPrincipals fills p.Principals and p.RateLimitsChanged. The owner
+// counts as a principal while a config declares none, as in
+// principalTokens.
+func (h *Host) planPrincipals(p *ReloadPlan, oldCfg, cfg *config.Config) {
+	principals := func(c *config.Config) []config.Principal {
+		if len(c.Principals) == 0 && h.opts.OwnerToken != "" {
+			return []config.Principal{{Name: OwnerName, Token: h.opts.OwnerToken, Groups: []string{}, RateLimit: c.OwnerRateLimit}}
+		}
+		return c.Principals
+	}
+	before, after := principals(oldCfg), principals(cfg)
+	find := func(ps []config.Principal, name string) *config.Principal {
+		for i := range ps {
+			if ps[i].Name == name {
+				return &ps[i]
+			}
+		}
+		return nil
+	}
+	for _, n := range after {
+		o := find(before, n.Name)
+		switch {
+		case o == nil:
+			p.Principals.Added = append(p.Principals.Added, n.Name)
+			continue
+		case o.Token != n.Token:
+			p.Principals.Rotated = append(p.Principals.Rotated, n.Name)
+		}
+		if !slices.Equal(sortedSet(o.Groups), sortedSet(n.Groups)) || o.APIOnly != n.APIOnly {
+			p.Principals.Changed = append(p.Principals.Changed, n.Name)
+		}
+		if o.RateLimit != n.RateLimit {
+			p.RateLimitsChanged = true
+		}
+	}
+	for _, o := range before {
+		if find(after, o.Name) == nil {
+			p.Principals.Removed = append(p.Principals.Removed, o.Name)
+		}
+	}
+	if oldCfg.OwnerRateLimit != cfg.OwnerRateLimit {
+		p.RateLimitsChanged = true
+	}
+}
+
+// pluginDigests returns the SHA-256 of each plugin's module, by plugin
+// name; "" for a module that cannot be read (loading it reports why).
+func pluginDigests(cfg *config.Config) map[string]string {
+	if len(cfg.Plugins) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(cfg.Plugins))
+	for _, p := range cfg.Plugins {
+		if b, err := os.ReadFile(p.Path); err == nil {
+			d := sha256.Sum256(b)
+			out[p.Name] = hex.EncodeToString(d[:])
+		} else {
+			out[p.Name] = ""
+		}
+	}
+	return out
+}
+
+// sortedSet returns the distinct strings of s, sorted.
+func sortedSet(s []string) []string {
+	return slices.Compact(slices.Sorted(slices.Values(s)))
+}
+
+// serverAttrs maps the fields of config.Server whose attribute name is not
+// the field's name in snake case.
+var serverAttrs = map[string]string{
+	"URL":              "url",
+	"HTTPProbeTimeout": "http_probe_timeout",
+}
+
+// serverChanges names the attributes that differ between two blocks of
+// one server.
+func serverChanges(a, b config.Server) []string {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	var out []string
+	for i := range va.NumField() {
+		f := va.Type().Field(i)
+		if f.Type == rangeType || sameValue(va.Field(i), vb.Field(i)) {
+			continue
+		}
+		name, ok := serverAttrs[f.Name]
+		if !ok {
+			name = snakeCase(f.Name)
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// snakeCase turns a Go field name into an attribute name: CallTimeout →
+// call_timeout.
+func snakeCase(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+var rangeType = reflect.TypeFor[hcl.Range]()
+
+// sameIgnoringRanges reports whether a and b hold the same settings,
+// wherever they were written: source ranges are not compared, and neither
+// are functions (a policy's position mapping). A nil and an empty slice or
+// map are the same.
+func sameIgnoringRanges(a, b any) bool {
+	return sameValue(reflect.ValueOf(a), reflect.ValueOf(b))
+}
+
+func sameValue(a, b reflect.Value) bool {
+	if !a.IsValid() || !b.IsValid() {
+		return a.IsValid() == b.IsValid()
+	}
+	if a.Type() != b.Type() {
+		return false
+	}
+	if a.Type() == rangeType {
+		return true
+	}
+	switch a.Kind() {
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if !sameValue(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice, reflect.Array:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for i := range a.Len() {
+			if !sameValue(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for it := a.MapRange(); it.Next(); {
+			w := b.MapIndex(it.Key())
+			if !w.IsValid() || !sameValue(it.Value(), w) {
+				return false
+			}
+		}
+		return true
+	case reflect.Pointer, reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return sameValue(a.Elem(), b.Elem())
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return true
+	case reflect.String:
+		return a.String() == b.String()
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return a.Uint() == b.Uint()
+	case reflect.Float32, reflect.Float64:
+		return a.Float() == b.Float()
+	case reflect.Complex64, reflect.Complex128:
+		return a.Complex() == b.Complex()
+	}
+	return false
+}
