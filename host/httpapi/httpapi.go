@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -29,6 +30,16 @@ type Options struct {
 	MaxBody int64
 	// Version is reported by /healthz.
 	Version string
+	// Reload reloads the daemon's config file for POST /api/v1/reload:
+	// the daemon loads the file again, exactly as on SIGHUP, and hands it
+	// to host.ReloadWith with opts. A config with errors is a
+	// *host.ConfigError or a *host.PluginLoadError (422 with the
+	// diagnostics). nil: there is no file to reload (the embedded
+	// default), and the route answers 409.
+	Reload func(ctx context.Context, opts host.ReloadOptions) (host.ReloadPlan, error)
+	// ConfigFile is the daemon's config file, reported by GET
+	// /api/v1/config; "" for the embedded default.
+	ConfigFile string
 }
 
 // DisableDebugOutput switches gin to release mode, silencing its route
@@ -112,6 +123,8 @@ func New(h *host.Host, opts Options) http.Handler {
 	v1.POST("/approvals/:id", a.answer)
 	v1.GET("/audit", a.audit)
 	v1.GET("/events", a.events)
+	v1.GET("/config", a.requireAdmin, a.config)
+	v1.POST("/reload", a.requireAdmin, a.reload)
 	return r
 }
 

@@ -103,6 +103,13 @@ func newEnvWith(t *testing.T, blocks ...config.Server) *testEnv {
 // aliceToken and bobToken), alice an admin unless cfg names the admins.
 func newEnvConfig(t *testing.T, cfg *config.Config) *testEnv {
 	t.Helper()
+	return newEnvOptions(t, cfg, nil)
+}
+
+// newEnvOptions is newEnvConfig with more httpapi options, set by
+// configure (when not nil) once the host exists.
+func newEnvOptions(t *testing.T, cfg *config.Config, configure func(*host.Host, *httpapi.Options)) *testEnv {
+	t.Helper()
 	if cfg.Principals == nil {
 		cfg.Principals = []config.Principal{
 			{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}},
@@ -133,11 +140,15 @@ func newEnvConfig(t *testing.T, cfg *config.Config) *testEnv {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	handler := httpapi.New(h, httpapi.Options{
+	apiOpts := httpapi.Options{
 		Hosts:   []string{fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("localhost:%d", port)},
 		Assets:  webshell.Assets(),
 		Version: "test",
-	})
+	}
+	if configure != nil {
+		configure(h, &apiOpts)
+	}
+	handler := httpapi.New(h, apiOpts)
 	h.Start(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -563,6 +574,8 @@ func TestAuthMatrix(t *testing.T) {
 		{"entries", "GET", "/api/v1/sessions/" + sid + "/entries", "", 200, false},
 		{"events", "GET", "/api/v1/events", "", 200, true},
 		{"metrics", "GET", "/metrics", "", 200, false},
+		{"config", "GET", "/api/v1/config", "", 200, false},
+		{"reload", "POST", "/api/v1/reload", "", 409, false}, // the embedded default: nothing to reload
 	}
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:"+aliceToken))
 	variations := []struct {
