@@ -190,16 +190,17 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string {
-	var b strings.Builder
-	b.WriteString("host: the config has errors:")
+	var errs []string
 	for _, d := range e.Diagnostics {
-		if d.Severity != hcl.DiagError {
-			continue
+		switch {
+		case d.Severity != hcl.DiagError:
+		case d.Subject != nil:
+			errs = append(errs, fmt.Sprintf("%s:%d:%d: %s", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column, d.Summary))
+		default:
+			errs = append(errs, d.Summary)
 		}
-		b.WriteString("\n  ")
-		b.WriteString(d.Error())
 	}
-	return b.String()
+	return "host: the config has errors: " + strings.Join(errs, "; ")
 }
 
 // ErrClosing is returned by a reload once the host is closing.

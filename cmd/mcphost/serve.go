@@ -12,8 +12,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
@@ -118,12 +121,26 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		e.printHostError(cfg, err)
 		return exitUsage
 	}
-	api := httpapi.New(h, httpapi.Options{
+	rl := &reloader{e: e, h: h, path: *cfgPath, ownerToken: ownerToken != "", logger: logger, level: level, verbose: *verbose}
+	rl.watch.Store(cfg.WatchConfig)
+	apiOpts := httpapi.Options{
 		Logger:  logger.With("component", "http"),
 		Hosts:   allowedHosts(cfg.Listen, port),
 		Assets:  webshell.Assets(),
 		Version: version(),
-	})
+	}
+	if *cfgPath != "" {
+		apiOpts.ConfigFile = *cfgPath
+		if abs, err := filepath.Abs(*cfgPath); err == nil {
+			apiOpts.ConfigFile = abs
+		}
+		// The daemon's context, not the request's: a client that goes
+		// away does not cut a reload short, as nothing cuts SIGHUP's.
+		apiOpts.Reload = func(_ context.Context, by host.Principal, opts host.ReloadOptions) (host.ReloadPlan, error) {
+			return rl.reload(ctx, "API", by.Name, opts)
+		}
+	}
+	api := httpapi.New(h, apiOpts)
 	gw := gateway.New(h, gateway.Options{Logger: logger, Version: version()})
 	defer gw.Close()
 	handler := gateway.Mount(gw, api)
@@ -132,7 +149,10 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	// stops the servers after it.
 	h.Start(context.WithoutCancel(ctx))
 	if e.reload != nil {
-		go e.reloadOnSignal(ctx, h, *cfgPath, ownerToken != "", logger, level, *verbose)
+		go rl.onSignal(ctx, e.reload)
+	}
+	if *cfgPath != "" {
+		go rl.watchFile(ctx, watchInterval, watchQuiet)
 	}
 	base := "http://" + net.JoinHostPort(urlHost(cfg.Listen), strconv.Itoa(port)) + "/"
 	if ownerToken != "" {
@@ -157,56 +177,119 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	return exitOK
 }
 
-// reloadOnSignal reloads the config file on every SIGHUP until ctx ends.
-// A config that does not load, or that the host refuses, is reported and
-// the running config stays in force.
-func (e *env) reloadOnSignal(ctx context.Context, h *host.Host, path string, ownerToken bool, logger *slog.Logger, level *slog.LevelVar, verbose bool) {
+// reloader reloads the daemon's config file. SIGHUP, the file watcher
+// (watch_config) and POST /api/v1/reload all call reload, one at a time,
+// so they load, check, apply and log alike.
+type reloader struct {
+	e          *env
+	h          *host.Host
+	path       string // the -config file; "" for the embedded default
+	ownerToken bool   // the daemon started without principals and made the owner token
+	logger     *slog.Logger
+	level      *slog.LevelVar
+	verbose    bool        // -v: log_level is not applied
+	watch      atomic.Bool // watch_config of the config in force
+
+	mu sync.Mutex // one reload at a time, log level included
+}
+
+// onSignal reloads the config file on every signal from sig (SIGHUP)
+// until ctx ends. A config that does not load, or that the host refuses,
+// is reported and the running config stays in force.
+func (r *reloader) onSignal(ctx context.Context, sig <-chan os.Signal) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-e.reload:
+		case <-sig:
 		}
-		if path == "" {
-			logger.Warn("SIGHUP: nothing to reload: the daemon runs the embedded default config (start it with -config FILE)")
+		if r.path == "" {
+			r.logger.Warn("SIGHUP: nothing to reload: the daemon runs the embedded default config (start it with -config FILE)")
 			continue
 		}
-		logger.Info("SIGHUP: reloading the config", "config", path)
-		cfg, err := e.reloadConfig(ctx, h, path, ownerToken)
-		if err != nil {
-			logger.Error("config reload failed; the running config stays in force", "config", path, "err", err)
-			continue
-		}
-		if !verbose && level.Level() != cfg.LogLevel {
-			level.Set(cfg.LogLevel)
-			logger.Warn("log level changed", "log_level", cfg.LogLevel.String())
-		}
+		_, _ = r.reload(ctx, "SIGHUP", "", host.ReloadOptions{})
 	}
 }
 
-// reloadConfig loads path and hands it to the host. Diagnostics go to
-// stderr with their snippets, as at start-up.
-func (e *env) reloadConfig(ctx context.Context, h *host.Host, path string, ownerToken bool) (*config.Config, error) {
-	cfg, ok := e.loadConfig(path)
-	if !ok {
-		return nil, errors.New("the config has errors, printed above")
+// reload loads the config file again and hands it to the host with opts;
+// trigger and by (a principal, or "") say who asked, for the log. On
+// success it applies log_level (unless -v) and watch_config. Failures are
+// logged; the running config stays in force.
+func (r *reloader) reload(ctx context.Context, trigger, by string, opts host.ReloadOptions) (host.ReloadPlan, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	args := []any{"config", r.path}
+	if by != "" {
+		args = append(args, "principal", by)
+	}
+	if opts.DryRun {
+		r.logger.Info(trigger+": planning a reload of the config (dry run)", args...)
+	} else {
+		r.logger.Info(trigger+": reloading the config", args...)
+	}
+	cfg, plan, err := r.e.reloadConfig(ctx, r.h, r.path, r.ownerToken, opts)
+	switch {
+	case err != nil && opts.DryRun:
+		r.logger.Info("the config would not reload", append(args, "err", err)...)
+		return plan, err
+	case err != nil:
+		r.logger.Error("config reload failed; the running config stays in force", append(args, "err", err)...)
+		return plan, err
+	case opts.DryRun:
+		return plan, nil
+	}
+	if !r.verbose && r.level.Level() != cfg.LogLevel {
+		r.level.Set(cfg.LogLevel)
+		r.logger.Warn("log level changed", "log_level", cfg.LogLevel.String())
+	}
+	if r.watch.Swap(cfg.WatchConfig) != cfg.WatchConfig {
+		r.logger.Info("watch_config changed", "watch_config", cfg.WatchConfig)
+	}
+	return plan, nil
+}
+
+// reloadConfig loads path and hands it to the host with opts. A config
+// with errors is a *host.ConfigError with its diagnostics, which go to
+// stderr with their snippets too, as at start-up (not for a dry run: its
+// caller shows them).
+func (e *env) reloadConfig(ctx context.Context, h *host.Host, path string, ownerToken bool, opts host.ReloadOptions) (*config.Config, host.ReloadPlan, error) {
+	cfg, diags := config.LoadFile(path, config.Options{Executable: selfExecutable()})
+	if !opts.DryRun {
+		e.printDiagnostics(cfg.Files, diags)
+	}
+	if diags.HasErrors() {
+		return nil, host.ReloadPlan{}, &host.ConfigError{Diagnostics: diags}
 	}
 	if err := checkListen(cfg); err != nil {
-		return nil, err
+		return nil, host.ReloadPlan{}, daemonRefusal("Listen address needs principals", err.Error())
 	}
 	if len(cfg.Principals) == 0 && !ownerToken {
-		return nil, errors.New("the new config declares no principal, and the generated owner token is made only when the daemon starts without principals: restart mcphost to switch to it")
+		return nil, host.ReloadPlan{}, daemonRefusal("No principal",
+			"The new config declares no principal, and the generated owner token is made only when the daemon starts without principals: restart mcphost to switch to it, or keep a principal block.")
 	}
 	rctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if _, err := h.Reload(rctx, cfg); err != nil { // the host logs what changed
+	plan, err := h.ReloadWith(rctx, cfg, opts) // the host logs what changed
+	if err != nil {
 		var pe *host.PluginLoadError
-		if errors.As(err, &pe) {
+		if errors.As(err, &pe) && !opts.DryRun {
 			e.printDiagnostics(cfg.Files, pe.Diagnostics)
 		}
-		return nil, err
+		return nil, host.ReloadPlan{}, err
 	}
-	return cfg, nil
+	return cfg, plan, nil
+}
+
+// daemonRefusal is a config the daemon refuses to reload although it
+// loads, as a diagnostic without a position.
+func daemonRefusal(summary, detail string) *host.ConfigError {
+	if detail != "" {
+		detail = strings.ToUpper(detail[:1]) + detail[1:]
+		if !strings.HasSuffix(detail, ".") {
+			detail += "."
+		}
+	}
+	return &host.ConfigError{Diagnostics: hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail}}}
 }
 
 // checkListen refuses to expose the API beyond loopback without a

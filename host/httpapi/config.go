@@ -74,7 +74,7 @@ func (a *api) reload(c *gin.Context) {
 		a.preconditionFailed(c, cur)
 		return
 	}
-	plan, err := a.opts.Reload(c.Request.Context(), host.ReloadOptions{DryRun: dryRun, IfMatch: tags})
+	plan, err := a.opts.Reload(c.Request.Context(), principal(c), host.ReloadOptions{DryRun: dryRun, IfMatch: tags})
 	var (
 		changed *host.ConfigChangedError
 		cfgErr  *host.ConfigError

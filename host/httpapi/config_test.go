@@ -46,7 +46,10 @@ func (f *fileReloader) write(src string) {
 	f.src = src
 }
 
-func (f *fileReloader) reload(ctx context.Context, opts host.ReloadOptions) (host.ReloadPlan, error) {
+func (f *fileReloader) reload(ctx context.Context, by host.Principal, opts host.ReloadOptions) (host.ReloadPlan, error) {
+	if by.Name != "alice" {
+		return host.ReloadPlan{}, fmt.Errorf("reload asked by %q, not the admin alice", by.Name)
+	}
 	f.mu.Lock()
 	src := f.src
 	f.mu.Unlock()

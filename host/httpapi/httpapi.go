@@ -32,11 +32,11 @@ type Options struct {
 	Version string
 	// Reload reloads the daemon's config file for POST /api/v1/reload:
 	// the daemon loads the file again, exactly as on SIGHUP, and hands it
-	// to host.ReloadWith with opts. A config with errors is a
+	// to host.ReloadWith with opts; by is the admin who asked (for the log). A config with errors is a
 	// *host.ConfigError or a *host.PluginLoadError (422 with the
 	// diagnostics). nil: there is no file to reload (the embedded
 	// default), and the route answers 409.
-	Reload func(ctx context.Context, opts host.ReloadOptions) (host.ReloadPlan, error)
+	Reload func(ctx context.Context, by host.Principal, opts host.ReloadOptions) (host.ReloadPlan, error)
 	// ConfigFile is the daemon's config file, reported by GET
 	// /api/v1/config; "" for the embedded default.
 	ConfigFile string
