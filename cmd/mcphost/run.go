@@ -31,6 +31,8 @@ const usage = `mcphost runs MCP servers for people and agents.
 
 Usage:
   mcphost serve    [-config FILE] [-v]               run the daemon (SIGHUP reloads FILE)
+  mcphost reload   [-config FILE] [-dry-run] [-url URL] [-json]
+                                                     reload the running daemon's config file, or plan it
   mcphost validate [-json] FILE...                   check config files
   mcphost fmt      [-check] FILE...                  format config files in place
   mcphost servers  [-config FILE] [-json] [-v]       connect and show every server
@@ -89,6 +91,8 @@ func (e *env) run(ctx context.Context, args []string) int {
 	switch cmd {
 	case "serve":
 		return e.serve(ctx, rest)
+	case "reload":
+		return e.reloadCmd(ctx, rest)
 	case "validate":
 		return e.validate(rest)
 	case "fmt":
