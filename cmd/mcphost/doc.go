@@ -11,6 +11,7 @@
 //	mcphost gateway  -stdio [-standalone]          MCP on stdin/stdout, bridged to the daemon
 //	mcphost gateway  config CLIENT                 a client's config snippet for the gateway
 //	mcphost import   [-from FORMAT] [FILE...]      server blocks from MCP client configs
+//	mcphost reload   [-config FILE] [-dry-run]     reload the running daemon's config (or plan it)
 //	mcphost demo     revenue                       the built-in demo MCP server (stdio)
 //	mcphost version
 //
