@@ -44,6 +44,7 @@ type Gateway struct {
 	closed    bool
 
 	sessions clientSessions
+	seal     sealer // the requestState of input_required answers
 
 	stopWatch func()
 	done      chan struct{}
@@ -60,6 +61,11 @@ func New(h *host.Host, opts Options) *Gateway {
 	g := &Gateway{h: h, opts: opts, log: opts.Logger.With("component", "gateway"),
 		endpoints: map[string]*endpoint{}, done: make(chan struct{})}
 	g.sessions.h = h
+	seal, err := newSealer(h.GatewaySealKey())
+	if err != nil {
+		panic(err) // a SHA-256 sum is always a valid AES-256 key
+	}
+	g.seal = seal
 	changes, stop := h.WatchChanges()
 	g.stopWatch = stop
 	g.sync()

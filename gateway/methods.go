@@ -131,6 +131,10 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 	if !ok {
 		return nil, unknownTool(p.Name)
 	}
+	in, err := e.inputOf(c, r, "tools/call", p.Name, p.InputResponses, p.RequestState)
+	if err != nil {
+		return nil, err
+	}
 	sessionID, err := e.g.sessions.sessionFor(ctx, c, r.Session)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: codeInternal, Message: "gateway: opening the transcript session: " + err.Error()}
@@ -142,18 +146,35 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
 		}
 	}
-	out, err := e.g.h.GatewayCall(ctx, host.SessionCall{
-		Principal: c.Principal, SessionID: sessionID, Server: gt.Server, Tool: gt.Tool.Name,
-		Arguments: p.Arguments, Client: c.Client,
-	}, elicitApproval(r), onProgress)
-	return callAnswer(p.Name, out, err)
+	call := func(in *host.CallInput) (*mcp.CallToolResult, error) {
+		out, err := e.g.h.GatewayCall(ctx, host.SessionCall{
+			Principal: c.Principal, SessionID: sessionID, Server: gt.Server, Tool: gt.Tool.Name,
+			Arguments: p.Arguments, Client: c.Client, Input: in,
+		}, elicitApproval(r), onProgress)
+		return callAnswer(p.Name, out, err)
+	}
+	res, err := call(in)
+	if err != nil || !res.NeedsInput() {
+		return res, err
+	}
+	if !modernClient(r) {
+		return inputRounds(ctx, r.Session, in, res, func(res *mcp.CallToolResult) (mcp.InputRequestMap, string, bool) {
+			return res.InputRequests, res.RequestState, res.NeedsInput()
+		}, call)
+	}
+	cp := *res // keeps its resultType
+	cp.RequestState = e.sealState(c, "tools/call", p.Name, res.RequestState)
+	if cp.InputRequests == nil {
+		cp.InputRequests = mcp.InputRequestMap{} // a retry-later round, as go-sdk's client reads one
+	}
+	return &cp, nil
 }
 
 // callAnswer turns the pipeline's outcome into what a client reads: a
-// result; a refusal by a policy as a tool error the model can read; a
-// server's JSON-RPC error as it came; anything else as an error that says
-// what happened.
-func callAnswer(name string, out *host.CallOutcome, err error) (mcp.Result, error) {
+// result (an input_required one too); a refusal by a policy as a tool
+// error the model can read; a server's JSON-RPC error as it came, code and
+// data; anything else as an error that says what happened.
+func callAnswer(name string, out *host.CallOutcome, err error) (*mcp.CallToolResult, error) {
 	var perr *host.PolicyError
 	if errors.As(err, &perr) {
 		msg := perr.Message
@@ -308,9 +329,36 @@ func (e *endpoint) getPrompt(ctx context.Context, c host.Caller, r *mcp.GetPromp
 	if !ok {
 		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", r.Params.Name)}
 	}
-	res, err := e.g.h.GatewayGetPrompt(ctx, c, ref.server, &mcp.GetPromptParams{Name: ref.prompt.Name, Arguments: r.Params.Arguments})
+	in, err := e.inputOf(c, r, "prompts/get", r.Params.Name, r.Params.InputResponses, r.Params.RequestState)
 	if err != nil {
-		return nil, hostError(r.Params.Name, err)
+		return nil, err
+	}
+	get := func(in *host.CallInput) (*mcp.GetPromptResult, error) {
+		res, err := e.g.h.GatewayGetPrompt(ctx, c, ref.server, &mcp.GetPromptParams{Name: ref.prompt.Name, Arguments: r.Params.Arguments}, in)
+		if err != nil {
+			return nil, hostError(r.Params.Name, err)
+		}
+		return res, nil
+	}
+	res, err := get(in)
+	if err != nil {
+		return nil, err
+	}
+	if res.NeedsInput() {
+		if !modernClient(r) {
+			if res, err = inputRounds(ctx, r.Session, in, res, func(res *mcp.GetPromptResult) (mcp.InputRequestMap, string, bool) {
+				return res.InputRequests, res.RequestState, res.NeedsInput()
+			}, get); err != nil {
+				return nil, err
+			}
+		} else {
+			cp := *res
+			cp.RequestState = e.sealState(c, "prompts/get", r.Params.Name, res.RequestState)
+			if cp.InputRequests == nil {
+				cp.InputRequests = mcp.InputRequestMap{}
+			}
+			return &cp, nil
+		}
 	}
 	if e.codec.aggregate() {
 		cp := *res
@@ -416,13 +464,40 @@ func (e *endpoint) readResource(ctx context.Context, c host.Caller, r *mcp.ReadR
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.g.h.GatewayReadResource(ctx, c, server, upstream)
+	in, err := e.inputOf(c, r, "resources/read", r.Params.URI, r.Params.InputResponses, r.Params.RequestState)
 	if err != nil {
-		var ae *host.AppResourceError
-		if errors.As(err, &ae) {
-			return nil, &jsonrpc.Error{Code: codeServerError, Message: ae.Error()}
+		return nil, err
+	}
+	read := func(in *host.CallInput) (*mcp.ReadResourceResult, error) {
+		res, err := e.g.h.GatewayReadResource(ctx, c, server, upstream, in)
+		if err != nil {
+			var ae *host.AppResourceError
+			if errors.As(err, &ae) {
+				return nil, &jsonrpc.Error{Code: codeServerError, Message: ae.Error()}
+			}
+			return nil, hostError(r.Params.URI, err)
 		}
-		return nil, hostError(r.Params.URI, err)
+		return res, nil
+	}
+	res, err := read(in)
+	if err != nil {
+		return nil, err
+	}
+	if res.NeedsInput() {
+		if !modernClient(r) {
+			if res, err = inputRounds(ctx, r.Session, in, res, func(res *mcp.ReadResourceResult) (mcp.InputRequestMap, string, bool) {
+				return res.InputRequests, res.RequestState, res.NeedsInput()
+			}, read); err != nil {
+				return nil, err
+			}
+		} else {
+			cp := *res
+			cp.RequestState = e.sealState(c, "resources/read", r.Params.URI, res.RequestState)
+			if cp.InputRequests == nil {
+				cp.InputRequests = mcp.InputRequestMap{}
+			}
+			return &cp, nil
+		}
 	}
 	if e.codec.aggregate() {
 		cp := *res

@@ -252,6 +252,11 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	apps.Advertise(caps)
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, &mcp.ClientOptions{
 		Capabilities: caps,
+		// A modern server's input_required answer (SEP-2322) comes back as
+		// it is (NeedsInput): the host has nobody to ask, the gateway
+		// relays it to its client, and every other door turns it into an
+		// *InputRequiredError (pipeline.go).
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		// A change notification invalidates the cached list before the
 		// catalog is fetched again, so the refetch reaches the server.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
