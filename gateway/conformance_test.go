@@ -268,3 +268,25 @@ func TestUpstreamErrorVerbatim(t *testing.T) {
 		t.Fatalf("error %v, want -32021 with data.requiredCapabilities.sampling", err)
 	}
 }
+
+// TestListChangedRelayed: a server's tools/list_changed reaches the
+// gateway's clients even when the list came out the same (the server
+// re-registered a tool as it was).
+func TestListChangedRelayed(t *testing.T) {
+	e := newEverythingEnv(t)
+	changed := make(chan struct{}, 8)
+	cs := e.connect(t, everything, aliceToken, legacyVersion, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	for round := range 3 { // the first adds a tool, the next ones change nothing
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "test_trigger_tool_change", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("round %d: %+v, %v", round, res, err)
+		}
+		select {
+		case <-changed:
+		case <-time.After(waitBound):
+			t.Fatalf("round %d: no tools/list_changed", round)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -47,6 +48,8 @@ type table struct {
 // so that go-sdk sends list_changed; the middleware answers the requests.
 type shadow struct {
 	tools, prompts, resources, templates map[string][]byte
+	// changes are the servers' list_changed counts as of the last mirror.
+	changes map[string]host.ListChanges
 }
 
 func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.Gateway) *endpoint {
@@ -113,15 +116,29 @@ func (e *endpoint) mirror() {
 		}
 	}
 
+	// A server's list_changed is passed on even when what the endpoint
+	// serves came out the same: see touch.
+	var told host.ListChanges // which lists a server announced since the last mirror
+	for server, n := range cat.Changes {
+		was := e.shadow.changes[server]
+		told.Tools += since(n.Tools, was.Tools)
+		told.Prompts += since(n.Prompts, was.Prompts)
+		told.Resources += since(n.Resources, was.Resources)
+	}
+	e.shadow.changes = cat.Changes
+
 	// Tools.
 	want := make(map[string][]byte, len(t.advertised))
 	for name, tool := range t.advertised {
 		want[name] = mustJSON(tool)
 	}
-	diff(e.shadow.tools, want, func(name string) {
+	addTool := func(name string) {
 		tool := t.advertised[name]
 		e.register(func() { e.server.AddTool(tool, unreachableTool) }, "tool", name)
-	}, func(names []string) { e.server.RemoveTools(names...) })
+	}
+	if !diff(e.shadow.tools, want, addTool, func(names []string) { e.server.RemoveTools(names...) }) && told.Tools > 0 {
+		touch(e.shadow.tools, addTool)
+	}
 
 	// Prompts, resources and templates of the endpoint's servers.
 	prompts := map[string]*mcp.Prompt{}
@@ -152,18 +169,49 @@ func (e *endpoint) mirror() {
 			}
 		}
 	}
-	diff(e.shadow.prompts, jsonOf(prompts), func(name string) {
+	addPrompt := func(name string) {
 		p := prompts[name]
 		e.register(func() { e.server.AddPrompt(p, unreachablePrompt) }, "prompt", name)
-	}, func(names []string) { e.server.RemovePrompts(names...) })
-	diff(e.shadow.resources, jsonOf(resources), func(uri string) {
+	}
+	if !diff(e.shadow.prompts, jsonOf(prompts), addPrompt, func(names []string) { e.server.RemovePrompts(names...) }) && told.Prompts > 0 {
+		touch(e.shadow.prompts, addPrompt)
+	}
+	addResource := func(uri string) {
 		r := resources[uri]
 		e.register(func() { e.server.AddResource(r, unreachableResource) }, "resource", uri)
-	}, func(uris []string) { e.server.RemoveResources(uris...) })
-	diff(e.shadow.templates, jsonOf(templates), func(uri string) {
+	}
+	addTemplate := func(uri string) {
 		rt := templates[uri]
 		e.register(func() { e.server.AddResourceTemplate(rt, unreachableResource) }, "resource template", uri)
-	}, func(uris []string) { e.server.RemoveResourceTemplates(uris...) })
+	}
+	changed := diff(e.shadow.resources, jsonOf(resources), addResource, func(uris []string) { e.server.RemoveResources(uris...) })
+	if diff(e.shadow.templates, jsonOf(templates), addTemplate, func(uris []string) { e.server.RemoveResourceTemplates(uris...) }) {
+		changed = true
+	}
+	if !changed && told.Resources > 0 && !touch(e.shadow.resources, addResource) {
+		touch(e.shadow.templates, addTemplate)
+	}
+}
+
+// since is how many notifications came after was, of a count now at n (a
+// reload that replaced the server's connection started it again at 0).
+func since(n, was uint64) uint64 {
+	if n < was {
+		return n
+	}
+	return n - was
+}
+
+// touch registers one entry of have again as it is (the first by name),
+// which makes go-sdk send that list's list_changed: the way a server's
+// notification reaches the endpoint's clients when the list came out the
+// same. It reports false when have is empty (nothing to send it with).
+func touch(have map[string][]byte, add func(string)) bool {
+	if len(have) == 0 {
+		return false
+	}
+	add(slices.Min(slices.Collect(maps.Keys(have))))
+	return true
 }
 
 // register runs one go-sdk registration, which panics on what it finds
@@ -180,8 +228,10 @@ func (e *endpoint) register(add func(), kind, name string) {
 }
 
 // diff applies want to have: add is called for each new or changed key,
-// remove once with every key that is gone.
-func diff(have, want map[string][]byte, add func(string), remove func([]string)) {
+// remove once with every key that is gone. It reports whether anything
+// changed.
+func diff(have, want map[string][]byte, add func(string), remove func([]string)) bool {
+	changed := false
 	var gone []string
 	for k := range have {
 		if _, ok := want[k]; !ok {
@@ -193,6 +243,7 @@ func diff(have, want map[string][]byte, add func(string), remove func([]string))
 		for _, k := range gone {
 			delete(have, k)
 		}
+		changed = true
 	}
 	for k, v := range want {
 		if old, ok := have[k]; ok && bytes.Equal(old, v) {
@@ -200,7 +251,9 @@ func diff(have, want map[string][]byte, add func(string), remove func([]string))
 		}
 		add(k)
 		have[k] = v
+		changed = true
 	}
+	return changed
 }
 
 func jsonOf[T any](m map[string]T) map[string][]byte {

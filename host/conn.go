@@ -61,6 +61,10 @@ type serverConn struct {
 	progressSeq atomic.Uint64
 	progress    sync.Map // progress token (string) → func(Progress)
 
+	// listChanged counts the server's list_changed notifications per list,
+	// across its sessions (see ListChanges).
+	listChanged struct{ tools, prompts, resources atomic.Uint64 }
+
 	// httpc is the HTTP client of a remote server, one for its whole life:
 	// reconnects reuse its connections, and the supervisor closes its idle
 	// ones when it returns.
@@ -261,14 +265,17 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		// catalog is fetched again, so the refetch reaches the server.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			c.lists.c.Invalidate(c.cfg.Name, "tools/list")
+			c.listChanged.tools.Add(1)
 			notify()
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
 			c.lists.c.Invalidate(c.cfg.Name, "prompts/list")
+			c.listChanged.prompts.Add(1)
 			notify()
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			c.lists.c.Invalidate(c.cfg.Name, "resources/list")
+			c.listChanged.resources.Add(1)
 			notify()
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {

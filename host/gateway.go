@@ -90,6 +90,17 @@ type GatewayCatalog struct {
 	Servers []string
 	// Collisions are the tools left out for their names, by server.
 	Collisions map[string][]NameCollision
+	// Changes are the list_changed notifications of each server so far.
+	Changes map[string]ListChanges
+}
+
+// ListChanges counts the list_changed notifications a server has sent, per
+// list. Each one makes the host fetch the list again; when what the
+// gateway serves is the same afterwards (a server that re-registers a tool
+// as it was), the gateway still passes the notification on, as the server
+// meant it, by the counts going up.
+type ListChanges struct {
+	Tools, Prompts, Resources uint64
 }
 
 // GatewayConfig returns the gateway block of the current configuration.
@@ -126,9 +137,11 @@ func (g *generation) endpointServers(ep GatewayEndpoint) []*serverConn {
 func (h *Host) GatewayCatalog(ep GatewayEndpoint) GatewayCatalog {
 	g := h.gen()
 	tools, collisions := g.gatewayTools(ep)
-	cat := GatewayCatalog{Tools: tools, Collisions: collisions}
+	cat := GatewayCatalog{Tools: tools, Collisions: collisions, Changes: map[string]ListChanges{}}
 	for _, conn := range g.endpointServers(ep) {
 		cat.Servers = append(cat.Servers, conn.cfg.Name)
+		cat.Changes[conn.cfg.Name] = ListChanges{Tools: conn.listChanged.tools.Load(),
+			Prompts: conn.listChanged.prompts.Load(), Resources: conn.listChanged.resources.Load()}
 	}
 	return cat
 }
