@@ -290,3 +290,38 @@ func TestListChangedRelayed(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceSubscriptions: resources/subscribe (legacy) and a listen
+// stream (2026-07-28) subscribe through the gateway to the server, whose
+// resources/updated reach the client; unsubscribing works.
+func TestResourceSubscriptions(t *testing.T) {
+	e := newEverythingEnv(t)
+	const uri = "test://watched-resource" // the server updates it every 3 s
+	for _, version := range []string{legacyVersion, modernVersion} {
+		t.Run(version, func(t *testing.T) {
+			updated := make(chan string, 8)
+			cs := e.connect(t, everything, aliceToken, version, &mcp.ClientOptions{
+				ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+					select {
+					case updated <- req.Params.URI:
+					default:
+					}
+				},
+			})
+			if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+				t.Fatalf("subscribe: %v", err)
+			}
+			select {
+			case got := <-updated:
+				if got != uri {
+					t.Fatalf("updated %q, want %q", got, uri)
+				}
+			case <-time.After(waitBound):
+				t.Fatal("no resources/updated")
+			}
+			if err := cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: uri}); err != nil {
+				t.Fatalf("unsubscribe: %v", err)
+			}
+		})
+	}
+}

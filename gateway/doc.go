@@ -27,8 +27,10 @@
 // server's requestState sealed by the gateway (bound to the principal, the
 // endpoint and the tool, prompt or resource; input.go) and the client's
 // capabilities passed to the server; to a legacy client by asking it on
-// its session and retrying, round after round. A server's list_changed
-// reaches the clients even when the list came out the same.
+// its session and retrying, round after round. Resource subscriptions are
+// made on the server's session once per URI (the host counts them) and
+// its updates passed on; a server's list_changed reaches the clients even
+// when the list came out the same.
 //
 // The stdio bridge (Bridge) relays JSON-RPC between stdin/stdout and a
 // running daemon's /mcp, raw, so stdio-only clients share the daemon's warm

@@ -60,7 +60,7 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.G
 	caps := &mcp.ServerCapabilities{
 		Tools:       &mcp.ToolCapabilities{ListChanged: true},
 		Prompts:     &mcp.PromptCapabilities{ListChanged: true},
-		Resources:   &mcp.ResourceCapabilities{ListChanged: true},
+		Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		Completions: &mcp.CompletionCapabilities{},
 		Logging:     &mcp.LoggingCapabilities{},
 	}
@@ -71,6 +71,8 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.G
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs, c.CacheScope = 0, "private" // lists depend on the principal
 		},
+		SubscribeHandler:   e.subscribe,
+		UnsubscribeHandler: e.unsubscribe,
 	})
 	e.server.AddReceivingMiddleware(e.middleware)
 	e.shadow = shadow{tools: map[string][]byte{}, prompts: map[string][]byte{}, resources: map[string][]byte{}, templates: map[string][]byte{}}
@@ -90,6 +92,11 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.G
 	e.handler = bearer(eraDispatch(modern, legacy))
 	e.table.Store(&table{byName: map[string]host.GatewayTool{}, advertised: map[string]*mcp.Tool{}})
 	return e
+}
+
+// serves reports whether the endpoint fronts server.
+func (e *endpoint) serves(server string) bool {
+	return slices.Contains(e.table.Load().cat.Servers, server)
 }
 
 func (e *endpoint) close() {

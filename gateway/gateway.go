@@ -46,8 +46,8 @@ type Gateway struct {
 	sessions clientSessions
 	seal     sealer // the requestState of input_required answers
 
-	stopWatch func()
-	done      chan struct{}
+	stopWatch, stopUpdates func()
+	done                   chan struct{}
 }
 
 // New returns a gateway for h and starts mirroring its catalogs.
@@ -68,6 +68,7 @@ func New(h *host.Host, opts Options) *Gateway {
 	g.seal = seal
 	changes, stop := h.WatchChanges()
 	g.stopWatch = stop
+	g.stopUpdates = h.WatchResourceUpdates(g.resourceUpdated)
 	g.sync()
 	go func() {
 		defer close(g.done)
@@ -92,6 +93,7 @@ func (g *Gateway) Close() {
 	g.endpoints = map[string]*endpoint{}
 	g.mu.Unlock()
 	g.stopWatch()
+	g.stopUpdates()
 	for _, e := range eps {
 		e.close()
 	}
@@ -143,6 +145,30 @@ func (g *Gateway) sync() bool {
 		e.mirror()
 	}
 	return true
+}
+
+// resourceUpdated passes a server's resources/updated on to every
+// endpoint that serves the server, under the endpoint's URI; go-sdk sends
+// it to the sessions subscribed to that URI. It does not wait for them:
+// the server's session delivers the notification.
+func (g *Gateway) resourceUpdated(ctx context.Context, server, uri string) {
+	g.mu.Lock()
+	var eps []*endpoint
+	for _, e := range g.endpoints {
+		if e.serves(server) {
+			eps = append(eps, e)
+		}
+	}
+	g.mu.Unlock()
+	if len(eps) == 0 {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		for _, e := range eps {
+			_ = e.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: e.codec.uri(server, uri)})
+		}
+	}()
 }
 
 func sameServers(a, b []string) bool {

@@ -27,17 +27,25 @@ const (
 // are go-sdk's.
 func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		c, ok := callerOf(req)
+		if ok {
+			c.Client = clientOf(req)
+		}
 		switch method {
 		case "tools/list", "tools/call", "prompts/list", "prompts/get",
 			"resources/list", "resources/templates/list", "resources/read", "completion/complete":
 		default:
+			if ok {
+				// go-sdk's own handlers (resources/subscribe, and a listen
+				// stream's subscriptions) reach the gateway's again with
+				// this context only.
+				ctx = context.WithValue(ctx, callerKey{}, c)
+			}
 			return next(ctx, method, req)
 		}
-		c, ok := callerOf(req)
 		if !ok {
 			return nil, &jsonrpc.Error{Code: codeInternal, Message: "gateway: the request carries no authenticated caller"}
 		}
-		c.Client = clientOf(req)
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:
 			return e.listTools(ctx, c, r)
@@ -547,4 +555,39 @@ func (e *endpoint) complete(ctx context.Context, c host.Caller, r *mcp.CompleteR
 		return nil, hostError(ref.Name, err)
 	}
 	return res, nil
+}
+
+// subscribe is go-sdk's SubscribeHandler, for resources/subscribe and the
+// resources of a listen stream: the caller must see the resource's server,
+// and the first subscription to a URI is the server's (the host counts
+// them). go-sdk then routes the updates, which the gateway passes on from
+// the host (see Gateway.resourceUpdated), to the subscribed sessions.
+func (e *endpoint) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
+	c, ok := ctx.Value(callerKey{}).(host.Caller)
+	if !ok || r.Params == nil {
+		return &jsonrpc.Error{Code: codeInternal, Message: "gateway: the request carries no authenticated caller"}
+	}
+	server, upstream, err := e.serverOfURI(ctx, c, r.Params.URI)
+	if err != nil {
+		return err
+	}
+	if err := e.g.h.GatewaySubscribe(ctx, c, server, upstream); err != nil {
+		return hostError(r.Params.URI, err)
+	}
+	return nil
+}
+
+// unsubscribe is go-sdk's UnsubscribeHandler.
+func (e *endpoint) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
+	if r.Params == nil {
+		return nil
+	}
+	server, upstream, ok := e.codec.decodeURI(r.Params.URI)
+	if !ok {
+		return nil
+	}
+	if err := e.g.h.GatewayUnsubscribe(ctx, server, upstream); err != nil {
+		return hostError(r.Params.URI, err)
+	}
+	return nil
 }

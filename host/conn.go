@@ -65,6 +65,12 @@ type serverConn struct {
 	// across its sessions (see ListChanges).
 	listChanged struct{ tools, prompts, resources atomic.Uint64 }
 
+	// subs are the resources the gateway's clients are subscribed to, with
+	// their count of subscriptions (Host.GatewaySubscribe); a new session
+	// subscribes them again.
+	subsMu sync.Mutex
+	subs   map[string]int
+
 	// httpc is the HTTP client of a remote server, one for its whole life:
 	// reconnects reuse its connections, and the supervisor closes its idle
 	// ones when it returns.
@@ -278,9 +284,12 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 			c.listChanged.resources.Add(1)
 			notify()
 		},
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			if req.Params != nil {
 				c.lists.c.InvalidateURI(c.cfg.Name, req.Params.URI)
+				if c.opts.onResourceUpdated != nil && !c.retired.Load() {
+					c.opts.onResourceUpdated(ctx, c.cfg.Name, req.Params.URI)
+				}
 			}
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -367,6 +376,7 @@ func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd
 		return nil, nil, nil, withStderr(err, stderr)
 	}
 
+	c.resubscribe(dctx, cs)
 	c.mu.Lock()
 	c.session, c.cat, c.refresh = cs, cat, refresh
 	c.mu.Unlock()

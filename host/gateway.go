@@ -321,6 +321,77 @@ func (h *Host) GatewayComplete(ctx context.Context, c Caller, server string, par
 	return cs.Complete(ctx, params)
 }
 
+// GatewaySubscribe subscribes to updates of the resource uri of server
+// on behalf of c, who must be allowed to see the server: the first
+// subscription to a URI is made on the server's session
+// (resources/subscribe, or a listen stream on a 2026-07-28 session), later
+// ones are counted; every new session of the server subscribes again.
+// Updates reach WatchResourceUpdates. The server's error (it supports no
+// subscriptions, say) is returned as it came.
+func (h *Host) GatewaySubscribe(ctx context.Context, c Caller, server, uri string) error {
+	conn, cs, _, err := h.gatewaySession(ctx, c, server)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
+	defer cancel()
+	conn.subsMu.Lock()
+	defer conn.subsMu.Unlock()
+	if conn.subs[uri] == 0 {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			return err
+		}
+	}
+	if conn.subs == nil {
+		conn.subs = map[string]int{}
+	}
+	conn.subs[uri]++
+	return nil
+}
+
+// GatewayUnsubscribe ends one subscription GatewaySubscribe made; the
+// last one of a URI is ended on the server's session too. A client that
+// goes away without unsubscribing leaves its count behind, so the
+// server's subscription lasts until that session ends: the gateway drops
+// updates nobody subscribed to.
+func (h *Host) GatewayUnsubscribe(ctx context.Context, server, uri string) error {
+	conn, err := h.gen().conn(server)
+	if err != nil {
+		return err
+	}
+	conn.subsMu.Lock()
+	defer conn.subsMu.Unlock()
+	switch conn.subs[uri] {
+	case 0:
+		return nil
+	case 1:
+		delete(conn.subs, uri)
+	default:
+		conn.subs[uri]--
+		return nil
+	}
+	cs, _, err := conn.current()
+	if err != nil {
+		return nil // no session: no subscription left on the server
+	}
+	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
+	defer cancel()
+	return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+}
+
+// resubscribe makes the gateway's subscriptions on a new session of the
+// server; one that fails is logged and dropped from the server (its
+// clients then hear no updates for it).
+func (c *serverConn) resubscribe(ctx context.Context, cs *mcp.ClientSession) {
+	c.subsMu.Lock()
+	defer c.subsMu.Unlock()
+	for uri := range c.subs {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			c.logger.Warn("subscribing again to a resource on the new session failed", "uri", uri, "err", err)
+		}
+	}
+}
+
 // AppResourceError is an App resource the gateway would not hand out: the
 // App does not validate, its display plugins failed, or the `app` phase
 // refused it.

@@ -66,6 +66,10 @@ type Options struct {
 	// AppCompaction bounds how long and how much MCP App HTML the store
 	// keeps (apps.md §7); the zero value means 7 days and 16 MiB per session.
 	AppCompaction AppCompaction
+
+	// onResourceUpdated hears a server's resources/updated (set by New for
+	// WatchResourceUpdates).
+	onResourceUpdated func(ctx context.Context, server, uri string)
 }
 
 // Host runs the configured servers. Create it with [New], start it with
@@ -101,6 +105,8 @@ type Host struct {
 
 	appLimits appLimits    // per-App limits of App requests (appgate.go)
 	compactor appCompactor // background App compaction (appcompact.go)
+
+	resourceWatch resourceWatch // resources/updated for the gateway (WatchResourceUpdates)
 
 	startOnce   sync.Once
 	cancel      context.CancelFunc
@@ -140,6 +146,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 			userOnStatus(st)
 		}
 	}
+	opts.onResourceUpdated = h.resourceWatch.updated
 	h.opts = opts
 	g, _, err := h.newGeneration(context.Background(), cfg, nil)
 	if err != nil {
