@@ -8,6 +8,7 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -323,5 +324,33 @@ func TestResourceSubscriptions(t *testing.T) {
 				t.Fatalf("unsubscribe: %v", err)
 			}
 		})
+	}
+}
+
+// TestLegacyStreamsResumable: a legacy session's SSE events carry ids
+// (the gateway keeps them for Last-Event-ID), starting with a priming
+// event.
+func TestLegacyStreamsResumable(t *testing.T) {
+	e := newEverythingEnv(t)
+	cs := e.connect(t, everything, aliceToken, legacyVersion, nil)
+	toolNames(t, cs) // the session is initialized
+	body := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}`
+	req, _ := http.NewRequest("POST", e.base+everything, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", legacyVersion)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b); !strings.HasPrefix(got, "event: prime\nid: ") || !strings.Contains(got, "event: message\nid: ") || !strings.Contains(got, "simple text response") {
+		t.Fatalf("tools/call stream:\n%s\nwant a priming event and the answer, each with an id", got)
 	}
 }

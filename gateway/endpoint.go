@@ -88,6 +88,9 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.G
 		Logger:              g.log,
 		MaxRequestBodyBytes: maxBodyBytes,
 		SessionTimeout:      sessionTimeout(cfg),
+		// A legacy client whose SSE stream dropped resumes it with
+		// Last-Event-ID (on this daemon: the store is in memory).
+		EventStore: g.events,
 	})
 	e.handler = bearer(eraDispatch(modern, legacy))
 	e.table.Store(&table{byName: map[string]host.GatewayTool{}, advertised: map[string]*mcp.Tool{}})

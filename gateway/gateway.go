@@ -45,6 +45,9 @@ type Gateway struct {
 
 	sessions clientSessions
 	seal     sealer // the requestState of input_required answers
+	// events keeps the recent SSE events of every endpoint's legacy
+	// sessions for resumption (go-sdk bounds it, 10 MiB by default).
+	events *mcp.MemoryEventStore
 
 	stopWatch, stopUpdates func()
 	done                   chan struct{}
@@ -59,7 +62,7 @@ func New(h *host.Host, opts Options) *Gateway {
 		opts.Version = "dev"
 	}
 	g := &Gateway{h: h, opts: opts, log: opts.Logger.With("component", "gateway"),
-		endpoints: map[string]*endpoint{}, done: make(chan struct{})}
+		endpoints: map[string]*endpoint{}, done: make(chan struct{}), events: mcp.NewMemoryEventStore(nil)}
 	g.sessions.h = h
 	seal, err := newSealer(h.GatewaySealKey())
 	if err != nil {
