@@ -127,38 +127,79 @@ func modernClient(req mcp.Request) bool {
 	return ok && r.ProtocolVersion() >= modernVersion
 }
 
-// sealState returns the requestState a client gets for a server's: sealed,
-// or empty when the server kept none.
-func (e *endpoint) sealState(c host.Caller, method, name, state string) string {
-	if state == "" {
-		return ""
-	}
-	return e.g.seal.seal(binding(c.Name, e.path, method, name), state)
+// inputAnswer is a result a server may answer input_required with.
+type inputAnswer interface {
+	*mcp.CallToolResult | *mcp.GetPromptResult | *mcp.ReadResourceResult
+	NeedsInput() bool
 }
 
-// inputRounds answers a legacy client's call whose server asked for input:
-// it puts each round's input requests to the client on its session and
-// calls again (call, with the answers and the server's requestState) until
-// the answer is complete, within go-sdk's bounds. first is the first
-// round's answer; requests and state read a round's answer.
-func inputRounds[R mcp.Result](ctx context.Context, ss *mcp.ServerSession, in *host.CallInput, first R,
-	needs func(R) (mcp.InputRequestMap, string, bool), call func(*host.CallInput) (R, error)) (R, error) {
+// inputParts returns the input requests and the requestState of r.
+func inputParts[R inputAnswer](r R) (*mcp.InputRequestMap, *string) {
+	switch v := any(r).(type) {
+	case *mcp.CallToolResult:
+		return &v.InputRequests, &v.RequestState
+	case *mcp.GetPromptResult:
+		return &v.InputRequests, &v.RequestState
+	case *mcp.ReadResourceResult:
+		return &v.InputRequests, &v.RequestState
+	}
+	panic(fmt.Sprintf("gateway: %T is no inputAnswer", r))
+}
+
+// shallowCopy returns a copy of r that keeps its resultType.
+func shallowCopy[R inputAnswer](r R) R {
+	switch v := any(r).(type) {
+	case *mcp.CallToolResult:
+		cp := *v
+		return any(&cp).(R)
+	case *mcp.GetPromptResult:
+		cp := *v
+		return any(&cp).(R)
+	case *mcp.ReadResourceResult:
+		cp := *v
+		return any(&cp).(R)
+	}
+	panic(fmt.Sprintf("gateway: %T is no inputAnswer", r))
+}
+
+// relayInput answers a request (method, of the tool, prompt or URI name)
+// whose server answered input_required (res): a 2026-07-28 client gets the
+// answer with the requestState sealed; a legacy client, which knows no
+// such answer, is asked on its session, round after round, and gets the
+// complete answer (call makes each next round).
+func relayInput[R inputAnswer](ctx context.Context, e *endpoint, c host.Caller, req mcp.Request, ss *mcp.ServerSession,
+	method, name string, in *host.CallInput, res R, call func(*host.CallInput) (R, error)) (R, error) {
+	if !modernClient(req) {
+		return inputRounds(ctx, ss, in, res, call)
+	}
+	cp := shallowCopy(res)
+	requests, state := inputParts(cp)
+	if *state != "" {
+		*state = e.g.seal.seal(binding(c.Name, e.path, method, name), *state)
+	}
+	if *requests == nil {
+		*requests = mcp.InputRequestMap{} // a retry-later round, as go-sdk's client reads one
+	}
+	return cp, nil
+}
+
+// inputRounds answers a legacy client's request whose server asked for
+// input: it puts each round's input requests to the client on its session
+// and calls again (call, with the answers and the server's requestState)
+// until the answer is complete, within go-sdk's bounds.
+func inputRounds[R inputAnswer](ctx context.Context, ss *mcp.ServerSession, in *host.CallInput, res R, call func(*host.CallInput) (R, error)) (R, error) {
 	var zero R
-	res := first
 	shedding := 0
-	for round := 1; ; round++ {
-		requests, state, more := needs(res)
-		if !more {
-			return res, nil
-		}
-		if len(requests) == 0 {
+	for round := 1; res.NeedsInput(); round++ {
+		requests, state := inputParts(res)
+		if len(*requests) == 0 {
 			shedding++
 		}
 		if shedding >= maxSheddingRetries || round >= maxInputRounds {
 			return zero, &jsonrpc.Error{Code: codeServerError, Message: fmt.Sprintf("the server still asks for input after %d rounds; giving up", round)}
 		}
 		responses := mcp.InputResponseMap{}
-		for id, ir := range requests {
+		for id, ir := range *requests {
 			resp, err := askClient(ctx, ss, ir)
 			if err != nil {
 				return zero, &jsonrpc.Error{Code: codeServerError, Message: fmt.Sprintf("the server asked for input the client did not give (%s): %v", id, err)}
@@ -166,12 +207,13 @@ func inputRounds[R mcp.Result](ctx context.Context, ss *mcp.ServerSession, in *h
 			responses[id] = resp
 		}
 		next := *in
-		next.Responses, next.RequestState = responses, state
+		next.Responses, next.RequestState = responses, *state
 		var err error
 		if res, err = call(&next); err != nil {
 			return zero, err
 		}
 	}
+	return res, nil
 }
 
 // askClient puts one input request to a legacy client: go-sdk refuses

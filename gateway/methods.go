@@ -162,20 +162,13 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 		return callAnswer(p.Name, out, err)
 	}
 	res, err := call(in)
-	if err != nil || !res.NeedsInput() {
-		return res, err
+	if err == nil && res.NeedsInput() {
+		res, err = relayInput(ctx, e, c, r, r.Session, "tools/call", p.Name, in, res, call)
 	}
-	if !modernClient(r) {
-		return inputRounds(ctx, r.Session, in, res, func(res *mcp.CallToolResult) (mcp.InputRequestMap, string, bool) {
-			return res.InputRequests, res.RequestState, res.NeedsInput()
-		}, call)
+	if err != nil {
+		return nil, err // not a typed nil in the mcp.Result
 	}
-	cp := *res // keeps its resultType
-	cp.RequestState = e.sealState(c, "tools/call", p.Name, res.RequestState)
-	if cp.InputRequests == nil {
-		cp.InputRequests = mcp.InputRequestMap{} // a retry-later round, as go-sdk's client reads one
-	}
-	return &cp, nil
+	return res, nil
 }
 
 // callAnswer turns the pipeline's outcome into what a client reads: a
@@ -353,19 +346,11 @@ func (e *endpoint) getPrompt(ctx context.Context, c host.Caller, r *mcp.GetPromp
 		return nil, err
 	}
 	if res.NeedsInput() {
-		if !modernClient(r) {
-			if res, err = inputRounds(ctx, r.Session, in, res, func(res *mcp.GetPromptResult) (mcp.InputRequestMap, string, bool) {
-				return res.InputRequests, res.RequestState, res.NeedsInput()
-			}, get); err != nil {
-				return nil, err
-			}
-		} else {
-			cp := *res
-			cp.RequestState = e.sealState(c, "prompts/get", r.Params.Name, res.RequestState)
-			if cp.InputRequests == nil {
-				cp.InputRequests = mcp.InputRequestMap{}
-			}
-			return &cp, nil
+		if res, err = relayInput(ctx, e, c, r, r.Session, "prompts/get", r.Params.Name, in, res, get); err != nil {
+			return nil, err
+		}
+		if res.NeedsInput() {
+			return res, nil // the client answers this round
 		}
 	}
 	if e.codec.aggregate() {
@@ -492,19 +477,11 @@ func (e *endpoint) readResource(ctx context.Context, c host.Caller, r *mcp.ReadR
 		return nil, err
 	}
 	if res.NeedsInput() {
-		if !modernClient(r) {
-			if res, err = inputRounds(ctx, r.Session, in, res, func(res *mcp.ReadResourceResult) (mcp.InputRequestMap, string, bool) {
-				return res.InputRequests, res.RequestState, res.NeedsInput()
-			}, read); err != nil {
-				return nil, err
-			}
-		} else {
-			cp := *res
-			cp.RequestState = e.sealState(c, "resources/read", r.Params.URI, res.RequestState)
-			if cp.InputRequests == nil {
-				cp.InputRequests = mcp.InputRequestMap{}
-			}
-			return &cp, nil
+		if res, err = relayInput(ctx, e, c, r, r.Session, "resources/read", r.Params.URI, in, res, read); err != nil {
+			return nil, err
+		}
+		if res.NeedsInput() {
+			return res, nil // the client answers this round
 		}
 	}
 	if e.codec.aggregate() {
