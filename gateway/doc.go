@@ -22,6 +22,16 @@
 // on every change, which is how go-sdk sends list_changed to legacy
 // sessions and listen streams without ever an empty window.
 //
+// A server that needs input within a request (an input_required answer,
+// SEP-2322) is relayed: to a 2026-07-28 client as it came, with the
+// server's requestState sealed by the gateway (bound to the principal, the
+// endpoint and the tool, prompt or resource; input.go) and the client's
+// capabilities passed to the server; to a legacy client by asking it on
+// its session and retrying, round after round. Resource subscriptions are
+// made on the server's session once per URI (the host counts them) and
+// its updates passed on; a server's list_changed reaches the clients even
+// when the list came out the same.
+//
 // The stdio bridge (Bridge) relays JSON-RPC between stdin/stdout and a
 // running daemon's /mcp, raw, so stdio-only clients share the daemon's warm
 // connections, policies and transcript.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -53,6 +54,8 @@ type table struct {
 // the host. The lists are answered by the middleware, per caller.
 type shadow struct {
 	tools, prompts, resources, templates map[string][]byte
+	// changes are the servers' list_changed counts as of the last mirror.
+	changes map[string]host.ListChanges
 }
 
 func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.Gateway) *endpoint {
@@ -100,60 +103,18 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.G
 		Logger:              g.log,
 		MaxRequestBodyBytes: maxBodyBytes,
 		SessionTimeout:      sessionTimeout(cfg),
+		// A legacy client whose SSE stream dropped resumes it with
+		// Last-Event-ID (on this daemon: the store is in memory).
+		EventStore: g.events,
 	})
 	e.handler = bearer(eraDispatch(modern, legacy))
 	e.table.Store(&table{byName: map[string]host.GatewayTool{}, advertised: map[string]*mcp.Tool{}})
 	return e
 }
 
-// subscribe and unsubscribe relay a client's resource subscription (a
-// legacy resources/subscribe, or a URI of a 2026-07-28 listen) to the
-// host, which subscribes upstream once per URI; go-sdk keeps which
-// sessions hear an update.
-func (e *endpoint) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
-	c, err := requestCaller(ctx, r)
-	if err != nil {
-		return err
-	}
-	server, upstream, err := e.serverOfURI(ctx, c, r.Params.URI)
-	if err != nil {
-		return err
-	}
-	if err := e.g.h.GatewaySubscribe(ctx, c, server, upstream); err != nil {
-		return hostError(r.Params.URI, err)
-	}
-	return nil
-}
-
-func (e *endpoint) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
-	c, err := requestCaller(ctx, r)
-	if err != nil {
-		return err
-	}
-	server, upstream, err := e.serverOfURI(ctx, c, r.Params.URI)
-	if err != nil {
-		return err
-	}
-	if err := e.g.h.GatewayUnsubscribe(ctx, c, server, upstream); err != nil {
-		return hostError(r.Params.URI, err)
-	}
-	return nil
-}
-
-// resourceUpdated tells the endpoint's subscribed sessions that uri of
-// server changed, under the endpoint's URI for it.
-func (e *endpoint) resourceUpdated(server, uri string) {
-	if e.codec.server != "" && e.codec.server != server {
-		return
-	}
-	served := false
-	for _, s := range e.table.Load().cat.Servers {
-		served = served || s == server
-	}
-	if !served {
-		return
-	}
-	_ = e.server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: e.codec.uri(server, uri)})
+// serves reports whether the endpoint fronts server.
+func (e *endpoint) serves(server string) bool {
+	return slices.Contains(e.table.Load().cat.Servers, server)
 }
 
 func (e *endpoint) close() {
@@ -180,15 +141,29 @@ func (e *endpoint) mirror() {
 		}
 	}
 
+	// A server's list_changed is passed on even when what the endpoint
+	// serves came out the same: see touch.
+	var told host.ListChanges // which lists a server announced since the last mirror
+	for server, n := range cat.Changes {
+		was := e.shadow.changes[server]
+		told.Tools += since(n.Tools, was.Tools)
+		told.Prompts += since(n.Prompts, was.Prompts)
+		told.Resources += since(n.Resources, was.Resources)
+	}
+	e.shadow.changes = cat.Changes
+
 	// Tools.
 	want := make(map[string][]byte, len(t.advertised))
 	for name, tool := range t.advertised {
 		want[name] = mustJSON(tool)
 	}
-	diff(e.shadow.tools, want, func(name string) {
+	addTool := func(name string) {
 		tool := t.advertised[name]
 		e.register(func() { e.server.AddTool(tool, e.toolHandler) }, "tool", name)
-	}, func(names []string) { e.server.RemoveTools(names...) })
+	}
+	if !diff(e.shadow.tools, want, addTool, func(names []string) { e.server.RemoveTools(names...) }) && told.Tools > 0 {
+		touch(e.shadow.tools, addTool)
+	}
 
 	// Prompts, resources and templates of the endpoint's servers.
 	prompts := map[string]*mcp.Prompt{}
@@ -219,18 +194,49 @@ func (e *endpoint) mirror() {
 			}
 		}
 	}
-	diff(e.shadow.prompts, jsonOf(prompts), func(name string) {
+	addPrompt := func(name string) {
 		p := prompts[name]
 		e.register(func() { e.server.AddPrompt(p, e.promptHandler) }, "prompt", name)
-	}, func(names []string) { e.server.RemovePrompts(names...) })
-	diff(e.shadow.resources, jsonOf(resources), func(uri string) {
+	}
+	if !diff(e.shadow.prompts, jsonOf(prompts), addPrompt, func(names []string) { e.server.RemovePrompts(names...) }) && told.Prompts > 0 {
+		touch(e.shadow.prompts, addPrompt)
+	}
+	addResource := func(uri string) {
 		r := resources[uri]
 		e.register(func() { e.server.AddResource(r, e.readHandler) }, "resource", uri)
-	}, func(uris []string) { e.server.RemoveResources(uris...) })
-	diff(e.shadow.templates, jsonOf(templates), func(uri string) {
+	}
+	addTemplate := func(uri string) {
 		rt := templates[uri]
 		e.register(func() { e.server.AddResourceTemplate(rt, e.readHandler) }, "resource template", uri)
-	}, func(uris []string) { e.server.RemoveResourceTemplates(uris...) })
+	}
+	changed := diff(e.shadow.resources, jsonOf(resources), addResource, func(uris []string) { e.server.RemoveResources(uris...) })
+	if diff(e.shadow.templates, jsonOf(templates), addTemplate, func(uris []string) { e.server.RemoveResourceTemplates(uris...) }) {
+		changed = true
+	}
+	if !changed && told.Resources > 0 && !touch(e.shadow.resources, addResource) {
+		touch(e.shadow.templates, addTemplate)
+	}
+}
+
+// since is how many notifications came after was, of a count now at n (a
+// reload that replaced the server's connection started it again at 0).
+func since(n, was uint64) uint64 {
+	if n < was {
+		return n
+	}
+	return n - was
+}
+
+// touch registers one entry of have again as it is (the first by name),
+// which makes go-sdk send that list's list_changed: the way a server's
+// notification reaches the endpoint's clients when the list came out the
+// same. It reports false when have is empty (nothing to send it with).
+func touch(have map[string][]byte, add func(string)) bool {
+	if len(have) == 0 {
+		return false
+	}
+	add(slices.Min(slices.Collect(maps.Keys(have))))
+	return true
 }
 
 // register runs one go-sdk registration, which panics on what it finds
@@ -247,8 +253,10 @@ func (e *endpoint) register(add func(), kind, name string) {
 }
 
 // diff applies want to have: add is called for each new or changed key,
-// remove once with every key that is gone.
-func diff(have, want map[string][]byte, add func(string), remove func([]string)) {
+// remove once with every key that is gone. It reports whether anything
+// changed.
+func diff(have, want map[string][]byte, add func(string), remove func([]string)) bool {
+	changed := false
 	var gone []string
 	for k := range have {
 		if _, ok := want[k]; !ok {
@@ -260,6 +268,7 @@ func diff(have, want map[string][]byte, add func(string), remove func([]string))
 		for _, k := range gone {
 			delete(have, k)
 		}
+		changed = true
 	}
 	for k, v := range want {
 		if old, ok := have[k]; ok && bytes.Equal(old, v) {
@@ -267,7 +276,9 @@ func diff(have, want map[string][]byte, add func(string), remove func([]string))
 		}
 		add(k)
 		have[k] = v
+		changed = true
 	}
+	return changed
 }
 
 func jsonOf[T any](m map[string]T) map[string][]byte {

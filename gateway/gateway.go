@@ -45,9 +45,13 @@ type Gateway struct {
 	closed    bool
 
 	sessions clientSessions
+	seal     sealer // the requestState of input_required answers
+	// events keeps the recent SSE events of every endpoint's legacy
+	// sessions for resumption (go-sdk bounds it, 10 MiB by default).
+	events *mcp.MemoryEventStore
 
-	stopWatch func()
-	done      chan struct{}
+	stopWatch, stopUpdates func()
+	done                   chan struct{}
 }
 
 // New returns a gateway for h and starts mirroring its catalogs.
@@ -59,12 +63,17 @@ func New(h *host.Host, opts Options) *Gateway {
 		opts.Version = "dev"
 	}
 	g := &Gateway{h: h, opts: opts, log: opts.Logger.With("component", "gateway"),
-		endpoints: map[string]*endpoint{}, done: make(chan struct{})}
+		endpoints: map[string]*endpoint{}, done: make(chan struct{}), events: mcp.NewMemoryEventStore(nil)}
 	g.sessions.h = h
+	seal, err := newSealer(h.GatewaySealKey())
+	if err != nil {
+		panic(err) // a SHA-256 sum is always a valid AES-256 key
+	}
+	g.seal = seal
 	changes, stop := h.WatchChanges()
-	stopResources := h.WatchResources(g.resourceUpdated)
 	stopLogs := h.WatchLogs(g.logMessage)
-	g.stopWatch = func() { stop(); stopResources(); stopLogs() }
+	g.stopWatch = func() { stop(); stopLogs() }
+	g.stopUpdates = h.WatchResourceUpdates(g.resourceUpdated)
 	g.sync()
 	go func() {
 		defer close(g.done)
@@ -89,6 +98,7 @@ func (g *Gateway) Close() {
 	g.endpoints = map[string]*endpoint{}
 	g.mu.Unlock()
 	g.stopWatch()
+	g.stopUpdates()
 	for _, e := range eps {
 		e.close()
 	}
@@ -104,19 +114,6 @@ func (g *Gateway) logMessage(server string, p *mcp.LoggingMessageParams) {
 	g.mu.Unlock()
 	for _, e := range eps {
 		e.logMessage(server, p)
-	}
-}
-
-// resourceUpdated passes a server's resources/updated to every endpoint.
-func (g *Gateway) resourceUpdated(server, uri string) {
-	g.mu.Lock()
-	eps := make([]*endpoint, 0, len(g.endpoints))
-	for _, e := range g.endpoints {
-		eps = append(eps, e)
-	}
-	g.mu.Unlock()
-	for _, e := range eps {
-		e.resourceUpdated(server, uri)
 	}
 }
 
@@ -166,6 +163,30 @@ func (g *Gateway) sync() bool {
 		e.mirror()
 	}
 	return true
+}
+
+// resourceUpdated passes a server's resources/updated on to every
+// endpoint that serves the server, under the endpoint's URI; go-sdk sends
+// it to the sessions subscribed to that URI. It does not wait for them:
+// the server's session delivers the notification.
+func (g *Gateway) resourceUpdated(ctx context.Context, server, uri string) {
+	g.mu.Lock()
+	var eps []*endpoint
+	for _, e := range g.endpoints {
+		if e.serves(server) {
+			eps = append(eps, e)
+		}
+	}
+	g.mu.Unlock()
+	if len(eps) == 0 {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		for _, e := range eps {
+			_ = e.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: e.codec.uri(server, uri)})
+		}
+	}()
 }
 
 func sameServers(a, b []string) bool {

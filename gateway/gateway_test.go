@@ -553,47 +553,6 @@ func TestForgedMeta(t *testing.T) {
 	}
 }
 
-// TestResourceSubscriptions: a client subscribes to a resource through the
-// gateway (a legacy resources/subscribe; a 2026-07-28 listen) and hears the
-// server's resources/updated under the endpoint's URI; unsubscribing works.
-func TestResourceSubscriptions(t *testing.T) {
-	e := newEnv(t, []string{"fx"})
-	for _, tc := range []struct{ path, uri string }{
-		{"/mcp", "fx+fixture://readme"},
-		{"/mcp/servers/fx", "fixture://readme"},
-	} {
-		t.Run(tc.path, func(t *testing.T) {
-			updated := make(chan string, 4)
-			cs := e.connect(t, tc.path, aliceToken, legacyVersion, &mcp.ClientOptions{
-				ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
-					updated <- r.Params.URI
-				},
-			})
-			if caps := cs.InitializeResult().Capabilities; caps.Resources == nil || !caps.Resources.Subscribe {
-				t.Fatalf("resources capability %+v: no subscribe", caps.Resources)
-			}
-			if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: tc.uri}); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case got := <-updated:
-				if got != tc.uri {
-					t.Fatalf("resources/updated for %q, want %q", got, tc.uri)
-				}
-			case <-time.After(waitBound):
-				t.Fatal("no resources/updated")
-			}
-			if err := cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: tc.uri}); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-	cs := e.connect(t, "/mcp", aliceToken, legacyVersion, nil)
-	if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "nosuch+fixture://readme"}); err == nil {
-		t.Fatal("subscribing to a resource of no server succeeded")
-	}
-}
-
 // TestLogMessages: a client's logging/setLevel reaches the server, and the
 // server's log messages during the client's call reach that client.
 func TestLogMessages(t *testing.T) {

@@ -28,6 +28,10 @@ const (
 // are go-sdk's.
 func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		c, ok := callerOf(ctx, req)
+		if ok {
+			c.Client = clientOf(req)
+		}
 		switch method {
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "completion/complete":
 		case "logging/setLevel":
@@ -37,13 +41,17 @@ func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		default:
-			return next(ctx, method, req) // tools/call, prompts/get, resources/read: the handlers below
+			if ok {
+				// go-sdk's own handlers (tools/call, prompts/get and
+				// resources/read below; resources/subscribe and a listen
+				// stream's subscriptions) see the caller in this context.
+				ctx = context.WithValue(ctx, callerKey{}, c)
+			}
+			return next(ctx, method, req)
 		}
-		c, ok := callerOf(ctx, req)
 		if !ok {
 			return nil, &jsonrpc.Error{Code: codeInternal, Message: "gateway: the request carries no authenticated caller"}
 		}
-		c.Client = clientOf(req)
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:
 			return e.listTools(ctx, c, r)
@@ -157,6 +165,10 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 	if !ok {
 		return nil, unknownTool(p.Name)
 	}
+	in, err := e.inputOf(c, r, "tools/call", p.Name, p.InputResponses, p.RequestState)
+	if err != nil {
+		return nil, err
+	}
 	sessionID, err := e.g.sessions.sessionFor(ctx, c, r.Session)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: codeInternal, Message: "gateway: opening the transcript session: " + err.Error()}
@@ -171,17 +183,27 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 	if r.Session != nil {
 		defer e.calls.add(gt.Server, &inflight{ss: r.Session, ctx: ctx})()
 	}
-	out, err := e.g.h.GatewayCall(ctx, host.SessionCall{
-		Principal: c.Principal, SessionID: sessionID, Server: gt.Server, Tool: gt.Tool.Name,
-		Arguments: p.Arguments, Client: c.Client,
-	}, elicitApproval(r), onProgress)
-	return callAnswer(p.Name, out, err)
+	call := func(in *host.CallInput) (*mcp.CallToolResult, error) {
+		out, err := e.g.h.GatewayCall(ctx, host.SessionCall{
+			Principal: c.Principal, SessionID: sessionID, Server: gt.Server, Tool: gt.Tool.Name,
+			Arguments: p.Arguments, Client: c.Client, Input: in,
+		}, elicitApproval(r), onProgress)
+		return callAnswer(p.Name, out, err)
+	}
+	res, err := call(in)
+	if err == nil && res.NeedsInput() {
+		res, err = relayInput(ctx, e, c, r, r.Session, "tools/call", p.Name, in, res, call)
+	}
+	if err != nil {
+		return nil, err // not a typed nil in the mcp.Result
+	}
+	return res, nil
 }
 
 // callAnswer turns the pipeline's outcome into what a client reads: a
-// result; a refusal by a policy as a tool error the model can read; a
-// server's JSON-RPC error as it came; anything else as an error that says
-// what happened.
+// result (an input_required one too); a refusal by a policy as a tool
+// error the model can read; a server's JSON-RPC error as it came, code and
+// data; anything else as an error that says what happened.
 func callAnswer(name string, out *host.CallOutcome, err error) (*mcp.CallToolResult, error) {
 	var perr *host.PolicyError
 	if errors.As(err, &perr) {
@@ -337,9 +359,28 @@ func (e *endpoint) getPrompt(ctx context.Context, c host.Caller, r *mcp.GetPromp
 	if !ok {
 		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", r.Params.Name)}
 	}
-	res, err := e.g.h.GatewayGetPrompt(ctx, c, ref.server, &mcp.GetPromptParams{Name: ref.prompt.Name, Arguments: r.Params.Arguments})
+	in, err := e.inputOf(c, r, "prompts/get", r.Params.Name, r.Params.InputResponses, r.Params.RequestState)
 	if err != nil {
-		return nil, hostError(r.Params.Name, err)
+		return nil, err
+	}
+	get := func(in *host.CallInput) (*mcp.GetPromptResult, error) {
+		res, err := e.g.h.GatewayGetPrompt(ctx, c, ref.server, &mcp.GetPromptParams{Name: ref.prompt.Name, Arguments: r.Params.Arguments}, in)
+		if err != nil {
+			return nil, hostError(r.Params.Name, err)
+		}
+		return res, nil
+	}
+	res, err := get(in)
+	if err != nil {
+		return nil, err
+	}
+	if res.NeedsInput() {
+		if res, err = relayInput(ctx, e, c, r, r.Session, "prompts/get", r.Params.Name, in, res, get); err != nil {
+			return nil, err
+		}
+		if res.NeedsInput() {
+			return res, nil // the client answers this round
+		}
 	}
 	if e.codec.aggregate() {
 		cp := *res
@@ -445,13 +486,32 @@ func (e *endpoint) readResource(ctx context.Context, c host.Caller, r *mcp.ReadR
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.g.h.GatewayReadResource(ctx, c, server, upstream)
+	in, err := e.inputOf(c, r, "resources/read", r.Params.URI, r.Params.InputResponses, r.Params.RequestState)
 	if err != nil {
-		var ae *host.AppResourceError
-		if errors.As(err, &ae) {
-			return nil, &jsonrpc.Error{Code: codeServerError, Message: ae.Error()}
+		return nil, err
+	}
+	read := func(in *host.CallInput) (*mcp.ReadResourceResult, error) {
+		res, err := e.g.h.GatewayReadResource(ctx, c, server, upstream, in)
+		if err != nil {
+			var ae *host.AppResourceError
+			if errors.As(err, &ae) {
+				return nil, &jsonrpc.Error{Code: codeServerError, Message: ae.Error()}
+			}
+			return nil, hostError(r.Params.URI, err)
 		}
-		return nil, hostError(r.Params.URI, err)
+		return res, nil
+	}
+	res, err := read(in)
+	if err != nil {
+		return nil, err
+	}
+	if res.NeedsInput() {
+		if res, err = relayInput(ctx, e, c, r, r.Session, "resources/read", r.Params.URI, in, res, read); err != nil {
+			return nil, err
+		}
+		if res.NeedsInput() {
+			return res, nil // the client answers this round
+		}
 	}
 	if e.codec.aggregate() {
 		cp := *res
@@ -570,4 +630,39 @@ func (e *endpoint) logMessage(server string, p *mcp.LoggingMessageParams) {
 	for _, f := range targets {
 		_ = f.ss.Log(f.ctx, p)
 	}
+}
+
+// subscribe is go-sdk's SubscribeHandler, for resources/subscribe and the
+// resources of a listen stream: the caller must see the resource's server,
+// and the first subscription to a URI is the server's (the host counts
+// them). go-sdk then routes the updates, which the gateway passes on from
+// the host (see Gateway.resourceUpdated), to the subscribed sessions.
+func (e *endpoint) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
+	c, ok := ctx.Value(callerKey{}).(host.Caller)
+	if !ok || r.Params == nil {
+		return &jsonrpc.Error{Code: codeInternal, Message: "gateway: the request carries no authenticated caller"}
+	}
+	server, upstream, err := e.serverOfURI(ctx, c, r.Params.URI)
+	if err != nil {
+		return err
+	}
+	if err := e.g.h.GatewaySubscribe(ctx, c, server, upstream); err != nil {
+		return hostError(r.Params.URI, err)
+	}
+	return nil
+}
+
+// unsubscribe is go-sdk's UnsubscribeHandler.
+func (e *endpoint) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
+	if r.Params == nil {
+		return nil
+	}
+	server, upstream, ok := e.codec.decodeURI(r.Params.URI)
+	if !ok {
+		return nil
+	}
+	if err := e.g.h.GatewayUnsubscribe(ctx, server, upstream); err != nil {
+		return hostError(r.Params.URI, err)
+	}
+	return nil
 }

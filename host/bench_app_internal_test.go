@@ -70,7 +70,7 @@ func BenchmarkAppResolve(b *testing.B) {
 		return nil
 	}
 	hostApp := func() error {
-		res, err := c.callTool(ctx, cs, tool, args, nil)
+		res, err := c.callTool(ctx, cs, tool, args, nil, nil)
 		if err != nil || res.IsError {
 			return fmt.Errorf("host call: %v (isError %v)", err, res != nil && res.IsError)
 		}

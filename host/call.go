@@ -74,9 +74,11 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 
 // callTool sends tools/call on cs with arguments already checked by
 // objectArguments, under the server's call_timeout, with progress routed to
-// onProgress.
-func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool string, args json.RawMessage, onProgress func(Progress)) (*mcp.CallToolResult, error) {
+// onProgress and what a gateway client relays for input requests (in, nil
+// for every other door).
+func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool string, args json.RawMessage, in *CallInput, onProgress func(Progress)) (*mcp.CallToolResult, error) {
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	params.Meta, params.InputResponses, params.RequestState = in.relay(cs, nil)
 	if onProgress != nil {
 		token := "mcphost-" + strconv.FormatUint(c.progressSeq.Add(1), 10)
 		c.progress.Store(token, onProgress)

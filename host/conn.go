@@ -58,15 +58,21 @@ type serverConn struct {
 	cat     *catalog
 	refresh chan struct{} // list_changed signals for the current session
 
-	// subs counts the gateway's subscriptions per resource URI: the first
-	// subscribes upstream, the last unsubscribe ends it, and a new session
-	// subscribes again to every URI still counted.
-	subs map[string]int // under mu
 	// logLevel is the level the gateway asked the server for ("" none).
 	logLevel mcp.LoggingLevel // under mu
 
 	progressSeq atomic.Uint64
 	progress    sync.Map // progress token (string) → func(Progress)
+
+	// listChanged counts the server's list_changed notifications per list,
+	// across its sessions (see ListChanges).
+	listChanged struct{ tools, prompts, resources atomic.Uint64 }
+
+	// subs are the resources the gateway's clients are subscribed to, with
+	// their count of subscriptions (Host.GatewaySubscribe); a new session
+	// subscribes them again.
+	subsMu sync.Mutex
+	subs   map[string]int
 
 	// httpc is the HTTP client of a remote server, one for its whole life:
 	// reconnects reuse its connections, and the supervisor closes its idle
@@ -259,25 +265,33 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	apps.Advertise(caps)
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, &mcp.ClientOptions{
 		Capabilities: caps,
+		// A modern server's input_required answer (SEP-2322) comes back as
+		// it is (NeedsInput): the host has nobody to ask, the gateway
+		// relays it to its client, and every other door turns it into an
+		// *InputRequiredError (pipeline.go).
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		// A change notification invalidates the cached list before the
 		// catalog is fetched again, so the refetch reaches the server.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			c.lists.c.Invalidate(c.cfg.Name, "tools/list")
+			c.listChanged.tools.Add(1)
 			notify()
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
 			c.lists.c.Invalidate(c.cfg.Name, "prompts/list")
+			c.listChanged.prompts.Add(1)
 			notify()
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			c.lists.c.Invalidate(c.cfg.Name, "resources/list")
+			c.listChanged.resources.Add(1)
 			notify()
 		},
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			if req.Params != nil {
 				c.lists.c.InvalidateURI(c.cfg.Name, req.Params.URI)
-				if c.opts.resourceUpdated != nil && !c.retired.Load() {
-					c.opts.resourceUpdated(c.cfg.Name, req.Params.URI)
+				if c.opts.onResourceUpdated != nil && !c.retired.Load() {
+					c.opts.onResourceUpdated(ctx, c.cfg.Name, req.Params.URI)
 				}
 			}
 		},
@@ -365,22 +379,14 @@ func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd
 		return nil, nil, nil, withStderr(err, stderr)
 	}
 
+	c.resubscribe(dctx, cs)
 	c.mu.Lock()
 	c.session, c.cat, c.refresh = cs, cat, refresh
-	resubscribe := make([]string, 0, len(c.subs))
-	for uri := range c.subs {
-		resubscribe = append(resubscribe, uri)
-	}
 	level := c.logLevel
 	c.mu.Unlock()
 	if level != "" {
 		if err := cs.SetLoggingLevel(dctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
 			c.logger.Warn("setting the log level again after reconnecting", "level", level, "err", err)
-		}
-	}
-	for _, uri := range resubscribe {
-		if err := cs.Subscribe(dctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-			c.logger.Warn("subscribing again to a resource after reconnecting", "uri", uri, "err", err)
 		}
 	}
 	c.setState(StateReady, func(s *ServerStatus) {

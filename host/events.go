@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -285,5 +286,46 @@ func (h *Host) WatchChanges() (<-chan struct{}, func()) {
 		h.watchers.mu.Lock()
 		delete(h.watchers.chs, ch)
 		h.watchers.mu.Unlock()
+	}
+}
+
+// resourceWatch are the in-process listeners of WatchResourceUpdates.
+type resourceWatch struct {
+	mu   sync.Mutex
+	next int
+	fns  map[int]func(ctx context.Context, server, uri string)
+}
+
+func (w *resourceWatch) updated(ctx context.Context, server, uri string) {
+	w.mu.Lock()
+	fns := make([]func(context.Context, string, string), 0, len(w.fns))
+	for _, fn := range w.fns {
+		fns = append(fns, fn)
+	}
+	w.mu.Unlock()
+	for _, fn := range fns {
+		fn(ctx, server, uri)
+	}
+}
+
+// WatchResourceUpdates calls fn with the server and URI of every
+// resources/updated notification a server sends (for the resources the
+// gateway's clients subscribed to, see GatewaySubscribe) until stop is
+// called, with the context of the server's session. fn runs on that
+// session and must not block.
+func (h *Host) WatchResourceUpdates(fn func(ctx context.Context, server, uri string)) (stop func()) {
+	w := &h.resourceWatch
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fns == nil {
+		w.fns = map[int]func(context.Context, string, string){}
+	}
+	id := w.next
+	w.next++
+	w.fns[id] = fn
+	return func() {
+		w.mu.Lock()
+		delete(w.fns, id)
+		w.mu.Unlock()
 	}
 }

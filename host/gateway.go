@@ -2,12 +2,15 @@ package host
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/mcphost/mcphost/apps"
@@ -88,6 +91,17 @@ type GatewayCatalog struct {
 	Servers []string
 	// Collisions are the tools left out for their names, by server.
 	Collisions map[string][]NameCollision
+	// Changes are the list_changed notifications of each server so far.
+	Changes map[string]ListChanges
+}
+
+// ListChanges counts the list_changed notifications a server has sent, per
+// list. Each one makes the host fetch the list again; when what the
+// gateway serves is the same afterwards (a server that re-registers a tool
+// as it was), the gateway still passes the notification on, as the server
+// meant it, by the counts going up.
+type ListChanges struct {
+	Tools, Prompts, Resources uint64
 }
 
 // GatewayConfig returns the gateway block of the current configuration.
@@ -124,9 +138,11 @@ func (g *generation) endpointServers(ep GatewayEndpoint) []*serverConn {
 func (h *Host) GatewayCatalog(ep GatewayEndpoint) GatewayCatalog {
 	g := h.gen()
 	tools, collisions := g.gatewayTools(ep)
-	cat := GatewayCatalog{Tools: tools, Collisions: collisions}
+	cat := GatewayCatalog{Tools: tools, Collisions: collisions, Changes: map[string]ListChanges{}}
 	for _, conn := range g.endpointServers(ep) {
 		cat.Servers = append(cat.Servers, conn.cfg.Name)
+		cat.Changes[conn.cfg.Name] = ListChanges{Tools: conn.listChanged.tools.Load(),
+			Prompts: conn.listChanged.prompts.Load(), Resources: conn.listChanged.resources.Load()}
 	}
 	return cat
 }
@@ -291,15 +307,19 @@ func (h *Host) gatewaySession(ctx context.Context, c Caller, server string) (*se
 }
 
 // GatewayGetPrompt relays prompts/get to server, bounded by its
-// call_timeout. An error of the server is returned as it came.
-func (h *Host) GatewayGetPrompt(ctx context.Context, c Caller, server string, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+// call_timeout, with what the client relays for input requests (in; see
+// [CallInput]). An error of the server is returned as it came, and so is
+// an input_required answer (NeedsInput), for the client to answer.
+func (h *Host) GatewayGetPrompt(ctx context.Context, c Caller, server string, params *mcp.GetPromptParams, in *CallInput) (*mcp.GetPromptResult, error) {
 	conn, cs, _, err := h.gatewaySession(ctx, c, server)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
 	defer cancel()
-	return cs.GetPrompt(ctx, params)
+	p := *params
+	p.Meta, p.InputResponses, p.RequestState = in.relay(cs, params.Meta)
+	return cs.GetPrompt(ctx, &p)
 }
 
 // GatewayComplete relays completion/complete to server.
@@ -311,6 +331,77 @@ func (h *Host) GatewayComplete(ctx context.Context, c Caller, server string, par
 	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
 	defer cancel()
 	return cs.Complete(ctx, params)
+}
+
+// GatewaySubscribe subscribes to updates of the resource uri of server
+// on behalf of c, who must be allowed to see the server: the first
+// subscription to a URI is made on the server's session
+// (resources/subscribe, or a listen stream on a 2026-07-28 session), later
+// ones are counted; every new session of the server subscribes again.
+// Updates reach WatchResourceUpdates. The server's error (it supports no
+// subscriptions, say) is returned as it came.
+func (h *Host) GatewaySubscribe(ctx context.Context, c Caller, server, uri string) error {
+	conn, cs, _, err := h.gatewaySession(ctx, c, server)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
+	defer cancel()
+	conn.subsMu.Lock()
+	defer conn.subsMu.Unlock()
+	if conn.subs[uri] == 0 {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			return err
+		}
+	}
+	if conn.subs == nil {
+		conn.subs = map[string]int{}
+	}
+	conn.subs[uri]++
+	return nil
+}
+
+// GatewayUnsubscribe ends one subscription GatewaySubscribe made; the
+// last one of a URI is ended on the server's session too. A client that
+// goes away without unsubscribing leaves its count behind, so the
+// server's subscription lasts until that session ends: the gateway drops
+// updates nobody subscribed to.
+func (h *Host) GatewayUnsubscribe(ctx context.Context, server, uri string) error {
+	conn, err := h.gen().conn(server)
+	if err != nil {
+		return err
+	}
+	conn.subsMu.Lock()
+	defer conn.subsMu.Unlock()
+	switch conn.subs[uri] {
+	case 0:
+		return nil
+	case 1:
+		delete(conn.subs, uri)
+	default:
+		conn.subs[uri]--
+		return nil
+	}
+	cs, _, err := conn.current()
+	if err != nil {
+		return nil // no session: no subscription left on the server
+	}
+	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
+	defer cancel()
+	return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+}
+
+// resubscribe makes the gateway's subscriptions on a new session of the
+// server; one that fails is logged and dropped from the server (its
+// clients then hear no updates for it).
+func (c *serverConn) resubscribe(ctx context.Context, cs *mcp.ClientSession) {
+	c.subsMu.Lock()
+	defer c.subsMu.Unlock()
+	for uri := range c.subs {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			c.logger.Warn("subscribing again to a resource on the new session failed", "uri", uri, "err", err)
+		}
+	}
 }
 
 // AppResourceError is an App resource the gateway would not hand out: the
@@ -330,14 +421,21 @@ func (e *AppResourceError) Error() string {
 // resource that one of the server's tools links as its MCP App is served
 // as the WebShell would render it: validated, after the `display` plugins
 // and the `app` phase of the policies, or refused with an
-// *AppResourceError.
-func (h *Host) GatewayReadResource(ctx context.Context, c Caller, server, uri string) (*mcp.ReadResourceResult, error) {
+// *AppResourceError. An input_required answer is returned as it came
+// (never cached); the client's retry (in, see [CallInput]) goes to the
+// server directly, past the cache.
+func (h *Host) GatewayReadResource(ctx context.Context, c Caller, server, uri string, in *CallInput) (*mcp.ReadResourceResult, error) {
 	conn, cs, cat, err := h.gatewaySession(ctx, c, server)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
 	defer cancel()
+	if in.retry() {
+		p := &mcp.ReadResourceParams{URI: uri}
+		p.Meta, p.InputResponses, p.RequestState = in.relay(cs, nil)
+		return cs.ReadResource(ctx, p)
+	}
 	if conn.cfg.Apps != config.AppsOff {
 		for _, t := range cat.tools {
 			if link, ok := apps.ToolLink(t); ok && link.ResourceURI == uri {
@@ -389,19 +487,144 @@ func (h *Host) gatewayApp(ctx context.Context, c Caller, conn *serverConn, cs *m
 	}}}, nil
 }
 
+// CallInput is what a gateway client relays for a server that asks for
+// input within a request (input_required, SEP-2322): the capabilities the
+// client declared, which the server sees instead of mcphost's own (with
+// mcphost's extensions), so that it asks only for what the client can
+// answer; and, in a retry, the client's answers and the server's
+// requestState as the server issued it (the gateway unseals its own token
+// first). Only a server on a 2026-07-28 session sees any of it; a legacy
+// server never asks that way.
+type CallInput struct {
+	Capabilities *mcp.ClientCapabilities
+	Responses    mcp.InputResponseMap
+	RequestState string
+}
+
+// retry reports whether in answers an earlier input request: such a
+// request neither comes from nor goes into the cache.
+func (in *CallInput) retry() bool {
+	return in != nil && (in.Responses != nil || in.RequestState != "")
+}
+
+// relay returns the _meta, inputResponses and requestState of a request on
+// cs: meta with the client's capabilities when cs is a 2026-07-28 session,
+// else meta as it is and nothing else.
+func (in *CallInput) relay(cs *mcp.ClientSession, meta mcp.Meta) (mcp.Meta, mcp.InputResponseMap, string) {
+	if in == nil {
+		return meta, nil, ""
+	}
+	if ir := cs.InitializeResult(); ir == nil || ir.ProtocolVersion < modernProtocolVersion {
+		return meta, nil, ""
+	}
+	out := maps.Clone(meta)
+	if out == nil {
+		out = mcp.Meta{}
+	}
+	out[mcp.MetaKeyClientCapabilities] = relayedCapabilities(in.Capabilities)
+	return out, in.Responses, in.RequestState
+}
+
+// modernProtocolVersion is the first revision with input_required.
+const modernProtocolVersion = "2026-07-28"
+
+// relayedCapabilities is what a server sees of a gateway client's
+// capabilities: the ones a server can ask for input through (elicitation,
+// sampling, roots), as the client declared them, and mcphost's own
+// extensions (the Apps it renders); never the client's other extensions,
+// whose requests (tasks, say) the gateway does not relay.
+func relayedCapabilities(client *mcp.ClientCapabilities) map[string]any {
+	own := &mcp.ClientCapabilities{}
+	apps.Advertise(own)
+	out := map[string]any{"extensions": own.Extensions}
+	if client == nil {
+		return out
+	}
+	if client.Elicitation != nil {
+		out["elicitation"] = client.Elicitation
+	}
+	if client.Sampling != nil {
+		out["sampling"] = client.Sampling
+	}
+	switch {
+	case client.RootsV2 != nil:
+		out["roots"] = client.RootsV2
+	case client.Roots.ListChanged:
+		out["roots"] = map[string]any{"listChanged": true}
+	}
+	return out
+}
+
+// InputRequiredError is a call whose server asked for input (an
+// input_required answer, SEP-2322) where nobody can give it: the WebShell,
+// the API and the CLI have no elicitation, sampling or roots of their own.
+type InputRequiredError struct {
+	Server, Tool string
+	// Asks are the kinds of input asked for (elicitation, sampling, roots),
+	// sorted; empty when the server only asked to be retried later.
+	Asks []string
+}
+
+func (e *InputRequiredError) Error() string {
+	what := "asks to be called again later (an input_required answer without input requests)"
+	if len(e.Asks) > 0 {
+		what = "asks the caller for input (" + strings.Join(e.Asks, ", ") + "), which only an MCP client of the gateway can give"
+	}
+	return fmt.Sprintf("call %s.%s: the server %s", e.Server, e.Tool, what)
+}
+
+// inputRequired is the error for an input_required answer nobody can
+// give.
+func inputRequired(server, tool string, res *mcp.CallToolResult) error {
+	e := &InputRequiredError{Server: server, Tool: tool}
+	seen := map[string]bool{}
+	for _, ir := range res.InputRequests {
+		var kind string
+		switch ir.(type) {
+		case *mcp.ElicitParams:
+			kind = "elicitation"
+		case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+			kind = "sampling"
+		case *mcp.ListRootsParams:
+			kind = "roots"
+		default:
+			kind = fmt.Sprintf("%T", ir)
+		}
+		if !seen[kind] {
+			seen[kind] = true
+			e.Asks = append(e.Asks, kind)
+		}
+	}
+	sort.Strings(e.Asks)
+	return e
+}
+
+// GatewaySealKey returns the key the gateway seals the requestState it
+// hands its clients with: derived from the daemon's credential key, so a
+// client's next round still opens after a restart, and never the
+// credential key itself.
+func (h *Host) GatewaySealKey() []byte {
+	m := hmac.New(sha256.New, h.credKey)
+	m.Write([]byte("mcphost gateway requestState v1"))
+	return m.Sum(nil)
+}
+
 // GatewayCall is the gateway's door to the call pipeline: the call of a
 // tool by an MCP client, recorded in the session req.SessionID (one per
 // client connection, see the gateway). An `ask` rule is put to the client
 // through elicit when it can answer (answered true); otherwise, or when
 // elicit is nil, it waits for an answer in the WebShell. onProgress hears
-// the call's progress.
+// the call's progress. A server's input_required answer is the outcome's
+// Result (NeedsInput), as it came, for the client to answer (req.Input
+// carries its retry); it skips the result and App stages, which the last
+// round's answer goes through.
 //
 // The outcome is nil when the call stopped before its policies (the error
 // says why: unknown tool, arguments, not ready, rate limit). A refusal is a
 // *PolicyError with the outcome.
 func (h *Host) GatewayCall(ctx context.Context, req SessionCall, elicit func(context.Context, Approval) (outcome string, answered bool), onProgress func(Progress)) (*CallOutcome, error) {
 	req.Origin = OriginGateway
-	d := door{record: h.store != nil, onProgress: onProgress}
+	d := door{record: h.store != nil, onProgress: onProgress, relayInput: true}
 	d.ask = func(ctx context.Context, principal string, a Approval) (string, error) {
 		if elicit != nil {
 			if outcome, answered := elicit(ctx, a); answered {
@@ -430,100 +653,6 @@ type CallOutcome struct {
 	// Stage is the failure of a stage after the call (a plugin, a result
 	// policy).
 	Stage error
-}
-
-// GatewaySubscribe subscribes c's client to updates of uri on server (a
-// server c may see). The first subscription to a URI subscribes upstream;
-// updates then reach every [Host.WatchResources] watcher.
-func (h *Host) GatewaySubscribe(ctx context.Context, c Caller, server, uri string) error {
-	conn, cs, _, err := h.gatewaySession(ctx, c, server)
-	if err != nil {
-		return err
-	}
-	conn.mu.Lock()
-	if conn.subs == nil {
-		conn.subs = map[string]int{}
-	}
-	conn.subs[uri]++
-	first := conn.subs[uri] == 1
-	conn.mu.Unlock()
-	if !first {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
-	defer cancel()
-	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-		conn.mu.Lock()
-		if conn.subs[uri]--; conn.subs[uri] <= 0 {
-			delete(conn.subs, uri)
-		}
-		conn.mu.Unlock()
-		return err
-	}
-	return nil
-}
-
-// GatewayUnsubscribe takes one subscription to uri back; the last one
-// unsubscribes upstream.
-func (h *Host) GatewayUnsubscribe(ctx context.Context, c Caller, server, uri string) error {
-	conn, cs, _, err := h.gatewaySession(ctx, c, server)
-	if err != nil {
-		return err
-	}
-	conn.mu.Lock()
-	n, ok := conn.subs[uri]
-	if ok {
-		if n <= 1 {
-			delete(conn.subs, uri)
-		} else {
-			conn.subs[uri] = n - 1
-		}
-	}
-	conn.mu.Unlock()
-	if !ok || n > 1 {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
-	defer cancel()
-	return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
-}
-
-// resourceWatchers are the listeners of WatchResources.
-type resourceWatchers struct {
-	mu  sync.Mutex
-	seq int
-	fns map[int]func(server, uri string)
-}
-
-func (w *resourceWatchers) notify(server, uri string) {
-	w.mu.Lock()
-	fns := make([]func(string, string), 0, len(w.fns))
-	for _, fn := range w.fns {
-		fns = append(fns, fn)
-	}
-	w.mu.Unlock()
-	for _, fn := range fns {
-		fn(server, uri)
-	}
-}
-
-// WatchResources calls fn with every notifications/resources/updated a
-// server sends (fn must not block), until the returned stop is called.
-func (h *Host) WatchResources(fn func(server, uri string)) (stop func()) {
-	w := &h.resourceWatchers
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.fns == nil {
-		w.fns = map[int]func(string, string){}
-	}
-	w.seq++
-	id := w.seq
-	w.fns[id] = fn
-	return func() {
-		w.mu.Lock()
-		delete(w.fns, id)
-		w.mu.Unlock()
-	}
 }
 
 // logWatchers are the listeners of WatchLogs.

@@ -67,9 +67,9 @@ type Options struct {
 	// keeps (apps.md §7); the zero value means 7 days and 16 MiB per session.
 	AppCompaction AppCompaction
 
-	// resourceUpdated hears each notifications/resources/updated of a
-	// server (set by New: it fans out to WatchResources).
-	resourceUpdated func(server, uri string)
+	// onResourceUpdated hears a server's resources/updated (set by New for
+	// WatchResourceUpdates).
+	onResourceUpdated func(ctx context.Context, server, uri string)
 	// logMessage hears each notifications/message of a server that the
 	// log limiter let through (set by New: it fans out to WatchLogs).
 	logMessage func(server string, p *mcp.LoggingMessageParams)
@@ -88,8 +88,6 @@ type Host struct {
 	cache    *cache.Cache
 	bus      bus
 	watchers watchers
-	// resourceWatchers hear the servers' resources/updated notifications.
-	resourceWatchers resourceWatchers
 	// logWatchers hear the servers' log messages.
 	logWatchers logWatchers
 	metrics     metrics
@@ -112,6 +110,8 @@ type Host struct {
 
 	appLimits appLimits    // per-App limits of App requests (appgate.go)
 	compactor appCompactor // background App compaction (appcompact.go)
+
+	resourceWatch resourceWatch // resources/updated for the gateway (WatchResourceUpdates)
 
 	startOnce   sync.Once
 	cancel      context.CancelFunc
@@ -151,7 +151,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 			userOnStatus(st)
 		}
 	}
-	opts.resourceUpdated = h.resourceWatchers.notify
+	opts.onResourceUpdated = h.resourceWatch.updated
 	opts.logMessage = h.logWatchers.notify
 	h.opts = opts
 	g, _, err := h.newGeneration(context.Background(), cfg, nil)

@@ -67,6 +67,9 @@ type SessionCall struct {
 	AppEntryID string
 	// Client is the MCP client of a gateway call (OriginGateway).
 	Client ClientInfo
+	// Input is what a gateway client relays for a server that asks for
+	// input (input_required, SEP-2322); nil for every other door.
+	Input *CallInput
 }
 
 // runningCall is a call that can be cancelled through CancelCall.
@@ -167,6 +170,11 @@ type door struct {
 	ask func(ctx context.Context, principal string, a Approval) (string, error)
 	// onProgress, when set, also receives the call's progress.
 	onProgress func(Progress)
+	// relayInput: a server's input_required answer is the outcome's result,
+	// for the caller to answer and retry (the gateway's clients); without
+	// it the call fails with an *InputRequiredError, since nobody here can
+	// answer.
+	relayInput bool
 }
 
 // callOutcome is what the pipeline made of a call that reached its policy
@@ -332,8 +340,15 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 			}
 		}
 	}
-	res, err := c.callTool(cctx, cs, req.Tool, args, progress)
+	res, err := c.callTool(cctx, cs, req.Tool, args, req.Input, progress)
 	took := time.Since(entry.StartedAt)
+	// An input_required answer is not a result yet: relayed as it is, past
+	// the result and App stages (the answer to the last round goes through
+	// them), or a failure where nobody can answer it.
+	needsInput := err == nil && res.NeedsInput()
+	if needsInput && !d.relayInput {
+		err, res, needsInput = inputRequired(req.Server, req.Tool, res), nil, false
+	}
 	out.upstream = err
 	switch {
 	case err != nil && cctx.Err() != nil:
@@ -351,7 +366,7 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 
 	// Plugins, stage result, then policy, phase result.
 	var perr *PolicyError
-	if res != nil {
+	if res != nil && !needsInput {
 		shown, status, serr := pol.resultStage(cctx, req.Principal, c, cat, tool, args, res)
 		if serr != nil {
 			out.stage = serr
@@ -379,7 +394,7 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 	// with its own deadline, from the result the plugins left; it never
 	// changes entry.Result. An App's own calls get none: their result goes
 	// to the App only. Then plugins, stage display, and policy, phase app.
-	if entry.Status == StatusOK && origin != OriginApp {
+	if entry.Status == StatusOK && origin != OriginApp && !needsInput {
 		if disp := h.resolveApp(cctx, c, cs, cat, tool, args, res); disp != nil {
 			pol.displayStage(cctx, req.Principal, c, tool, args, res, disp)
 			entry.Display = encodeDisplay(c, tool, disp)
