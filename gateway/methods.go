@@ -183,6 +183,10 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 	if r.Session != nil {
 		defer e.calls.add(gt.Server, &inflight{ss: r.Session, ctx: ctx})()
 	}
+	// A 2026-07-28 client asks for log messages per request.
+	if level, _ := p.Meta[mcp.MetaKeyLogLevel].(string); level != "" {
+		_ = e.g.h.GatewaySetLogLevel(ctx, c, gt.Server, mcp.LoggingLevel(level))
+	}
 	call := func(in *host.CallInput) (*mcp.CallToolResult, error) {
 		out, err := e.g.h.GatewayCall(ctx, host.SessionCall{
 			Principal: c.Principal, SessionID: sessionID, Server: gt.Server, Tool: gt.Tool.Name,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,20 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool string, args json.RawMessage, in *CallInput, onProgress func(Progress)) (*mcp.CallToolResult, error) {
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.Meta, params.InputResponses, params.RequestState = in.relay(cs, nil)
+	// A 2026-07-28 server has no session to keep a log level in: the level
+	// the gateway's clients asked for goes with each request.
+	c.mu.Lock()
+	level := c.logLevel
+	c.mu.Unlock()
+	if level != "" {
+		if ir := cs.InitializeResult(); ir != nil && ir.ProtocolVersion >= modernProtocolVersion {
+			params.Meta = maps.Clone(params.Meta)
+			if params.Meta == nil {
+				params.Meta = mcp.Meta{}
+			}
+			params.Meta[mcp.MetaKeyLogLevel] = string(level)
+		}
+	}
 	if onProgress != nil {
 		token := "mcphost-" + strconv.FormatUint(c.progressSeq.Add(1), 10)
 		c.progress.Store(token, onProgress)

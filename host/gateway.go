@@ -719,6 +719,9 @@ func (h *Host) GatewaySetLogLevel(ctx context.Context, c Caller, server string, 
 	if !raise {
 		return nil
 	}
+	if ir := cs.InitializeResult(); ir != nil && ir.ProtocolVersion >= modernProtocolVersion {
+		return nil // it goes with each call (serverConn.callTool)
+	}
 	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
 	defer cancel()
 	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
