@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -727,5 +726,3 @@ func (h *Host) GatewaySetLogLevel(ctx context.Context, c Caller, server string, 
 	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
 }
 
-// ErrNotServed is returned for a server the gateway does not front.
-var ErrNotServed = errors.New("the gateway does not serve this server")
