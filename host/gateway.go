@@ -725,4 +725,3 @@ func (h *Host) GatewaySetLogLevel(ctx context.Context, c Caller, server string, 
 	defer cancel()
 	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
 }
-
