@@ -9,18 +9,14 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,49 +31,11 @@ func newEverythingEnv(t *testing.T) *env {
 	t.Helper()
 	srv := stdioServer("everything", testbin.Build(t, everythingPkg))
 	srv.VersionNegotiation = config.NegotiationAuto
-	cfg := &config.Config{
-		Principals: []config.Principal{
-			{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}},
-			{Name: "bob", Token: bobToken},
-		},
-		Admins:  []string{"alice"},
-		Gateway: config.Gateway{Enabled: true, SessionTimeout: config.DefaultGatewaySessionTimeout},
-		Servers: []config.Server{srv},
-	}
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "mcphost.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.New(cfg, host.Options{Store: st, ApprovalTimeout: 2 * time.Second})
-	if err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
-	h.Start(context.Background())
-	wctx, cancel := context.WithTimeout(context.Background(), waitBound)
-	defer cancel()
-	if err := h.WaitSettled(wctx); err != nil {
-		t.Fatal(err)
-	}
-	if st := h.Servers(); len(st) != 1 || st[0].State != host.StateReady || st[0].ProtocolVersion != modernVersion {
+	e := newEnvServers(t, []config.Server{srv})
+	if st := e.h.Servers(); len(st) != 1 || st[0].State != host.StateReady || st[0].ProtocolVersion != modernVersion {
 		t.Fatalf("everything-server: %+v, want ready at %s", st, modernVersion)
 	}
-	gw := gateway.New(h, gateway.Options{Version: "test"})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: gateway.Mount(gw, http.NotFoundHandler())}
-	go hs.Serve(ln)
-	t.Cleanup(func() {
-		hs.Close()
-		gw.Close()
-		if err := h.Close(); err != nil {
-			t.Errorf("host Close: %v", err)
-		}
-		st.Close()
-	})
-	return &env{h: h, st: st, gw: gw, base: "http://" + ln.Addr().String()}
+	return e
 }
 
 const everything = "/mcp/servers/everything"
