@@ -205,7 +205,35 @@ func TestAskThroughClient(t *testing.T) {
 		t.Fatalf("declined call = %+v, %v; want a tool error saying it was not approved", res, err)
 	}
 
-	// A 2026-07-28 client cannot be asked here: the WebShell answers.
+	// A 2026-07-28 client that can elicit is asked in an input_required
+	// round of the gateway's own (go-sdk's client answers it and retries).
+	for _, approve := range []bool{true, false} {
+		asked := 0
+		mc := e.connect(t, "/mcp", aliceToken, modernVersion, &mcp.ClientOptions{
+			ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked++
+				if !strings.Contains(r.Params.Message, "echo needs a yes") {
+					return nil, errors.New("unexpected message: " + r.Params.Message)
+				}
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": approve}}, nil
+			},
+		})
+		res, err := mc.CallTool(t.Context(), &mcp.CallToolParams{Name: "fx__echo", Arguments: map[string]any{"text": "round"}})
+		if err != nil {
+			t.Fatalf("modern ask (approve %v): %v", approve, err)
+		}
+		if asked != 1 {
+			t.Fatalf("the modern client was asked %d times, want once", asked)
+		}
+		if approve && (res.IsError || textOf(res) != "round") {
+			t.Fatalf("approved modern call = %+v", res)
+		}
+		if !approve && (!res.IsError || !strings.Contains(textOf(res), "not approved")) {
+			t.Fatalf("declined modern call = %+v, want a tool error saying it was not approved", res)
+		}
+	}
+
+	// A 2026-07-28 client that cannot elicit: the WebShell answers.
 	modern := e.connect(t, "/mcp", aliceToken, modernVersion, nil)
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() {

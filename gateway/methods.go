@@ -169,6 +169,16 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 	if err != nil {
 		return nil, err
 	}
+	ask := elicitApproval(r)
+	if r.ProtocolVersion() >= modernVersion {
+		// A retry that continues a server's own round has no way to carry
+		// an approval through it: its `ask` waits for the WebShell.
+		approval := takeApproval(in, p.Arguments)
+		ask = nil
+		if approval.answered || in.RequestState == "" {
+			ask = modernApproval(r, approval)
+		}
+	}
 	sessionID, err := e.g.sessions.sessionFor(ctx, c, r.Session)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: codeInternal, Message: "gateway: opening the transcript session: " + err.Error()}
@@ -191,10 +201,17 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 		out, err := e.g.h.GatewayCall(ctx, host.SessionCall{
 			Principal: c.Principal, SessionID: sessionID, Server: gt.Server, Tool: gt.Tool.Name,
 			Arguments: p.Arguments, Client: c.Client, Input: in,
-		}, elicitApproval(r), onProgress)
+		}, ask, onProgress)
+		var ace *host.AskClientError
+		if errors.As(err, &ace) {
+			return e.approvalRound(c, p.Name, p.Arguments, ace.Approval), nil
+		}
 		return callAnswer(p.Name, out, err)
 	}
 	res, err := call(in)
+	if err == nil && res.NeedsInput() && res.InputRequests[approvalKey] != nil {
+		return res, nil // the gateway's own round: the client answers it
+	}
 	if err == nil && res.NeedsInput() {
 		res, err = relayInput(ctx, e, c, r, r.Session, "tools/call", p.Name, in, res, call)
 	}
@@ -271,17 +288,8 @@ func elicitApproval(r *mcp.CallToolRequest) func(context.Context, host.Approval)
 		return nil
 	}
 	return func(ctx context.Context, a host.Approval) (string, bool) {
-		msg := fmt.Sprintf("mcphost asks before %s.%s runs: %s", a.Server, a.Tool, a.Message)
-		res, err := ss.Elicit(ctx, &mcp.ElicitParams{
-			Message: msg,
-			RequestedSchema: map[string]any{
-				"type": "object",
-				"properties": map[string]any{
-					"approve": map[string]any{"type": "boolean", "title": "Run this call", "description": msg},
-				},
-				"required": []string{"approve"},
-			},
-		})
+		msg := approvalMessage(a)
+		res, err := ss.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: approvalSchema(msg)})
 		if err != nil {
 			if ctx.Err() != nil {
 				return host.ApprovalCancelled, true

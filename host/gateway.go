@@ -627,6 +627,9 @@ func (h *Host) GatewayCall(ctx context.Context, req SessionCall, elicit func(con
 	d.ask = func(ctx context.Context, principal string, a Approval) (string, error) {
 		if elicit != nil {
 			if outcome, answered := elicit(ctx, a); answered {
+				if outcome == ApprovalAskClient {
+					return "", &AskClientError{Approval: a}
+				}
 				return outcome, nil
 			}
 		}
@@ -637,6 +640,21 @@ func (h *Host) GatewayCall(ctx context.Context, req SessionCall, elicit func(con
 		return nil, err
 	}
 	return &CallOutcome{Entry: out.entry, Result: out.result, Upstream: out.upstream, Stage: out.stage}, err
+}
+
+// ApprovalAskClient is what a gateway's elicit answers to put an `ask` rule
+// to the client in an input_required round of its own (a 2026-07-28 client
+// cannot be asked within the request): the call stops with an
+// *AskClientError, before it reaches the server, and records nothing but
+// the decision in the audit log; the client's retry carries its answer.
+const ApprovalAskClient = "ask-client"
+
+// AskClientError stops a gateway call whose `ask` rule the client is to
+// answer in a round of its own.
+type AskClientError struct{ Approval Approval }
+
+func (e *AskClientError) Error() string {
+	return fmt.Sprintf("call %s.%s needs the client's approval: %s", e.Approval.Server, e.Approval.Tool, e.Approval.Message)
 }
 
 // CallOutcome is what the pipeline made of a call that reached its
