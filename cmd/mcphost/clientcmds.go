@@ -173,6 +173,13 @@ func (e *env) servers(ctx context.Context, args []string) int {
 					fmt.Fprintf(e.stdout, "  \"%s\": %s\n", termsafe.Line(r.Name), termsafe.Line(r.Reason))
 				}
 			}
+			if len(s.NameCollisions) > 0 {
+				fmt.Fprintf(e.stdout, "\n%s: %s not served on the gateway's /mcp (another tool has the same name there; /mcp/servers/%s serves them):\n",
+					s.Name, plural(len(s.NameCollisions), "tool"), s.Name)
+				for _, c := range s.NameCollisions {
+					fmt.Fprintf(e.stdout, "  %s: %s is also %s.%s\n", termsafe.Line(c.Tool), termsafe.Line(c.Name), c.WithServer, termsafe.Line(c.WithTool))
+				}
+			}
 			if len(s.UncheckedTools) > 0 {
 				fmt.Fprintf(e.stdout, "\n%s: %s whose input schema does not compile (their arguments go to the server unchecked):\n",
 					s.Name, plural(len(s.UncheckedTools), "tool"))
