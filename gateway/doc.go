@@ -14,13 +14,22 @@
 //
 // Every request carries a principal's bearer token (or the owner's); the
 // gateway never forwards it upstream. The gateway owns the MCP server side
-// only: a receiving middleware answers the list, call, prompt, resource
-// and completion methods from the host (host.GatewayView, host.GatewayCall,
-// …), so visibility, policies, plugins and the transcript are the host's
-// pipeline, the same one the WebShell and the CLI run. The catalogs are
-// also mirrored into the *mcp.Server (AddTool, RemoveTools, …) by diffing
-// on every change, which is how go-sdk sends list_changed to legacy
-// sessions and listen streams without ever an empty window.
+// only; every answer comes from the host (host.GatewayFilter,
+// host.GatewayCall, …), so visibility, policies, plugins and the transcript
+// are the host's pipeline, the same one the WebShell and the CLI run. A
+// receiving middleware answers the lists (per caller: view.go) and
+// completions; tools/call, prompts/get and resources/read go through
+// go-sdk's handling of the entries the gateway registers (so 2026-07-28
+// results carry their resultType) into handlers that ask the host. The
+// catalogs are mirrored into the *mcp.Server (AddTool, RemoveTools, …) by
+// diffing on every change, which is how go-sdk sends list_changed to
+// legacy sessions and listen streams without ever an empty window.
+//
+// An `ask` rule is put to a client that can elicit: on a legacy session by
+// asking it, to a 2026-07-28 client in an input_required round of the
+// gateway's own (approval.go); otherwise the WebShell answers. The
+// server's log messages reach the clients with a call running on it, at
+// the level they asked for.
 //
 // A server that needs input within a request (an input_required answer,
 // SEP-2322) is relayed: to a 2026-07-28 client as it came, with the
