@@ -2,7 +2,10 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -305,5 +308,59 @@ func TestAppsThroughGateway(t *testing.T) {
 	bob := e.connect(t, "/mcp", bobToken, modernVersion, nil)
 	if _, err := bob.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ui://revenue+revenue-dashboard"}); err == nil || !strings.Contains(err.Error(), "bob gets text") {
 		t.Fatalf("bob's App read: %v, want the app rule's refusal", err)
+	}
+}
+
+// TestHeaderParamsNotAsked: an upstream tool whose schema asks for an
+// argument in an Mcp-Param-* header (x-mcp-header) is listed without the
+// annotation, so a 2026-07-28 client that does not send the header (the
+// raw stdio bridge) can call it; the host sets the upstream's header.
+func TestHeaderParamsNotAsked(t *testing.T) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "headers", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "lookup", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}},"required":["region"]}`)},
+		func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "looked up " + string(r.Params.Arguments)}}}, nil
+		})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{Stateless: true})}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	e := newEnvServers(t, []config.Server{{
+		Name: "hd", Transport: config.TransportStreamableHTTP, URL: "http://" + ln.Addr().String(),
+		VersionNegotiation: config.NegotiationAuto, HTTPProbeTimeout: config.HTTPProbeTimeoutFallback,
+		DiscoveryTimeout: 20 * time.Second, CallTimeout: time.Minute, Enabled: true, Apps: config.AppsAuto,
+	}})
+	if st := e.h.Servers()[0]; st.State != host.StateReady {
+		t.Fatalf("hd is %s: %s", st.State, st.LastError)
+	}
+	cs := e.connect(t, "/mcp", aliceToken, modernVersion, nil)
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(tools)
+	if strings.Contains(string(raw), "x-mcp-header") || !strings.Contains(string(raw), "hd__lookup") {
+		t.Fatalf("tools/list: %s", raw)
+	}
+	// A raw 2026-07-28 call without any Mcp-Param-* header.
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hd__lookup","arguments":{"region":"EMEA"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest("POST", e.base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	req.Header.Set("Mcp-Protocol-Version", modernVersion)
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "hd__lookup")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(got), `looked up {\"region\":\"EMEA\"}`) {
+		t.Fatalf("raw call: %d %s", resp.StatusCode, got)
 	}
 }
