@@ -89,6 +89,9 @@ type bridge struct {
 	streaming bool   // the standalone GET stream is running
 	// inflight cancels the POST of a 2026-07-28 request by its JSON-RPC id.
 	inflight map[string]context.CancelFunc
+	// params are the x-mcp-header annotations of the tools listed so far,
+	// by tool name (bridgeheaders.go).
+	params map[string][]paramBinding
 
 	requests sync.WaitGroup // the POSTs
 	wg       sync.WaitGroup // the standalone stream
@@ -101,6 +104,7 @@ type envelope struct {
 	Params struct {
 		Name            string          `json:"name"`
 		URI             string          `json:"uri"`
+		Arguments       json.RawMessage `json:"arguments"`
 		ProtocolVersion string          `json:"protocolVersion"`
 		RequestID       json.RawMessage `json:"requestId"`
 		Meta            map[string]any  `json:"_meta"`
@@ -193,7 +197,15 @@ func (b *bridge) post(ctx context.Context, msg []byte, env envelope, version str
 		// routers that do not read bodies.
 		req.Header.Set("Mcp-Method", env.Method)
 		switch env.Method {
-		case "tools/call", "prompts/get":
+		case "tools/call":
+			req.Header.Set("Mcp-Name", env.Params.Name)
+			b.mu.Lock()
+			bindings := b.params[env.Params.Name]
+			b.mu.Unlock()
+			for k, v := range paramHeaders(bindings, env.Params.Arguments) {
+				req.Header.Set(k, v)
+			}
+		case "prompts/get":
 			req.Header.Set("Mcp-Name", env.Params.Name)
 		case "resources/read":
 			req.Header.Set("Mcp-Name", env.Params.URI)
@@ -222,7 +234,7 @@ func (b *bridge) post(ctx context.Context, msg []byte, env envelope, version str
 		}
 		return fmt.Errorf("the daemon answered %s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
-	return b.relayBody(resp, env.Method == "initialize")
+	return b.relayBody(resp, env.Method == "initialize", env.Method == "tools/list")
 }
 
 // setHeaders adds the bearer token and the session's headers.
@@ -243,9 +255,12 @@ func (b *bridge) setHeaders(req *http.Request, version string) {
 }
 
 // relayBody writes each message of a JSON or event-stream answer to out.
-func (b *bridge) relayBody(resp *http.Response, initialize bool) error {
+func (b *bridge) relayBody(resp *http.Response, initialize, toolsList bool) error {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	note := func(line []byte) {
+		if toolsList {
+			b.learnParams(line)
+		}
 		if initialize {
 			var env envelope
 			if json.Unmarshal(line, &env) == nil && env.Result.ProtocolVersion != "" {
@@ -270,6 +285,25 @@ func (b *bridge) relayBody(resp *http.Response, initialize bool) error {
 		return nil
 	}
 	return readEvents(resp.Body, func(data []byte) { note(compact(data)) })
+}
+
+// learnParams keeps the x-mcp-header annotations of a tools/list answer.
+func (b *bridge) learnParams(line []byte) {
+	var msg struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(line, &msg) != nil || len(msg.Result) == 0 {
+		return
+	}
+	learned := bindingsOf(msg.Result)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.params == nil {
+		b.params = map[string][]paramBinding{}
+	}
+	for name, bs := range learned {
+		b.params[name] = bs
+	}
 }
 
 // compact puts a message on one line, as the stdio transport needs.

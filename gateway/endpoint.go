@@ -335,44 +335,7 @@ func rawSchema(schema any) any {
 			return schema
 		}
 	}
-	if bytes.Contains(b, []byte(`"x-mcp-header"`)) {
-		b = withoutHeaderParams(b)
-	}
 	return json.RawMessage(b)
-}
-
-// withoutHeaderParams drops the x-mcp-header annotations of a schema's
-// properties (SEP-2243). They ask a client to repeat those arguments in
-// Mcp-Param-* headers for routers on the way to the server; the gateway
-// is the server its clients talk to, and it sets the headers its upstream
-// asks for itself, from the upstream's own tool list. Listing them would
-// only make clients that cannot send them (the raw stdio bridge) fail.
-func withoutHeaderParams(schema []byte) []byte {
-	var v any
-	if json.Unmarshal(schema, &v) != nil {
-		return schema
-	}
-	var strip func(any)
-	strip = func(n any) {
-		m, ok := n.(map[string]any)
-		if !ok {
-			return
-		}
-		if props, ok := m["properties"].(map[string]any); ok {
-			for _, p := range props {
-				if pm, ok := p.(map[string]any); ok {
-					delete(pm, "x-mcp-header")
-				}
-				strip(p)
-			}
-		}
-	}
-	strip(v)
-	out, err := json.Marshal(v)
-	if err != nil {
-		return schema
-	}
-	return out
 }
 
 func hasUIMeta(m mcp.Meta) bool {

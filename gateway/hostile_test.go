@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/testbin"
@@ -311,11 +312,11 @@ func TestAppsThroughGateway(t *testing.T) {
 	}
 }
 
-// TestHeaderParamsNotAsked: an upstream tool whose schema asks for an
-// argument in an Mcp-Param-* header (x-mcp-header) is listed without the
-// annotation, so a 2026-07-28 client that does not send the header (the
-// raw stdio bridge) can call it; the host sets the upstream's header.
-func TestHeaderParamsNotAsked(t *testing.T) {
+// TestHeaderParams: an upstream tool whose schema asks for an argument in
+// an Mcp-Param-* header (x-mcp-header, SEP-2243) is listed with the
+// annotation, a 2026-07-28 call that leaves the header out is refused, and
+// the stdio bridge, whose client has no headers, adds it from the listing.
+func TestHeaderParams(t *testing.T) {
 	up := mcp.NewServer(&mcp.Implementation{Name: "headers", Version: "1"}, nil)
 	up.AddTool(&mcp.Tool{Name: "lookup", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}},"required":["region"]}`)},
 		func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -341,11 +342,14 @@ func TestHeaderParamsNotAsked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(tools)
-	if strings.Contains(string(raw), "x-mcp-header") || !strings.Contains(string(raw), "hd__lookup") {
-		t.Fatalf("tools/list: %s", raw)
+	if raw, _ := json.Marshal(tools); !strings.Contains(string(raw), `"x-mcp-header":"Region"`) {
+		t.Fatalf("tools/list lost the annotation: %s", raw)
 	}
-	// A raw 2026-07-28 call without any Mcp-Param-* header.
+	// go-sdk's own client sends the header.
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "hd__lookup", Arguments: map[string]any{"region": "EMEA"}}); err != nil || res.IsError {
+		t.Fatalf("go-sdk call = %+v, %v", res, err)
+	}
+	// A raw 2026-07-28 call without it is refused.
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hd__lookup","arguments":{"region":"EMEA"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
 	req, _ := http.NewRequest("POST", e.base+"/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -360,7 +364,35 @@ func TestHeaderParamsNotAsked(t *testing.T) {
 	}
 	got, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(got), `looked up {\"region\":\"EMEA\"}`) {
-		t.Fatalf("raw call: %d %s", resp.StatusCode, got)
+	if strings.Contains(string(got), "looked up") {
+		t.Fatalf("a call without its Mcp-Param-Region header was served: %s", got)
+	}
+
+	// Through the bridge: a stdio client lists, then calls; the bridge adds
+	// the header (a value that needs base64 too).
+	clientIn, bridgeOut := io.Pipe()
+	bridgeIn, clientOut := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- gateway.Bridge(context.Background(), bridgeIn, bridgeOut, gateway.BridgeOptions{URL: e.base + "/mcp", Token: aliceToken})
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "stdio", Version: "1"}, nil)
+	bridged, err := client.Connect(t.Context(), &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, &mcp.ClientSessionOptions{ProtocolVersion: modernVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bridged.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, region := range []string{"APAC", "Zürich "} {
+		res, err := bridged.CallTool(t.Context(), &mcp.CallToolParams{Name: "hd__lookup", Arguments: map[string]any{"region": region}})
+		if err != nil || res.IsError || !strings.Contains(textOf(res), "looked up") {
+			t.Fatalf("bridged call (%q) = %+v, %v", region, res, err)
+		}
+	}
+	bridged.Close()
+	clientOut.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("bridge: %v", err)
 	}
 }
