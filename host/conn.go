@@ -182,6 +182,8 @@ func (c *serverConn) run(ctx context.Context) {
 	defer c.closeIdleHTTP()
 	defer c.settle()
 	attempt := 0
+	failures := failureLog{logger: c.logger}
+	defer failures.flush()
 	for {
 		c.setState(StateConnecting, func(s *ServerStatus) { s.NextAttempt = time.Time{} })
 		start := time.Now()
@@ -191,7 +193,7 @@ func (c *serverConn) run(ctx context.Context) {
 				c.setState(StateStopped, nil)
 				return
 			}
-			c.logger.Warn("server failed to start", "err", err, "duration", time.Since(start).Round(time.Millisecond))
+			failures.failed("server failed to start", err, "duration", time.Since(start).Round(time.Millisecond))
 			c.setState(StateFailed, func(s *ServerStatus) { s.LastError = err.Error() })
 			c.settle()
 		} else {
@@ -202,16 +204,27 @@ func (c *serverConn) run(ctx context.Context) {
 				c.setState(StateStopped, nil)
 				return
 			}
-			c.logger.Warn("server stopped unexpectedly", "err", err)
+			failures.failed("server stopped unexpectedly", err)
 			c.setState(StateFailed, func(s *ServerStatus) { s.LastError = err.Error() })
 			if time.Since(upSince) >= stableAfter {
 				attempt = 0
+				failures.reset()
 			}
 		}
 		if !c.opts.Restart {
 			return
 		}
-		delay := backoff(attempt, c.opts.BackoffMin, c.opts.BackoffMax)
+		if c.cfg.MaxRestarts > 0 && attempt >= c.cfg.MaxRestarts {
+			c.logger.Error("server failed too often; it stays failed until the daemon restarts or its block changes", "restarts", attempt, "max_restarts", c.cfg.MaxRestarts)
+			c.setState(StateFailed, func(s *ServerStatus) {
+				s.NextAttempt = time.Time{}
+				s.LastError = fmt.Sprintf("%s (gave up after %d restarts: max_restarts)", s.LastError, attempt)
+			})
+			<-ctx.Done()
+			c.setState(StateStopped, nil)
+			return
+		}
+		delay := backoff(attempt, c.opts.BackoffMin, c.backoffMax())
 		attempt++
 		c.mu.Lock()
 		c.status.NextAttempt = time.Now().Add(delay)
@@ -234,6 +247,64 @@ func (c *serverConn) run(ctx context.Context) {
 // backoff returns the delay before retry number attempt (0-based): min
 // doubled per attempt, capped at max, with ±20% jitter so that many servers
 // failing together do not retry in lockstep.
+// backoffMax is the longest wait between restarts: the server block's
+// restart_backoff_max, capped by Options.BackoffMax when that is set.
+func (c *serverConn) backoffMax() time.Duration {
+	d := c.cfg.RestartBackoffMax
+	if d <= 0 {
+		d = config.DefaultRestartBackoffMax
+	}
+	if c.opts.BackoffMax > 0 {
+		d = min(d, c.opts.BackoffMax)
+	}
+	return max(d, c.opts.BackoffMin)
+}
+
+// failureLog logs a server's failures without repeating itself: the first
+// failures in a row as they come, then one line for each doubling of the
+// count ("failed again", with how many times), or at once when the error
+// changes; flush reports the count not yet logged.
+type failureLog struct {
+	logger  *slog.Logger
+	last    string
+	count   int // failures in a row with the same error
+	logged  int // count when last logged
+	pending []any
+}
+
+func (f *failureLog) failed(msg string, err error, attrs ...any) {
+	text := err.Error()
+	if text != f.last {
+		f.flush()
+		f.last, f.count, f.logged = text, 0, 0
+	}
+	f.count++
+	if f.count <= 3 || f.count&(f.count-1) == 0 {
+		args := append([]any{"err", text}, attrs...)
+		if f.count > 1 {
+			msg = "server failed again"
+			args = append(args, "times", f.count)
+		}
+		f.logger.Warn(msg, args...)
+		f.logged, f.pending = f.count, nil
+		return
+	}
+	f.pending = append([]any{"err", text, "times", f.count}, attrs...)
+}
+
+// flush logs the failures counted since the last line.
+func (f *failureLog) flush() {
+	if f.count > f.logged && f.pending != nil {
+		f.logger.Warn("server failed again", f.pending...)
+	}
+	f.logged, f.pending = f.count, nil
+}
+
+func (f *failureLog) reset() {
+	f.flush()
+	f.last, f.count, f.logged = "", 0, 0
+}
+
 func backoff(attempt int, minDelay, maxDelay time.Duration) time.Duration {
 	d := minDelay
 	for i := 0; i < attempt && d < maxDelay; i++ {

@@ -31,8 +31,9 @@ type Options struct {
 	// Restart reconnects servers that fail or exit, with capped exponential
 	// backoff. The daemon turns it on; one-shot CLI commands leave it off.
 	Restart bool
-	// BackoffMin and BackoffMax bound the restart delay (defaults 500ms
-	// and 1m).
+	// BackoffMin and BackoffMax bound the restart delay (defaults 500ms,
+	// and each server's restart_backoff_max; a BackoffMax set here caps
+	// that too).
 	BackoffMin, BackoffMax time.Duration
 	// Servers limits the host to these configured servers (nil: all).
 	Servers []string
@@ -131,8 +132,8 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.BackoffMin <= 0 {
 		opts.BackoffMin = 500 * time.Millisecond
 	}
-	if opts.BackoffMax < opts.BackoffMin {
-		opts.BackoffMax = max(time.Minute, opts.BackoffMin)
+	if opts.BackoffMax < 0 {
+		opts.BackoffMax = 0
 	}
 	if opts.ApprovalTimeout <= 0 {
 		opts.ApprovalTimeout = DefaultApprovalTimeout

@@ -522,3 +522,38 @@ func TestAutoNegotiationWithEraCache(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxRestarts: a server that keeps failing is restarted max_restarts
+// times, then stays failed with its last error and no next attempt.
+func TestMaxRestarts(t *testing.T) {
+	bad := testbin.Build(t, misbehavePkg)
+	gaveUp := make(chan host.ServerStatus, 1)
+	opts := host.Options{
+		Restart:    true,
+		BackoffMin: 10 * time.Millisecond,
+		BackoffMax: 20 * time.Millisecond,
+		OnStatus: func(st host.ServerStatus) {
+			if st.State == host.StateFailed && strings.Contains(st.LastError, "gave up") {
+				select {
+				case gaveUp <- st:
+				default:
+				}
+			}
+		},
+	}
+	s := stdioServer("crashy", bad, "-mode", "crash-after-init")
+	s.MaxRestarts = 2
+	h := startHost(t, opts, s)
+	var st host.ServerStatus
+	select {
+	case st = <-gaveUp:
+	case <-time.After(time.Minute):
+		t.Fatal("the server was never given up on")
+	}
+	if st.Restarts != 2 || !st.NextAttempt.IsZero() || !strings.Contains(st.LastError, "exit status 4") || !strings.Contains(st.LastError, "max_restarts") {
+		t.Fatalf("status after giving up: restarts %d, next attempt %v, last error %q", st.Restarts, st.NextAttempt, st.LastError)
+	}
+	if now := mustStatus(t, h, "crashy"); now.State != host.StateFailed || now.Restarts != 2 {
+		t.Fatalf("later: %s after %d restarts, want failed after 2", now.State, now.Restarts)
+	}
+}

@@ -323,7 +323,7 @@ func TestServerChangesNamesEveryAttribute(t *testing.T) {
 	attrs := map[string]bool{}
 	for _, a := range []string{"transport", "command", "args", "env", "cwd", "url", "headers", "version_negotiation",
 		"stdio_probe", "http_probe_timeout", "discovery_timeout", "call_timeout", "apps", "app_resource_max_bytes",
-		"app_resource_timeout", "enabled", "app_tool_calls", "app_open_links", "app_messages"} {
+		"app_resource_timeout", "enabled", "max_restarts", "restart_backoff_max", "app_tool_calls", "app_open_links", "app_messages"} {
 		attrs[a] = true
 	}
 	// name is set on one side only so that every field differs.
@@ -331,7 +331,7 @@ func TestServerChangesNamesEveryAttribute(t *testing.T) {
 	b := config.Server{Name: "x", Transport: "t", Command: "c", Args: []string{"a"}, Env: map[string]string{"k": "v"},
 		Cwd: "d", URL: "u", Headers: map[string]string{"h": "v"}, VersionNegotiation: "auto", StdioProbe: "p",
 		HTTPProbeTimeout: "e", DiscoveryTimeout: 1, CallTimeout: 1, Apps: "off", AppResourceMaxBytes: 1,
-		AppResourceTimeout: 1, Enabled: true, AppToolCalls: true, AppOpenLinks: true, AppMessages: true}
+		AppResourceTimeout: 1, Enabled: true, MaxRestarts: 1, RestartBackoffMax: 1, AppToolCalls: true, AppOpenLinks: true, AppMessages: true}
 	for _, name := range serverChanges(a, b) {
 		if name == "name" {
 			continue

@@ -65,7 +65,12 @@ const (
 	MinDiscoveryTimeout     = 100 * time.Millisecond
 	MaxDiscoveryTimeout     = 300 * time.Second
 	DefaultCallTimeout      = 10 * time.Minute
-	DefaultListen           = "127.0.0.1:7777"
+	// Restarts of a failing server: waits grow to restart_backoff_max.
+	DefaultRestartBackoffMax = 5 * time.Minute
+	MinRestartBackoffMax     = time.Second
+	MaxRestartBackoffMax     = time.Hour
+	MaxMaxRestarts           = 1000000
+	DefaultListen            = "127.0.0.1:7777"
 )
 
 // Config is a loaded, validated configuration. Every field holds its
@@ -154,6 +159,12 @@ type Server struct {
 	AppResourceMaxBytes int           // default 1 MiB, clamped to [1, 4 MiB]
 	AppResourceTimeout  time.Duration // default min(call_timeout, 10s), clamped to [100ms, 120s]
 	Enabled             bool          // `enabled`: default true
+	// MaxRestarts is `max_restarts`: after this many failed restarts in a
+	// row the server stays failed; 0 (default) keeps trying.
+	MaxRestarts int
+	// RestartBackoffMax is `restart_backoff_max`: the longest wait between
+	// restarts; default DefaultRestartBackoffMax.
+	RestartBackoffMax time.Duration
 
 	// What this server's Apps may ask the WebShell for; each false (denied)
 	// by default. The host's App gate (host.appGate) reads them.

@@ -130,6 +130,14 @@ type serverBlock struct {
 	CallTimeout      hcl.Expression `hcl:"call_timeout,optional"`
 	CallTimeoutRange hcl.Range      `hcl:"call_timeout,attr_value_range"`
 
+	// max_restarts: after this many restarts in a row that fail, the server
+	// stays failed (0, the default: keep trying).
+	MaxRestarts      hcl.Expression `hcl:"max_restarts,optional"`
+	MaxRestartsRange hcl.Range      `hcl:"max_restarts,attr_value_range"`
+	// restart_backoff_max: the longest wait between restarts (default 5m).
+	RestartBackoffMax      hcl.Expression `hcl:"restart_backoff_max,optional"`
+	RestartBackoffMaxRange hcl.Range      `hcl:"restart_backoff_max,attr_value_range"`
+
 	// enabled: false keeps the block but does not start the server.
 	Enabled hcl.Expression `hcl:"enabled,optional"`
 }

@@ -35,6 +35,7 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		AppResourceMaxBytes: DefaultAppResourceMaxBytes,
 		DiscoveryTimeout:    DefaultDiscoveryTimeout,
 		CallTimeout:         DefaultCallTimeout,
+		RestartBackoffMax:   DefaultRestartBackoffMax,
 		Enabled:             true,
 	}
 	if !serverNameRE.MatchString(b.Name) {
@@ -284,6 +285,25 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 			})
 		} else {
 			s.CallTimeout = d
+		}
+	}
+
+	good := true
+	if n, set := l.boundedInt(b.MaxRestarts, "max_restarts", b.MaxRestartsRange, 0, MaxMaxRestarts, &good,
+		"Invalid max_restarts", fmt.Sprintf("max_restarts is how many failed restarts in a row the server gets before it stays failed: a whole number from 0 (keep trying) to %d.", MaxMaxRestarts)); set {
+		s.MaxRestarts = n
+	}
+	if d, st := l.evalDuration(b.RestartBackoffMax, "restart_backoff_max", b.RestartBackoffMaxRange); st == valid {
+		if d < MinRestartBackoffMax || d > MaxRestartBackoffMax {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid restart_backoff_max",
+				Detail: fmt.Sprintf("The restart_backoff_max %s is outside %s to %s: it is the longest wait between restarts of a failing server.",
+					shown(b.RestartBackoffMax, durationText(d)), durationText(MinRestartBackoffMax), durationText(MaxRestartBackoffMax)),
+				Subject: b.RestartBackoffMaxRange.Ptr(),
+			})
+		} else {
+			s.RestartBackoffMax = d
 		}
 	}
 
