@@ -57,6 +57,12 @@ server "files" {
   # call_timeout bounds one tools/call, as a duration string ("10s", "1m30s",
   # "250ms"). It must be greater than zero. Default "10m".
   call_timeout = "2m"
+
+  # A server that fails is restarted, the waits doubling from 500ms up to
+  # restart_backoff_max (default "5m"); after max_restarts failed restarts
+  # in a row it stays failed (default 0: keep trying).
+  restart_backoff_max = "1m"
+  max_restarts        = 20
 }
 
 # A Python server run with uv, with a secret from mcphost's environment.
