@@ -117,9 +117,12 @@ func (e *endpoint) serves(server string) bool {
 	return slices.Contains(e.table.Load().cat.Servers, server)
 }
 
+// close ends the endpoint's legacy sessions (a removed endpoint's path
+// answers 404 from then on, so they could not go on anyway).
 func (e *endpoint) close() {
-	// Legacy sessions of a removed endpoint end with their idle timeout;
-	// the path answers 404 from now on.
+	for ss := range e.server.Sessions() {
+		_ = ss.Close()
+	}
 }
 
 // mirror rebuilds the endpoint's table from the host and diffs the

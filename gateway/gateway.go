@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -104,17 +105,24 @@ func (g *Gateway) Close() {
 	}
 }
 
-// logMessage passes a server's log message to every endpoint.
+// logMessage passes a server's log message to every endpoint serving it.
 func (g *Gateway) logMessage(server string, p *mcp.LoggingMessageParams) {
-	g.mu.Lock()
-	eps := make([]*endpoint, 0, len(g.endpoints))
-	for _, e := range g.endpoints {
-		eps = append(eps, e)
-	}
-	g.mu.Unlock()
-	for _, e := range eps {
+	for _, e := range g.serving(server) {
 		e.logMessage(server, p)
 	}
+}
+
+// serving returns the endpoints that front server now.
+func (g *Gateway) serving(server string) []*endpoint {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var eps []*endpoint
+	for _, e := range g.endpoints {
+		if e.serves(server) {
+			eps = append(eps, e)
+		}
+	}
+	return eps
 }
 
 // sync brings the endpoints in line with the host's config and catalogs:
@@ -141,7 +149,7 @@ func (g *Gateway) sync() bool {
 	}
 	var gone []*endpoint
 	for path, e := range g.endpoints {
-		if sel, ok := want[path]; !ok || !sameServers(sel.Servers, e.sel.Servers) {
+		if sel, ok := want[path]; !ok || !slices.Equal(sel.Servers, e.sel.Servers) {
 			delete(g.endpoints, path)
 			gone = append(gone, e)
 		}
@@ -170,14 +178,7 @@ func (g *Gateway) sync() bool {
 // it to the sessions subscribed to that URI. It does not wait for them:
 // the server's session delivers the notification.
 func (g *Gateway) resourceUpdated(ctx context.Context, server, uri string) {
-	g.mu.Lock()
-	var eps []*endpoint
-	for _, e := range g.endpoints {
-		if e.serves(server) {
-			eps = append(eps, e)
-		}
-	}
-	g.mu.Unlock()
+	eps := g.serving(server)
 	if len(eps) == 0 {
 		return
 	}
@@ -187,18 +188,6 @@ func (g *Gateway) resourceUpdated(ctx context.Context, server, uri string) {
 			_ = e.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: e.codec.uri(server, uri)})
 		}
 	}()
-}
-
-func sameServers(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Mount returns a handler that sends /mcp and the paths under it to g and

@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -534,22 +533,6 @@ func TestNames(t *testing.T) {
 	slices.Sort(reported)
 	if want := []string{"x._echo=x___echo", "x_.echo=x___echo"}; !slices.Equal(reported, want) {
 		t.Fatalf("collisions reported %v, want %v", reported, want)
-	}
-}
-
-// TestForgedMeta: reserved _meta keys a client sends are not passed on.
-func TestForgedMeta(t *testing.T) {
-	e := newEnv(t, []string{"fx"})
-	cs := e.connect(t, "/mcp", aliceToken, modernVersion, nil)
-	params := &mcp.CallToolParams{Name: "fx__echo", Arguments: map[string]any{"text": "m"},
-		Meta: mcp.Meta{"io.modelcontextprotocol/related-task": map[string]any{"taskId": "forged"}}}
-	res, err := cs.CallTool(t.Context(), params)
-	if err != nil || textOf(res) != "m" {
-		t.Fatalf("call = %+v, %v", res, err)
-	}
-	raw, _ := json.Marshal(res)
-	if strings.Contains(string(raw), "forged") {
-		t.Fatalf("the forged _meta came back: %s", raw)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -32,7 +33,6 @@ func TestUpstreamDiesMidCall(t *testing.T) {
 	for _, version := range []string{legacyVersion, modernVersion} {
 		t.Run(version, func(t *testing.T) {
 			e := newEnv(t, []string{"fx"})
-			cs := e.connect(t, "/mcp", aliceToken, version, nil)
 			got := make(chan struct{}, 1)
 			params := &mcp.CallToolParams{Name: "fx__slow", Arguments: map[string]any{"ms": 600000}}
 			params.SetProgressToken("p")
@@ -71,11 +71,6 @@ func TestUpstreamDiesMidCall(t *testing.T) {
 				}
 			case <-time.After(waitBound):
 				t.Fatal("the call hung after its server died")
-			}
-			// The other session still answers (with a clear error: the
-			// server is down and not restarted in this test).
-			if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "fx__echo", Arguments: map[string]any{"text": "x"}}); err == nil {
-				t.Log("the server came back already")
 			}
 		})
 	}
@@ -145,7 +140,12 @@ func TestReloadDuringBurst(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(100 * time.Millisecond) // let the burst start; not an assertion
+	for started := false; !started; { // the reload must land inside the burst
+		mu.Lock()
+		started = calls > 0
+		mu.Unlock()
+		time.Sleep(time.Millisecond) // polling for the first call, bounded by the test's timeout
+	}
 	cfg := *e.cfg
 	cfg.Servers = append(slices.Clone(cfg.Servers), stdioServer("extra", testbin.Build(t, wellbehavedPkg)))
 	if _, err := e.h.Reload(t.Context(), &cfg); err != nil {
@@ -322,21 +322,7 @@ func TestHeaderParams(t *testing.T) {
 		func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "looked up " + string(r.Params.Arguments)}}}, nil
 		})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{Stateless: true})}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
-	e := newEnvServers(t, []config.Server{{
-		Name: "hd", Transport: config.TransportStreamableHTTP, URL: "http://" + ln.Addr().String(),
-		VersionNegotiation: config.NegotiationAuto, HTTPProbeTimeout: config.HTTPProbeTimeoutFallback,
-		DiscoveryTimeout: 20 * time.Second, CallTimeout: time.Minute, Enabled: true, Apps: config.AppsAuto,
-	}})
-	if st := e.h.Servers()[0]; st.State != host.StateReady {
-		t.Fatalf("hd is %s: %s", st.State, st.LastError)
-	}
+	e := newEnvServers(t, []config.Server{serveUpstream(t, "hd", up)})
 	cs := e.connect(t, "/mcp", aliceToken, modernVersion, nil)
 	tools, err := cs.ListTools(t.Context(), nil)
 	if err != nil {
@@ -394,5 +380,104 @@ func TestHeaderParams(t *testing.T) {
 	clientOut.Close()
 	if err := <-done; err != nil {
 		t.Fatalf("bridge: %v", err)
+	}
+}
+
+// serveUpstream serves up over Streamable HTTP on loopback (go-sdk's
+// stateless mode, both eras) and returns a server block for it, named
+// name, that the host negotiates.
+func serveUpstream(t *testing.T, name string, up *mcp.Server) config.Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{Stateless: true})}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return config.Server{
+		Name: name, Transport: config.TransportStreamableHTTP, URL: "http://" + ln.Addr().String(),
+		VersionNegotiation: config.NegotiationAuto, HTTPProbeTimeout: config.HTTPProbeTimeoutFallback,
+		DiscoveryTimeout: 20 * time.Second, CallTimeout: time.Minute, Enabled: true, Apps: config.AppsAuto,
+	}
+}
+
+// TestForgedMeta: the reserved io.modelcontextprotocol/* _meta keys a
+// client sends are not what the server sees; the gateway's own upstream
+// request carries mcphost's.
+func TestForgedMeta(t *testing.T) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "meta", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "seen", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			raw, _ := json.Marshal(r.Params.Meta)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}}}, nil
+		})
+	e := newEnvServers(t, []config.Server{serveUpstream(t, "mt", up)})
+	for _, version := range []string{legacyVersion, modernVersion} {
+		cs := e.connect(t, "/mcp", aliceToken, version, nil)
+		params := &mcp.CallToolParams{Name: "mt__seen", Arguments: map[string]any{}, Meta: mcp.Meta{
+			"io.modelcontextprotocol/related-task": map[string]any{"taskId": "forged"},
+			"io.modelcontextprotocol/clientInfo":   map[string]any{"name": "forged", "version": "0"},
+			"io.modelcontextprotocol/logLevel":     "forged",
+		}}
+		res, err := cs.CallTool(t.Context(), params)
+		if err != nil || res.IsError {
+			t.Fatalf("%s: call = %+v, %v", version, res, err)
+		}
+		seen := textOf(res)
+		if strings.Contains(seen, "forged") {
+			t.Fatalf("%s: the server saw the client's reserved _meta: %s", version, seen)
+		}
+		if version == modernVersion && !strings.Contains(seen, `"name":"mcphost"`) {
+			t.Fatalf("%s: the server's request does not carry mcphost's clientInfo: %s", version, seen)
+		}
+	}
+}
+
+// TestToolsListFlood: one client lists as fast as it can from four
+// goroutines while another calls; every list is the same and complete, and
+// the other client's calls are served throughout.
+func TestToolsListFlood(t *testing.T) {
+	e := newEnv(t, []string{"fx"},
+		policies.Rule{Name: "no-fail", Phase: policies.PhaseList, Effect: policies.EffectDeny, When: `tool.name == "fail"`})
+	flooder := e.connect(t, "/mcp", bobToken, modernVersion, nil)
+	want := strings.Join(toolNames(t, flooder), ",")
+	if want == "" || strings.Contains(want, "fx__fail") {
+		t.Fatalf("tools: %s", want)
+	}
+	caller := e.connect(t, "/mcp", aliceToken, legacyVersion, nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				res, err := flooder.ListTools(context.Background(), nil)
+				if err != nil {
+					errs <- err
+					return
+				}
+				var names []string
+				for _, tl := range res.Tools {
+					names = append(names, tl.Name)
+				}
+				if got := strings.Join(names, ","); got != want {
+					errs <- fmt.Errorf("a list changed under the flood: %s", got)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		res, err := caller.CallTool(t.Context(), &mcp.CallToolParams{Name: "fx__echo", Arguments: map[string]any{"text": fmt.Sprint(i)}})
+		if err != nil || textOf(res) != fmt.Sprint(i) {
+			t.Fatalf("call %d during the flood = %+v, %v", i, res, err)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }

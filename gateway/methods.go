@@ -312,7 +312,7 @@ func (e *endpoint) promptTable(ctx context.Context, c host.Caller) (map[string]p
 	dup := map[string]bool{}
 	var order []string
 	for _, server := range e.visibleServers(ctx, c) {
-		ps, err := e.g.h.GatewayPrompts(ctx, c, server)
+		ps, err := e.g.h.Prompts(server) // the view admitted the server
 		if err != nil {
 			continue
 		}
@@ -437,7 +437,7 @@ func (e *endpoint) listResources(ctx context.Context, c host.Caller, r *mcp.List
 	}
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, Cacheable: private()}
 	for _, server := range e.visibleServers(ctx, c) {
-		rs, _, err := e.g.h.GatewayResources(ctx, c, server)
+		rs, _, err := e.g.h.Resources(server) // the view admitted the server
 		if err != nil {
 			continue
 		}
@@ -460,7 +460,7 @@ func (e *endpoint) listTemplates(ctx context.Context, c host.Caller, r *mcp.List
 	}
 	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, Cacheable: private()}
 	for _, server := range e.visibleServers(ctx, c) {
-		_, ts, err := e.g.h.GatewayResources(ctx, c, server)
+		_, ts, err := e.g.h.Resources(server) // the view admitted the server
 		if err != nil {
 			continue
 		}

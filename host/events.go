@@ -289,23 +289,40 @@ func (h *Host) WatchChanges() (<-chan struct{}, func()) {
 	}
 }
 
-// resourceWatch are the in-process listeners of WatchResourceUpdates.
-type resourceWatch struct {
+// listeners are in-process callbacks the host calls with what its servers
+// send (WatchResourceUpdates, WatchLogs); a callback must not block.
+type listeners[F any] struct {
 	mu   sync.Mutex
 	next int
-	fns  map[int]func(ctx context.Context, server, uri string)
+	fns  map[int]F
 }
 
-func (w *resourceWatch) updated(ctx context.Context, server, uri string) {
-	w.mu.Lock()
-	fns := make([]func(context.Context, string, string), 0, len(w.fns))
-	for _, fn := range w.fns {
-		fns = append(fns, fn)
+// add registers fn until the returned stop is called.
+func (l *listeners[F]) add(fn F) (stop func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fns == nil {
+		l.fns = map[int]F{}
 	}
-	w.mu.Unlock()
-	for _, fn := range fns {
-		fn(ctx, server, uri)
+	id := l.next
+	l.next++
+	l.fns[id] = fn
+	return func() {
+		l.mu.Lock()
+		delete(l.fns, id)
+		l.mu.Unlock()
 	}
+}
+
+// each returns the callbacks registered now, to call outside the lock.
+func (l *listeners[F]) each() []F {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]F, 0, len(l.fns))
+	for _, fn := range l.fns {
+		out = append(out, fn)
+	}
+	return out
 }
 
 // WatchResourceUpdates calls fn with the server and URI of every
@@ -314,18 +331,5 @@ func (w *resourceWatch) updated(ctx context.Context, server, uri string) {
 // called, with the context of the server's session. fn runs on that
 // session and must not block.
 func (h *Host) WatchResourceUpdates(fn func(ctx context.Context, server, uri string)) (stop func()) {
-	w := &h.resourceWatch
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.fns == nil {
-		w.fns = map[int]func(context.Context, string, string){}
-	}
-	id := w.next
-	w.next++
-	w.fns[id] = fn
-	return func() {
-		w.mu.Lock()
-		delete(w.fns, id)
-		w.mu.Unlock()
-	}
+	return h.resourceWatch.add(fn)
 }

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
@@ -193,8 +192,7 @@ func (h *Host) GatewayFilter(ctx context.Context, c Caller, cat GatewayCatalog) 
 		if _, sc, err := conn.current(); err == nil && len(sc.tools) > 0 {
 			continue // it has tools, and c may see none of them
 		}
-		in.Server, in.Era, in.Tool = name, conn.era(), policies.Tool{}
-		if d := g.policies.Decide(ctx, policies.PhaseList, &in); d.Allowed() {
+		if g.visibleWithoutTools(ctx, c, conn) {
 			servers = append(servers, name)
 		}
 	}
@@ -278,17 +276,6 @@ func (g *generation) annotateCollisions(statuses []ServerStatus) {
 	for i := range statuses {
 		statuses[i].NameCollisions = collisions[statuses[i].Name]
 	}
-}
-
-// GatewayPrompts returns the prompts of server, which c may see.
-func (h *Host) GatewayPrompts(ctx context.Context, c Caller, server string) ([]*mcp.Prompt, error) {
-	return h.PromptsFor(ctx, c, server)
-}
-
-// GatewayResources returns the resources and templates of server, which c
-// may see.
-func (h *Host) GatewayResources(ctx context.Context, c Caller, server string) ([]*mcp.Resource, []*mcp.ResourceTemplate, error) {
-	return h.ResourcesFor(ctx, c, server)
 }
 
 // gatewaySession returns the session of a server c may see, with its
@@ -672,42 +659,10 @@ type CallOutcome struct {
 	Stage error
 }
 
-// logWatchers are the listeners of WatchLogs.
-type logWatchers struct {
-	mu  sync.Mutex
-	seq int
-	fns map[int]func(string, *mcp.LoggingMessageParams)
-}
-
-func (w *logWatchers) notify(server string, p *mcp.LoggingMessageParams) {
-	w.mu.Lock()
-	fns := make([]func(string, *mcp.LoggingMessageParams), 0, len(w.fns))
-	for _, fn := range w.fns {
-		fns = append(fns, fn)
-	}
-	w.mu.Unlock()
-	for _, fn := range fns {
-		fn(server, p)
-	}
-}
-
 // WatchLogs calls fn with every notifications/message a server sends
 // within its log bounds (fn must not block), until stop is called.
 func (h *Host) WatchLogs(fn func(server string, p *mcp.LoggingMessageParams)) (stop func()) {
-	w := &h.logWatchers
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.fns == nil {
-		w.fns = map[int]func(string, *mcp.LoggingMessageParams){}
-	}
-	w.seq++
-	id := w.seq
-	w.fns[id] = fn
-	return func() {
-		w.mu.Lock()
-		delete(w.fns, id)
-		w.mu.Unlock()
-	}
+	return h.logWatchers.add(fn)
 }
 
 // logLevels orders MCP's log levels, most verbose first.

@@ -90,7 +90,7 @@ type Host struct {
 	bus      bus
 	watchers watchers
 	// logWatchers hear the servers' log messages.
-	logWatchers logWatchers
+	logWatchers listeners[func(string, *mcp.LoggingMessageParams)]
 	metrics     metrics
 	calls       calls
 	approvals   approvals
@@ -112,7 +112,7 @@ type Host struct {
 	appLimits appLimits    // per-App limits of App requests (appgate.go)
 	compactor appCompactor // background App compaction (appcompact.go)
 
-	resourceWatch resourceWatch // resources/updated for the gateway (WatchResourceUpdates)
+	resourceWatch listeners[func(context.Context, string, string)] // resources/updated for the gateway (WatchResourceUpdates)
 
 	startOnce   sync.Once
 	cancel      context.CancelFunc
@@ -152,8 +152,16 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 			userOnStatus(st)
 		}
 	}
-	opts.onResourceUpdated = h.resourceWatch.updated
-	opts.logMessage = h.logWatchers.notify
+	opts.onResourceUpdated = func(ctx context.Context, server, uri string) {
+		for _, fn := range h.resourceWatch.each() {
+			fn(ctx, server, uri)
+		}
+	}
+	opts.logMessage = func(server string, p *mcp.LoggingMessageParams) {
+		for _, fn := range h.logWatchers.each() {
+			fn(server, p)
+		}
+	}
 	h.opts = opts
 	g, _, err := h.newGeneration(context.Background(), cfg, nil)
 	if err != nil {

@@ -26,8 +26,7 @@ func (g *generation) visible(ctx context.Context, c Caller, conn *serverConn) (b
 		return true, total
 	}
 	if total == 0 {
-		d := g.policies.Decide(ctx, policies.PhaseList, callerInput(c, conn, &mcp.Tool{}))
-		return d.Allowed(), 0
+		return g.visibleWithoutTools(ctx, c, conn), 0
 	}
 	n := 0
 	for _, t := range cat.tools {
@@ -39,6 +38,12 @@ func (g *generation) visible(ctx context.Context, c Caller, conn *serverConn) (b
 		}
 	}
 	return n > 0, n
+}
+
+// visibleWithoutTools decides whether c may see conn while it lists no
+// tools (none, or not ready): the list rules with an empty tool.
+func (g *generation) visibleWithoutTools(ctx context.Context, c Caller, conn *serverConn) bool {
+	return g.policies.Decide(ctx, policies.PhaseList, callerInput(c, conn, &mcp.Tool{})).Allowed()
 }
 
 // callerInput is what the list phase sees of tool on conn for c.
