@@ -53,61 +53,8 @@ var denyAdd = policies.Rule{
 	Message: "adding is not allowed through the gateway",
 }
 
-var (
-	interopInstallOnce sync.Once
-	interopInstallErr  error
-)
-
-// needInterop fails the test under CI (which must run every test) and skips
-// it elsewhere.
-func needInterop(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
-// interopDir returns the absolute path of testdata/interop once pkg is
-// installed under it, running npm ci once when it is missing and this is
-// not CI. It also requires node on PATH.
-func interopDir(t *testing.T, pkg string) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "testdata", "interop"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	manifest := filepath.Join(dir, "node_modules", pkg, "package.json")
-	install := "npm ci --prefix " + dir + " --no-audit --no-fund"
-	if _, err := os.Stat(manifest); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not installed (%v); run: %s", pkg, err, install)
-		}
-		interopInstallOnce.Do(func() {
-			npm, err := exec.LookPath("npm")
-			if err != nil {
-				interopInstallErr = err
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", dir, "--no-audit", "--no-fund")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				interopInstallErr = fmt.Errorf("%v\n%s", err, out)
-			}
-		})
-		if interopInstallErr != nil {
-			t.Skipf("%s is not installed and npm ci failed (%v); run: %s", pkg, interopInstallErr, install)
-		}
-		if _, err := os.Stat(manifest); err != nil {
-			t.Skipf("%s is still missing after npm ci (%v); run: %s", pkg, err, install)
-		}
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		needInterop(t, "node is not on PATH (%v): the gateway's interoperability tests run %s with Node.js", err, pkg)
-	}
-	return dir
-}
+// interopDir returns testdata/interop once pkg is installed under it.
+func interopDir(t *testing.T, pkg string) string { return testbin.Interop(t, "..", pkg) }
 
 // pkgVersion returns the installed version of pkg, for the log.
 func pkgVersion(t *testing.T, dir, pkg string) string {

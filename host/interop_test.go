@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,65 +28,11 @@ import (
 // testdata/interop/package.json.
 const everythingPkg = "@modelcontextprotocol/server-everything"
 
-var (
-	interopInstallOnce sync.Once
-	interopInstallErr  error
-)
-
-// interopInstallCommand is the command that installs the interop servers.
-func interopInstallCommand(root string) string {
-	return "npm ci --prefix " + filepath.Join(root, "testdata", "interop") + " --no-audit --no-fund"
-}
-
-// needInterop fails the test under CI (which must run every test) and skips
-// it elsewhere.
-func needInterop(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
-// everythingServer returns the path of server-everything's dist/index.js,
-// installing the interop servers with npm ci once when they are missing and
-// this is not CI. It also requires node on PATH.
+// everythingServer returns the path of server-everything's dist/index.js
+// (see testbin.Interop).
 func everythingServer(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("..") // the module root, from the host package dir
-	if err != nil {
-		t.Fatal(err)
-	}
-	index := filepath.Join(root, "testdata", "interop", "node_modules", everythingPkg, "dist", "index.js")
-	install := interopInstallCommand(root)
-	if _, err := os.Stat(index); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not installed (%v); run: %s", everythingPkg, err, install)
-		}
-		interopInstallOnce.Do(func() {
-			npm, err := exec.LookPath("npm")
-			if err != nil {
-				interopInstallErr = err
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", filepath.Join(root, "testdata", "interop"), "--no-audit", "--no-fund")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				interopInstallErr = fmt.Errorf("%v\n%s", err, out)
-			}
-		})
-		if interopInstallErr != nil {
-			t.Skipf("%s is not installed and npm ci failed (%v); run: %s", everythingPkg, interopInstallErr, install)
-		}
-		if _, err := os.Stat(index); err != nil {
-			t.Skipf("%s is still missing after npm ci (%v); run: %s", everythingPkg, err, install)
-		}
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		needInterop(t, "node is not on PATH (%v): the interoperability tests run %s with Node.js", err, everythingPkg)
-	}
-	return index
+	return filepath.Join(testbin.Interop(t, "..", everythingPkg), "node_modules", everythingPkg, "dist", "index.js")
 }
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
