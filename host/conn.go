@@ -74,6 +74,9 @@ type serverConn struct {
 	subsMu sync.Mutex
 	subs   map[string]int
 
+	// clients are the per-client upstream sessions (perclient.go).
+	clients clientPool
+
 	// httpc is the HTTP client of a remote server, one for its whole life:
 	// reconnects reuse its connections, and the supervisor closes its idle
 	// ones when it returns.
@@ -143,6 +146,7 @@ func (c *serverConn) snapshot() ServerStatus {
 		st.RejectedTools = c.cat.rejected
 		st.UncheckedTools = c.cat.unchecked
 	}
+	st.ClientSessions = c.clients.count()
 	return st
 }
 
@@ -176,6 +180,7 @@ func (c *serverConn) current() (*mcp.ClientSession, *catalog, error) {
 // failure when restarts are off.
 func (c *serverConn) run(ctx context.Context) {
 	defer close(c.done)
+	defer c.clients.closeAll(true)
 	defer c.logLimit.flush()
 	defer c.strayLimit.flush()
 	defer c.stderrLimit.flush()
@@ -538,6 +543,7 @@ func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec
 	c.session = nil
 	c.status.PID = 0
 	c.mu.Unlock()
+	c.clients.closeAll(false)
 	_ = cs.Close()
 	killGroup(cmd)
 	if ctx.Err() != nil {

@@ -696,5 +696,10 @@ func (h *Host) GatewaySetLogLevel(ctx context.Context, c Caller, server string, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
 	defer cancel()
+	for _, pcs := range conn.clients.sessions() {
+		if err := pcs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+			conn.logger.Warn("setting the log level of a per-client upstream session", "level", level, "err", err)
+		}
+	}
 	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
 }

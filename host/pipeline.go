@@ -70,6 +70,11 @@ type SessionCall struct {
 	// Input is what a gateway client relays for a server that asks for
 	// input (input_required, SEP-2322); nil for every other door.
 	Input *CallInput
+	// Relay is the gateway client on a 2025-11-25 session, which can be
+	// asked what a server asks during its calls: with a server block's
+	// session_mode = "per_client" the call goes on an upstream session of
+	// the client's own (perclient.go). Nil for every other door.
+	Relay *ClientRelay
 }
 
 // runningCall is a call that can be cancelled through CancelCall.
@@ -340,7 +345,21 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 			}
 		}
 	}
-	res, err := c.callTool(cctx, cs, req.Tool, args, req.Input, progress)
+	callCS := cs
+	var res *mcp.CallToolResult
+	if c.perClient(&req, cs) {
+		pcs, release, perr := c.clientSession(cctx, req.Relay)
+		switch {
+		case perr != nil:
+			err = perr
+		case pcs != nil:
+			callCS = pcs
+			defer release()
+		}
+	}
+	if err == nil {
+		res, err = c.callTool(cctx, callCS, req.Tool, args, req.Input, progress)
+	}
 	took := time.Since(entry.StartedAt)
 	// An input_required answer is not a result yet: relayed as it is, past
 	// the result and App stages (the answer to the last round goes through

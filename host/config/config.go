@@ -36,6 +36,12 @@ const (
 	AppsOff        = "off"        // never
 )
 
+// Values of the per-server `session_mode` setting.
+const (
+	SessionShared    = "shared"     // default: one upstream session for every caller
+	SessionPerClient = "per_client" // an upstream session per legacy gateway client
+)
+
 // Bounds of the App resource settings.
 const (
 	DefaultAppResourceMaxBytes = 1 << 20
@@ -70,6 +76,9 @@ const (
 	MinRestartBackoffMax     = time.Second
 	MaxRestartBackoffMax     = time.Hour
 	MaxMaxRestarts           = 1000000
+	// Per-client upstream sessions (session_mode = "per_client").
+	DefaultMaxClientSessions = 16
+	MaxMaxClientSessions     = 1024
 	DefaultListen            = "127.0.0.1:7777"
 )
 
@@ -165,6 +174,14 @@ type Server struct {
 	// RestartBackoffMax is `restart_backoff_max`: the longest wait between
 	// restarts; default DefaultRestartBackoffMax.
 	RestartBackoffMax time.Duration
+	// SessionMode is `session_mode`: SessionShared (default: one upstream
+	// session for every caller) or SessionPerClient (each legacy gateway
+	// client gets upstream sessions of its own, so that what the server
+	// asks during its calls reaches it).
+	SessionMode string
+	// MaxClientSessions is `max_client_sessions`: the cap on per-client
+	// upstream sessions of this server; default DefaultMaxClientSessions.
+	MaxClientSessions int
 
 	// What this server's Apps may ask the WebShell for; each false (denied)
 	// by default. The host's App gate (host.appGate) reads them.

@@ -122,6 +122,8 @@ func TestLoadFileValues(t *testing.T) {
 				DiscoveryTimeout:  10 * time.Second,
 				CallTimeout:       90 * time.Second,
 				RestartBackoffMax: DefaultRestartBackoffMax,
+				SessionMode:       SessionShared,
+				MaxClientSessions: DefaultMaxClientSessions,
 				Enabled:           true,
 			},
 			{
@@ -135,6 +137,8 @@ func TestLoadFileValues(t *testing.T) {
 				DiscoveryTimeout:  DefaultDiscoveryTimeout,
 				CallTimeout:       DefaultCallTimeout,
 				RestartBackoffMax: DefaultRestartBackoffMax,
+				SessionMode:       SessionShared,
+				MaxClientSessions: DefaultMaxClientSessions,
 				Enabled:           false,
 			},
 			{
@@ -148,6 +152,8 @@ func TestLoadFileValues(t *testing.T) {
 				DiscoveryTimeout:  250 * time.Millisecond,
 				CallTimeout:       DefaultCallTimeout,
 				RestartBackoffMax: DefaultRestartBackoffMax,
+				SessionMode:       SessionShared,
+				MaxClientSessions: DefaultMaxClientSessions,
 				Enabled:           true,
 			},
 			{
@@ -160,6 +166,8 @@ func TestLoadFileValues(t *testing.T) {
 				DiscoveryTimeout:  DefaultDiscoveryTimeout,
 				CallTimeout:       DefaultCallTimeout,
 				RestartBackoffMax: DefaultRestartBackoffMax,
+				SessionMode:       SessionShared,
+				MaxClientSessions: DefaultMaxClientSessions,
 				Enabled:           true,
 			},
 		},
@@ -340,6 +348,8 @@ func TestDefault(t *testing.T) {
 			DiscoveryTimeout:  DefaultDiscoveryTimeout,
 			CallTimeout:       DefaultCallTimeout,
 			RestartBackoffMax: DefaultRestartBackoffMax,
+			SessionMode:       SessionShared,
+			MaxClientSessions: DefaultMaxClientSessions,
 			Enabled:           true,
 		}},
 		Policies: []Policy{{

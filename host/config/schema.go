@@ -138,6 +138,14 @@ type serverBlock struct {
 	RestartBackoffMax      hcl.Expression `hcl:"restart_backoff_max,optional"`
 	RestartBackoffMaxRange hcl.Range      `hcl:"restart_backoff_max,attr_value_range"`
 
+	// session_mode: "shared" (default) | "per_client": upstream sessions
+	// of their own for the gateway's legacy clients.
+	SessionMode      hcl.Expression `hcl:"session_mode,optional"`
+	SessionModeRange hcl.Range      `hcl:"session_mode,attr_value_range"`
+	// max_client_sessions: the cap on per-client upstream sessions.
+	MaxClientSessions      hcl.Expression `hcl:"max_client_sessions,optional"`
+	MaxClientSessionsRange hcl.Range      `hcl:"max_client_sessions,attr_value_range"`
+
 	// enabled: false keeps the block but does not start the server.
 	Enabled hcl.Expression `hcl:"enabled,optional"`
 }

@@ -307,6 +307,35 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 	}
 
+	s.SessionMode, s.MaxClientSessions = SessionShared, DefaultMaxClientSessions
+	if v, st := l.evalString(b.SessionMode, "session_mode"); st == valid {
+		switch v {
+		case SessionShared, SessionPerClient:
+			s.SessionMode = v
+		default:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid session_mode",
+				Detail: fmt.Sprintf("The session_mode %s is not known. Use %q (the default: one upstream session for every caller) or %q (each MCP client of the gateway on a 2025-11-25 session gets upstream sessions of its own, so that the server's elicitation and sampling requests reach that client).",
+					quoted(b.SessionMode, v), SessionShared, SessionPerClient),
+				Subject: b.SessionModeRange.Ptr(),
+			})
+		}
+	}
+	if n, set := l.boundedInt(b.MaxClientSessions, "max_client_sessions", b.MaxClientSessionsRange, 1, MaxMaxClientSessions, &good,
+		"Invalid max_client_sessions", fmt.Sprintf("max_client_sessions is how many per-client upstream sessions the server may have at once: a whole number from 1 to %d.", MaxMaxClientSessions)); set {
+		if s.SessionMode != SessionPerClient {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Argument only with session_mode = \"per_client\"",
+				Detail:   fmt.Sprintf("Server %q shares one upstream session among its callers, so there are no per-client sessions to cap. Set session_mode = %q or remove max_client_sessions.", b.Name, SessionPerClient),
+				Subject:  b.MaxClientSessionsRange.Ptr(),
+			})
+		} else {
+			s.MaxClientSessions = n
+		}
+	}
+
 	if v, st := l.evalBool(b.AppToolCalls, "app_tool_calls"); st == valid {
 		s.AppToolCalls = v
 	}
