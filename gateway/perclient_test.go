@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -282,4 +283,62 @@ func TestPerClientStdio(t *testing.T) {
 		cs.Close()
 	}
 	waitClientSessions(t, e, "fx", 0)
+}
+
+// TestPerClientSilentClient: a client that never answers the server's
+// question holds only its own call: cancelling the call ends it and the
+// question, and the client's next call works; another client is not held
+// meanwhile.
+func TestPerClientSilentClient(t *testing.T) {
+	e := newEnvServers(t, []config.Server{serveLegacyUpstream(t, "asker", askerServer(nil, nil), 8)})
+	asked, stop := make(chan struct{}, 1), make(chan struct{})
+	silent := e.connect(t, "/mcp/servers/asker", aliceToken, legacyVersion, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- struct{}{}
+			// go-sdk's server sends no cancellation for a request it gave
+			// up on, so the handler waits until the test ends (before the
+			// client is closed: Close waits for its handlers).
+			select {
+			case <-ctx.Done():
+			case <-stop:
+			}
+			return nil, errors.New("no answer")
+		},
+	})
+	t.Cleanup(func() { close(stop) })
+	other := e.connect(t, "/mcp/servers/asker", bobToken, legacyVersion, answering("Bob", "b"))
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := silent.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
+		done <- err
+	}()
+	select {
+	case <-asked:
+	case <-time.After(waitBound):
+		t.Fatal("the silent client was never asked")
+	}
+	if got := callText(t, other, "ask"); got != "accept:Bob" {
+		t.Fatalf("another client's call while one is silent: %q", got)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a cancelled call succeeded")
+		}
+	case <-time.After(waitBound):
+		t.Fatal("cancelling the silent client's call did not end it")
+	}
+	// Alice's entry of the call says it was cancelled (once the host has
+	// seen the cancellation and recorded it).
+	for deadline := time.Now().Add(waitBound); lastStatus(t, e, "ask") != host.StatusCancelled; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the silent client's entry is %q, want %q", lastStatus(t, e, "ask"), host.StatusCancelled)
+		}
+	}
+	if got := callText(t, silent, "whoami"); got == "" {
+		t.Fatal("the silent client's next call failed")
+	}
 }

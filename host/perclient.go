@@ -81,21 +81,14 @@ type clientUpstream struct {
 	calls []*clientCall
 	used  uint64
 	ended bool // the session ended on its own
+	// asks cancel the questions being put to the client; they end when
+	// the client has no call left running (nobody waits for the answer).
+	asks map[*context.CancelFunc]struct{}
 }
 
 type clientCall struct {
 	ctx   context.Context
 	relay *ClientRelay
-}
-
-// current returns the newest running call, or nil.
-func (u *clientUpstream) current(p *clientPool) *clientCall {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(u.calls); n > 0 {
-		return u.calls[n-1]
-	}
-	return nil
 }
 
 // count returns how many per-client sessions are open or opening.
@@ -163,7 +156,17 @@ func (c *serverConn) clientSession(ctx context.Context, relay *ClientRelay) (cs 
 		}
 		p.tick++
 		u.used = p.tick
+		var asks []*context.CancelFunc
+		if len(u.calls) == 0 {
+			for a := range u.asks {
+				asks = append(asks, a)
+			}
+			clear(u.asks)
+		}
 		p.mu.Unlock()
+		for _, cancel := range asks {
+			(*cancel)()
+		}
 	}
 	if !ok {
 		c.openClientSession(ctx, u)
@@ -294,14 +297,38 @@ func (c *serverConn) openClientSession(ctx context.Context, u *clientUpstream) {
 			c.logMessage(req.Params)
 		},
 	}
+	// ask picks the call a server's request goes with: the client's newest
+	// running one, whose context makes go-sdk send the request on that
+	// call's stream. The question outlives that call if the client has
+	// others running (it may be for one of them): it ends when the server
+	// gives up (hctx), when the client has no call left, or after the
+	// server's call_timeout.
 	ask := func(hctx context.Context) (*clientCall, context.Context, context.CancelFunc, error) {
-		call := u.current(p)
-		if call == nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		n := len(u.calls)
+		if n == 0 {
 			return nil, nil, nil, errNoClientRelay
 		}
-		ctx, cancel := context.WithCancel(call.ctx)
+		call := u.calls[n-1]
+		bound := c.cfg.CallTimeout
+		if bound <= 0 {
+			bound = config.DefaultCallTimeout
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(call.ctx), bound)
 		stop := context.AfterFunc(hctx, cancel)
-		return call, ctx, func() { stop(); cancel() }, nil
+		if u.asks == nil {
+			u.asks = map[*context.CancelFunc]struct{}{}
+		}
+		key := &cancel
+		u.asks[key] = struct{}{}
+		return call, ctx, func() {
+			stop()
+			cancel()
+			p.mu.Lock()
+			delete(u.asks, key)
+			p.mu.Unlock()
+		}, nil
 	}
 	if caps.Elicitation != nil {
 		opts.ElicitationHandler = func(hctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
