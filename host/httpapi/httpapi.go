@@ -109,6 +109,8 @@ func New(h *host.Host, opts Options) http.Handler {
 	v1.GET("/tools", a.tools)
 	v1.GET("/servers/:name/prompts", a.prompts)
 	v1.GET("/servers/:name/resources", a.resources)
+	v1.POST("/servers/:name/resources/read", a.readResource)
+	v1.POST("/servers/:name/prompts/get", a.getPrompt)
 	v1.POST("/servers/:name/refresh", a.refresh)
 	v1.POST("/sessions", a.createSession)
 	v1.GET("/sessions", a.sessions)
