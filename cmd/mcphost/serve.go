@@ -163,6 +163,12 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	} else {
 		fmt.Fprintf(e.stdout, "mcphost is serving the WebShell at %s (sign in with a principal's token)\n", base)
 	}
+	// The client commands find this daemon through data_dir.
+	removeDaemonFile, err := writeDaemonFile(cfg.DataDir, strings.TrimSuffix(base, "/"))
+	if err != nil {
+		logger.Warn("the CLI will not find this daemon on its own (it runs commands locally unless given -daemon URL)", "err", err)
+	}
+	defer removeDaemonFile()
 	serveErr := h.Serve(ctx, ln, handler)
 	closeErr := h.Close()
 	if serveErr != nil {
