@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -173,7 +174,7 @@ func (a *api) call(c *gin.Context) {
 	if !ok {
 		return
 	}
-	entry, err := a.h.Call(c.Request.Context(), host.SessionCall{
+	sc := host.SessionCall{
 		Principal:  principal(c),
 		SessionID:  c.Param("id"),
 		Server:     req.Server,
@@ -182,7 +183,17 @@ func (a *api) call(c *gin.Context) {
 		CallID:     req.CallID,
 		Origin:     origin,
 		AppEntryID: req.AppEntryID,
-	})
+	}
+	if preferAsync(c.Request.Header) {
+		a.callAsync(c, sc)
+		return
+	}
+	entry, err := a.h.Call(c.Request.Context(), sc)
+	a.writeCallAnswer(c, entry, err)
+}
+
+// writeCallAnswer answers a call with its entry, or its error.
+func (a *api) writeCallAnswer(c *gin.Context, entry *store.Entry, err error) {
 	var pe *host.PolicyError
 	if errors.As(err, &pe) {
 		// 403 with the rule and its message, and the recorded entry so the

@@ -115,6 +115,7 @@ func New(h *host.Host, opts Options) http.Handler {
 	v1.POST("/sessions", a.createSession)
 	v1.GET("/sessions", a.sessions)
 	v1.POST("/sessions/:id/calls", a.call)
+	v1.GET("/sessions/:id/calls/:callId", a.callState)
 	v1.DELETE("/sessions/:id/calls/:callId", a.cancelCall)
 	v1.GET("/sessions/:id/entries", a.entries)
 	v1.POST("/sessions/:id/compact", a.compact)
