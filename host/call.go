@@ -77,7 +77,7 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 // objectArguments, under the server's call_timeout, with progress routed to
 // onProgress and what a gateway client relays for input requests (in, nil
 // for every other door).
-func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool string, args json.RawMessage, in *CallInput, onProgress func(Progress)) (*mcp.CallToolResult, error) {
+func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool string, args json.RawMessage, in *CallInput, onProgress func(Progress)) (res *mcp.CallToolResult, err error) {
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.Meta, params.InputResponses, params.RequestState = in.relay(cs, nil)
 	// A 2026-07-28 server has no session to keep a log level in: the level
@@ -101,10 +101,16 @@ func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool s
 		params.SetProgressToken(token)
 	}
 
+	protocol := ""
+	if ir := cs.InitializeResult(); ir != nil {
+		protocol = ir.ProtocolVersion
+	}
+	ctx, span := c.startUpstreamSpan(ctx, tool, protocol)
+	defer func() { endSpan(span, err) }()
 	cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
 	defer cancel()
 	start := time.Now()
-	res, err := cs.CallTool(cctx, params)
+	res, err = cs.CallTool(cctx, params)
 	if isHeaderMismatch(err) && cctx.Err() == nil {
 		// -32020: the server rejected a header derived from the tool's
 		// definition (Mcp-Param-*), which go-sdk takes from this session's

@@ -207,7 +207,9 @@ type callOutcome struct {
 // display plugins and `app` phase; the record. It returns an error, and no
 // outcome, for what stops a call before its policies run; a refusal by a
 // `call` or `result` rule is a *PolicyError with the outcome.
-func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutcome, error) {
+func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *callOutcome, err error) {
+	ctx, span := startCallSpan(ctx, &req)
+	defer func() { endCallSpan(span, out, err) }()
 	if d.record {
 		if err := h.checkSession(ctx, req.Principal.Name, req.SessionID); err != nil {
 			return nil, err
@@ -273,7 +275,7 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 		ProtocolVersion: st.ProtocolVersion,
 		StartedAt:       time.Now().UTC(),
 	}
-	out := &callOutcome{entry: entry}
+	out = &callOutcome{entry: entry}
 	trail := &Trail{}
 	pol := newPolicyRun(g, req.Principal, c, tool, origin, args, decoded, trail)
 	pol.callID = callID
@@ -300,7 +302,12 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 
 	// Policy, phase call (list rules first: a hidden tool is answered as
 	// one that does not exist, and only the audit log knows).
-	dec := pol.decide(cctx, policies.PhaseCall)
+	pctx, pspan := startStage(cctx, "policy call")
+	dec := pol.decide(pctx, policies.PhaseCall)
+	if pspan.IsRecording() {
+		pspan.SetAttributes(attrEffect.String(string(dec.Effect)), attrRule.String(dec.Rule))
+	}
+	pspan.End()
 	if hidden(dec) {
 		h.appendAudit(ctx, req.Principal.Name, req.SessionID, pol.audit)
 		return nil, unknownTool(req.Server, req.Tool, cat)
@@ -425,7 +432,9 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 // record appends entry with its trail and audit records to the transcript
 // and publishes it. The entry is recorded even when the caller went away:
 // the call happened, and the transcript must say so.
-func (h *Host) record(ctx context.Context, principal string, entry *store.Entry, trail *Trail, audit []store.Audit) (*store.Entry, error) {
+func (h *Host) record(ctx context.Context, principal string, entry *store.Entry, trail *Trail, audit []store.Audit) (_ *store.Entry, err error) {
+	ctx, span := startStage(ctx, "store record")
+	defer func() { endSpan(span, err) }()
 	entry.Trail = trail.raw()
 	entry.Audit = audit
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

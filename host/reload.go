@@ -401,5 +401,8 @@ func restartOnly(a, b *config.Config) []string {
 	if a.Store.Sync != b.Store.Sync {
 		out = append(out, "store.sync") // the store is opened once, before the host
 	}
+	if a.Telemetry != b.Telemetry {
+		out = append(out, "telemetry") // the trace exporter is set up once, at start
+	}
 	return out
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/mcphost/mcphost/host/httpapi"
 	"github.com/mcphost/mcphost/host/httpapi/webshell"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/telemetry"
 )
 
 // dbFile is the daemon's database in data_dir.
@@ -89,6 +90,19 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitFailure
 	}
+	stopTraces, err := telemetry.Setup(ctx, telemetry.Config{
+		Endpoint: cfg.Telemetry.OTLPEndpoint, ServiceName: cfg.Telemetry.ServiceName, ServiceVersion: version(),
+		Logger: logger.With("component", "telemetry"),
+	})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		return exitFailure
+	}
+	defer func() {
+		if err := stopTraces(context.Background()); err != nil {
+			logger.Warn("telemetry: the last traces were not sent", "err", err)
+		}
+	}()
 	storeOpts := host.StoreOptionsFor(cfg)
 	st, err := store.OpenWith(ctx, filepath.Join(cfg.DataDir, dbFile), logger, storeOpts)
 	if err != nil {

@@ -113,6 +113,9 @@ type Config struct {
 	// Gateway is the `gateway` block (defaults when there is none).
 	Gateway Gateway
 
+	// Telemetry is the `telemetry` block (traces off without one).
+	Telemetry Telemetry
+
 	// Admins is `admins`: principal and group names whose members are
 	// admins. The daemon's generated owner is always an admin.
 	Admins []string
@@ -132,6 +135,17 @@ type Config struct {
 	// Files maps each parsed file name to its source, for rendering
 	// diagnostics with snippets (hcl.NewDiagnosticTextWriter).
 	Files map[string]*hcl.File
+}
+
+// Telemetry is the `telemetry` block: OpenTelemetry traces, off (an empty
+// OTLPEndpoint) by default.
+type Telemetry struct {
+	// OTLPEndpoint is `otlp_endpoint`: an http or https base URL of an
+	// OTLP/HTTP collector, such as "http://127.0.0.1:4318"; traces are
+	// posted to its /v1/traces (or to the URL's own path when it has one).
+	OTLPEndpoint string
+	// ServiceName is `service_name` (default "mcphost").
+	ServiceName string
 }
 
 // StoreConfig is the `store` block: settings of the database in data_dir,

@@ -178,6 +178,7 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	l.diags = append(l.diags, gohcl.DecodeBody(file.Body, l.ctx, &fsch)...)
 	l.decodeTop(cfg, &fsch)
 	l.decodeStore(cfg, fsch.Store)
+	l.decodeTelemetry(cfg, fsch.Telemetry)
 
 	names := map[string]hcl.Range{}
 	for _, b := range fsch.Servers {

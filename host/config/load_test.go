@@ -107,6 +107,7 @@ func TestLoadFileValues(t *testing.T) {
 		WatchConfig: true,
 		Store:       StoreConfig{Sync: StoreSyncNormal},
 		Gateway:     Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
+		Telemetry:   Telemetry{ServiceName: DefaultServiceName},
 		Servers: []Server{
 			{
 				Name:      "files",
@@ -332,11 +333,12 @@ func TestDefault(t *testing.T) {
 	want := &Config{
 		PolicyDefault:   PolicyAllow,
 		AppCompactAfter: DefaultAppCompactAfter, AppCompactSessionBytes: DefaultAppCompactSessionBytes,
-		Listen:   DefaultListen,
-		DataDir:  filepath.Join(testHome, ".local", "state", "mcphost"),
-		LogLevel: slog.LevelInfo,
-		Store:    StoreConfig{Sync: StoreSyncFull},
-		Gateway:  Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
+		Listen:    DefaultListen,
+		DataDir:   filepath.Join(testHome, ".local", "state", "mcphost"),
+		LogLevel:  slog.LevelInfo,
+		Store:     StoreConfig{Sync: StoreSyncFull},
+		Gateway:   Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
+		Telemetry: Telemetry{ServiceName: DefaultServiceName},
 		Servers: []Server{{
 			Name:               "revenue",
 			Transport:          TransportStdio,

@@ -59,6 +59,8 @@ type fileSchema struct {
 
 	// store: settings of the database in data_dir; at most one.
 	Store []*storeBlock `hcl:"store,block"`
+
+	Telemetry []*telemetryBlock `hcl:"telemetry,block"`
 }
 
 // serverBlock is one `server "NAME"` block.
@@ -194,6 +196,19 @@ type storeBlock struct {
 	// sync: "full" (default) | "normal" — whether every commit is fsynced.
 	Sync      hcl.Expression `hcl:"sync,optional"`
 	SyncRange hcl.Range      `hcl:"sync,attr_value_range"`
+}
+
+// telemetryBlock is the `telemetry` block: where traces go.
+type telemetryBlock struct {
+	DeclRange hcl.Range `hcl:",def_range"`
+
+	// otlp_endpoint: the OTLP/HTTP collector's base URL (traces go to
+	// its /v1/traces).
+	OTLPEndpoint      hcl.Expression `hcl:"otlp_endpoint,optional"`
+	OTLPEndpointRange hcl.Range      `hcl:"otlp_endpoint,attr_value_range"`
+	// service_name: the resource's service.name (default "mcphost").
+	ServiceName      hcl.Expression `hcl:"service_name,optional"`
+	ServiceNameRange hcl.Range      `hcl:"service_name,attr_value_range"`
 }
 
 // policiesBlock is the `policies` block: settings of the policy set.
