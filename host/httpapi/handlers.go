@@ -139,6 +139,10 @@ func (a *api) createSession(c *gin.Context) {
 }
 
 func (a *api) sessions(c *gin.Context) {
+	if q, ok := c.GetQuery("q"); ok {
+		a.searchSessions(c, q)
+		return
+	}
 	ss, err := a.h.Sessions(c.Request.Context(), principal(c))
 	if err != nil {
 		a.fail(c, err)
@@ -475,7 +479,7 @@ func (a *api) fail(c *gin.Context, err error) {
 		writeError(c, http.StatusBadRequest, "invalid_arguments", err.Error())
 	case errors.As(err, &re):
 		writeError(c, http.StatusBadRequest, "bad_request", err.Error())
-	case errors.Is(err, host.ErrCallIDInUse):
+	case errors.Is(err, host.ErrCallIDInUse), errors.Is(err, host.ErrSessionBusy):
 		writeError(c, http.StatusConflict, "conflict", err.Error())
 	case errors.As(err, &mbe):
 		writeError(c, http.StatusRequestEntityTooLarge, "too_large", err.Error())

@@ -114,6 +114,8 @@ func New(h *host.Host, opts Options) http.Handler {
 	v1.POST("/servers/:name/refresh", a.refresh)
 	v1.POST("/sessions", a.createSession)
 	v1.GET("/sessions", a.sessions)
+	v1.PATCH("/sessions/:id", a.renameSession)
+	v1.DELETE("/sessions/:id", a.deleteSession)
 	v1.POST("/sessions/:id/calls", a.call)
 	v1.GET("/sessions/:id/calls/:callId", a.callState)
 	v1.DELETE("/sessions/:id/calls/:callId", a.cancelCall)
