@@ -61,6 +61,10 @@ type serverConn struct {
 	// logLevel is the level the gateway asked the server for ("" none).
 	logLevel mcp.LoggingLevel // under mu
 
+	// inflight are the running tool calls, to which a legacy session's
+	// elicitation/create is attributed (inflight.go).
+	inflight inflightCalls
+
 	progressSeq atomic.Uint64
 	progress    sync.Map // progress token (string) → func(Progress)
 
@@ -329,17 +333,24 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		default:
 		}
 	}
-	// No roots, sampling or elicitation yet: a non-nil value replaces
-	// go-sdk's default of advertising roots. Every server learns that this
-	// client renders MCP Apps.
-	caps := &mcp.ClientCapabilities{}
+	// Elicitation (form and url) is answered for the call in flight
+	// (inflight.go); roots only when the block declares some; sampling is
+	// never advertised, and a request for it gets samplingRefusal. A
+	// non-nil value replaces go-sdk's default of advertising roots. Every
+	// server learns that this client renders MCP Apps.
+	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+		Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{},
+	}}
+	if len(c.cfg.Roots) > 0 {
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	}
 	apps.Advertise(caps)
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, &mcp.ClientOptions{
-		Capabilities: caps,
+		Capabilities:       caps,
+		ElicitationHandler: c.legacyElicit,
 		// A modern server's input_required answer (SEP-2322) comes back as
-		// it is (NeedsInput): the host has nobody to ask, the gateway
-		// relays it to its client, and every other door turns it into an
-		// *InputRequiredError (pipeline.go).
+		// it is (NeedsInput): the gateway relays it to its client, and
+		// every other door answers its rounds in the pipeline (rounds.go).
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		// A change notification invalidates the cached list before the
 		// catalog is fetched again, so the refetch reaches the server.
@@ -374,6 +385,8 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		},
 	})
 
+	client.AddReceivingMiddleware(refuseSampling)
+	client.AddRoots(configRoots(c.cfg.Roots)...)
 	return c.connectNegotiated(ctx, dctx, client, refresh)
 }
 

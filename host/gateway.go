@@ -485,6 +485,10 @@ type CallInput struct {
 	Capabilities *mcp.ClientCapabilities
 	Responses    mcp.InputResponseMap
 	RequestState string
+	// own: mcphost answered the round itself (rounds.go), so the request
+	// declares mcphost's own capabilities (go-sdk adds them), not a
+	// client's.
+	own bool
 }
 
 // retry reports whether in answers an earlier input request: such a
@@ -502,6 +506,9 @@ func (in *CallInput) relay(cs *mcp.ClientSession, meta mcp.Meta) (mcp.Meta, mcp.
 	}
 	if ir := cs.InitializeResult(); ir == nil || ir.ProtocolVersion < modernProtocolVersion {
 		return meta, nil, ""
+	}
+	if in.own {
+		return meta, in.Responses, in.RequestState
 	}
 	out := maps.Clone(meta)
 	if out == nil {
@@ -610,7 +617,9 @@ func (h *Host) GatewaySealKey() []byte {
 // *PolicyError with the outcome.
 func (h *Host) GatewayCall(ctx context.Context, req SessionCall, elicit func(context.Context, Approval) (outcome string, answered bool), onProgress func(Progress)) (*CallOutcome, error) {
 	req.Origin = OriginGateway
-	d := door{record: h.store != nil, onProgress: onProgress, relayInput: true}
+	// A legacy upstream's elicitation on the shared session is answered
+	// in the WebShell (a modern one's rounds are relayed to the client).
+	d := door{record: h.store != nil, onProgress: onProgress, relayInput: true, elicit: h.elicitBroker}
 	d.ask = func(ctx context.Context, principal string, a Approval) (string, error) {
 		if elicit != nil {
 			if outcome, answered := elicit(ctx, a); answered {

@@ -150,7 +150,7 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	if h.store == nil {
 		return nil, ErrNoStore
 	}
-	out, err := h.pipeline(ctx, req, door{record: true, ask: h.ask})
+	out, err := h.pipeline(ctx, req, door{record: true, ask: h.ask, elicit: h.elicitBroker})
 	if out == nil {
 		return nil, err
 	}
@@ -175,6 +175,11 @@ type door struct {
 	// it the call fails with an *InputRequiredError, since nobody here can
 	// answer.
 	relayInput bool
+	// elicit answers a server's elicitation (a legacy session's
+	// elicitation/create, or an input_required round when the door does
+	// not relay them): the WebShell and the API ask through the broker,
+	// the CLI at its terminal; nil declines (elicit.go).
+	elicit elicitFunc
 }
 
 // callOutcome is what the pipeline made of a call that reached its policy
@@ -340,15 +345,22 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 			}
 		}
 	}
+	// The call is in flight on its connection while it runs, so that a
+	// legacy server's elicitation/create finds it (inflight.go).
+	inflight := &inflightCall{principal: req.Principal.Name, sessionID: req.SessionID, callID: callID,
+		server: req.Server, tool: req.Tool, ctx: cctx, elicit: d.elicit, asks: &callAsks{}}
+	removeInflight := c.inflight.add(inflight)
 	res, err := c.callTool(cctx, cs, req.Tool, args, req.Input, progress)
-	took := time.Since(entry.StartedAt)
 	// An input_required answer is not a result yet: relayed as it is, past
 	// the result and App stages (the answer to the last round goes through
-	// them), or a failure where nobody can answer it.
-	needsInput := err == nil && res.NeedsInput()
-	if needsInput && !d.relayInput {
-		err, res, needsInput = inputRequired(req.Server, req.Tool, res), nil, false
+	// them), or answered here, round by round.
+	if err == nil && res.NeedsInput() && !d.relayInput {
+		res, err = h.answerRounds(cctx, c, cs, inflight, req.Tool, args, res, progress)
 	}
+	removeInflight()
+	trail.Input = inflight.asks.list()
+	took := time.Since(entry.StartedAt)
+	needsInput := err == nil && res.NeedsInput()
 	out.upstream = err
 	switch {
 	case err != nil && cctx.Err() != nil:

@@ -150,6 +150,11 @@ type Server struct {
 	URL     string            // `url`: http or https endpoint
 	Headers map[string]string // `headers`: sent with every HTTP request
 
+	// Roots is `roots`: file URIs answered to the server's roots/list
+	// (absolute file:// URIs, checked at load); none by default, and then
+	// roots are not advertised.
+	Roots []string
+
 	VersionNegotiation  string        // NegotiationLegacy (default) | NegotiationAuto
 	StdioProbe          string        // StdioProbeSibling (default) | StdioProbeInPlace
 	HTTPProbeTimeout    string        // HTTPProbeTimeoutFallback (default) | HTTPProbeTimeoutError

@@ -91,6 +91,11 @@ type serverBlock struct {
 	Headers        hcl.Expression `hcl:"headers,optional"`
 	HeadersAttr    hcl.Range      `hcl:"headers,attr_range"`
 
+	// roots: file URIs the server may work in (answered to roots/list);
+	// none by default.
+	Roots      hcl.Expression `hcl:"roots,optional"`
+	RootsRange hcl.Range      `hcl:"roots,attr_value_range"`
+
 	// version_negotiation: "legacy" (default) | "auto".
 	VersionNegotiation      hcl.Expression `hcl:"version_negotiation,optional"`
 	VersionNegotiationRange hcl.Range      `hcl:"version_negotiation,attr_value_range"`
