@@ -334,7 +334,8 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		}
 	}
 	// Elicitation (form and url) is answered for the call in flight
-	// (inflight.go); roots only when the block declares some; sampling is
+	// (inflight.go: serverRequests, which answers elicitation/create
+	// before go-sdk would, so no ElicitationHandler); roots only when the block declares some; sampling is
 	// never advertised, and a request for it gets samplingRefusal. A
 	// non-nil value replaces go-sdk's default of advertising roots. Every
 	// server learns that this client renders MCP Apps.
@@ -346,8 +347,7 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	}
 	apps.Advertise(caps)
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, &mcp.ClientOptions{
-		Capabilities:       caps,
-		ElicitationHandler: c.legacyElicit,
+		Capabilities: caps,
 		// A modern server's input_required answer (SEP-2322) comes back as
 		// it is (NeedsInput): the gateway relays it to its client, and
 		// every other door answers its rounds in the pipeline (rounds.go).
@@ -385,7 +385,7 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		},
 	})
 
-	client.AddReceivingMiddleware(refuseSampling)
+	client.AddReceivingMiddleware(c.serverRequests)
 	client.AddRoots(configRoots(c.cfg.Roots)...)
 	return c.connectNegotiated(ctx, dctx, client, refresh)
 }

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"sort"
@@ -262,9 +263,13 @@ func (h *Host) answerElicitation(ctx context.Context, call *inflightCall, round 
 	}
 	res := &mcp.ElicitResult{Action: ans.Action}
 	if ans.Action == ElicitAccept && e.Mode == ElicitForm {
-		res.Content = ans.Content
+		res.Content = maps.Clone(ans.Content)
 		if res.Content == nil {
 			res.Content = map[string]any{}
+		}
+		// A field the user left out gets the schema's default (SEP-1034).
+		if err := schema.ApplyDefaults(&res.Content); err != nil {
+			h.opts.Logger.Warn("applying the elicitation schema's defaults", "server", call.server, "err", err)
 		}
 		rec.Content = redactSecrets(res.Content, e.RequestedSchema)
 	}
@@ -353,6 +358,7 @@ func checkElicitSchema(raw []byte) (*jsonschema.Resolved, error) {
 	for _, name := range sortedKeys(top.Properties) {
 		var prop struct {
 			Type       any             `json:"type"`
+			Format     string          `json:"format"`
 			Properties json.RawMessage `json:"properties"`
 			Items      *struct {
 				Type  any   `json:"type"`
@@ -368,7 +374,13 @@ func checkElicitSchema(raw []byte) (*jsonschema.Resolved, error) {
 			return nil, fmt.Errorf("property %q has nested properties; elicitation schemas are flat objects of primitive properties", truncate(name, 64))
 		}
 		switch prop.Type {
-		case "string", "number", "integer", "boolean":
+		case "string":
+			switch prop.Format {
+			case "", "email", "uri", "date", "date-time", "password":
+			default:
+				return nil, fmt.Errorf("property %q has the format %q; mcphost accepts email, uri, date, date-time and password", truncate(name, 64), truncate(prop.Format, 32))
+			}
+		case "number", "integer", "boolean":
 		case "array":
 			if prop.Items == nil || (prop.Items.Type != nil && prop.Items.Type != "string") ||
 				(len(prop.Items.Enum) == 0 && len(prop.Items.AnyOf) == 0 && len(prop.Items.OneOf) == 0) {
@@ -545,6 +557,7 @@ type pendingElicitation struct {
 	principal string
 	schema    *jsonschema.Resolved
 	answer    chan ElicitationAnswer // buffered 1; the first answer wins
+	answered  bool                   // under elicitations.mu
 }
 
 // elicitations holds the pending elicitations by id.
@@ -622,7 +635,7 @@ func (h *Host) AnswerElicitation(p Principal, id string, ans ElicitationAnswer) 
 	h.elicits.mu.Lock()
 	defer h.elicits.mu.Unlock()
 	q, ok := h.elicits.pending[id]
-	if !ok || q.principal != p.Name {
+	if !ok || q.principal != p.Name || q.answered {
 		return ErrNotFound
 	}
 	if ans.Action == ElicitAccept && q.Mode == ElicitURL && len(ans.Content) > 0 {
@@ -635,10 +648,7 @@ func (h *Host) AnswerElicitation(p Principal, id string, ans ElicitationAnswer) 
 	if err := checkAnswer(ans, schema); err != nil {
 		return err
 	}
-	select {
-	case q.answer <- ans:
-		return nil
-	default:
-		return ErrNotFound // already answered
-	}
+	q.answered = true
+	q.answer <- ans // buffered, and only the first answer gets here
+	return nil
 }

@@ -81,21 +81,25 @@ func (c *serverConn) legacyElicit(ctx context.Context, req *mcp.ElicitRequest) (
 	return res, err
 }
 
-// samplingRefused is the error a server's sampling request gets.
-func samplingRefused() error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: samplingRefusal}
-}
-
 // samplingRefusal says why mcphost answers no sampling request.
 const samplingRefusal = "mcphost has no model: it does not answer sampling/createMessage; a server can sample only through the gateway, from an MCP client that samples"
 
-// refuseSampling is a receiving middleware of a server's client that
-// answers sampling/createMessage with samplingRefusal (go-sdk's own answer
-// names no host), without advertising sampling.
-func refuseSampling(next mcp.MethodHandler) mcp.MethodHandler {
+// serverRequests is a receiving middleware of a server's client for the
+// requests a server sends on a legacy session: elicitation/create goes to
+// legacyElicit before go-sdk's own handling (which would refuse a
+// password field, and checks nothing of mcphost's bounds), and
+// sampling/createMessage is answered with samplingRefusal (go-sdk's own
+// answer names no host), without advertising sampling.
+func (c *serverConn) serverRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "sampling/createMessage" {
-			return nil, samplingRefused()
+		switch method {
+		case "sampling/createMessage":
+			c.logger.Info("sampling request refused")
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: samplingRefusal}
+		case "elicitation/create":
+			if er, ok := req.(*mcp.ElicitRequest); ok {
+				return c.legacyElicit(ctx, er)
+			}
 		}
 		return next(ctx, method, req)
 	}
