@@ -128,7 +128,9 @@ var ErrTooManyElicitations = errors.New("too many questions are waiting for an a
 // unknown action, content that is too large.
 type ElicitationAnswerError struct{ Reason string }
 
-func (e *ElicitationAnswerError) Error() string { return "the answer does not fit the question: " + e.Reason }
+func (e *ElicitationAnswerError) Error() string {
+	return "the answer does not fit the question: " + e.Reason
+}
 
 // elicitRefusal is a request mcphost refuses without asking anyone (its
 // schema or URL is not acceptable); Reason goes to the server.

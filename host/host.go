@@ -97,7 +97,7 @@ type Host struct {
 	metrics     metrics
 	calls       calls
 	approvals   approvals
-	elicits     elicitations // pending elicitations (elicit.go)
+	elicits     elicitations     // pending elicitations (elicit.go)
 	limiter     limiter          // per-principal call limits (ratelimit.go)
 	credKey     []byte           // derives WebShell credentials (principal.go)
 	pluginRT    *plugins.Runtime // shared by every generation's plugins; closed last

@@ -166,7 +166,6 @@ var tools = map[string]tool{
 // errResponse is a legacy request the client answered with an error.
 type errResponse string
 
-
 func isModern(req *mcp.CallToolRequest) bool {
 	ip := req.Session.InitializeParams()
 	return ip == nil || ip.ProtocolVersion >= modern
