@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
@@ -546,50 +545,6 @@ func relayedCapabilities(client *mcp.ClientCapabilities) map[string]any {
 		out["roots"] = map[string]any{"listChanged": true}
 	}
 	return out
-}
-
-// InputRequiredError is a call whose server asked for input (an
-// input_required answer, SEP-2322) where nobody can give it: the WebShell,
-// the API and the CLI have no elicitation, sampling or roots of their own.
-type InputRequiredError struct {
-	Server, Tool string
-	// Asks are the kinds of input asked for (elicitation, sampling, roots),
-	// sorted; empty when the server only asked to be retried later.
-	Asks []string
-}
-
-func (e *InputRequiredError) Error() string {
-	what := "asks to be called again later (an input_required answer without input requests)"
-	if len(e.Asks) > 0 {
-		what = "asks the caller for input (" + strings.Join(e.Asks, ", ") + "), which only an MCP client of the gateway can give"
-	}
-	return fmt.Sprintf("call %s.%s: the server %s", e.Server, e.Tool, what)
-}
-
-// inputRequired is the error for an input_required answer nobody can
-// give.
-func inputRequired(server, tool string, res *mcp.CallToolResult) error {
-	e := &InputRequiredError{Server: server, Tool: tool}
-	seen := map[string]bool{}
-	for _, ir := range res.InputRequests {
-		var kind string
-		switch ir.(type) {
-		case *mcp.ElicitParams:
-			kind = "elicitation"
-		case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
-			kind = "sampling"
-		case *mcp.ListRootsParams:
-			kind = "roots"
-		default:
-			kind = fmt.Sprintf("%T", ir)
-		}
-		if !seen[kind] {
-			seen[kind] = true
-			e.Asks = append(e.Asks, kind)
-		}
-	}
-	sort.Strings(e.Asks)
-	return e
 }
 
 // GatewaySealKey returns the key the gateway seals the requestState it

@@ -172,8 +172,8 @@ type door struct {
 	onProgress func(Progress)
 	// relayInput: a server's input_required answer is the outcome's result,
 	// for the caller to answer and retry (the gateway's clients); without
-	// it the call fails with an *InputRequiredError, since nobody here can
-	// answer.
+	// it the pipeline answers the rounds itself (rounds.go), asking
+	// through elicit.
 	relayInput bool
 	// elicit answers a server's elicitation (a legacy session's
 	// elicitation/create, or an input_required round when the door does
