@@ -320,3 +320,87 @@ func TestElicitTimeout(t *testing.T) {
 		t.Fatalf("result %s trail %s, want a cancel recorded as expired", e.Result, e.Trail)
 	}
 }
+
+// TestElicitAttribution: on a legacy session a question belongs to the
+// call in flight; with two calls of one principal in flight, to the most
+// recent; with calls of two principals in flight it is declined, saying
+// why.
+func TestElicitAttribution(t *testing.T) {
+	st, err := store.Open(t.Context(), t.TempDir()+"/m.db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := startHost(t, host.Options{Store: st}, elicitServer(t, config.NegotiationLegacy))
+	alice := host.Principal{Name: "alice", Groups: []string{}}
+	bob := host.Principal{Name: "bob", Groups: []string{}}
+	aliceSess, err := h.CreateSession(t.Context(), alice, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobSess, err := h.CreateSession(t.Context(), bob, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	aliceEvents, stopA, err := h.Subscribe(host.Caller{Principal: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopA()
+	bobEvents, stopB, err := h.Subscribe(host.Caller{Principal: bob})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopB()
+	type result struct {
+		entry *store.Entry
+		err   error
+	}
+	start := func(p host.Principal, sid, callID string) chan result {
+		done := make(chan result, 1)
+		go func() {
+			e, err := h.Call(t.Context(), host.SessionCall{Principal: p, SessionID: sid, CallID: callID, Server: "ask", Tool: "ask_name", Arguments: json.RawMessage(`{}`)})
+			done <- result{e, err}
+		}()
+		return done
+	}
+
+	// Alice's first call waits for her answer; her second call's question
+	// goes to the second call (the most recent in flight).
+	first := start(alice, aliceSess.ID, "first")
+	if q := waitEvent(t, aliceEvents, host.EventElicitation).Data.(host.Elicitation); q.CallID != "first" {
+		t.Fatalf("first question for %q", q.CallID)
+	}
+	second := start(alice, aliceSess.ID, "second")
+	q2 := waitEvent(t, aliceEvents, host.EventElicitation).Data.(host.Elicitation)
+	if q2.CallID != "second" {
+		t.Fatalf("second question for %q, want the most recent call", q2.CallID)
+	}
+
+	// Bob's call while alice's are in flight: nobody can tell whose the
+	// question is, so it is declined, and nobody is asked.
+	r := <-start(bob, bobSess.ID, "bobs")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !strings.Contains(string(r.entry.Result), "calls of 2 principals are in flight") {
+		t.Fatalf("bob's result %s, want a decline naming the ambiguity", r.entry.Result)
+	}
+	select {
+	case ev := <-bobEvents:
+		if ev.Type == host.EventElicitation {
+			t.Fatalf("bob was asked: %+v", ev.Data)
+		}
+	default:
+	}
+	for _, q := range h.PendingElicitations(alice) {
+		if err := h.AnswerElicitation(alice, q.ID, host.ElicitationAnswer{Action: host.ElicitDecline}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, done := range []chan result{first, second} {
+		if r := <-done; r.err != nil || !strings.Contains(string(r.entry.Result), "decline") {
+			t.Fatalf("alice's call: %v %s", r.err, r.entry.Result)
+		}
+	}
+}
