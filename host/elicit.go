@@ -654,3 +654,23 @@ func (h *Host) AnswerElicitation(p Principal, id string, ans ElicitationAnswer) 
 	q.answer <- ans // buffered, and only the first answer gets here
 	return nil
 }
+
+// Check reports whether ans fits the question e: a known action, and for
+// an accepted form, content that matches the requested schema within
+// MaxElicitAnswerBytes (an *ElicitationAnswerError otherwise). A door that
+// asks the user itself (the CLI) uses it to ask again.
+func (e Elicitation) Check(ans ElicitationAnswer) error {
+	var schema *jsonschema.Resolved
+	if e.Mode == ElicitForm && len(e.RequestedSchema) > 0 {
+		rs, err := checkElicitSchema(e.RequestedSchema)
+		if err != nil {
+			return &ElicitationAnswerError{Reason: err.Error()}
+		}
+		schema = rs
+	}
+	return checkAnswer(ans, schema)
+}
+
+// SecretField reports whether the form's property name is secret (format
+// "password" or writeOnly): shown masked, never recorded in clear.
+func (e Elicitation) SecretField(name string) bool { return secretFields(e.RequestedSchema)[name] }
