@@ -115,6 +115,7 @@ func TestLoadFileValues(t *testing.T) {
 				Args:      []string{"-y", "@modelcontextprotocol/server-filesystem", "/srv/data"},
 				Env:       map[string]string{"NODE_ENV": "production", "TOKEN": testToken},
 				Cwd:       filepath.Join(dir, "work"),
+				Roots:     []string{"file:///srv/data"},
 
 				VersionNegotiation: NegotiationAuto,
 				StdioProbe:         StdioProbeSibling, HTTPProbeTimeout: HTTPProbeTimeoutFallback,
@@ -176,7 +177,7 @@ func TestLoadFileValues(t *testing.T) {
 		t.Errorf("Filename = %q, want %q", cfg.Filename, path)
 	}
 	s := cfg.Server("search")
-	if s == nil || s.NameRange.Start.Line != 26 || s.DeclRange.Filename != path {
+	if s == nil || s.NameRange.Start.Line != 27 || s.DeclRange.Filename != path {
 		t.Errorf("Server(search) ranges = %+v", s)
 	}
 }
