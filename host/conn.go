@@ -65,6 +65,13 @@ type serverConn struct {
 	// elicitation/create is attributed (inflight.go).
 	inflight inflightCalls
 
+	// roots are the block's roots as the last reload left them (a reload
+	// that changes only roots keeps the connection), and client the
+	// go-sdk client of the current session, whose roots setRoots changes.
+	rootsMu sync.Mutex
+	roots   []string
+	client  *mcp.Client
+
 	progressSeq atomic.Uint64
 	progress    sync.Map // progress token (string) → func(Progress)
 
@@ -107,6 +114,7 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		settled: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	c.roots = s.Roots
 	c.stderrLimit = newStderrLimiter(c.logger)
 	c.logLimit = newLogLimiter(c.logger, "server log messages suppressed", "messages")
 	c.strayLimit = newLogLimiter(c.logger, "stray answers suppressed", "answers")
@@ -342,7 +350,8 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
 		Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{},
 	}}
-	if len(c.cfg.Roots) > 0 {
+	roots := c.currentRoots()
+	if len(roots) > 0 {
 		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
 	}
 	apps.Advertise(caps)
@@ -386,7 +395,10 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	})
 
 	client.AddReceivingMiddleware(c.serverRequests)
-	client.AddRoots(configRoots(c.cfg.Roots)...)
+	client.AddRoots(configRoots(roots)...)
+	c.rootsMu.Lock()
+	c.client = client
+	c.rootsMu.Unlock()
 	return c.connectNegotiated(ctx, dctx, client, refresh)
 }
 

@@ -404,3 +404,47 @@ func TestElicitAttribution(t *testing.T) {
 		}
 	}
 }
+
+// TestRootsReload: a reload that changes only a server's roots keeps its
+// process; the server hears roots/list_changed and lists the new roots.
+// Adding the first roots reconnects (the capability changes).
+func TestRootsReload(t *testing.T) {
+	s := elicitServer(t, config.NegotiationLegacy, "file:///srv/a")
+	h := startHost(t, host.Options{}, s)
+	pid := textOf(call(t, h, "ask", "pid", `{}`))
+	if got := textOf(call(t, h, "ask", "roots", `{}`)); got != "[file:///srv/a]" {
+		t.Fatalf("roots %q", got)
+	}
+	s.Roots = []string{"file:///srv/b", "file:///srv/c"}
+	res, err := h.Reload(t.Context(), &config.Config{Servers: []config.Server{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Kept) != 1 || len(res.Servers) != 1 || strings.Join(res.Servers[0].Changed, ",") != "roots" {
+		t.Fatalf("plan %+v, want ask kept with its roots changed", res.Servers)
+	}
+	if got := textOf(call(t, h, "ask", "pid", `{}`)); got != pid {
+		t.Fatalf("pid %s after the reload, want %s (kept)", got, pid)
+	}
+	if got := textOf(call(t, h, "ask", "roots_changed", `{}`)); got == "0" {
+		t.Fatal("the server heard no roots/list_changed")
+	}
+	if got := textOf(call(t, h, "ask", "roots", `{}`)); got != "[file:///srv/b file:///srv/c]" {
+		t.Fatalf("roots after the reload %q", got)
+	}
+
+	s.Roots = nil
+	res, err = h.Reload(t.Context(), &config.Config{Servers: []config.Server{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Restarted) != 1 {
+		t.Fatalf("plan %+v, want ask restarted: it no longer declares roots", res.Servers)
+	}
+	if err := h.WaitSettled(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(call(t, h, "ask", "roots", `{}`)); got != "[]" {
+		t.Fatalf("roots without any %q, want an empty list", got)
+	}
+}

@@ -154,8 +154,18 @@ func (h *Host) checkServerFilter(cfg *config.Config) error {
 }
 
 // sameServer reports whether two server blocks configure the same server:
-// every setting equal, wherever the blocks sit in their files.
-func sameServer(a, b config.Server) bool { return sameIgnoringRanges(a, b) }
+// every setting equal, wherever the blocks sit in their files. Roots may
+// differ while both blocks have some: the running session keeps its
+// process, and the new roots reach the server as roots/list_changed
+// (serverConn.setRoots). Adding the first root or removing the last
+// changes the capabilities mcphost declares, so that reconnects.
+func sameServer(a, b config.Server) bool {
+	if (len(a.Roots) > 0) != (len(b.Roots) > 0) {
+		return false
+	}
+	a.Roots, b.Roots = nil, nil
+	return sameIgnoringRanges(a, b)
+}
 
 // ReloadOptions are the conditions of [Host.ReloadWith].
 type ReloadOptions struct {
@@ -303,6 +313,11 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 		}
 	}
 	h.cur.Store(g)
+	for _, s := range cfg.Servers {
+		if c := g.byName[s.Name]; c != nil && old.byName[s.Name] == c {
+			c.setRoots(s.Roots) // a kept server whose roots changed hears of it
+		}
+	}
 	if n := h.revoke(g); n > 0 {
 		h.opts.Logger.Info("event streams ended: their credential no longer authenticates", "streams", n)
 	}

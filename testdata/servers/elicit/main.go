@@ -29,6 +29,8 @@
 //	roots         roots/list; the root URIs joined by spaces, or "error: …"
 //	sample        sampling/createMessage; the model's text, or "error: …"
 //	multi         an elicitation and roots/list in one round (modern) or in turn
+//	roots_changed how many notifications/roots/list_changed arrived
+//	pid           the server's process id
 //
 // A legacy "error: …" is the JSON-RPC error the client answered with; a
 // decline's reason (mcphost's _meta io.mcphost/declineReason) is appended
@@ -45,6 +47,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -53,7 +56,9 @@ const modern = "2026-07-28"
 
 func main() {
 	fmt.Fprintln(os.Stderr, "elicit: started")
-	s := mcp.NewServer(&mcp.Implementation{Name: "elicit", Version: "1.0.0"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "elicit", Version: "1.0.0"}, &mcp.ServerOptions{
+		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { rootsChanged.Add(1) },
+	})
 	for name, t := range tools {
 		s.AddTool(&mcp.Tool{Name: name, Description: t.desc, InputSchema: json.RawMessage(`{"type":"object"}`)}, t.run)
 	}
@@ -62,6 +67,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// rootsChanged counts notifications/roots/list_changed.
+var rootsChanged atomic.Int64
 
 type tool struct {
 	desc string
@@ -150,6 +158,12 @@ var tools = map[string]tool{
 			return text("error: " + string(r)), nil
 		}
 		return text(fmt.Sprintf("unexpected %T", resp["sample"])), nil
+	}},
+	"roots_changed": {"Counts the client's roots/list_changed notifications.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(strconv.FormatInt(rootsChanged.Load(), 10)), nil
+	}},
+	"pid": {"Returns the server's process id.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(strconv.Itoa(os.Getpid())), nil
 	}},
 	"multi": {"Asks a name and lists roots in one round.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		resp, res, err := ask(ctx, req, map[string]mcp.InputRequest{
