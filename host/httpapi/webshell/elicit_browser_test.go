@@ -82,6 +82,9 @@ func TestElicitationInWebShell(t *testing.T) {
 		if e := tb.readEntries()[n-1]; e.Status != "ok" || e.Result != "hello Ada, 41" {
 			t.Errorf("%s: accepted call = %+v", server, e)
 		}
+		if got := eval[string](tb, fmt.Sprintf(`document.querySelectorAll('%s')[%d].querySelector('[data-testid=trail-input]')?.dataset.outcome ?? ''`, entrySel, n-1)); got != "accept" {
+			t.Errorf("%s: the entry's trail shows the question's outcome as %q, want accept", server, got)
+		}
 
 		// An answer the schema refuses stays on the card with the reason;
 		// then decline.
