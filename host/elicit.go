@@ -568,11 +568,20 @@ type elicitations struct {
 	pending map[string]*pendingElicitation
 }
 
+// elicitTimeout is how long a question of generation g waits:
+// elicitation_timeout, else Options.ApprovalTimeout (by default both 2m).
+func (h *Host) elicitTimeout(g *generation) time.Duration {
+	if g != nil && g.cfg != nil && g.cfg.ElicitationTimeout > 0 {
+		return g.cfg.ElicitationTimeout
+	}
+	return h.opts.ApprovalTimeout
+}
+
 // elicitBroker registers e, publishes it, and waits for the principal's
-// answer, the timeout (Options.ApprovalTimeout) or ctx: the elicitFunc of
+// answer, the timeout (elicitTimeout) or ctx: the elicitFunc of
 // the WebShell and API doors.
 func (h *Host) elicitBroker(ctx context.Context, principal string, e Elicitation, schema *jsonschema.Resolved) (ElicitationAnswer, error) {
-	timeout := h.opts.ApprovalTimeout
+	timeout := h.elicitTimeout(h.gen())
 	e.ID = "e_" + randomHex(8)
 	e.Created = time.Now().UTC()
 	e.Expires = e.Created.Add(timeout)

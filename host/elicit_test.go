@@ -298,15 +298,25 @@ func TestElicitBroker(t *testing.T) {
 	}
 }
 
-// TestElicitTimeout: an unanswered question expires after the approval
-// timeout, and the server gets a cancel.
+// TestElicitTimeout: an unanswered question expires after the
+// elicitation_timeout, and the server gets a cancel.
 func TestElicitTimeout(t *testing.T) {
 	st, err := store.Open(t.Context(), t.TempDir()+"/m.db", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h := startHost(t, host.Options{Store: st, ApprovalTimeout: 50 * time.Millisecond}, elicitServer(t, config.NegotiationLegacy))
+	// elicitation_timeout, not the approval timeout, bounds the wait.
+	h, err := host.New(&config.Config{Servers: []config.Server{elicitServer(t, config.NegotiationLegacy)}, ElicitationTimeout: 50 * time.Millisecond},
+		host.Options{Store: st, ApprovalTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Start(t.Context())
+	t.Cleanup(func() { h.Close() })
+	if err := h.WaitSettled(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	alice := host.Principal{Name: "alice", Groups: []string{}}
 	sess, err := h.CreateSession(t.Context(), alice, "t")
 	if err != nil {

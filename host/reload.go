@@ -346,7 +346,7 @@ func (h *Host) checkPlugins(ctx context.Context, cfg *config.Config) hcl.Diagnos
 // retire stops the old generation's replaced servers and closes its
 // plugins once no call holds it any more, or after drainBound.
 func (h *Host) retire(old *generation, conns []*serverConn, next *plugins.Set) {
-	bound := drainBound(old, h.opts.ApprovalTimeout)
+	bound := drainBound(old, h.opts.ApprovalTimeout+h.elicitTimeout(old))
 	var started []*serverConn // before Start, a connection never ran
 	for _, c := range conns {
 		if c.stop != nil {
@@ -387,8 +387,8 @@ func (h *Host) retire(old *generation, conns []*serverConn, next *plugins.Set) {
 }
 
 // drainBound is how long a retired generation waits for its calls: the
-// longest call_timeout of its servers plus the approval timeout (a call
-// may wait for a person first), and a margin.
+// longest call_timeout of its servers plus the approval and elicitation
+// timeouts (a call may wait for a person), and a margin.
 func drainBound(g *generation, approval time.Duration) time.Duration {
 	d := time.Duration(0)
 	for _, s := range g.cfg.Servers {

@@ -187,6 +187,9 @@ func (h *Host) plan(old *generation, cfg *config.Config) ReloadPlan {
 	if old.cfg.WatchConfig != cfg.WatchConfig {
 		p.Settings = append(p.Settings, "watch_config")
 	}
+	if old.cfg.ElicitationTimeout != cfg.ElicitationTimeout {
+		p.Settings = append(p.Settings, "elicitation_timeout")
+	}
 	return p
 }
 

@@ -101,12 +101,13 @@ func TestLoadFileValues(t *testing.T) {
 	want := &Config{
 		PolicyDefault:   PolicyAllow,
 		AppCompactAfter: DefaultAppCompactAfter, AppCompactSessionBytes: DefaultAppCompactSessionBytes,
-		Listen:      "0.0.0.0:8080",
-		DataDir:     filepath.Join(dir, "state"),
-		LogLevel:    slog.LevelDebug,
-		WatchConfig: true,
-		Store:       StoreConfig{Sync: StoreSyncNormal},
-		Gateway:     Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
+		Listen:             "0.0.0.0:8080",
+		DataDir:            filepath.Join(dir, "state"),
+		LogLevel:           slog.LevelDebug,
+		WatchConfig:        true,
+		ElicitationTimeout: 5 * time.Minute,
+		Store:              StoreConfig{Sync: StoreSyncNormal},
+		Gateway:            Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
 		Servers: []Server{
 			{
 				Name:      "files",

@@ -28,6 +28,11 @@ type fileSchema struct {
 	// SIGHUP (default false).
 	WatchConfig hcl.Expression `hcl:"watch_config,optional"`
 
+	// elicitation_timeout: how long a server's question waits for the
+	// user's answer before the server gets "cancel" (default "2m").
+	ElicitationTimeout      hcl.Expression `hcl:"elicitation_timeout,optional"`
+	ElicitationTimeoutRange hcl.Range      `hcl:"elicitation_timeout,attr_value_range"`
+
 	// app_compact_after: App display records of calls older than this lose
 	// their HTML (default "168h"; "off" never).
 	AppCompactAfter      hcl.Expression `hcl:"app_compact_after,optional"`

@@ -64,3 +64,4 @@ store {
 }
 
 watch_config = true
+elicitation_timeout = "5m"
