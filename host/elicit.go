@@ -220,7 +220,17 @@ func (h *Host) answerElicitation(ctx context.Context, call *inflightCall, round 
 		return declined(reason), nil
 	}
 	e, schema, err := checkElicitation(p)
-	if err != nil {
+	var ue *urlError
+	switch {
+	case errors.As(err, &ue):
+		// A URL mcphost will not show (a javascript: one, say) is
+		// declined, with the reason, in both eras.
+		reason := "mcphost declined the url: " + err.Error()
+		rec.Mode, rec.Outcome, rec.Reason = ElicitURL, ElicitDecline, reason
+		call.asks.add(rec)
+		h.opts.Logger.Warn("elicitation declined: its url", "server", call.server, "tool", call.tool, "principal", call.principal, "err", err)
+		return declined(reason), nil
+	case err != nil:
 		rec.Outcome, rec.Reason = ElicitRefused, err.Error()
 		call.asks.add(rec)
 		return nil, &elicitRefusal{Reason: err.Error()}
@@ -324,7 +334,7 @@ func checkElicitation(p *mcp.ElicitParams) (Elicitation, *jsonschema.Resolved, e
 			return e, nil, errors.New("a url-mode request cannot have a requestedSchema")
 		}
 		if err := checkElicitURL(p.URL); err != nil {
-			return e, nil, err
+			return e, nil, &urlError{err}
 		}
 		e.URL = p.URL
 		return e, nil, nil
@@ -404,6 +414,12 @@ func checkElicitSchema(raw []byte) (*jsonschema.Resolved, error) {
 	}
 	return rs, nil
 }
+
+// urlError is a URL-mode request whose URL mcphost will not show: it is
+// declined rather than refused.
+type urlError struct{ error }
+
+func (e *urlError) Unwrap() error { return e.error }
 
 // checkElicitURL accepts an absolute http or https URL with a host.
 func checkElicitURL(raw string) error {

@@ -64,7 +64,7 @@ func TestElicitOneShotDoor(t *testing.T) {
 				{tool: "ask_name", want: "hello Bob, 30", asked: 1},
 				{tool: "ask_password", want: "user ada, password of 6 bytes", asked: 1},
 				{tool: "open_url", want: "accept", asked: 1},
-				{tool: "bad_url", want: refusedWant, wantIn: `scheme "javascript" is not http or https`},
+				{tool: "bad_url", want: "decline (mcphost declined the url: ", wantIn: `scheme "javascript" is not http or https`},
 				{tool: "deep_schema", want: refusedWant, wantIn: "nested properties"},
 				{tool: "huge_schema", want: refusedWant, wantIn: "mcphost accepts at most"},
 				{tool: "roots", want: "[file:///home/me/project file:///srv/data]"},
