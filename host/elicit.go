@@ -149,7 +149,9 @@ type InputAsk struct {
 	Kind    string `json:"kind"`
 	Mode    string `json:"mode,omitempty"`
 	Message string `json:"message,omitempty"`
-	URL     string `json:"url,omitempty"`
+	// URL is a url-mode request's URL without its query, fragment and
+	// user info (they may carry one-time codes).
+	URL string `json:"url,omitempty"`
 	// Fields are the names of the form's properties.
 	Fields []string `json:"fields,omitempty"`
 	// Outcome is an action (accept, decline, cancel), expired, cancelled,
@@ -235,7 +237,7 @@ func (h *Host) answerElicitation(ctx context.Context, call *inflightCall, round 
 		call.asks.add(rec)
 		return nil, &elicitRefusal{Reason: err.Error()}
 	}
-	rec.Mode, rec.URL = e.Mode, e.URL
+	rec.Mode, rec.URL = e.Mode, trailURL(e.URL)
 	rec.Fields = schemaFields(e.RequestedSchema)
 	e.SessionID, e.CallID, e.Server, e.Tool = call.sessionID, call.callID, call.server, call.tool
 	if call.elicit == nil {
@@ -440,6 +442,17 @@ func checkElicitURL(raw string) error {
 		return errors.New("the url has no host")
 	}
 	return nil
+}
+
+// trailURL is a URL as the trail records it: without its user info,
+// query and fragment, which may carry one-time codes or tokens.
+func trailURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" {
+		return ""
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
 }
 
 // checkAnswer checks an answer's action and, for accept, its content

@@ -458,3 +458,49 @@ func TestRootsReload(t *testing.T) {
 		t.Fatalf("roots without any %q, want an empty list", got)
 	}
 }
+
+// TestElicitTrailURL: the trail keeps a url-mode request's URL without
+// its query, which may carry a one-time code.
+func TestElicitTrailURL(t *testing.T) {
+	st, err := store.Open(t.Context(), t.TempDir()+"/m.db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := startHost(t, host.Options{Store: st}, elicitServer(t, config.NegotiationLegacy))
+	alice := host.Principal{Name: "alice", Groups: []string{}}
+	sess, err := h.CreateSession(t.Context(), alice, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, stop, err := h.Subscribe(host.Caller{Principal: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	done := make(chan *store.Entry, 1)
+	go func() {
+		e, err := h.Call(t.Context(), host.SessionCall{Principal: alice, SessionID: sess.ID, Server: "ask", Tool: "open_url", Arguments: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- e
+	}()
+	q := waitEvent(t, events, host.EventElicitation).Data.(host.Elicitation)
+	if q.Mode != host.ElicitURL || q.URL != "https://example.com/authorize?x=1" {
+		t.Fatalf("question %+v, want the whole URL shown", q)
+	}
+	if err := h.AnswerElicitation(alice, q.ID, host.ElicitationAnswer{Action: host.ElicitAccept, Content: map[string]any{"x": 1}}); err == nil {
+		t.Fatal("a url-mode answer with content was taken")
+	}
+	if err := h.AnswerElicitation(alice, q.ID, host.ElicitationAnswer{Action: host.ElicitAccept}); err != nil {
+		t.Fatal(err)
+	}
+	e := <-done
+	if e == nil {
+		t.FailNow()
+	}
+	if !strings.Contains(string(e.Trail), `"url":"https://example.com/authorize"`) || strings.Contains(string(e.Trail), "x=1") {
+		t.Fatalf("trail %s, want the URL without its query", e.Trail)
+	}
+}
