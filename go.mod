@@ -21,6 +21,7 @@ require (
 	go.opentelemetry.io/otel/sdk v1.28.0
 	go.opentelemetry.io/otel/trace v1.28.0
 	go.opentelemetry.io/proto/otlp v1.3.1
+	golang.org/x/term v0.47.0
 	google.golang.org/protobuf v1.36.10
 	modernc.org/sqlite v1.62.0
 )

@@ -61,6 +61,17 @@ type serverConn struct {
 	// logLevel is the level the gateway asked the server for ("" none).
 	logLevel mcp.LoggingLevel // under mu
 
+	// inflight are the running tool calls, to which a legacy session's
+	// elicitation/create is attributed (inflight.go).
+	inflight inflightCalls
+
+	// roots are the block's roots as the last reload left them (a reload
+	// that changes only roots keeps the connection), and client the
+	// go-sdk client of the current session, whose roots setRoots changes.
+	rootsMu sync.Mutex
+	roots   []string
+	client  *mcp.Client
+
 	progressSeq atomic.Uint64
 	progress    sync.Map // progress token (string) → func(Progress)
 
@@ -106,6 +117,7 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		settled: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	c.roots = s.Roots
 	c.stderrLimit = newStderrLimiter(c.logger)
 	c.logLimit = newLogLimiter(c.logger, "server log messages suppressed", "messages")
 	c.strayLimit = newLogLimiter(c.logger, "stray answers suppressed", "answers")
@@ -334,17 +346,25 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		default:
 		}
 	}
-	// No roots, sampling or elicitation yet: a non-nil value replaces
-	// go-sdk's default of advertising roots. Every server learns that this
-	// client renders MCP Apps.
-	caps := &mcp.ClientCapabilities{}
+	// Elicitation (form and url) is answered for the call in flight
+	// (inflight.go: serverRequests, which answers elicitation/create
+	// before go-sdk would, so no ElicitationHandler); roots only when the block declares some; sampling is
+	// never advertised, and a request for it gets samplingRefusal. A
+	// non-nil value replaces go-sdk's default of advertising roots. Every
+	// server learns that this client renders MCP Apps.
+	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+		Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{},
+	}}
+	roots := c.currentRoots()
+	if len(roots) > 0 {
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	}
 	apps.Advertise(caps)
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, &mcp.ClientOptions{
 		Capabilities: caps,
 		// A modern server's input_required answer (SEP-2322) comes back as
-		// it is (NeedsInput): the host has nobody to ask, the gateway
-		// relays it to its client, and every other door turns it into an
-		// *InputRequiredError (pipeline.go).
+		// it is (NeedsInput): the gateway relays it to its client, and
+		// every other door answers its rounds in the pipeline (rounds.go).
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		// A change notification invalidates the cached list before the
 		// catalog is fetched again, so the refetch reaches the server.
@@ -379,6 +399,11 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		},
 	})
 
+	client.AddReceivingMiddleware(c.serverRequests)
+	client.AddRoots(configRoots(roots)...)
+	c.rootsMu.Lock()
+	c.client = client
+	c.rootsMu.Unlock()
 	return c.connectNegotiated(ctx, dctx, client, refresh)
 }
 

@@ -155,7 +155,7 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	if h.store == nil {
 		return nil, ErrNoStore
 	}
-	out, err := h.pipeline(ctx, req, door{record: true, ask: h.ask})
+	out, err := h.pipeline(ctx, req, door{record: true, ask: h.ask, elicit: h.elicitBroker})
 	if out == nil {
 		return nil, err
 	}
@@ -177,9 +177,14 @@ type door struct {
 	onProgress func(Progress)
 	// relayInput: a server's input_required answer is the outcome's result,
 	// for the caller to answer and retry (the gateway's clients); without
-	// it the call fails with an *InputRequiredError, since nobody here can
-	// answer.
+	// it the pipeline answers the rounds itself (rounds.go), asking
+	// through elicit.
 	relayInput bool
+	// elicit answers a server's elicitation (a legacy session's
+	// elicitation/create, or an input_required round when the door does
+	// not relay them): the WebShell and the API ask through the broker,
+	// the CLI at its terminal; nil declines (elicit.go).
+	elicit elicitFunc
 }
 
 // callOutcome is what the pipeline made of a call that reached its policy
@@ -352,6 +357,13 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *call
 			}
 		}
 	}
+	// The call is in flight on its connection while it runs, so that a
+	// legacy server's elicitation/create finds it (inflight.go).
+	inflight := &inflightCall{principal: req.Principal.Name, sessionID: req.SessionID, callID: callID,
+		server: req.Server, tool: req.Tool, ctx: cctx, elicit: d.elicit, asks: &callAsks{}}
+	removeInflight := c.inflight.add(inflight)
+	// A gateway client's call to a per-client server goes on the client's
+	// own upstream session (perclient.go).
 	callCS := cs
 	var res *mcp.CallToolResult
 	if c.perClient(&req, cs) {
@@ -367,14 +379,16 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *call
 	if err == nil {
 		res, err = c.callTool(cctx, callCS, req.Tool, args, req.Input, progress)
 	}
-	took := time.Since(entry.StartedAt)
 	// An input_required answer is not a result yet: relayed as it is, past
 	// the result and App stages (the answer to the last round goes through
-	// them), or a failure where nobody can answer it.
-	needsInput := err == nil && res.NeedsInput()
-	if needsInput && !d.relayInput {
-		err, res, needsInput = inputRequired(req.Server, req.Tool, res), nil, false
+	// them), or answered here, round by round.
+	if err == nil && res.NeedsInput() && !d.relayInput {
+		res, err = h.answerRounds(cctx, c, callCS, inflight, req.Tool, args, res, progress)
 	}
+	removeInflight()
+	trail.Input = inflight.asks.list()
+	took := time.Since(entry.StartedAt)
+	needsInput := err == nil && res.NeedsInput()
 	out.upstream = err
 	switch {
 	case err != nil && cctx.Err() != nil:

@@ -24,6 +24,10 @@ type Trail struct {
 	Approval string `json:"approval,omitempty"`
 	// Plugins are the plugin runs, result stage then display stage.
 	Plugins []plugins.Outcome `json:"plugins,omitempty"`
+	// Input is what the server asked while the call ran (elicitation,
+	// roots, sampling) and how each ended, never a secret value
+	// (elicit.go).
+	Input []InputAsk `json:"input,omitempty"`
 }
 
 // TrailDecision is one policy decision of a call.
@@ -38,7 +42,7 @@ type TrailDecision struct {
 }
 
 func (t *Trail) empty() bool {
-	return len(t.Decisions) == 0 && t.Approval == "" && len(t.Plugins) == 0
+	return len(t.Decisions) == 0 && t.Approval == "" && len(t.Plugins) == 0 && len(t.Input) == 0
 }
 
 // raw encodes the trail, or returns nil when nothing happened.

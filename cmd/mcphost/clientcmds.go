@@ -510,6 +510,8 @@ func (e *env) call(ctx context.Context, args []string) int {
 		Principal:  e.principal,
 		Origin:     host.OriginUser,
 		OnProgress: func(p host.Progress) { fmt.Fprintln(e.stderr, progressLine(p)) },
+		// A server's question is asked at the terminal, or declined.
+		Elicit: e.elicitFunc(fs.Arg(1) == "-"),
 	})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost call: %s\n", termsafe.Line(err.Error()))

@@ -63,6 +63,10 @@ const (
 	DefaultAppCompactAfter        = 7 * 24 * time.Hour
 	DefaultAppCompactSessionBytes = 16 << 20
 	MinAppCompactAfter            = time.Minute
+	// Bounds of elicitation_timeout; DefaultElicitationTimeout when unset.
+	DefaultElicitationTimeout = 2 * time.Minute
+	MinElicitationTimeout     = time.Second
+	MaxElicitationTimeout     = time.Hour
 )
 
 // Defaults and bounds for server timing attributes.
@@ -95,6 +99,12 @@ type Config struct {
 	// WatchConfig is `watch_config`: the daemon reloads its config file
 	// when the file changes (as on SIGHUP); default false.
 	WatchConfig bool
+
+	// ElicitationTimeout is `elicitation_timeout`: how long a server's
+	// question (elicitation) waits for the user; 0 (unset) means the
+	// host's default, DefaultElicitationTimeout. Clamped to
+	// [MinElicitationTimeout, MaxElicitationTimeout].
+	ElicitationTimeout time.Duration
 
 	// AppCompactAfter is `app_compact_after`: App records of calls older
 	// than this are compacted; default DefaultAppCompactAfter, -1 never.
@@ -172,6 +182,11 @@ type Server struct {
 	// remote
 	URL     string            // `url`: http or https endpoint
 	Headers map[string]string // `headers`: sent with every HTTP request
+
+	// Roots is `roots`: file URIs answered to the server's roots/list
+	// (absolute file:// URIs, checked at load); none by default, and then
+	// roots are not advertised.
+	Roots []string
 
 	VersionNegotiation  string        // NegotiationLegacy (default) | NegotiationAuto
 	StdioProbe          string        // StdioProbeSibling (default) | StdioProbeInPlace

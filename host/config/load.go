@@ -286,6 +286,19 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 		cfg.WatchConfig = v
 	}
 
+	if d, st := l.evalDuration(f.ElicitationTimeout, "elicitation_timeout", f.ElicitationTimeoutRange); st == valid {
+		if d < MinElicitationTimeout || d > MaxElicitationTimeout {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid elicitation_timeout",
+				Detail:   fmt.Sprintf("The elicitation_timeout %s is outside [%s, %s]. It is how long a server's question waits for your answer; the default is %s.", durationText(d), durationText(MinElicitationTimeout), durationText(MaxElicitationTimeout), durationText(DefaultElicitationTimeout)),
+				Subject:  f.ElicitationTimeoutRange.Ptr(),
+			})
+		} else {
+			cfg.ElicitationTimeout = d
+		}
+	}
+
 	cfg.AppCompactAfter = DefaultAppCompactAfter
 	if v, st := l.evalString(f.AppCompactAfter, "app_compact_after"); st == valid {
 		if v == "off" {

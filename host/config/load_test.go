@@ -101,13 +101,14 @@ func TestLoadFileValues(t *testing.T) {
 	want := &Config{
 		PolicyDefault:   PolicyAllow,
 		AppCompactAfter: DefaultAppCompactAfter, AppCompactSessionBytes: DefaultAppCompactSessionBytes,
-		Listen:      "0.0.0.0:8080",
-		DataDir:     filepath.Join(dir, "state"),
-		LogLevel:    slog.LevelDebug,
-		WatchConfig: true,
-		Store:       StoreConfig{Sync: StoreSyncNormal},
-		Gateway:     Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
-		Telemetry:   Telemetry{ServiceName: DefaultServiceName},
+		Listen:             "0.0.0.0:8080",
+		DataDir:            filepath.Join(dir, "state"),
+		LogLevel:           slog.LevelDebug,
+		WatchConfig:        true,
+		ElicitationTimeout: 5 * time.Minute,
+		Store:              StoreConfig{Sync: StoreSyncNormal},
+		Gateway:            Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
+		Telemetry:          Telemetry{ServiceName: DefaultServiceName},
 		Servers: []Server{
 			{
 				Name:      "files",
@@ -116,6 +117,7 @@ func TestLoadFileValues(t *testing.T) {
 				Args:      []string{"-y", "@modelcontextprotocol/server-filesystem", "/srv/data"},
 				Env:       map[string]string{"NODE_ENV": "production", "TOKEN": testToken},
 				Cwd:       filepath.Join(dir, "work"),
+				Roots:     []string{"file:///srv/data"},
 
 				VersionNegotiation: NegotiationAuto,
 				StdioProbe:         StdioProbeSibling, HTTPProbeTimeout: HTTPProbeTimeoutFallback,
@@ -185,7 +187,7 @@ func TestLoadFileValues(t *testing.T) {
 		t.Errorf("Filename = %q, want %q", cfg.Filename, path)
 	}
 	s := cfg.Server("search")
-	if s == nil || s.NameRange.Start.Line != 26 || s.DeclRange.Filename != path {
+	if s == nil || s.NameRange.Start.Line != 27 || s.DeclRange.Filename != path {
 		t.Errorf("Server(search) ranges = %+v", s)
 	}
 }

@@ -28,6 +28,11 @@ type fileSchema struct {
 	// SIGHUP (default false).
 	WatchConfig hcl.Expression `hcl:"watch_config,optional"`
 
+	// elicitation_timeout: how long a server's question waits for the
+	// user's answer before the server gets "cancel" (default "2m").
+	ElicitationTimeout      hcl.Expression `hcl:"elicitation_timeout,optional"`
+	ElicitationTimeoutRange hcl.Range      `hcl:"elicitation_timeout,attr_value_range"`
+
 	// app_compact_after: App display records of calls older than this lose
 	// their HTML (default "168h"; "off" never).
 	AppCompactAfter      hcl.Expression `hcl:"app_compact_after,optional"`
@@ -92,6 +97,11 @@ type serverBlock struct {
 	TransportAttr  hcl.Range      `hcl:"transport,attr_range"`
 	Headers        hcl.Expression `hcl:"headers,optional"`
 	HeadersAttr    hcl.Range      `hcl:"headers,attr_range"`
+
+	// roots: file URIs the server may work in (answered to roots/list);
+	// none by default.
+	Roots      hcl.Expression `hcl:"roots,optional"`
+	RootsRange hcl.Range      `hcl:"roots,attr_value_range"`
 
 	// version_negotiation: "legacy" (default) | "auto".
 	VersionNegotiation      hcl.Expression `hcl:"version_negotiation,optional"`

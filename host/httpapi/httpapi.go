@@ -126,6 +126,8 @@ func New(h *host.Host, opts Options) http.Handler {
 	v1.GET("/servers/:name/app-capabilities", a.appCapabilities)
 	v1.GET("/approvals", a.approvals)
 	v1.POST("/approvals/:id", a.answer)
+	v1.GET("/elicitations", a.elicitations)
+	v1.POST("/elicitations/:id", a.answerElicitation)
 	v1.GET("/audit", a.audit)
 	v1.GET("/events", a.events)
 	v1.GET("/config", a.requireAdmin, a.config)

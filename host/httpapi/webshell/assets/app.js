@@ -13,6 +13,7 @@ import { entryCard, runningCard } from './render.js';
 import { teardownDisplays } from './display.js';
 import { forgetAppCapabilities } from './appbridge.js';
 import { approvalCard } from './approvals.js';
+import { elicitations } from './elicit.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -249,6 +250,7 @@ function resetApp() {
   state.entriesGen++;
   state.running.clear();
   state.finished.clear();
+  questions.reset();
   clear($('entries'));
   clear($('running-list'));
   clear($('server-list'));
@@ -410,13 +412,15 @@ function handleEvent({ event, data }) {
     case 'entry': onEntryEvent(d); break;
     case 'approval': onApproval(d); break;
     case 'approval_done': onApprovalDone(d); break;
+    case 'elicitation': questions.onEvent(d); break;
+    case 'elicitation_done': questions.onDone(d); break;
     case 'config': forgetAppCapabilities(); loadServers(); loadTools(); break; // reloaded: servers may be gone or new, their App settings changed
     default: break;
   }
 }
 
 async function refreshAll() {
-  await Promise.all([loadServers(), loadTools(), loadSessions(), loadApprovals()]);
+  await Promise.all([loadServers(), loadTools(), loadSessions(), loadApprovals(), questions.load()]);
   if (state.sessionId) await loadEntries(state.sessionId);
 }
 
@@ -908,6 +912,22 @@ function onApprovalDone(d) {
   setRunNote(cur.a.callId, '');
   updateTranscriptEmpty();
 }
+
+// questions are the servers' open elicitations (elicit.js), each shown
+// under the running card of its call.
+const questions = elicitations({
+  api, seg, errors: { ApiError, AuthError, NetworkError },
+  onAuthError: () => handleAuthError(),
+  reportError: (err, what) => reportError(err, what),
+  note: (callId, text) => setRunNote(callId, text),
+  place(el, callId) {
+    const run = typeof callId === 'string' ? state.running.get(callId) : null;
+    if (run?.card?.el?.isConnected) run.card.el.after(el);
+    else $('approval-list').append(el);
+    updateTranscriptEmpty();
+    scrollToBottom();
+  },
+});
 
 // setRunNote shows a note on the running card of a call, if it has one.
 function setRunNote(callId, note) {
