@@ -16,7 +16,9 @@ func TestSessionsDayToDay(t *testing.T) {
 	d := newDaemon(t)
 	tb := newTab(t)
 	tb.login(d)
-	sessions := func() int { return eval[int](tb, `document.querySelectorAll('[data-testid=session-list] .session-item').length`) }
+	sessions := func() int {
+		return eval[int](tb, `document.querySelectorAll('[data-testid=session-list] .session-item').length`)
+	}
 
 	// New session: nothing is created until a call.
 	tb.click(tid("new-session"))
