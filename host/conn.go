@@ -52,6 +52,13 @@ type serverConn struct {
 	// the log, across its sessions.
 	stderrLimit, logLimit, strayLimit *logLimiter
 
+	// stderr is the stderr of the current (or last) session's process, and
+	// recent the server's last log messages, for its card (ServerLogs).
+	stderr atomic.Pointer[stderrLog]
+	recent logRing
+	// restart asks the supervisor for a new session now (RestartServer).
+	restart chan struct{}
+
 	mu      sync.Mutex
 	status  ServerStatus
 	session *mcp.ClientSession
@@ -116,6 +123,7 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		logger:  opts.Logger.With("server", s.Name),
 		settled: make(chan struct{}),
 		done:    make(chan struct{}),
+		restart: make(chan struct{}, 1),
 	}
 	c.roots = s.Roots
 	c.stderrLimit = newStderrLimiter(c.logger)
@@ -202,6 +210,11 @@ func (c *serverConn) run(ctx context.Context) {
 	failures := failureLog{logger: c.logger}
 	defer failures.flush()
 	for {
+		// A restart asked for before this attempt is this attempt.
+		select {
+		case <-c.restart:
+		default:
+		}
 		c.setState(StateConnecting, func(s *ServerStatus) { s.NextAttempt = time.Time{} })
 		start := time.Now()
 		sess, cmd, stderr, err := c.connect(ctx)
@@ -221,6 +234,15 @@ func (c *serverConn) run(ctx context.Context) {
 				c.setState(StateStopped, nil)
 				return
 			}
+			if errors.Is(err, errRestartAsked) {
+				c.logger.Info("server restarted on request")
+				attempt = 0
+				failures.reset()
+				c.mu.Lock()
+				c.status.Restarts++
+				c.mu.Unlock()
+				continue
+			}
 			failures.failed("server stopped unexpectedly", err)
 			c.setState(StateFailed, func(s *ServerStatus) { s.LastError = err.Error() })
 			if time.Since(upSince) >= stableAfter {
@@ -237,9 +259,16 @@ func (c *serverConn) run(ctx context.Context) {
 				s.NextAttempt = time.Time{}
 				s.LastError = fmt.Sprintf("%s (gave up after %d restarts: max_restarts)", s.LastError, attempt)
 			})
-			<-ctx.Done()
-			c.setState(StateStopped, nil)
-			return
+			select {
+			case <-ctx.Done():
+				c.setState(StateStopped, nil)
+				return
+			case <-c.restart:
+				c.logger.Info("server restarted on request after giving up")
+				attempt = 0
+				failures.reset()
+				continue
+			}
 		}
 		delay := backoff(attempt, c.opts.BackoffMin, c.backoffMax())
 		attempt++
@@ -254,6 +283,10 @@ func (c *serverConn) run(ctx context.Context) {
 			c.setState(StateStopped, nil)
 			return
 		case <-t.C:
+		case <-c.restart:
+			t.Stop()
+			c.logger.Info("server restarted on request before its backoff ended")
+			attempt = 0
 		}
 		c.mu.Lock()
 		c.status.Restarts++
@@ -439,6 +472,7 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 	switch c.cfg.Transport {
 	case config.TransportStdio:
 		stderr = newStderrLog(c.logger, c.stderrLimit)
+		c.stderr.Store(stderr)
 		spec.NewCommand = func() *exec.Cmd {
 			last = newCommand(&c.cfg, stderr)
 			return last
@@ -547,6 +581,8 @@ func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec
 				err = errors.New("connection closed")
 			}
 			cause = fmt.Errorf("session ended: %w", err)
+		case <-c.restart:
+			cause = errRestartAsked
 		case <-refresh:
 			rctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
 			cat, err := fetchCatalog(rctx, cs, c.lists)

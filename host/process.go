@@ -19,7 +19,7 @@ import (
 // rate bounds apply to a server's notifications/message too (serverlog.go).
 const (
 	stderrLineMax   = 1024             // bytes of one line (one log message's data) kept and logged
-	stderrTailLines = 20               // lines kept for error messages
+	stderrTailLines = 100              // lines kept for error messages and the server's card
 	stderrLogBurst  = 200              // lines (log messages) logged per window before suppressing
 	stderrLogWindow = 10 * time.Second // the rate window
 )

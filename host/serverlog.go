@@ -115,7 +115,12 @@ func renderLogData(v any) string {
 // not even rendered), its data cut to stderrLineMax and its level and
 // logger name to logNameMax. Log messages are kept nowhere else.
 func (c *serverConn) logMessage(p *mcp.LoggingMessageParams) {
-	if p == nil || !c.logLimit.allow() {
+	if p == nil {
+		return
+	}
+	c.recent.add(LogLine{At: time.Now().UTC(), Level: cutText(string(p.Level), logNameMax),
+		Logger: cutText(p.Logger, logNameMax), Data: cutText(renderLogData(p.Data), stderrLineMax)})
+	if !c.logLimit.allow() {
 		return
 	}
 	if c.opts.logMessage != nil && !c.retired.Load() {

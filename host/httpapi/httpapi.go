@@ -112,6 +112,8 @@ func New(h *host.Host, opts Options) http.Handler {
 	v1.POST("/servers/:name/resources/read", a.readResource)
 	v1.POST("/servers/:name/prompts/get", a.getPrompt)
 	v1.POST("/servers/:name/refresh", a.refresh)
+	v1.GET("/servers/:name/logs", a.requireAdmin, a.serverLogs)
+	v1.POST("/servers/:name/restart", a.requireAdmin, a.restartServer)
 	v1.POST("/sessions", a.createSession)
 	v1.GET("/sessions", a.sessions)
 	v1.PATCH("/sessions/:id", a.renameSession)
