@@ -14,6 +14,8 @@ import { teardownDisplays } from './display.js';
 import { forgetAppCapabilities } from './appbridge.js';
 import { approvalCard } from './approvals.js';
 import { elicitations } from './elicit.js';
+import { serverDetails } from './servercard.js';
+import { showResource, showPrompt } from './offerings.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -465,14 +467,26 @@ function serverItem(s) {
     h('div', { class: 'server-row' },
       h('span', { class: 'server-name', title: info || null }, s.name),
       h('span', { class: `badge status-${cls}` }, status)),
-    proto || s.transport ? h('p', { class: 'server-meta' },
-      proto ? h('span', { class: 'server-proto' }, proto) : null,
-      s.transport ? h('span', { class: 'muted' }, str(s.transport)) : null) : null,
-    counts ? h('p', { class: 'server-meta muted' }, counts) : null,
-    str(s.evidence) ? h('p', { class: 'server-evidence', title: s.evidence }, s.evidence) : null,
+    counts ? h('p', { class: 'server-meta muted', title: proto || null }, counts) : null,
     status === 'failed' && str(s.lastError) ? h('p', { class: 'server-error' }, s.lastError) : null,
-    Number.isFinite(s.restarts) && s.restarts > 0 ? h('p', { class: 'server-meta muted' }, `restarted ${plural(s.restarts, 'time')}`) : null);
+    serverDetails(s, {
+      admin: state.me?.admin === true,
+      onResource: (server, uri, tpl) => openOffering(() => showResource($('tool-panel'), server, uri, tpl)),
+      onPrompt: (server, p) => openOffering(() => showPrompt($('tool-panel'), server, p)),
+      report: reportError,
+      toast,
+    }));
   return li;
+}
+
+// openOffering shows a server's resource or prompt in the main panel in
+// place of the selected tool.
+function openOffering(show) {
+  state.selectedKey = '';
+  prefs.set('tool', '');
+  for (const b of $('tool-list').querySelectorAll('.tool-item')) b.removeAttribute('aria-current');
+  show();
+  if (window.matchMedia('(max-width: 760px)').matches) $('tool-panel').scrollIntoView({ block: 'start', behavior: 'smooth' });
 }
 
 function renderServers() {

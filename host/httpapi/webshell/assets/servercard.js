@@ -1,0 +1,137 @@
+// A server's card, folded: the protocol details, its resources and
+// prompts, and for admins its stderr tail and log messages on demand and a
+// Restart button. The resources and prompts open in the main panel
+// (offerings.js). Everything from the server goes in as text.
+
+import { h, clear, append, isPlainObject, formatTime } from './dom.js';
+import { api, seg } from './api.js';
+
+const str = (v) => (typeof v === 'string' ? v : '');
+
+// open remembers which cards are unfolded across re-renders (the list is
+// rebuilt on every server event).
+const open = new Set();
+
+/**
+ * serverDetails returns the fold of server s's card. opts: admin (bool),
+ * onResource(server, uri), onPrompt(server, prompt), report(err, what),
+ * toast(text, kind).
+ */
+export function serverDetails(s, opts) {
+  const d = h('details', { class: 'server-details', testid: `server-details-${s.name}` },
+    h('summary', { testid: `server-details-toggle-${s.name}` }, 'Details'));
+  const body = h('div', { class: 'server-details-body' });
+  d.append(body);
+  const fill = () => {
+    append(clear(body), detailRows(s));
+    if (s.status === 'ready') body.append(offeringsBlock(s, opts));
+    if (opts.admin) body.append(adminBlock(s, opts));
+  };
+  d.addEventListener('toggle', () => {
+    if (d.open) {
+      open.add(s.name);
+      fill();
+    } else {
+      open.delete(s.name);
+    }
+  });
+  if (open.has(s.name)) {
+    d.open = true;
+    fill();
+  }
+  return d;
+}
+
+function detailRows(s) {
+  const info = isPlainObject(s.serverInfo) ? [str(s.serverInfo.name), str(s.serverInfo.version)].filter(Boolean).join(' ') : '';
+  const rows = [
+    ['protocol', [str(s.era), str(s.protocolVersion)].filter(Boolean).join(' · ')],
+    ['transport', str(s.transport)],
+    ['server', info],
+    ['why this era', str(s.evidence)],
+    ['restarts', Number.isFinite(s.restarts) && s.restarts > 0 ? String(s.restarts) : ''],
+    ['pid', Number.isFinite(s.pid) && s.pid > 0 ? String(s.pid) : ''],
+    ['client sessions', Number.isFinite(s.clientSessions) && s.clientSessions > 0 ? String(s.clientSessions) : ''],
+  ].filter(([, v]) => v);
+  return [h('dl', { class: 'server-facts' }, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))];
+}
+
+// offeringsBlock lists the server's resources, templates and prompts once
+// loaded; each opens in the main panel.
+function offeringsBlock(s, opts) {
+  const box = h('div', { class: 'server-offerings', testid: `server-offerings-${s.name}` }, h('p', { class: 'muted' }, 'Loading resources and prompts…'));
+  (async () => {
+    try {
+      const [res, pr] = await Promise.all([
+        api('GET', `/servers/${seg(s.name)}/resources`),
+        api('GET', `/servers/${seg(s.name)}/prompts`),
+      ]);
+      const resources = (Array.isArray(res?.resources) ? res.resources : []).filter((r) => isPlainObject(r) && typeof r.uri === 'string');
+      const templates = (Array.isArray(res?.resourceTemplates) ? res.resourceTemplates : []).filter((r) => isPlainObject(r) && typeof r.uriTemplate === 'string');
+      const prompts = (Array.isArray(pr?.prompts) ? pr.prompts : []).filter((p) => isPlainObject(p) && typeof p.name === 'string');
+      clear(box);
+      if (resources.length || templates.length) {
+        box.append(h('h4', {}, 'Resources'), h('ul', { class: 'offering-list' },
+          resources.map((r) => h('li', {}, h('button', {
+            type: 'button', class: 'link', testid: `resource-${s.name}-${r.uri}`, title: str(r.description) || null,
+            onclick: () => opts.onResource(s.name, r.uri),
+          }, str(r.title) || str(r.name) || r.uri))),
+          templates.map((tpl) => h('li', {}, h('button', {
+            type: 'button', class: 'link', testid: `template-${s.name}-${tpl.uriTemplate}`, title: str(tpl.description) || null,
+            onclick: () => opts.onResource(s.name, '', tpl),
+          }, `${str(tpl.title) || str(tpl.name) || tpl.uriTemplate} (template)`)))));
+      }
+      if (prompts.length) {
+        box.append(h('h4', {}, 'Prompts'), h('ul', { class: 'offering-list' },
+          prompts.map((p) => h('li', {}, h('button', {
+            type: 'button', class: 'link', testid: `prompt-${s.name}-${p.name}`, title: str(p.description) || null,
+            onclick: () => opts.onPrompt(s.name, p),
+          }, str(p.title) || p.name)))));
+      }
+      if (!box.firstChild) box.append(h('p', { class: 'muted' }, 'No resources or prompts.'));
+    } catch (err) {
+      clear(box).append(h('p', { class: 'server-error' }, `Could not list them: ${err?.message || err}`));
+    }
+  })();
+  return box;
+}
+
+// adminBlock: the logs on demand, and Restart.
+function adminBlock(s, opts) {
+  const out = h('div', { class: 'server-logs', testid: `server-logs-${s.name}` });
+  const logsBtn = h('button', { type: 'button', class: 'small', testid: `server-logs-button-${s.name}` }, 'Show logs');
+  const restartBtn = h('button', { type: 'button', class: 'small danger', testid: `server-restart-${s.name}` }, 'Restart');
+  logsBtn.addEventListener('click', async () => {
+    logsBtn.disabled = true;
+    try {
+      const r = await api('GET', `/servers/${seg(s.name)}/logs`);
+      const stderr = (Array.isArray(r?.stderr) ? r.stderr : []).filter((l) => typeof l === 'string');
+      const messages = (Array.isArray(r?.messages) ? r.messages : []).filter(isPlainObject);
+      append(clear(out), [
+        h('h4', {}, 'stderr'),
+        stderr.length ? h('pre', { class: 'log-lines', testid: `server-stderr-${s.name}` }, stderr.join('\n')) : h('p', { class: 'muted' }, 'Nothing on stderr.'),
+        h('h4', {}, 'Log messages'),
+        messages.length
+          ? h('pre', { class: 'log-lines', testid: `server-messages-${s.name}` }, messages.map((m) =>
+            [formatTime(m.at), str(m.level), str(m.logger), str(m.data)].filter(Boolean).join('  ')).join('\n'))
+          : h('p', { class: 'muted' }, 'No log messages.')]);
+      logsBtn.textContent = 'Refresh logs';
+    } catch (err) {
+      opts.report(err, 'Loading the server logs');
+    } finally {
+      logsBtn.disabled = false;
+    }
+  });
+  restartBtn.addEventListener('click', async () => {
+    restartBtn.disabled = true;
+    try {
+      await api('POST', `/servers/${seg(s.name)}/restart`);
+      opts.toast(`Restarting ${s.name}…`);
+    } catch (err) {
+      opts.report(err, `Restarting ${s.name}`);
+    } finally {
+      restartBtn.disabled = false;
+    }
+  });
+  return h('div', { class: 'server-admin' }, h('div', { class: 'server-admin-buttons' }, logsBtn, restartBtn), out);
+}
