@@ -487,3 +487,68 @@ func (r *readmeRun) compare(s consoleStep, out string) {
 		}
 	}
 }
+
+// TestUsageListsREADMEFlags: every flag the README's CLI synopsis gives a
+// command is in the usage text's synopsis of that command, and the client
+// flags are in both.
+func TestUsageListsREADMEFlags(t *testing.T) {
+	src, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(src)
+	i := strings.Index(md, "## The CLI\n")
+	if i < 0 {
+		t.Fatal(`README.md has no "## The CLI" section`)
+	}
+	blocks := fencedBlocks(md[i:])
+	if len(blocks) == 0 {
+		t.Fatal("the CLI section has no code block")
+	}
+	flagRE := regexp.MustCompile(`(?:^|[\s\[|])(-[a-z][a-z-]*)`)
+	flagsOf := func(text string) map[string]map[string]bool {
+		out := map[string]map[string]bool{}
+		cmd := ""
+		for _, line := range strings.Split(text, "\n") {
+			f := strings.Fields(line)
+			switch {
+			case len(f) >= 2 && f[0] == "mcphost":
+				cmd = f[1]
+			case len(f) == 0 || !strings.HasPrefix(line, " "):
+				cmd = ""
+			}
+			if cmd == "" {
+				continue
+			}
+			if out[cmd] == nil {
+				out[cmd] = map[string]bool{}
+			}
+			syn := line
+			if strings.Contains(syn, "   ") && !strings.HasPrefix(strings.TrimSpace(syn), "[") {
+				// The synopsis, not the description after it.
+				syn = strings.SplitN(strings.TrimLeft(syn, " "), "   ", 2)[0]
+			}
+			for _, m := range flagRE.FindAllStringSubmatch(syn, -1) {
+				out[cmd][m[1]] = true
+			}
+		}
+		return out
+	}
+	readme := flagsOf(blocks[0].text)
+	usageFlags := flagsOf(usage)
+	for cmd, flags := range readme {
+		for f := range flags {
+			if !usageFlags[cmd][f] {
+				t.Errorf("README documents `mcphost %s %s`; the usage text does not list it", cmd, f)
+			}
+		}
+	}
+	for _, f := range []string{"-config", "-json", "-v", "-as", "-daemon", "-local"} {
+		if !strings.Contains(usage, "Client flags: ") || !strings.Contains(usage[strings.Index(usage, "Client flags: "):], f) {
+			t.Errorf("the usage's client flags lack %s", f)
+		}
+		if !strings.Contains(md, "Client flags: `[-config FILE] [-json] [-v] [-as NAME] [-daemon URL | -local]`") {
+			t.Errorf("the README's client flags are not the usage's")
+		}
+	}
+}

@@ -39,14 +39,15 @@ Usage:
   mcphost tools    [CLIENT FLAGS] [SERVER | SERVER.TOOL]
   mcphost call     [CLIENT FLAGS] SERVER.TOOL [JSON-ARGUMENTS | - | KEY=VALUE... | KEY:=JSON...]
   mcphost resources [CLIENT FLAGS] [SERVER]         list resources and templates
-  mcphost resources read [CLIENT FLAGS] [-o FILE] SERVER URI
+  mcphost resources [CLIENT FLAGS] [-o FILE] read SERVER URI
   mcphost prompts  [CLIENT FLAGS] [SERVER]
-  mcphost prompts  get [CLIENT FLAGS] SERVER.PROMPT [KEY=VALUE...]
+  mcphost prompts  [CLIENT FLAGS] get SERVER.PROMPT [KEY=VALUE...]
   mcphost policy   eval [-config FILE] [-json] [-expect EFFECT] -phase PHASE INPUT.json
                                                      evaluate the policies on one input
   mcphost plugin   run [-config FILE] [-stage STAGE] [-timeout D] [-c KEY=VALUE]... NAME|FILE.wasm INPUT.json
                                                      run one plugin stage on one input
-  mcphost gateway  -stdio [-config FILE] [-server NAME] [-standalone]
+  mcphost gateway  -stdio [-config FILE] [-server NAME | -endpoint NAME] [-url URL] [-token-file FILE]
+                   [-standalone [-as NAME]]
                                                      MCP on stdin/stdout for stdio-only clients
   mcphost gateway  config claude|claude-code|cursor|vscode [-config FILE] [-server NAME] [-stdio]
                                                      what to paste into an MCP client's config
