@@ -324,8 +324,9 @@ func TestAppRevenueDashboard(t *testing.T) {
 	if string(a) != string(b) {
 		t.Errorf("display.toolResult %s differs from the entry's result %s", a, b)
 	}
-	// The App's HTML is nowhere in the host page.
-	if eval[bool](tb, `document.documentElement.outerHTML.includes('mcphost-revenue-dashboard')`) {
+	// The App's HTML is nowhere in the host page (its source, that is: the
+	// App's log pane shows what it logged, as text).
+	if eval[bool](tb, `document.documentElement.outerHTML.includes('var APP_INFO')`) {
 		t.Error("the App's HTML reached the host page's DOM")
 	}
 	if n := eval[int](tb, `document.querySelectorAll('iframe').length`); n != 1 {
@@ -796,7 +797,7 @@ func TestAppBridgeAgainstHostileView(t *testing.T) {
 		t.Fatalf("decoding the initialize answer %q: %v", r.Init, err)
 	}
 	caps, _ := json.Marshal(init.HostCapabilities)
-	if init.ProtocolVersion != "2026-01-26" || init.HostName != "mcphost" || string(caps) != `{"sandbox":{}}` ||
+	if init.ProtocolVersion != "2026-01-26" || init.HostName != "mcphost" || string(caps) != `{"logging":{},"sandbox":{}}` ||
 		init.DisplayMode != "inline" || !slices.Equal(init.Modes, []string{"inline"}) || init.MaxHeight != 640 ||
 		init.Platform != "web" || init.Theme != "light" || init.Tool["name"] != "hostile_tool" {
 		t.Errorf("initialize answer %s", r.Init)

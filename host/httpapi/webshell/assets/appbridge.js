@@ -58,6 +58,46 @@ const MAX_TEST_LOG = 1000;
 const MAX_REASON_LENGTH = 200;
 const MAX_TOOL_NAME = 128;
 const MAX_LINK_LENGTH = 2048;
+const MAX_LOG_LINES = 50; // the App's log pane keeps the newest ones
+const MAX_LOG_LINE = 500;
+const MAX_APP_ERROR = 1000;
+
+/** APP_ERROR_METHOD is how the preamble reports an App's uncaught error. */
+export const APP_ERROR_METHOD = 'mcphost/notifications/app-error';
+
+// APP_PREAMBLE runs in the App's document before any of its own scripts: it
+// reports uncaught errors and unhandled rejections (an App that throws or
+// rejects the host's ui/initialize answer) to the host, so that the host
+// can show the error at once instead of waiting for a timeout. The App can
+// send the same message itself; it can only make its own mount fail.
+const APP_PREAMBLE = `<script>(() => {
+  const parent = window.parent;
+  const text = (v) => {
+    try {
+      if (v instanceof Error) return (v.name || 'Error') + ': ' + v.message;
+      return typeof v === 'string' ? v : JSON.stringify(v);
+    } catch { return String(v); }
+  };
+  const send = (where, v) => {
+    try {
+      parent.postMessage({ jsonrpc: '2.0', method: '${'mcphost/notifications/app-error'}',
+        params: { where, message: text(v).slice(0, ${1000}) } }, '*');
+    } catch { /* nothing to report to */ }
+  };
+  window.addEventListener('error', (e) => send('uncaught error', e.error ?? e.message));
+  window.addEventListener('unhandledrejection', (e) => send('unhandled rejection', e.reason));
+})();</script>`;
+
+/**
+ * withPreamble returns the App's HTML with APP_PREAMBLE put first: right
+ * after a leading doctype (so that the document keeps its standards mode),
+ * else at the very start.
+ */
+export function withPreamble(html) {
+  const m = /^\uFEFF?\s*<!doctype[^>]*>/i.exec(html);
+  if (!m) return APP_PREAMBLE + html;
+  return html.slice(0, m[0].length) + APP_PREAMBLE + html.slice(m[0].length);
+}
 
 /** DENIED_CODE is the JSON-RPC error code of an App request the host refused. */
 export const DENIED_CODE = -32000;
@@ -129,6 +169,7 @@ export function checkDisplay(d) {
     csp = checkCsp(d.csp);
     if (!csp) return bad('the CSP lists are malformed');
   }
+  if (!optional(d.tool, isPlainObject)) return bad('the tool definition is not an object');
   if (d.html !== '') {
     if (!optional(d.toolArguments, (v) => v === null || isPlainObject(v))) return bad('the tool arguments are not an object');
     if (!isPlainObject(d.toolResult)) return bad('the tool result is not an object');
@@ -140,6 +181,7 @@ export function checkDisplay(d) {
       html: d.html,
       toolArguments: isPlainObject(d.toolArguments) ? d.toolArguments : {},
       toolResult: isPlainObject(d.toolResult) ? d.toolResult : null,
+      tool: isPlainObject(d.tool) ? d.tool : null,
       csp,
       prefersBorder: d.prefersBorder,
     },
@@ -267,6 +309,57 @@ function timeZone() {
   } catch {
     return undefined;
   }
+}
+
+// The keys of an MCP Tool and of its annotations that the App SDK's schema
+// of hostContext.toolInfo.tool admits (it refuses any other key).
+const TOOL_KEYS = ['name', 'title', 'icons', 'description', 'inputSchema', 'outputSchema', 'annotations', 'execution', '_meta'];
+const ANNOTATION_KEYS = { title: isStr, readOnlyHint: 'boolean', destructiveHint: 'boolean', idempotentHint: 'boolean', openWorldHint: 'boolean' };
+const TASK_SUPPORT = new Set(['required', 'optional', 'forbidden']);
+
+function validIcon(i) {
+  return isPlainObject(i) && isStr(i.src) && optional(i.mimeType, isStr)
+    && optional(i.sizes, (v) => Array.isArray(v) && v.every(isStr))
+    && optional(i.theme, (v) => v === 'light' || v === 'dark');
+}
+
+/**
+ * toolDefinition returns the MCP Tool for hostContext.toolInfo.tool: the
+ * tool of the display record (as the server listed it), reduced to the keys
+ * an MCP Tool has and checked field by field, so that the App SDK, which
+ * validates it as a Tool, accepts it. name is the entry's tool name, used
+ * when the record has none. Without a usable inputSchema the tool gets
+ * {type: "object"}, the schema of a tool without parameters.
+ */
+export function toolDefinition(tool, name) {
+  const t = isPlainObject(tool) ? tool : {};
+  const out = { name: isStr(t.name) && t.name ? t.name : (isStr(name) ? name : '') };
+  if (isStr(t.title)) out.title = t.title;
+  if (isStr(t.description)) out.description = t.description;
+  if (Array.isArray(t.icons) && t.icons.every(validIcon)) out.icons = t.icons;
+  const schema = t.inputSchema;
+  const propsOK = (p) => p === undefined || isPlainObject(p);
+  const reqOK = (r) => r === undefined || (Array.isArray(r) && r.every(isStr));
+  out.inputSchema = isPlainObject(schema) && schema.type === 'object' && propsOK(schema.properties) && reqOK(schema.required)
+    ? schema : { type: 'object' };
+  if (isPlainObject(t.outputSchema) && optional(t.outputSchema.$schema, isStr)) out.outputSchema = t.outputSchema;
+  if (isPlainObject(t.annotations)) {
+    const a = {};
+    for (const [k, check] of Object.entries(ANNOTATION_KEYS)) {
+      const v = t.annotations[k];
+      if (v !== undefined && (check === 'boolean' ? typeof v === 'boolean' : check(v))) a[k] = v;
+    }
+    out.annotations = a;
+  }
+  if (isPlainObject(t.execution) && TASK_SUPPORT.has(t.execution.taskSupport)) out.execution = { taskSupport: t.execution.taskSupport };
+  if (isPlainObject(t._meta)) out._meta = t._meta;
+  for (const k of Object.keys(out)) if (!TOOL_KEYS.includes(k)) delete out[k];
+  return out;
+}
+
+function deviceCapabilities() {
+  const mq = (q) => typeof window.matchMedia === 'function' && window.matchMedia(q).matches;
+  return { touch: mq('(pointer: coarse)') || (navigator.maxTouchPoints ?? 0) > 0, hover: mq('(hover: hover)') };
 }
 
 const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
@@ -454,6 +547,9 @@ class Mount {
     this.rec = rec;
     this.url = url;
     this.tool = isStr(tool) ? tool : '';
+    this.toolDef = toolDefinition(rec.tool, this.tool);
+    this.width = 0; // the container width last told to the App
+    this.resizeObserver = null;
     this.entryId = entryId;
     this.sessionId = sessionId;
     this.capabilities = NO_CAPABILITIES;
@@ -481,6 +577,68 @@ class Mount {
     this.iframe.style.height = `${INITIAL_HEIGHT}px`;
     this.wrap = h('div', { class: wrapClass }, this.iframe);
     slot.append(this.wrap);
+    this.logPane = null; // the App's log, made on its first message
+  }
+
+  // containerDimensions: the width the App has (when laid out) and the
+  // height it may grow to.
+  containerDimensions() {
+    const w = Math.round(this.wrap.clientWidth || this.slot.clientWidth || 0);
+    return w > 0 ? { width: w, maxHeight: MAX_HEIGHT } : { maxWidth: Math.round(window.innerWidth || 1024), maxHeight: MAX_HEIGHT };
+  }
+
+  hostContext() {
+    const dims = this.containerDimensions();
+    this.width = dims.width ?? 0;
+    const ctx = {
+      toolInfo: { tool: this.toolDef },
+      theme: currentTheme(),
+      displayMode: 'inline',
+      availableDisplayModes: ['inline'],
+      containerDimensions: dims,
+      locale: navigator.language || 'en',
+      platform: 'web',
+      deviceCapabilities: deviceCapabilities(),
+      userAgent: `mcphost/${hostVersion || 'unknown'}`,
+    };
+    const tz = timeZone();
+    if (tz) ctx.timeZone = tz;
+    return ctx;
+  }
+
+  // contextChanged sends a partial hostContext to an initialized App.
+  contextChanged(partial) {
+    if (this.closed || !this.initialized || this.teardownPromise) return;
+    this.notify('ui/notifications/host-context-changed', partial);
+  }
+
+  watchSize() {
+    if (typeof ResizeObserver !== 'function' || this.resizeObserver) return;
+    this.resizeObserver = new ResizeObserver(() => {
+      const w = Math.round(this.wrap.clientWidth);
+      if (w > 0 && w !== this.width) {
+        this.width = w;
+        this.contextChanged({ containerDimensions: { width: w, maxHeight: MAX_HEIGHT } });
+      }
+    });
+    this.resizeObserver.observe(this.wrap);
+  }
+
+  // log appends one line to the App's log pane (bounded), made on first use.
+  log(level, text) {
+    if (!this.logPane) {
+      this.logList = h('ol', { class: 'app-log-lines', testid: 'app-log-lines' });
+      this.logCount = h('span', { class: 'muted' }, '');
+      this.logPane = h('details', { class: 'app-log', testid: 'app-log' },
+        h('summary', {}, 'App log ', this.logCount), this.logList);
+      this.slot.append(this.logPane);
+    }
+    const line = h('li', { class: `app-log-line level-${/^[a-z]{1,16}$/.test(level) ? level : 'info'}` },
+      h('span', { class: 'app-log-level' }, level.slice(0, 16)), ' ', text.slice(0, MAX_LOG_LINE));
+    this.logList.append(line);
+    while (this.logList.childElementCount > MAX_LOG_LINES) this.logList.firstElementChild.remove();
+    this.logTotal = (this.logTotal ?? 0) + 1;
+    this.logCount.textContent = this.logTotal > MAX_LOG_LINES ? `(newest ${MAX_LOG_LINES} of ${this.logTotal})` : `(${this.logTotal})`;
   }
 
   isCurrent() {
@@ -738,7 +896,7 @@ class Mount {
     if (this.closed) return;
     const csp = this.rec.csp;
     // Only what this server's Apps may ask for is advertised (§12).
-    const hostCapabilities = { sandbox: csp ? { csp } : {} };
+    const hostCapabilities = { logging: {}, sandbox: csp ? { csp } : {} };
     if (this.capabilities.toolCalls) hostCapabilities.serverTools = {};
     if (this.capabilities.openLinks) hostCapabilities.openLinks = {};
     if (this.capabilities.messages) hostCapabilities.message = {};
@@ -746,16 +904,7 @@ class Mount {
       protocolVersion: KNOWN_PROTOCOL_VERSIONS.has(params.protocolVersion) ? params.protocolVersion : APP_PROTOCOL_VERSION,
       hostInfo: { name: 'mcphost', version: hostVersion || 'unknown' },
       hostCapabilities,
-      hostContext: {
-        theme: currentTheme(),
-        platform: 'web',
-        displayMode: 'inline',
-        availableDisplayModes: ['inline'],
-        containerDimensions: { maxHeight: MAX_HEIGHT },
-        locale: navigator.language || 'en',
-        timeZone: timeZone(),
-        toolInfo: { tool: { name: this.tool } },
-      },
+      hostContext: this.hostContext(),
     };
     this.initializeAnswered = true;
     this.reply(id, result);
@@ -773,20 +922,49 @@ class Mount {
         this.onSizeChanged(params);
         return;
       case 'notifications/message':
-        if (appLogEnabled() && isStr(params.level)) {
-          appendAppLog({ server: this.rec.serverName, level: params.level, data: params.data ?? null });
-        }
+        this.onLogMessage(params);
+        return;
+      case APP_ERROR_METHOD:
+        this.onAppError(params);
         return;
       default:
         // Other notifications are ignored.
     }
   }
 
+  // notifications/message: kept in the entry's log pane (and, in test
+  // mode, in the page's log).
+  onLogMessage(params) {
+    if (!isStr(params.level)) return;
+    if (appLogEnabled()) appendAppLog({ server: this.rec.serverName, level: params.level, data: params.data ?? null });
+    let text;
+    try {
+      text = isStr(params.data) ? params.data : JSON.stringify(params.data ?? null);
+    } catch {
+      text = '(unprintable)';
+    }
+    const logger = isStr(params.logger) ? `${params.logger.slice(0, 64)}: ` : '';
+    this.log(params.level, logger + (text ?? ''));
+  }
+
+  // onAppError: the App threw or rejected a promise without handling it.
+  // Before it is initialized that means it will not start: show the error
+  // now. Afterwards it goes to the App's log.
+  onAppError(params) {
+    const where = isStr(params.where) ? params.where.slice(0, 40) : 'error';
+    const message = isStr(params.message) ? params.message.slice(0, MAX_APP_ERROR) : 'unknown error';
+    if (!this.initialized) {
+      this.fail(`The App failed to start (${where}): ${message}`);
+      return;
+    }
+    this.log('error', `${where}: ${message}`);
+  }
+
   onProxyReady() {
     if (this.proxyReady) return;
     this.proxyReady = true;
     this.cancelTimer(this.handshakeTimer);
-    this.notify('ui/notifications/sandbox-resource-ready', { html: this.rec.html });
+    this.notify('ui/notifications/sandbox-resource-ready', { html: withPreamble(this.rec.html) });
     this.initTimer = this.later(initTimeout(), () => this.fail('The App did not start in time.'));
   }
 
@@ -797,6 +975,7 @@ class Mount {
     if (this.isCurrent() && !this.teardownPromise) setSlotState(this.slot, 'ready');
     this.notify('ui/notifications/tool-input', { arguments: this.rec.toolArguments });
     this.notify('ui/notifications/tool-result', this.rec.toolResult);
+    this.watchSize();
   }
 
   onSizeChanged(params) {
@@ -808,8 +987,7 @@ class Mount {
   }
 
   themeChanged(theme) {
-    if (this.closed || !this.initialized || this.teardownPromise) return;
-    this.notify('ui/notifications/host-context-changed', { theme });
+    this.contextChanged({ theme });
   }
 
   // fail gives up on the App (a timeout): the frame goes and the slot shows
@@ -827,6 +1005,7 @@ class Mount {
     this.closed = true;
     this.aborter.abort(); // running App calls are cancelled, prompts closed
     live.delete(this);
+    this.resizeObserver?.disconnect();
     window.removeEventListener('message', this.onMessage);
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
