@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/store"
@@ -202,4 +203,45 @@ func (h *Host) CheckAppLink(ctx context.Context, p Principal, sessionID, appEntr
 		return "", err
 	}
 	return clean, nil
+}
+
+// maxAppDetail bounds the Detail of a checked App request (a display mode,
+// an App tool's name).
+const maxAppDetail = 128
+
+// CheckAppRequest decides a request of the App of entry appEntryID in one
+// of principal's sessions that the WebShell carries out itself: kind
+// AppDisplayMode (detail "fullscreen" or "pip") or AppToolUse (detail the
+// App tool's name). It runs the App gate (the server's switch, then the app
+// phase of the policies) and returns nil when allowed, an *AppDeniedError
+// when refused and a *RequestError for a malformed request.
+func (h *Host) CheckAppRequest(ctx context.Context, p Principal, sessionID, appEntryID, kind, detail string) error {
+	if h.store == nil {
+		return ErrNoStore
+	}
+	if err := h.checkSession(ctx, p.Name, sessionID); err != nil {
+		return err
+	}
+	switch kind {
+	case AppDisplayMode:
+		if detail != "fullscreen" && detail != "pip" {
+			return &RequestError{Reason: `a display mode request needs "detail" "fullscreen" or "pip" (inline is always allowed)`}
+		}
+	case AppToolUse:
+		if detail == "" || len(detail) > maxAppDetail || !utf8.ValidString(detail) {
+			return &RequestError{Reason: fmt.Sprintf(`an App tool request needs "detail", the tool's name (1 to %d bytes)`, maxAppDetail)}
+		}
+	default:
+		return &RequestError{Reason: fmt.Sprintf(`"kind" is %q or %q`, AppDisplayMode, AppToolUse)}
+	}
+	ref, err := h.appOf(ctx, p, sessionID, appEntryID)
+	if err != nil {
+		return err
+	}
+	ar := AppRequest{Kind: kind, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+		AppTool: ref.tool, Detail: detail}
+	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
+		return &AppDeniedError{Server: ref.server, Kind: kind, Reason: reason}
+	}
+	return nil
 }

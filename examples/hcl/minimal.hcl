@@ -42,4 +42,8 @@ server "revenue" {
   app_tool_calls = true
   app_open_links = false
   app_messages   = false
+  # Leaving the inline frame (fullscreen overlay, picture-in-picture) and
+  # offering tools of the App's own to the user in the WebShell.
+  app_display_modes = false
+  app_tools         = false
 }

@@ -171,6 +171,12 @@ type Server struct {
 	AppToolCalls bool // `app_tool_calls`: App-initiated tools/call of this server's own tools
 	AppOpenLinks bool // `app_open_links`: ui/open-link, http/https only, after the user confirms
 	AppMessages  bool // `app_messages`: ui/message, recorded as an App message entry
+	// `app_display_modes`: ui/request-display-mode may switch to fullscreen
+	// or picture-in-picture (inline is always allowed).
+	AppDisplayModes bool
+	// `app_tools`: the WebShell lists the tools an App registers and lets
+	// the user call them.
+	AppTools bool
 
 	NameRange hcl.Range // the label
 	DeclRange hcl.Range // the block header

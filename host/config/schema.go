@@ -121,6 +121,12 @@ type serverBlock struct {
 	AppToolCalls hcl.Expression `hcl:"app_tool_calls,optional"`
 	AppOpenLinks hcl.Expression `hcl:"app_open_links,optional"`
 	AppMessages  hcl.Expression `hcl:"app_messages,optional"`
+	// app_display_modes, app_tools: whether this server's Apps may leave
+	// the inline frame (ui/request-display-mode: fullscreen,
+	// picture-in-picture) and offer tools of their own that the user can
+	// call from the WebShell. Each is false (denied) by default.
+	AppDisplayModes hcl.Expression `hcl:"app_display_modes,optional"`
+	AppTools        hcl.Expression `hcl:"app_tools,optional"`
 
 	// discovery_timeout: budget for version discovery, clamped to [100ms, 300s].
 	DiscoveryTimeout      hcl.Expression `hcl:"discovery_timeout,optional"`

@@ -63,6 +63,27 @@ func (a *api) appLink(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"url": url})
 }
 
+type appCheckRequest struct {
+	AppEntryID string `json:"appEntryId"`
+	Kind       string `json:"kind"`
+	Detail     string `json:"detail"`
+}
+
+// appRequest decides an App request the WebShell carries out itself (a
+// display mode, the user calling a tool the App registered): 200 {} when
+// allowed, 403 when the App gate refuses it.
+func (a *api) appRequest(c *gin.Context) {
+	var req appCheckRequest
+	if !a.decode(c, &req, false) {
+		return
+	}
+	if err := a.h.CheckAppRequest(c.Request.Context(), principal(c), c.Param("id"), req.AppEntryID, req.Kind, req.Detail); err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{})
+}
+
 // appCapabilities says which App requests a server's configuration allows.
 func (a *api) appCapabilities(c *gin.Context) {
 	if err := a.h.CheckVisible(c.Request.Context(), caller(c), c.Param("name")); err != nil {

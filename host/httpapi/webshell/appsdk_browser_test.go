@@ -14,12 +14,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/testbin"
 )
 
@@ -402,4 +405,134 @@ throw new Error('strict probe: connected, but refuses to go on: ' + (app.getHost
 		t.Errorf("the SDK App is %s (%q), want ready: it accepted the answer", state, note2)
 	}
 	tb.waitFor("the strict App's error in its log", `(document.querySelector('`+slot2+` [data-testid=app-log]')?.textContent ?? '').includes('refuses to go on: get-report')`)
+}
+
+// displayModeProbe is an App on the official SDK that walks through the
+// display modes, waiting for the test's user actions in between, and
+// reports every answer: fullscreen; (the user presses Escape) fullscreen
+// again at once (refused: the user just left); pip after the cool-down;
+// (the user clicks the close button) then a loop of 20 requests.
+const displayModeProbe = `
+const app = new __sdk.App({ name: 'modes', version: '1' }, {});
+const steps = [];
+const contexts = [];
+let waiter = null;
+app.onhostcontextchanged = (p) => { contexts.push(p.displayMode ?? null); if (waiter && p.displayMode === waiter.mode) { waiter.resolve(); waiter = null; } };
+const until = (mode) => new Promise((resolve) => { waiter = { mode, resolve }; });
+const log = (event, extra) => app.sendLog({ level: 'info', data: { event, steps, contexts, available: app.getHostContext()?.availableDisplayModes ?? null, ...extra } });
+const ask = async (mode) => { try { const r = await app.requestDisplayMode({ mode }); steps.push(mode + '->' + r.mode); return r.mode; } catch (e) { steps.push(mode + '->error ' + e.message); return 'error'; } };
+await app.connect();
+if (await ask('fullscreen') === 'fullscreen') {
+  log('modes-fullscreen');
+  await until('inline');
+  await ask('fullscreen');
+  await new Promise((r) => setTimeout(r, 1700));
+  await ask('pip');
+  log('modes-pip');
+  await until('inline');
+  const answers = [];
+  for (let i = 0; i < 20; i++) answers.push(await ask(i % 2 ? 'inline' : 'fullscreen'));
+  await ask('inline');
+  await ask('maximised');
+  log('modes-done', { answers });
+} else {
+  log('modes-refused');
+}
+`
+
+type modesReport struct {
+	Steps     []string `json:"steps"`
+	Contexts  []any    `json:"contexts"`
+	Available []string `json:"available"`
+	Answers   []string `json:"answers"`
+}
+
+// TestAppDisplayModes drives ui/request-display-mode from the official SDK:
+// with app_display_modes on, fullscreen is an overlay over the whole window
+// that Escape closes, pip a docked frame that stays in view while the page
+// scrolls and that its close button ends, the App is told each change, a
+// request right after the user left is refused, a loop gets at most five
+// changes, and every answer is the mode in effect. With the switch off the
+// App stays inline and the entry's log says why.
+func TestAppDisplayModes(t *testing.T) {
+	html := sdkApp(t, displayModeProbe)
+	d := newDaemonWith(t, func(cfg *config.Config, bin string) {
+		cfg.Servers[1].AppDisplayModes = true // revenue
+		cfg.Servers = append(cfg.Servers, stdioServer("revenue_off", bin))
+	})
+	tb := newTab(t)
+	tb.login(d)
+	tb.enableAppLog()
+	tb.callRevenue("Q3", 1)
+	sid := eval[string](tb, `sessionStorage.getItem('mcphost.session') ?? ''`)
+	app := d.appEntries(t, sid)[0]
+
+	slot := tb.mountBoundApp("modes", html, "revenue", app.ID, sid)
+	var r modesReport
+	tb.appEventData("modes-fullscreen", &r)
+	if !slices.Equal(r.Available, []string{"inline", "fullscreen", "pip"}) {
+		t.Errorf("availableDisplayModes %v, want inline, fullscreen and pip", r.Available)
+	}
+	wrap := slot + ` .app-frame-wrap`
+	if !eval[bool](tb, `(() => { const r = document.querySelector('`+wrap+`').getBoundingClientRect();
+  return r.left === 0 && r.top === 0 && r.width === innerWidth && r.height === innerHeight; })()`) {
+		t.Error("the fullscreen App does not cover the window")
+	}
+	if got := eval[string](tb, `document.querySelector('`+wrap+` [data-testid=app-mode-bar]')?.textContent ?? ''`); !strings.Contains(got, "revenue MCP App") {
+		t.Errorf("fullscreen bar %q, want the server's name", got)
+	}
+	tb.do("pressing Escape", chromedp.KeyEvent(kb.Escape))
+
+	tb.appEventData("modes-pip", &r)
+	if len(r.Steps) < 3 || r.Steps[1] != "fullscreen->inline" || r.Steps[2] != "pip->pip" {
+		t.Errorf("steps %v, want fullscreen refused right after Escape, then pip", r.Steps)
+	}
+	// The docked frame stays in view while the page scrolls.
+	eval[bool](tb, `(() => { window.scrollTo(0, document.body.scrollHeight); document.querySelectorAll('*').forEach((e) => { if (e.scrollHeight > e.clientHeight) e.scrollTop = e.scrollHeight; }); return true; })()`)
+	if !eval[bool](tb, `(() => { const r = document.querySelector('`+wrap+`').getBoundingClientRect();
+  return r.bottom <= innerHeight && r.right <= innerWidth && r.top >= 0 && r.width < innerWidth; })()`) {
+		t.Error("the picture-in-picture frame is not docked inside the window")
+	}
+	tb.click(wrap + ` [data-testid=app-mode-close]`)
+
+	tb.appEventData("modes-done", &r)
+	changes := 0
+	for i, a := range r.Answers {
+		if a != "inline" && a != "fullscreen" {
+			t.Errorf("answer %d is %q, want a mode", i, a)
+		}
+		if i > 0 && a != r.Answers[i-1] {
+			changes++
+		}
+	}
+	if changes > 5 {
+		t.Errorf("a loop of requests changed the mode %d times: %v", changes, r.Answers)
+	}
+	if last := r.Steps[len(r.Steps)-1]; !strings.HasPrefix(last, "maximised->error") {
+		t.Errorf("an unknown mode got %q, want an error", last)
+	}
+	for _, want := range []string{"fullscreen", "inline", "pip", "inline"} {
+		if !slices.Contains(r.Contexts, any(want)) {
+			t.Errorf("host-context-changed displayModes %v, want %s among them", r.Contexts, want)
+		}
+	}
+
+	// With app_display_modes off: inline only, and the log says why.
+	tb.selectTool("revenue_off.show_revenue_dashboard")
+	tb.choose("quarter", "Q1")
+	tb.click(tid("call-button"))
+	tb.waitFor("the second App entry", `document.querySelectorAll('`+entrySel+`').length >= 2`)
+	off := d.appEntries(t, sid)
+	var offID string
+	for _, e := range off {
+		if e.ID != app.ID {
+			offID = e.ID
+		}
+	}
+	slot2 := tb.mountBoundApp("modes-off", html, "revenue_off", offID, sid)
+	tb.appEventData("modes-refused", &r)
+	if !slices.Equal(r.Available, []string{"inline"}) || !slices.Equal(r.Steps, []string{"fullscreen->inline"}) {
+		t.Errorf("with the switch off: available %v, steps %v; want inline only", r.Available, r.Steps)
+	}
+	tb.waitFor("the refusal in the log", `(document.querySelector('`+slot2+` [data-testid=app-log]')?.textContent ?? '').includes('app_display_modes is off')`)
 }

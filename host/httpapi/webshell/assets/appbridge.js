@@ -34,6 +34,7 @@
 
 import { h, isPlainObject } from './dom.js';
 import { api, seg, ApiError } from './api.js';
+import { ModeChrome, AppToolsPanel, checkAppTools, DISPLAY_MODES } from './appchrome.js';
 
 export const APP_PROTOCOL_VERSION = '2026-01-26';
 const KNOWN_PROTOCOL_VERSIONS = new Set(['2026-01-26', '2025-11-21']);
@@ -58,6 +59,11 @@ const MAX_TEST_LOG = 1000;
 const MAX_REASON_LENGTH = 200;
 const MAX_TOOL_NAME = 128;
 const MAX_LINK_LENGTH = 2048;
+const APP_TOOL_TIMEOUT_MS = 30000; // the App answers tools/list or tools/call
+const MODE_CHANGES = 5; // display mode changes an App may ask for …
+const MODE_WINDOW_MS = 10000; // … within this window
+const MODE_COOLDOWN_MS = 1500; // after the user left a mode, the App waits
+const MAX_EARLY_REQUESTS = 16; // requests kept until the App is initialized
 const MAX_LOG_LINES = 50; // the App's log pane keeps the newest ones
 const MAX_LOG_LINE = 500;
 const MAX_APP_ERROR = 1000;
@@ -366,7 +372,7 @@ const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
 // ------------------------------------------------------------------ App capabilities
 
-const NO_CAPABILITIES = Object.freeze({ toolCalls: false, openLinks: false, messages: false });
+const NO_CAPABILITIES = Object.freeze({ toolCalls: false, openLinks: false, messages: false, displayModes: false, tools: false });
 
 // One answer per server name, shared by all its Apps until the
 // configuration is reloaded (forgetAppCapabilities).
@@ -384,7 +390,8 @@ function loadCapabilities(server) {
   if (!load) {
     load = api('GET', `/servers/${seg(server)}/app-capabilities`).then((r) => {
       if (!isPlainObject(r)) throw new Error('app-capabilities: not an object');
-      return Object.freeze({ toolCalls: r.toolCalls === true, openLinks: r.openLinks === true, messages: r.messages === true });
+      return Object.freeze({ toolCalls: r.toolCalls === true, openLinks: r.openLinks === true, messages: r.messages === true,
+        displayModes: r.displayModes === true, tools: r.tools === true });
     });
     capabilitiesLoads.set(server, load);
     load.catch(() => {
@@ -561,6 +568,7 @@ class Mount {
     this.initialized = false;
     this.teardownPromise = null;
     this.pending = new Map(); // id -> {resolve, reject, timer}
+    this.early = []; // requests made before initialized: [id, method, params]
     this.nextId = 1;
     this.timers = new Set();
     this.onMessage = this.onMessage.bind(this);
@@ -578,13 +586,20 @@ class Mount {
     this.wrap = h('div', { class: wrapClass }, this.iframe);
     slot.append(this.wrap);
     this.logPane = null; // the App's log, made on its first message
+    this.chrome = new ModeChrome(this.wrap, this.iframe, rec.serverName, () => this.onUserExitMode());
+    this.modeTimes = [];
+    this.modeCooldownUntil = 0;
+    this.modeBusy = false;
+    this.appCapabilities = {}; // from the App's ui/initialize
+    this.toolsPanel = null;
   }
 
   // containerDimensions: the width the App has (when laid out) and the
   // height it may grow to.
   containerDimensions() {
     const w = Math.round(this.wrap.clientWidth || this.slot.clientWidth || 0);
-    return w > 0 ? { width: w, maxHeight: MAX_HEIGHT } : { maxWidth: Math.round(window.innerWidth || 1024), maxHeight: MAX_HEIGHT };
+    const inline = w > 0 ? { width: w, maxHeight: MAX_HEIGHT } : { maxWidth: Math.round(window.innerWidth || 1024), maxHeight: MAX_HEIGHT };
+    return this.chrome.dimensions(inline);
   }
 
   hostContext() {
@@ -593,8 +608,8 @@ class Mount {
     const ctx = {
       toolInfo: { tool: this.toolDef },
       theme: currentTheme(),
-      displayMode: 'inline',
-      availableDisplayModes: ['inline'],
+      displayMode: this.chrome.mode,
+      availableDisplayModes: this.capabilities.displayModes ? DISPLAY_MODES.slice() : ['inline'],
       containerDimensions: dims,
       locale: navigator.language || 'en',
       platform: 'web',
@@ -618,7 +633,7 @@ class Mount {
       const w = Math.round(this.wrap.clientWidth);
       if (w > 0 && w !== this.width) {
         this.width = w;
-        this.contextChanged({ containerDimensions: { width: w, maxHeight: MAX_HEIGHT } });
+        this.contextChanged({ containerDimensions: this.containerDimensions() });
       }
     });
     this.resizeObserver.observe(this.wrap);
@@ -694,6 +709,7 @@ class Mount {
   }
 
   deny(id, reason) {
+    this.log('warning', `refused: ${reason}`);
     this.replyError(id, DENIED_CODE, `denied by host policy: ${reason}`);
   }
 
@@ -739,14 +755,24 @@ class Mount {
       return;
     }
     // Nothing but the ui/initialize response goes to the View before it
-    // has said it is initialized (§11.4).
-    if (!this.initialized) return;
+    // has said it is initialized (§11.4): earlier requests (the official
+    // SDK lets an App call a tool before its handshake is done) wait, a
+    // few of them, and are answered once it is.
+    if (!this.initialized) {
+      if (this.early.length < MAX_EARLY_REQUESTS) this.early.push([id, method, params]);
+      else this.earlyDropped = true;
+      return;
+    }
     switch (method) {
       case 'ping':
         this.reply(id, {});
         return;
       case 'ui/request-display-mode':
-        this.reply(id, { mode: 'inline' });
+        this.requestDisplayMode(id, params).catch(() => this.reply(id, { mode: this.chrome.mode }));
+        return;
+      case 'sampling/createMessage':
+        this.log('warning', 'refused sampling/createMessage: mcphost has no model to sample from');
+        this.replyError(id, -32601, 'Method not found: sampling/createMessage (mcphost has no model to sample from)');
         return;
       case 'tools/call':
         this.callTool(id, params).catch(() => this.replyError(id, INTERNAL_ERROR, 'the call failed'));
@@ -772,7 +798,10 @@ class Mount {
   // denial, invalid params, or fallback(message) for anything else.
   answerApiError(id, err, fallback) {
     if (this.closed) return;
-    if (err instanceof ApiError && err.status === 403) this.replyError(id, DENIED_CODE, err.message);
+    if (err instanceof ApiError && err.status === 403) {
+      this.log('warning', `refused: ${err.message}`);
+      this.replyError(id, DENIED_CODE, err.message);
+    }
     else if (err instanceof ApiError && (err.status === 400 || err.status === 404)) this.replyError(id, INVALID_PARAMS, err.message);
     else fallback(err instanceof ApiError ? err.message : 'the request failed');
   }
@@ -885,8 +914,106 @@ class Mount {
     if (!this.closed) this.reply(id, {});
   }
 
+  // ui/request-display-mode: inline always; fullscreen and pip only with
+  // the server's app_display_modes switch, after the daemon's App gate
+  // agreed, at most MODE_CHANGES per MODE_WINDOW_MS, and not right after
+  // the user left a mode. The answer is always the mode in effect.
+  async requestDisplayMode(id, params) {
+    const mode = params.mode;
+    if (!DISPLAY_MODES.includes(mode)) {
+      this.replyError(id, INVALID_PARAMS, 'Invalid params: mode must be "inline", "fullscreen" or "pip"');
+      return;
+    }
+    if (mode === this.chrome.mode) {
+      this.reply(id, { mode });
+      return;
+    }
+    if (mode === 'inline') {
+      this.setMode('inline');
+      this.reply(id, { mode: 'inline' });
+      return;
+    }
+    const server = this.rec.serverName;
+    if (!this.capabilities.displayModes) {
+      this.log('warning', `refused ${mode}: the Apps of server "${server}" may not leave the inline frame (app_display_modes is off)`);
+      this.reply(id, { mode: this.chrome.mode });
+      return;
+    }
+    const now = Date.now();
+    this.modeTimes = this.modeTimes.filter((t) => now - t < MODE_WINDOW_MS);
+    if (this.modeBusy || now < this.modeCooldownUntil || this.modeTimes.length >= MODE_CHANGES) {
+      this.reply(id, { mode: this.chrome.mode }); // too many, too soon: stays
+      return;
+    }
+    this.modeTimes.push(now);
+    this.modeBusy = true;
+    try {
+      await this.appRequest('POST', '/app-requests', { kind: 'ui/request-display-mode', detail: mode });
+    } catch (err) {
+      if (!this.closed) {
+        this.log('warning', `refused ${mode}: ${err instanceof ApiError ? err.message : 'the request failed'}`);
+        this.reply(id, { mode: this.chrome.mode });
+      }
+      return;
+    } finally {
+      this.modeBusy = false;
+    }
+    if (this.closed) return;
+    this.setMode(mode);
+    this.reply(id, { mode: this.chrome.mode });
+  }
+
+  setMode(mode) {
+    this.chrome.set(mode);
+    this.slot.dataset.displayMode = this.chrome.mode;
+    this.contextChanged({ displayMode: this.chrome.mode, containerDimensions: this.containerDimensions() });
+  }
+
+  // The user closed fullscreen or picture-in-picture: the App is told, and
+  // may not switch again at once.
+  onUserExitMode() {
+    this.modeCooldownUntil = Date.now() + MODE_COOLDOWN_MS;
+    this.slot.dataset.displayMode = 'inline';
+    this.contextChanged({ displayMode: 'inline', containerDimensions: this.containerDimensions() });
+  }
+
+  // listAppTools asks an App that declared tools for them and lists them
+  // under its entry, or says why they are not offered.
+  async listAppTools() {
+    if (!isPlainObject(this.appCapabilities.tools)) return;
+    if (!this.toolsPanel) this.toolsPanel = new AppToolsPanel(this.slot, this.rec.serverName, (name, args) => this.callAppTool(name, args));
+    if (!this.capabilities.tools) {
+      this.toolsPanel.show({ tools: [], skipped: 0 });
+      this.toolsPanel.note.hidden = false;
+      this.toolsPanel.note.textContent = `This App offers tools, but the Apps of server "${this.rec.serverName}" may not offer tools (app_tools is off).`;
+      return;
+    }
+    let r;
+    try {
+      r = await this.request('tools/list', {}, APP_TOOL_TIMEOUT_MS);
+    } catch (err) {
+      if (!this.closed) this.log('warning', `the App's tools/list failed: ${err.message}`);
+      return;
+    }
+    if (!this.closed) this.toolsPanel.show(checkAppTools(r));
+  }
+
+  // callAppTool: the user calls one of the App's tools; the daemon's App
+  // gate decides, then the App runs it and answers within
+  // APP_TOOL_TIMEOUT_MS.
+  async callAppTool(name, args) {
+    try {
+      await this.appRequest('POST', '/app-requests', { kind: 'app-tools/call', detail: name });
+    } catch (err) {
+      throw new Error(err instanceof ApiError ? err.message : 'the request failed');
+    }
+    if (this.closed) throw new Error('the App is gone');
+    return this.request('tools/call', { name, arguments: args }, APP_TOOL_TIMEOUT_MS);
+  }
+
   async answerInitialize(id, params) {
     if (!this.proxyReady) return;
+    if (isPlainObject(params.appCapabilities)) this.appCapabilities = params.appCapabilities;
     if (!isStr(params.protocolVersion)) {
       this.replyError(id, -32602, 'Invalid params: protocolVersion must be a string');
       return;
@@ -926,6 +1053,9 @@ class Mount {
         return;
       case APP_ERROR_METHOD:
         this.onAppError(params);
+        return;
+      case 'notifications/tools/list_changed':
+        if (this.initialized && this.toolsPanel) this.listAppTools().catch(() => {});
         return;
       default:
         // Other notifications are ignored.
@@ -976,6 +1106,11 @@ class Mount {
     this.notify('ui/notifications/tool-input', { arguments: this.rec.toolArguments });
     this.notify('ui/notifications/tool-result', this.rec.toolResult);
     this.watchSize();
+    const early = this.early;
+    this.early = [];
+    for (const [id, method, params] of early) this.onRequest(id, method, params);
+    this.listAppTools().catch(() => {});
+    if (this.earlyDropped) this.log('warning', `requests the App made before it was initialized beyond the first ${MAX_EARLY_REQUESTS} were dropped`);
   }
 
   onSizeChanged(params) {
@@ -1006,6 +1141,8 @@ class Mount {
     this.aborter.abort(); // running App calls are cancelled, prompts closed
     live.delete(this);
     this.resizeObserver?.disconnect();
+    this.chrome.close();
+    this.toolsPanel?.remove();
     window.removeEventListener('message', this.onMessage);
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
