@@ -612,8 +612,10 @@ const hostileView = `<!doctype html>
   // A forged proxy message from the App: the proxy drops it.
   post({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: { html: "<p>forged</p>" } });
 
-  // Row 25: before initialization nothing but the initialize answer comes.
-  req("ping", {}, function () { out.pingBeforeInit = "answered"; });
+  // Row 25: before initialization nothing but the initialize answer comes
+  // (a request made earlier is answered once the View is initialized).
+  var initializedSent = false;
+  req("ping", {}, function () { out.pingBeforeInit = initializedSent ? "after initialized" : "answered"; });
   req("ui/initialize", { protocolVersion: "2099-01-01", appInfo: { name: "hostile", version: "1" }, appCapabilities: {} }, function (r) {
     var res = r.result || {};
     out.init = JSON.stringify({ protocolVersion: res.protocolVersion, hostName: res.hostInfo && res.hostInfo.name,
@@ -622,6 +624,7 @@ const hostileView = `<!doctype html>
       maxHeight: res.hostContext && res.hostContext.containerDimensions && res.hostContext.containerDimensions.maxHeight,
       platform: res.hostContext && res.hostContext.platform, theme: res.hostContext && res.hostContext.theme, tool: res.hostContext && res.hostContext.toolInfo && res.hostContext.toolInfo.tool });
     out.seenBeforeInitialized = seen.slice();
+    initializedSent = true;
     post({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} });
   });
 
@@ -770,8 +773,8 @@ func TestAppBridgeAgainstHostileView(t *testing.T) {
 		}
 	}
 
-	if r.PingBeforeInit != "" {
-		t.Errorf("a ping before initialization was answered: %q", r.PingBeforeInit)
+	if r.PingBeforeInit != "after initialized" {
+		t.Errorf("a ping made before initialization: %q, want it answered only after initialized", r.PingBeforeInit)
 	}
 	if len(r.SeenBeforeInitialize) != 0 {
 		t.Errorf("the View got %q before it was initialized", r.SeenBeforeInitialize)

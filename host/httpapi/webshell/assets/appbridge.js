@@ -72,11 +72,109 @@ const MAX_APP_ERROR = 1000;
 export const APP_ERROR_METHOD = 'mcphost/notifications/app-error';
 
 // APP_PREAMBLE runs in the App's document before any of its own scripts: it
-// reports uncaught errors and unhandled rejections (an App that throws or
+// removes the WebRTC constructors (from the App's realm and every nested
+// frame's) and reports uncaught errors and unhandled rejections (an App that throws or
 // rejects the host's ui/initialize answer) to the host, so that the host
 // can show the error at once instead of waiting for a timeout. The App can
 // send the same message itself; it can only make its own mount fail.
 const APP_PREAMBLE = `<script>(() => {
+  // WebRTC: CSP does not govern it, so an App could send STUN packets
+  // wherever it likes. Its constructors are taken out of this realm before
+  // the App's code runs, and out of every nested frame's realm as soon as
+  // the App can reach that frame (insertions, contentWindow, frames[i],
+  // loads, DOM changes).
+  const RTC = ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCDataChannel', 'RTCSessionDescription',
+    'RTCIceCandidate', 'RTCRtpSender', 'RTCRtpReceiver', 'RTCRtpTransceiver', 'RTCDtlsTransport',
+    'RTCIceTransport', 'RTCSctpTransport', 'RTCCertificate', 'RTCDTMFSender', 'RTCRtpScriptTransform'];
+  // A nested frame the App fills itself (srcdoc, javascript: and other
+  // non-http URLs) would be a realm of its own with the constructors back:
+  // such frames are taken out before they load. (A blank nested frame gets
+  // an opaque origin of its own: the App cannot reach into it.)
+  const FRAMES = 'iframe, frame, object, embed';
+  const okSrc = (v) => v === null || v === '' || v === 'about:blank' || /^https?:\\/\\//i.test(String(v).trim());
+  const bad = (el) => el.tagName !== 'IFRAME' || el.hasAttribute('srcdoc') || !okSrc(el.getAttribute('src'));
+  let removed = 0;
+  const neuter = (root) => {
+    try {
+      const all = [];
+      if (root && root.nodeType === 1 && root.matches(FRAMES)) all.push(root);
+      if (root && root.querySelectorAll) all.push(...root.querySelectorAll(FRAMES));
+      for (const el of all) {
+        if (!bad(el)) continue;
+        el.removeAttribute('srcdoc');
+        el.remove();
+        if (removed++ === 0) {
+          window.parent.postMessage({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'warning', logger: 'mcphost',
+            data: 'a nested frame with its own content (srcdoc or a non-http URL) was removed: Apps may not open realms of their own' } }, '*');
+        }
+      }
+    } catch { /* nothing to check */ }
+  };
+  const hardened = new WeakSet();
+  const harden = (w) => {
+    try {
+      if (!w || hardened.has(w)) return;
+      hardened.add(w);
+    } catch { return; }
+    for (const n of RTC) {
+      try { Object.defineProperty(w, n, { value: undefined, writable: false, configurable: false }); } catch { /* already gone */ }
+    }
+    const sweep = () => {
+      neuter(w.document);
+      try { for (let i = 0; i < w.length; i++) harden(w[i]); } catch { /* a frame that went away */ }
+    };
+    const guard = (proto, name, check) => {
+      const d = proto && Object.getOwnPropertyDescriptor(proto, name);
+      if (!d) return;
+      try {
+        if (d.set) {
+          Object.defineProperty(proto, name, { configurable: false, enumerable: d.enumerable, get: d.get,
+            set: function (v) { if (check(this, v)) d.set.call(this, v); } });
+        } else if (typeof d.value === 'function') {
+          const f = d.value;
+          Object.defineProperty(proto, name, { configurable: false, writable: false, enumerable: d.enumerable,
+            value: function (n, v, ...rest) { if (check(this, v, n)) return f.call(this, n, v, ...rest); } });
+        }
+      } catch { /* left as it is */ }
+    };
+    try {
+      const isFrame = (el) => el instanceof w.HTMLIFrameElement;
+      guard(w.HTMLIFrameElement.prototype, 'srcdoc', () => false);
+      guard(w.HTMLIFrameElement.prototype, 'src', (el, v) => okSrc(v));
+      guard(w.Element.prototype, 'setAttribute', (el, v, n) => !isFrame(el) || (String(n).toLowerCase() !== 'srcdoc' && (String(n).toLowerCase() !== 'src' || okSrc(v))));
+    } catch { /* a realm without a DOM */ }
+    const wrap = (proto, name) => {
+      const d = proto && Object.getOwnPropertyDescriptor(proto, name);
+      if (!d) return;
+      try {
+        if (typeof d.value === 'function') {
+          const f = d.value;
+          Object.defineProperty(proto, name, { configurable: false, writable: false, enumerable: d.enumerable,
+            value: function (...a) { try { return f.apply(this, a); } finally { sweep(); } } });
+        } else if (d.get || d.set) {
+          Object.defineProperty(proto, name, { configurable: false, enumerable: d.enumerable,
+            get: d.get && function () { const v = d.get.call(this); sweep(); return v; },
+            set: d.set && function (v) { try { d.set.call(this, v); } finally { sweep(); } } });
+        }
+      } catch { /* left as it is */ }
+    };
+    try {
+      for (const n of ['appendChild', 'insertBefore', 'replaceChild']) wrap(w.Node.prototype, n);
+      for (const n of ['append', 'prepend', 'before', 'after', 'replaceWith', 'insertAdjacentElement',
+        'insertAdjacentHTML', 'setHTMLUnsafe', 'innerHTML', 'outerHTML', 'setAttributeNS']) wrap(w.Element.prototype, n);
+      for (const n of ['append', 'prepend']) wrap(w.DocumentFragment.prototype, n);
+      for (const n of ['innerHTML', 'setHTMLUnsafe']) wrap(w.ShadowRoot?.prototype, n);
+      for (const n of ['write', 'writeln', 'open']) wrap(w.Document.prototype, n);
+      for (const n of ['contentWindow', 'contentDocument']) wrap(w.HTMLIFrameElement.prototype, n);
+      w.addEventListener('load', sweep, true);
+      new w.MutationObserver(sweep).observe(w.document, { childList: true, subtree: true, attributes: true, attributeFilter: ['src', 'srcdoc'] });
+      const tick = () => { sweep(); w.requestAnimationFrame(tick); };
+      w.requestAnimationFrame(tick);
+      w.setInterval(sweep, 1);
+    } catch { /* a realm without a DOM */ }
+  };
+  harden(window);
+
   const parent = window.parent;
   const text = (v) => {
     try {
@@ -495,6 +593,14 @@ function initTimeout() {
   if (!appLogEnabled()) return INIT_TIMEOUT_MS;
   const v = Number(document.documentElement.dataset.appInitTimeoutMs);
   return Number.isInteger(v) && v >= 100 && v < INIT_TIMEOUT_MS ? v : INIT_TIMEOUT_MS;
+}
+
+// appToolTimeout is APP_TOOL_TIMEOUT_MS, or in test mode a shorter value
+// from <html data-app-tool-timeout-ms>; it can only shorten the wait.
+function appToolTimeout() {
+  if (!appLogEnabled()) return APP_TOOL_TIMEOUT_MS;
+  const v = Number(document.documentElement.dataset.appToolTimeoutMs);
+  return Number.isInteger(v) && v >= 100 && v < APP_TOOL_TIMEOUT_MS ? v : APP_TOOL_TIMEOUT_MS;
 }
 
 function appendAppLog(record) {
@@ -990,7 +1096,7 @@ class Mount {
     }
     let r;
     try {
-      r = await this.request('tools/list', {}, APP_TOOL_TIMEOUT_MS);
+      r = await this.request('tools/list', {}, appToolTimeout());
     } catch (err) {
       if (!this.closed) this.log('warning', `the App's tools/list failed: ${err.message}`);
       return;
@@ -1008,7 +1114,7 @@ class Mount {
       throw new Error(err instanceof ApiError ? err.message : 'the request failed');
     }
     if (this.closed) throw new Error('the App is gone');
-    return this.request('tools/call', { name, arguments: args }, APP_TOOL_TIMEOUT_MS);
+    return this.request('tools/call', { name, arguments: args }, appToolTimeout());
   }
 
   async answerInitialize(id, params) {
