@@ -28,6 +28,13 @@ const (
 	// AppToolUse: the user calls a tool the App registered (Detail is its
 	// name); the call goes from the WebShell to the App.
 	AppToolUse = "app-tools/call"
+	// AppResourceRead: an App reads a resource of its own server (URL is
+	// the resource URI).
+	AppResourceRead = "resources/read"
+	// AppDownload: an App offers a file to save (Detail is the sanitised
+	// file name; URL the resource_link's URI when the file is fetched
+	// through the server).
+	AppDownload = "ui/download-file"
 )
 
 // AppRequest is one request an MCP App made through the WebShell, as the App
@@ -130,6 +137,14 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req AppR
 		if !c.cfg.AppTools {
 			return false, fmt.Sprintf("the Apps of server %q may not offer tools (app_tools is off)", server)
 		}
+	case AppDownload:
+		if !c.cfg.AppDownloads {
+			return false, fmt.Sprintf("the Apps of server %q may not offer downloads (app_downloads is off)", server)
+		}
+	case AppResourceRead:
+		if !c.cfg.AppResources {
+			return false, fmt.Sprintf("the Apps of server %q may not read its resources (app_resources is off)", server)
+		}
 	default:
 		return false, "unknown App request"
 	}
@@ -185,6 +200,10 @@ type AppCapabilities struct {
 	DisplayModes bool `json:"displayModes"`
 	// Tools: app_tools (App-registered tools offered to the user).
 	Tools bool `json:"tools"`
+	// Resources: app_resources (resources/read of the server's resources).
+	Resources bool `json:"resources"`
+	// Downloads: app_downloads (ui/download-file).
+	Downloads bool `json:"downloads"`
 }
 
 // AppCapabilities returns what the Apps of server may ask for; all false
@@ -198,7 +217,8 @@ func (h *Host) AppCapabilities(server string) (AppCapabilities, error) {
 		return AppCapabilities{}, nil
 	}
 	return AppCapabilities{ToolCalls: c.cfg.AppToolCalls, OpenLinks: c.cfg.AppOpenLinks, Messages: c.cfg.AppMessages,
-		DisplayModes: c.cfg.AppDisplayModes, Tools: c.cfg.AppTools}, nil
+		DisplayModes: c.cfg.AppDisplayModes, Tools: c.cfg.AppTools, Resources: c.cfg.AppResources,
+		Downloads: c.cfg.AppDownloads}, nil
 }
 
 // Limits on App requests, per App (entry), whatever the gate says.

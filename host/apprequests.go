@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // appRef is the App that made a request: its entry and display record.
@@ -211,8 +213,9 @@ const maxAppDetail = 128
 
 // CheckAppRequest decides a request of the App of entry appEntryID in one
 // of principal's sessions that the WebShell carries out itself: kind
-// AppDisplayMode (detail "fullscreen" or "pip") or AppToolUse (detail the
-// App tool's name). It runs the App gate (the server's switch, then the app
+// AppDisplayMode (detail "fullscreen" or "pip"), AppToolUse (detail the
+// App tool's name) or AppDownload (detail the file name, already
+// sanitised by the WebShell: no path, no leading dot). It runs the App gate (the server's switch, then the app
 // phase of the policies) and returns nil when allowed, an *AppDeniedError
 // when refused and a *RequestError for a malformed request.
 func (h *Host) CheckAppRequest(ctx context.Context, p Principal, sessionID, appEntryID, kind, detail string) error {
@@ -231,8 +234,12 @@ func (h *Host) CheckAppRequest(ctx context.Context, p Principal, sessionID, appE
 		if detail == "" || len(detail) > maxAppDetail || !utf8.ValidString(detail) {
 			return &RequestError{Reason: fmt.Sprintf(`an App tool request needs "detail", the tool's name (1 to %d bytes)`, maxAppDetail)}
 		}
+	case AppDownload:
+		if detail == "" || len(detail) > maxAppDetail || !utf8.ValidString(detail) || strings.ContainsAny(detail, "/\\\x00") || strings.HasPrefix(detail, ".") {
+			return &RequestError{Reason: fmt.Sprintf(`a download needs "detail", a plain file name (1 to %d bytes, no path, not starting with a dot)`, maxAppDetail)}
+		}
 	default:
-		return &RequestError{Reason: fmt.Sprintf(`"kind" is %q or %q`, AppDisplayMode, AppToolUse)}
+		return &RequestError{Reason: fmt.Sprintf(`"kind" is %q, %q or %q`, AppDisplayMode, AppToolUse, AppDownload)}
 	}
 	ref, err := h.appOf(ctx, p, sessionID, appEntryID)
 	if err != nil {
@@ -244,4 +251,65 @@ func (h *Host) CheckAppRequest(ctx context.Context, p Principal, sessionID, appE
 		return &AppDeniedError{Server: ref.server, Kind: kind, Reason: reason}
 	}
 	return nil
+}
+
+// maxAppResourceURI bounds the URI of an App's resources/read, and
+// maxAppResourceBytes what one read may return to the App (its JSON).
+const (
+	maxAppResourceURI   = 2048
+	maxAppResourceBytes = 4 << 20
+)
+
+// AppReadResource reads uri for the App of entry appEntryID in one of
+// principal's sessions: a resource of the App's own server only (the read
+// goes to that server, whatever the URI names), after the App gate (the
+// server's app_resources switch, then the app phase of the policies),
+// within the server's call timeout and at most 4 MiB.
+//
+// With forDownload the read fetches a resource_link of a ui/download-file
+// and is decided as AppDownload (app_downloads) instead.
+func (h *Host) AppReadResource(ctx context.Context, p Principal, sessionID, appEntryID, uri string, forDownload bool) (*mcp.ReadResourceResult, error) {
+	if h.store == nil {
+		return nil, ErrNoStore
+	}
+	if err := h.checkSession(ctx, p.Name, sessionID); err != nil {
+		return nil, err
+	}
+	if uri == "" || len(uri) > maxAppResourceURI || !utf8.ValidString(uri) {
+		return nil, &RequestError{Reason: fmt.Sprintf(`"uri" must be a resource URI of 1 to %d bytes`, maxAppResourceURI)}
+	}
+	ref, err := h.appOf(ctx, p, sessionID, appEntryID)
+	if err != nil {
+		return nil, err
+	}
+	kind := AppResourceRead
+	if forDownload {
+		kind = AppDownload
+	}
+	ar := AppRequest{Kind: kind, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+		AppTool: ref.tool, URL: uri}
+	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
+		return nil, &AppDeniedError{Server: ref.server, Kind: kind, Reason: reason}
+	}
+	c, err := h.conn(ref.server)
+	if err != nil {
+		return nil, err
+	}
+	cs, _, err := c.current()
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	defer cancel()
+	res, err := sessionReader{c: c, cs: cs}.ReadResource(rctx, uri)
+	if err != nil {
+		return nil, &RequestError{Reason: fmt.Sprintf("server %q could not read %q: %v", ref.server, uri, err)}
+	}
+	if res.NeedsInput() {
+		return nil, &RequestError{Reason: "the resource asks for input, which App reads cannot give"}
+	}
+	if b, err := json.Marshal(res); err != nil || len(b) > maxAppResourceBytes {
+		return nil, &RequestError{Reason: fmt.Sprintf("the resource is larger than %d bytes, the limit of an App read", maxAppResourceBytes)}
+	}
+	return res, nil
 }

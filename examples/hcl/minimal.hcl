@@ -46,4 +46,8 @@ server "revenue" {
   # offering tools of the App's own to the user in the WebShell.
   app_display_modes = false
   app_tools         = false
+  # Reading this server's resources, and offering files to save (each after
+  # the user confirms, under a sanitised name, at most 10 MiB).
+  app_resources = false
+  app_downloads = false
 }

@@ -177,6 +177,11 @@ type Server struct {
 	// `app_tools`: the WebShell lists the tools an App registers and lets
 	// the user call them.
 	AppTools bool
+	// `app_resources`: resources/read from an App, of this server's
+	// resources only.
+	AppResources bool
+	// `app_downloads`: ui/download-file, saved after the user confirms.
+	AppDownloads bool
 
 	NameRange hcl.Range // the label
 	DeclRange hcl.Range // the block header

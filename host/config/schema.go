@@ -127,6 +127,13 @@ type serverBlock struct {
 	// call from the WebShell. Each is false (denied) by default.
 	AppDisplayModes hcl.Expression `hcl:"app_display_modes,optional"`
 	AppTools        hcl.Expression `hcl:"app_tools,optional"`
+	// app_resources: whether this server's Apps may read its resources
+	// (resources/read, this server's only). False by default.
+	AppResources hcl.Expression `hcl:"app_resources,optional"`
+	// app_downloads: whether this server's Apps may offer files for the
+	// user to save (ui/download-file, after the user confirms). False by
+	// default.
+	AppDownloads hcl.Expression `hcl:"app_downloads,optional"`
 
 	// discovery_timeout: budget for version discovery, clamped to [100ms, 300s].
 	DiscoveryTimeout      hcl.Expression `hcl:"discovery_timeout,optional"`

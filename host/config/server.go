@@ -322,6 +322,12 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 	if v, st := l.evalBool(b.AppTools, "app_tools"); st == valid {
 		s.AppTools = v
 	}
+	if v, st := l.evalBool(b.AppResources, "app_resources"); st == valid {
+		s.AppResources = v
+	}
+	if v, st := l.evalBool(b.AppDownloads, "app_downloads"); st == valid {
+		s.AppDownloads = v
+	}
 
 	if enabled, st := l.evalBool(b.Enabled, "enabled"); st == valid {
 		s.Enabled = enabled

@@ -84,6 +84,32 @@ func (a *api) appRequest(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{})
 }
 
+type appResourceRequest struct {
+	AppEntryID string `json:"appEntryId"`
+	URI        string `json:"uri"`
+	// Purpose "download": the read fetches a ui/download-file resource_link
+	// (decided by app_downloads); "" or "read": the App's resources/read.
+	Purpose string `json:"purpose"`
+}
+
+// appResource reads a resource of the App's own server for the App.
+func (a *api) appResource(c *gin.Context) {
+	var req appResourceRequest
+	if !a.decode(c, &req, false) {
+		return
+	}
+	if req.Purpose != "" && req.Purpose != "read" && req.Purpose != "download" {
+		writeError(c, http.StatusBadRequest, "bad_request", `"purpose" is "read" or "download"`)
+		return
+	}
+	res, err := a.h.AppReadResource(c.Request.Context(), principal(c), c.Param("id"), req.AppEntryID, req.URI, req.Purpose == "download")
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}
+
 // appCapabilities says which App requests a server's configuration allows.
 func (a *api) appCapabilities(c *gin.Context) {
 	if err := a.h.CheckVisible(c.Request.Context(), caller(c), c.Param("name")); err != nil {

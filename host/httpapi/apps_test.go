@@ -68,7 +68,7 @@ func appEnv(t *testing.T) *testEnv {
 			Name: name, Transport: config.TransportStreamableHTTP, URL: url,
 			VersionNegotiation: config.NegotiationLegacy, DiscoveryTimeout: 20 * time.Second, CallTimeout: time.Minute,
 			Apps: config.AppsAuto, AppResourceMaxBytes: apps.DefaultMaxBytes, AppResourceTimeout: 10 * time.Second,
-			Enabled: true, AppToolCalls: open, AppOpenLinks: open, AppMessages: open, AppDisplayModes: open, AppTools: open,
+			Enabled: true, AppToolCalls: open, AppOpenLinks: open, AppMessages: open, AppDisplayModes: open, AppTools: open, AppResources: open, AppDownloads: open,
 		}
 	}
 	return newEnvWith(t, block("closed", false), block("open", true))
@@ -131,6 +131,9 @@ func TestAppGatesClosed(t *testing.T) {
 		{"fullscreen", appRequestsPath(sid), mustJSON(map[string]string{"appEntryId": app.ID, "kind": "ui/request-display-mode", "detail": "fullscreen"}), "app_display_modes is off"},
 		{"pip", appRequestsPath(sid), mustJSON(map[string]string{"appEntryId": app.ID, "kind": "ui/request-display-mode", "detail": "pip"}), "app_display_modes is off"},
 		{"App tool", appRequestsPath(sid), mustJSON(map[string]string{"appEntryId": app.ID, "kind": "app-tools/call", "detail": "set-total"}), "app_tools is off"},
+		{"resources/read", "/api/v1/sessions/" + sid + "/app-resources", mustJSON(map[string]string{"appEntryId": app.ID, "uri": "ui://app"}), "app_resources is off"},
+		{"download", appRequestsPath(sid), mustJSON(map[string]string{"appEntryId": app.ID, "kind": "ui/download-file", "detail": "report.csv"}), "app_downloads is off"},
+		{"download link", "/api/v1/sessions/" + sid + "/app-resources", mustJSON(map[string]string{"appEntryId": app.ID, "uri": "ui://app", "purpose": "download"}), "app_downloads is off"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.do(t, "POST", tc.path, e.aliceWS, tc.body)
@@ -157,7 +160,7 @@ func TestAppGatesOpen(t *testing.T) {
 	closedApp := e.showApp(t, sid, "closed")
 
 	caps := decode[host.AppCapabilities](t, e.do(t, "GET", "/api/v1/servers/open/app-capabilities", e.aliceWS, ""))
-	if caps != (host.AppCapabilities{ToolCalls: true, OpenLinks: true, Messages: true, DisplayModes: true, Tools: true}) {
+	if caps != (host.AppCapabilities{ToolCalls: true, OpenLinks: true, Messages: true, DisplayModes: true, Tools: true, Resources: true, Downloads: true}) {
 		t.Errorf("capabilities of open = %+v, want all true", caps)
 	}
 	wantError(t, e.do(t, "GET", "/api/v1/servers/nope/app-capabilities", e.aliceWS, ""), 404, "not_found")
@@ -288,6 +291,9 @@ func TestAppChecks(t *testing.T) {
 		{"fullscreen", body("ui/request-display-mode", "fullscreen"), 200, ""},
 		{"pip", body("ui/request-display-mode", "pip"), 200, ""},
 		{"App tool", body("app-tools/call", "set-total"), 200, ""},
+		{"download", body("ui/download-file", "report.csv"), 200, ""},
+		{"download with a path", body("ui/download-file", "../etc/passwd"), 400, "plain file name"},
+		{"download of a dot file", body("ui/download-file", ".bashrc"), 400, "plain file name"},
 		{"inline needs no check", body("ui/request-display-mode", "inline"), 400, "fullscreen"},
 		{"unknown mode", body("ui/request-display-mode", "maximised"), 400, "fullscreen"},
 		{"no tool name", body("app-tools/call", ""), 400, "tool's name"},
@@ -304,6 +310,37 @@ func TestAppChecks(t *testing.T) {
 			ae := wantError(t, r, tc.status, "bad_request")
 			if !strings.Contains(ae.Error.Message, tc.msg) {
 				t.Errorf("message %q, want one with %q", ae.Error.Message, tc.msg)
+			}
+		})
+	}
+}
+
+// TestAppResourceRead: an App reads resources of its own server only; a
+// URI of another server is asked of the App's own server, which does not
+// have it.
+func TestAppResourceRead(t *testing.T) {
+	t.Parallel()
+	e := appEnv(t)
+	sid := e.createSession(t, e.aliceWS, "reads").ID
+	app := e.showApp(t, sid, "open")
+	path := "/api/v1/sessions/" + sid + "/app-resources"
+	body := func(uri string) string { return mustJSON(map[string]string{"appEntryId": app.ID, "uri": uri}) }
+
+	r := e.do(t, "POST", path, e.aliceWS, body("ui://app"))
+	wantStatus(t, r, 200)
+	res := decode[mcp.ReadResourceResult](t, r)
+	if len(res.Contents) != 1 || res.Contents[0].Text != "<p>app</p>" {
+		t.Errorf("read %+v, want the App's own resource", res)
+	}
+	for _, tc := range []struct{ name, body, msg string }{
+		{"another server's resource", body("ui://revenue-dashboard"), `server "open" could not read`},
+		{"no uri", body(""), "uri"},
+		{"uri too long", body("ui://" + strings.Repeat("x", 2048)), "uri"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ae := wantError(t, e.do(t, "POST", path, e.aliceWS, tc.body), 400, "bad_request")
+			if !strings.Contains(ae.Error.Message, tc.msg) {
+				t.Errorf("message %q, want %q", ae.Error.Message, tc.msg)
 			}
 		})
 	}

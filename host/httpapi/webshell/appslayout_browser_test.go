@@ -99,3 +99,145 @@ func TestHostileAppTools(t *testing.T) {
 		tb.waitFor(name+" to fail", `(document.querySelector('`+slot+` [data-testid="app-tool-`+name+`"] [data-testid=app-tool-error]')?.textContent ?? '').includes('no reply within')`)
 	}
 }
+
+// resourceProbe reads its own server's App resource and the URI of another
+// server's, and reports both answers.
+const resourceProbe = `<!doctype html><html><body><script>
+const post = (m) => window.parent.postMessage(m, '*');
+const out = {};
+let caps = null;
+window.addEventListener('message', (e) => {
+  if (e.source !== window.parent) return;
+  const m = e.data;
+  if (m.id === 1) {
+    caps = m.result.hostCapabilities;
+    post({ jsonrpc: '2.0', method: 'ui/notifications/initialized' });
+    post({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'ui://revenue-dashboard' } });
+    post({ jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri: 'ui://customer-segmentation/mcp-app.html' } });
+    return;
+  }
+  if (m.id === 2) out.own = m.error ? 'error ' + m.error.message : 'mime ' + m.result.contents[0].mimeType;
+  if (m.id === 3) out.other = m.error ? 'error ' + m.error.message : 'read';
+  if (out.own && out.other) post({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: { event: 'reads', caps, ...out } } });
+});
+post({ jsonrpc: '2.0', id: 1, method: 'ui/initialize',
+  params: { protocolVersion: '2026-01-26', appInfo: { name: 'reads', version: '1' }, appCapabilities: {} } });
+</script></body></html>`
+
+// TestAppResourcesRead: with app_resources on, an App reads its own
+// server's resource; another server's URI goes to its own server, which
+// does not have it; with the switch off, the read is denied.
+func TestAppResourcesRead(t *testing.T) {
+	d := newDaemonWith(t, func(cfg *config.Config, bin string) {
+		cfg.Servers[1].AppResources = true
+		cfg.Servers = append(cfg.Servers, stdioServer("revenue_off", bin))
+	})
+	tb := newTab(t)
+	tb.login(d)
+	tb.enableAppLog()
+	tb.callRevenue("Q3", 1)
+	sid := eval[string](tb, `sessionStorage.getItem('mcphost.session') ?? ''`)
+	app := d.appEntries(t, sid)[0]
+	tb.mountBoundApp("reads", resourceProbe, "revenue", app.ID, sid)
+	var r struct {
+		Caps       map[string]any `json:"caps"`
+		Own, Other string
+	}
+	tb.appEventData("reads", &r)
+	if r.Caps["serverResources"] == nil || r.Own != "mime text/html;profile=mcp-app" || !strings.Contains(r.Other, `server "revenue" could not read`) {
+		t.Errorf("with app_resources on: %+v", r)
+	}
+
+	tb.selectTool("revenue_off.show_revenue_dashboard")
+	tb.choose("quarter", "Q1")
+	tb.click(tid("call-button"))
+	tb.waitFor("the second App entry", `document.querySelectorAll('`+entrySel+`').length >= 2`)
+	var offID string
+	for _, e := range d.appEntries(t, sid) {
+		if e.ID != app.ID {
+			offID = e.ID
+		}
+	}
+	eval[bool](tb, `(() => { window.__mcphostAppLog = []; return true; })()`)
+	tb.mountBoundApp("reads-off", resourceProbe, "revenue_off", offID, sid)
+	var off struct {
+		Caps       map[string]any `json:"caps"`
+		Own, Other string
+	}
+	tb.appEventData("reads", &off)
+	if off.Caps["serverResources"] != nil || !strings.Contains(off.Own, "app_resources is off") {
+		t.Errorf("with app_resources off: %+v", off)
+	}
+}
+
+// downloadProbe offers files with ui/download-file: a text file named
+// "../../etc/passwd", a resource_link of its own server's App resource, and
+// 100 MiB of base64; it reports each answer.
+const downloadProbe = `<!doctype html><html><body><script>
+const post = (m) => window.parent.postMessage(m, '*');
+const out = {};
+const asks = {
+  2: { contents: [{ type: 'resource', resource: { uri: 'file:///../../etc/passwd', mimeType: 'text/plain', text: 'root:x:0:0' } }] },
+  3: { contents: [{ type: 'resource_link', uri: 'ui://revenue-dashboard', name: '..\\\\dash board.html' }] },
+  4: { contents: [{ type: 'resource', resource: { uri: 'ui://big.bin', blob: 'A'.repeat(100 << 20) } }] },
+};
+window.addEventListener('message', (e) => {
+  if (e.source !== window.parent) return;
+  const m = e.data;
+  if (m.id === 1) {
+    out.caps = m.result.hostCapabilities;
+    post({ jsonrpc: '2.0', method: 'ui/notifications/initialized' });
+    post({ jsonrpc: '2.0', id: 2, method: 'ui/download-file', params: asks[2] });
+    return;
+  }
+  if (m.id >= 2 && m.id <= 4) {
+    out['a' + m.id] = m.error ? 'error ' + m.error.message : JSON.stringify(m.result);
+    if (m.id < 4) {
+      try { post({ jsonrpc: '2.0', id: m.id + 1, method: 'ui/download-file', params: asks[m.id + 1] }); }
+      catch (err) { out['a' + (m.id + 1)] = 'not sent ' + err.name; m.id = 4; }
+    }
+    if (m.id === 4) post({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: { event: 'downloads', ...out } } });
+  }
+});
+post({ jsonrpc: '2.0', id: 1, method: 'ui/initialize',
+  params: { protocolVersion: '2026-01-26', appInfo: { name: 'dl', version: '1' }, appCapabilities: {} } });
+</script></body></html>`
+
+// TestAppDownloads: with app_downloads on, the user confirms each download
+// and the browser saves it under a sanitised name (no path); a
+// resource_link is read through the App's server and the user may cancel
+// it; 100 MiB never reaches the host (over the bridge's message limit: it
+// is dropped and the bridge stays). The switch off is in TestAppGatesClosed
+// (the daemon side) and the bridge denies before asking.
+func TestAppDownloads(t *testing.T) {
+	d := newDaemonWith(t, func(cfg *config.Config, _ string) { cfg.Servers[1].AppDownloads = true })
+	tb := newTab(t)
+	tb.login(d)
+	tb.enableAppLog()
+	eval[bool](tb, `(() => { window.__mcphostDownloads = []; return true; })()`)
+	tb.callRevenue("Q3", 1)
+	sid := eval[string](tb, `sessionStorage.getItem('mcphost.session') ?? ''`)
+	app := d.appEntries(t, sid)[0]
+	tb.mountBoundApp("dl", downloadProbe, "revenue", app.ID, sid)
+
+	tb.waitVisible(tid("app-download-dialog"))
+	if got := eval[string](tb, `document.querySelector('[data-testid=app-download-files]').textContent`); !strings.Contains(got, "passwd — 10 bytes") {
+		t.Errorf("dialog lists %q, want the file as passwd", got)
+	}
+	tb.click(tid("app-download-save"))
+	tb.waitVisible(tid("app-download-dialog"))
+	if got := eval[string](tb, `document.querySelector('[data-testid=app-download-files]').textContent`); !strings.Contains(got, "dash board.html") {
+		t.Errorf("dialog lists %q, want the link's name without its path", got)
+	}
+	tb.click(tid("app-download-cancel"))
+	tb.waitFor("two saves asked", `window.__mcphostDownloads.length >= 1`)
+	saved := eval[[]map[string]any](tb, `window.__mcphostDownloads`)
+	if len(saved) != 1 || saved[0]["name"] != "passwd" || saved[0]["size"] != float64(10) {
+		t.Errorf("saved %v, want passwd (10 bytes) only", saved)
+	}
+	// The 100 MiB offer is over the bridge's message limit: dropped, and
+	// the App is still there.
+	if got := eval[string](tb, `document.querySelector('[data-testid=dl]').dataset.mcpAppState`); got != "ready" {
+		t.Errorf("the App is %s after its 100 MiB offer, want ready", got)
+	}
+}

@@ -34,7 +34,9 @@
 
 import { h, isPlainObject } from './dom.js';
 import { api, seg, ApiError } from './api.js';
-import { ModeChrome, AppToolsPanel, checkAppTools, DISPLAY_MODES } from './appchrome.js';
+import {
+  ModeChrome, AppToolsPanel, checkAppTools, DISPLAY_MODES, MAX_DOWNLOAD_BYTES, safeFileName, confirmDownload, saveFile,
+} from './appchrome.js';
 
 export const APP_PROTOCOL_VERSION = '2026-01-26';
 const KNOWN_PROTOCOL_VERSIONS = new Set(['2026-01-26', '2025-11-21']);
@@ -168,9 +170,6 @@ const APP_PREAMBLE = `<script>(() => {
       for (const n of ['contentWindow', 'contentDocument']) wrap(w.HTMLIFrameElement.prototype, n);
       w.addEventListener('load', sweep, true);
       new w.MutationObserver(sweep).observe(w.document, { childList: true, subtree: true, attributes: true, attributeFilter: ['src', 'srcdoc'] });
-      const tick = () => { sweep(); w.requestAnimationFrame(tick); };
-      w.requestAnimationFrame(tick);
-      w.setInterval(sweep, 1);
     } catch { /* a realm without a DOM */ }
   };
   harden(window);
@@ -470,7 +469,7 @@ const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
 // ------------------------------------------------------------------ App capabilities
 
-const NO_CAPABILITIES = Object.freeze({ toolCalls: false, openLinks: false, messages: false, displayModes: false, tools: false });
+const NO_CAPABILITIES = Object.freeze({ toolCalls: false, openLinks: false, messages: false, displayModes: false, tools: false, resources: false, downloads: false });
 
 // One answer per server name, shared by all its Apps until the
 // configuration is reloaded (forgetAppCapabilities).
@@ -489,7 +488,8 @@ function loadCapabilities(server) {
     load = api('GET', `/servers/${seg(server)}/app-capabilities`).then((r) => {
       if (!isPlainObject(r)) throw new Error('app-capabilities: not an object');
       return Object.freeze({ toolCalls: r.toolCalls === true, openLinks: r.openLinks === true, messages: r.messages === true,
-        displayModes: r.displayModes === true, tools: r.tools === true });
+        displayModes: r.displayModes === true, tools: r.tools === true, resources: r.resources === true,
+        downloads: r.downloads === true });
     });
     capabilitiesLoads.set(server, load);
     load.catch(() => {
@@ -876,6 +876,12 @@ class Mount {
       case 'ui/request-display-mode':
         this.requestDisplayMode(id, params).catch(() => this.reply(id, { mode: this.chrome.mode }));
         return;
+      case 'ui/download-file':
+        this.downloadFile(id, params).catch(() => this.reply(id, { isError: true }));
+        return;
+      case 'resources/read':
+        this.readResource(id, params).catch(() => this.replyError(id, INTERNAL_ERROR, 'the read failed'));
+        return;
       case 'sampling/createMessage':
         this.log('warning', 'refused sampling/createMessage: mcphost has no model to sample from');
         this.replyError(id, -32601, 'Method not found: sampling/createMessage (mcphost has no model to sample from)');
@@ -942,6 +948,110 @@ class Mount {
     }
     const why = isPlainObject(entry) && isStr(entry.error) && entry.error ? entry.error : 'the call failed';
     this.replyError(id, INTERNAL_ERROR, why.slice(0, MAX_REASON_LENGTH * 5));
+  }
+
+  // resources/read: a resource of the App's own server, read by the daemon
+  // (which sends it to that server only, whatever the URI says).
+  async readResource(id, params) {
+    const server = this.rec.serverName;
+    if (!this.capabilities.resources) {
+      this.deny(id, `the Apps of server "${server}" may not read its resources (app_resources is off)`);
+      return;
+    }
+    if (!isStr(params.uri) || params.uri === '' || params.uri.length > MAX_LINK_LENGTH) {
+      this.replyError(id, INVALID_PARAMS, 'Invalid params: uri must be a resource URI');
+      return;
+    }
+    let res;
+    try {
+      res = await this.appRequest('POST', '/app-resources', { uri: params.uri });
+    } catch (err) {
+      this.answerApiError(id, err, (msg) => this.replyError(id, INTERNAL_ERROR, msg));
+      return;
+    }
+    if (!this.closed) this.reply(id, res);
+  }
+
+  // ui/download-file: embedded resources (text or base64 blob) and
+  // resource_links (fetched through the App's server by the daemon, never
+  // from the App's frame), at most 8 files and MAX_DOWNLOAD_BYTES together,
+  // each under a sanitised name the daemon's App gate agreed to; saved only
+  // after the user confirms. {isError: true} when refused or cancelled.
+  async downloadFile(id, params) {
+    const server = this.rec.serverName;
+    if (!this.capabilities.downloads) {
+      this.deny(id, `the Apps of server "${server}" may not offer downloads (app_downloads is off)`);
+      return;
+    }
+    const items = params.contents;
+    if (!Array.isArray(items) || items.length === 0 || items.length > 8) {
+      this.replyError(id, INVALID_PARAMS, 'Invalid params: contents must hold 1 to 8 resources');
+      return;
+    }
+    const files = [];
+    let total = 0;
+    const refuse = (why) => {
+      this.log('warning', `refused ui/download-file: ${why}`);
+      this.reply(id, { isError: true });
+    };
+    for (const it of items) {
+      let bytes;
+      let name;
+      let mimeType;
+      if (isPlainObject(it) && it.type === 'resource' && isPlainObject(it.resource) && isStr(it.resource.uri)) {
+        const r = it.resource;
+        name = r.uri;
+        mimeType = isStr(r.mimeType) ? r.mimeType : '';
+        if (isStr(r.text)) bytes = new TextEncoder().encode(r.text);
+        else if (isStr(r.blob)) {
+          if (r.blob.length > MAX_DOWNLOAD_BYTES * 1.4) return refuse(`larger than ${MAX_DOWNLOAD_BYTES} bytes`);
+          try {
+            bytes = Uint8Array.from(atob(r.blob), (c) => c.charCodeAt(0));
+          } catch {
+            return refuse('a blob is not valid base64');
+          }
+        }
+      } else if (isPlainObject(it) && it.type === 'resource_link' && isStr(it.uri)) {
+        name = isStr(it.name) && it.name ? it.name : it.uri;
+        mimeType = isStr(it.mimeType) ? it.mimeType : '';
+        let res;
+        try {
+          res = await this.appRequest('POST', '/app-resources', { uri: it.uri, purpose: 'download' });
+        } catch (err) {
+          return refuse(err instanceof ApiError ? err.message : 'the resource could not be read');
+        }
+        if (this.closed) return;
+        const c = Array.isArray(res?.contents) ? res.contents.find((x) => isPlainObject(x) && x.uri === it.uri) ?? res.contents[0] : null;
+        if (isPlainObject(c) && isStr(c.text)) bytes = new TextEncoder().encode(c.text);
+        else if (isPlainObject(c) && isStr(c.blob)) {
+          try {
+            bytes = Uint8Array.from(atob(c.blob), (ch) => ch.charCodeAt(0));
+          } catch {
+            return refuse('the resource is not valid base64');
+          }
+        }
+      }
+      if (!bytes) return refuse('each item must be an embedded resource with text or blob, or a resource_link');
+      total += bytes.length;
+      if (total > MAX_DOWNLOAD_BYTES) return refuse(`larger than ${MAX_DOWNLOAD_BYTES} bytes`);
+      files.push({ name: safeFileName(name), size: bytes.length, mimeType: mimeType.slice(0, 100), bytes });
+    }
+    for (const f of files) {
+      try {
+        await this.appRequest('POST', '/app-requests', { kind: 'ui/download-file', detail: f.name });
+      } catch (err) {
+        return refuse(err instanceof ApiError ? err.message : 'the request failed');
+      }
+    }
+    if (this.closed) return;
+    const ok = await confirmDownload(server, files, this.aborter.signal);
+    if (this.closed) return;
+    if (!ok) {
+      this.reply(id, { isError: true });
+      return;
+    }
+    for (const f of files) saveFile(f.name, f.bytes);
+    this.reply(id, {});
   }
 
   // ui/open-link: checked by the daemon, then shown to the user, who must
@@ -1133,6 +1243,8 @@ class Mount {
     if (this.capabilities.toolCalls) hostCapabilities.serverTools = {};
     if (this.capabilities.openLinks) hostCapabilities.openLinks = {};
     if (this.capabilities.messages) hostCapabilities.message = {};
+    if (this.capabilities.resources) hostCapabilities.serverResources = {};
+    if (this.capabilities.downloads) hostCapabilities.downloadFile = {};
     const result = {
       protocolVersion: KNOWN_PROTOCOL_VERSIONS.has(params.protocolVersion) ? params.protocolVersion : APP_PROTOCOL_VERSION,
       hostInfo: { name: 'mcphost', version: hostVersion || 'unknown' },

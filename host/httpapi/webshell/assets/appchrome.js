@@ -199,3 +199,78 @@ export class AppToolsPanel {
     this.el.remove();
   }
 }
+
+/** MAX_DOWNLOAD_BYTES bounds the files of one ui/download-file, together. */
+export const MAX_DOWNLOAD_BYTES = 10 << 20;
+const MAX_FILE_NAME = 100;
+
+/**
+ * safeFileName turns what an App calls a file into a plain name for the
+ * browser to save under: no directories (the last path segment of a URI or
+ * path), no control characters or characters file systems refuse, no
+ * leading dots, at most 100 characters; "download" when nothing is left.
+ */
+export function safeFileName(raw) {
+  let s = typeof raw === 'string' ? raw : '';
+  try {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(s)) s = decodeURIComponent(new URL(s).pathname || '');
+  } catch {
+    /* not a URL: taken as it is */
+  }
+  s = s.split(/[\\/]/).filter((p) => p !== '' && p !== '.' && p !== '..').pop() ?? '';
+  s = s.replace(/[\u0000-\u001f\u007f<>:"|?*]/g, '_').replace(/^[.\s]+/, '').trim();
+  if (s.length > MAX_FILE_NAME) {
+    const dot = s.lastIndexOf('.');
+    const ext = dot > 0 && s.length - dot <= 10 ? s.slice(dot) : '';
+    s = s.slice(0, MAX_FILE_NAME - ext.length) + ext;
+  }
+  return s || 'download';
+}
+
+/**
+ * confirmDownload asks the user whether to save files ({name, size,
+ * mimeType}) an App of server offers; it resolves true only on a click on
+ * "Save". signal (an AbortSignal) cancels it.
+ */
+export function confirmDownload(server, files, signal) {
+  return new Promise((resolve) => {
+    const save = h('button', { type: 'button', class: 'primary', testid: 'app-download-save' }, files.length > 1 ? `Save ${files.length} files` : 'Save file');
+    const cancel = h('button', { type: 'button', testid: 'app-download-cancel' }, 'Cancel');
+    const dialog = h('dialog', { class: 'app-link-dialog', testid: 'app-download-dialog', 'aria-labelledby': 'app-download-title' },
+      h('h2', { id: 'app-download-title' }, 'Save a file from an MCP App?'),
+      h('p', {}, 'The MCP App of server ', h('strong', {}, server || 'unknown'), ' offers:'),
+      h('ul', { testid: 'app-download-files' }, files.map((f) => h('li', {}, h('code', {}, f.name), ` — ${f.size} bytes`, f.mimeType ? `, ${f.mimeType}` : ''))),
+      h('p', { class: 'muted' }, 'Save it only if you expected this App to give you a file.'),
+      h('div', { class: 'app-link-actions' }, cancel, save));
+    let done = false;
+    const finish = (ok) => {
+      if (done) return;
+      done = true;
+      signal?.removeEventListener('abort', onAbort);
+      if (dialog.open) dialog.close();
+      dialog.remove();
+      resolve(ok);
+    };
+    const onAbort = () => finish(false);
+    save.addEventListener('click', () => finish(true));
+    cancel.addEventListener('click', () => finish(false));
+    dialog.addEventListener('cancel', () => finish(false));
+    dialog.addEventListener('close', () => finish(false));
+    signal?.addEventListener('abort', onAbort);
+    document.body.append(dialog);
+    dialog.showModal();
+    cancel.focus();
+  });
+}
+
+/** saveFile has the browser save bytes (a Uint8Array) under name. */
+export function saveFile(name, bytes) {
+  // application/octet-stream: saved, never shown or sniffed as a page.
+  const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+  const a = h('a', { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+  if (Array.isArray(window.__mcphostDownloads)) window.__mcphostDownloads.push({ name, size: bytes.length });
+}
