@@ -35,6 +35,9 @@ const (
 	// file name; URL the resource_link's URI when the file is fetched
 	// through the server).
 	AppDownload = "ui/download-file"
+	// AppModelContext: an App gives context for the model
+	// (ui/update-model-context).
+	AppModelContext = "ui/update-model-context"
 )
 
 // AppRequest is one request an MCP App made through the WebShell, as the App
@@ -137,6 +140,10 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req AppR
 		if !c.cfg.AppTools {
 			return false, fmt.Sprintf("the Apps of server %q may not offer tools (app_tools is off)", server)
 		}
+	case AppModelContext:
+		if !c.cfg.AppModelContext {
+			return false, fmt.Sprintf("the Apps of server %q may not give context for the model (app_model_context is off)", server)
+		}
 	case AppDownload:
 		if !c.cfg.AppDownloads {
 			return false, fmt.Sprintf("the Apps of server %q may not offer downloads (app_downloads is off)", server)
@@ -204,6 +211,8 @@ type AppCapabilities struct {
 	Resources bool `json:"resources"`
 	// Downloads: app_downloads (ui/download-file).
 	Downloads bool `json:"downloads"`
+	// ModelContext: app_model_context (ui/update-model-context).
+	ModelContext bool `json:"modelContext"`
 }
 
 // AppCapabilities returns what the Apps of server may ask for; all false
@@ -218,7 +227,7 @@ func (h *Host) AppCapabilities(server string) (AppCapabilities, error) {
 	}
 	return AppCapabilities{ToolCalls: c.cfg.AppToolCalls, OpenLinks: c.cfg.AppOpenLinks, Messages: c.cfg.AppMessages,
 		DisplayModes: c.cfg.AppDisplayModes, Tools: c.cfg.AppTools, Resources: c.cfg.AppResources,
-		Downloads: c.cfg.AppDownloads}, nil
+		Downloads: c.cfg.AppDownloads, ModelContext: c.cfg.AppModelContext}, nil
 }
 
 // Limits on App requests, per App (entry), whatever the gate says.

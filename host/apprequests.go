@@ -313,3 +313,98 @@ func (h *Host) AppReadResource(ctx context.Context, p Principal, sessionID, appE
 	}
 	return res, nil
 }
+
+// maxAppContextBlocks bounds the content blocks of one model context.
+const maxAppContextBlocks = 16
+
+// appContextParams is what mcphost keeps of a ui/update-model-context:
+// text blocks and structuredContent.
+type appContextParams struct {
+	Content           []textBlock    `json:"content,omitempty"`
+	StructuredContent map[string]any `json:"structuredContent,omitempty"`
+}
+
+// AppUpdateContext keeps the context the App of entry appEntryID gives for
+// the model (ui/update-model-context params: content, text blocks only, at
+// most 16, and/or structuredContent, an object; at most 64 KiB as JSON),
+// replacing what it gave before, after the App gate (app_model_context,
+// then the app phase of the policies) and the App's rate limit. It is
+// untrusted, tool-derived text: kept with the entry and shown as the App's,
+// never as the user's words.
+func (h *Host) AppUpdateContext(ctx context.Context, p Principal, sessionID, appEntryID string, params json.RawMessage) (*store.AppContext, error) {
+	if h.store == nil {
+		return nil, ErrNoStore
+	}
+	if err := h.checkSession(ctx, p.Name, sessionID); err != nil {
+		return nil, err
+	}
+	if len(params) > store.MaxAppContextBytes {
+		return nil, &RequestError{Reason: fmt.Sprintf("the model context is %d bytes, the limit is %d", len(params), store.MaxAppContextBytes)}
+	}
+	var in struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(params, &in); err != nil {
+		return nil, &RequestError{Reason: "the model context must be an object with content and/or structuredContent"}
+	}
+	var kept appContextParams
+	if len(in.Content) > maxAppContextBlocks {
+		return nil, &RequestError{Reason: fmt.Sprintf("the model context has %d content blocks, the limit is %d", len(in.Content), maxAppContextBlocks)}
+	}
+	for i, raw := range in.Content {
+		var b textBlock
+		if json.Unmarshal(raw, &b) != nil || b.Type != "text" || !utf8.ValidString(b.Text) {
+			return nil, &RequestError{Reason: fmt.Sprintf("content[%d] is not a text block (only text is kept)", i)}
+		}
+		kept.Content = append(kept.Content, b)
+	}
+	if len(in.StructuredContent) > 0 && string(in.StructuredContent) != "null" {
+		if json.Unmarshal(in.StructuredContent, &kept.StructuredContent) != nil {
+			return nil, &RequestError{Reason: "structuredContent must be an object"}
+		}
+	}
+	ref, err := h.appOf(ctx, p, sessionID, appEntryID)
+	if err != nil {
+		return nil, err
+	}
+	ar := AppRequest{Kind: AppModelContext, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+		AppTool: ref.tool}
+	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
+		return nil, &AppDeniedError{Server: ref.server, Kind: AppModelContext, Reason: reason}
+	}
+	if err := h.appLimits.take(appKey(p, ref)); err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(kept)
+	if err != nil {
+		return nil, fmt.Errorf("host: encoding an App context: %w", err)
+	}
+	now := time.Now().UTC()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := h.store.SetAppContext(sctx, p.Name, ref.entryID, raw, now); err != nil {
+		return nil, fmt.Errorf("host: keeping an App context: %w", mapStoreErr(err))
+	}
+	return &store.AppContext{EntryID: ref.entryID, Context: raw, UpdatedAt: now}, nil
+}
+
+// AppContextOf returns the model context the App of entry appEntryID (in
+// one of principal's sessions) gave last; store.ErrNotFound (as a not
+// found error) when it gave none.
+func (h *Host) AppContextOf(ctx context.Context, p Principal, sessionID, appEntryID string) (*store.AppContext, error) {
+	if h.store == nil {
+		return nil, ErrNoStore
+	}
+	if err := h.checkSession(ctx, p.Name, sessionID); err != nil {
+		return nil, err
+	}
+	if _, err := h.appOf(ctx, p, sessionID, appEntryID); err != nil {
+		return nil, err
+	}
+	c, err := h.store.AppContextOf(ctx, p.Name, appEntryID)
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	return &c, nil
+}

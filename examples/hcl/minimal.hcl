@@ -50,4 +50,6 @@ server "revenue" {
   # the user confirms, under a sanitised name, at most 10 MiB).
   app_resources = false
   app_downloads = false
+  # Context for the model (ui/update-model-context), kept with the entry.
+  app_model_context = false
 }

@@ -182,6 +182,9 @@ type Server struct {
 	AppResources bool
 	// `app_downloads`: ui/download-file, saved after the user confirms.
 	AppDownloads bool
+	// `app_model_context`: ui/update-model-context, kept with the App's
+	// entry (replaced on each update, at most 64 KiB).
+	AppModelContext bool
 
 	NameRange hcl.Range // the label
 	DeclRange hcl.Range // the block header

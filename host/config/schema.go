@@ -134,6 +134,10 @@ type serverBlock struct {
 	// user to save (ui/download-file, after the user confirms). False by
 	// default.
 	AppDownloads hcl.Expression `hcl:"app_downloads,optional"`
+	// app_model_context: whether this server's Apps may give context for
+	// the model (ui/update-model-context), kept with their entry. False by
+	// default.
+	AppModelContext hcl.Expression `hcl:"app_model_context,optional"`
 
 	// discovery_timeout: budget for version discovery, clamped to [100ms, 300s].
 	DiscoveryTimeout      hcl.Expression `hcl:"discovery_timeout,optional"`

@@ -328,6 +328,9 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 	if v, st := l.evalBool(b.AppDownloads, "app_downloads"); st == valid {
 		s.AppDownloads = v
 	}
+	if v, st := l.evalBool(b.AppModelContext, "app_model_context"); st == valid {
+		s.AppModelContext = v
+	}
 
 	if enabled, st := l.evalBool(b.Enabled, "enabled"); st == valid {
 		s.Enabled = enabled

@@ -110,6 +110,46 @@ func (a *api) appResource(c *gin.Context) {
 	c.JSON(http.StatusOK, res)
 }
 
+// appContextUpdate keeps an App's ui/update-model-context with its entry.
+func (a *api) appContextUpdate(c *gin.Context) {
+	var req struct {
+		AppEntryID        string          `json:"appEntryId"`
+		Content           json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	if !a.decode(c, &req, false) {
+		return
+	}
+	params := map[string]json.RawMessage{}
+	if len(req.Content) > 0 {
+		params["content"] = req.Content
+	}
+	if len(req.StructuredContent) > 0 {
+		params["structuredContent"] = req.StructuredContent
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		writeError(c, http.StatusBadRequest, "bad_request", "the model context is not valid JSON")
+		return
+	}
+	got, err := a.h.AppUpdateContext(c.Request.Context(), principal(c), c.Param("id"), req.AppEntryID, raw)
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, got)
+}
+
+// appContextGet returns the model context the App of ?entry= gave last.
+func (a *api) appContextGet(c *gin.Context) {
+	got, err := a.h.AppContextOf(c.Request.Context(), principal(c), c.Param("id"), c.Query("entry"))
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, got)
+}
+
 // appCapabilities says which App requests a server's configuration allows.
 func (a *api) appCapabilities(c *gin.Context) {
 	if err := a.h.CheckVisible(c.Request.Context(), caller(c), c.Param("name")); err != nil {

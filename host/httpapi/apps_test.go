@@ -68,7 +68,7 @@ func appEnv(t *testing.T) *testEnv {
 			Name: name, Transport: config.TransportStreamableHTTP, URL: url,
 			VersionNegotiation: config.NegotiationLegacy, DiscoveryTimeout: 20 * time.Second, CallTimeout: time.Minute,
 			Apps: config.AppsAuto, AppResourceMaxBytes: apps.DefaultMaxBytes, AppResourceTimeout: 10 * time.Second,
-			Enabled: true, AppToolCalls: open, AppOpenLinks: open, AppMessages: open, AppDisplayModes: open, AppTools: open, AppResources: open, AppDownloads: open,
+			Enabled: true, AppToolCalls: open, AppOpenLinks: open, AppMessages: open, AppDisplayModes: open, AppTools: open, AppResources: open, AppDownloads: open, AppModelContext: open,
 		}
 	}
 	return newEnvWith(t, block("closed", false), block("open", true))
@@ -133,6 +133,7 @@ func TestAppGatesClosed(t *testing.T) {
 		{"App tool", appRequestsPath(sid), mustJSON(map[string]string{"appEntryId": app.ID, "kind": "app-tools/call", "detail": "set-total"}), "app_tools is off"},
 		{"resources/read", "/api/v1/sessions/" + sid + "/app-resources", mustJSON(map[string]string{"appEntryId": app.ID, "uri": "ui://app"}), "app_resources is off"},
 		{"download", appRequestsPath(sid), mustJSON(map[string]string{"appEntryId": app.ID, "kind": "ui/download-file", "detail": "report.csv"}), "app_downloads is off"},
+		{"model context", "/api/v1/sessions/" + sid + "/app-context", `{"appEntryId":"` + app.ID + `","content":[{"type":"text","text":"x"}]}`, "app_model_context is off"},
 		{"download link", "/api/v1/sessions/" + sid + "/app-resources", mustJSON(map[string]string{"appEntryId": app.ID, "uri": "ui://app", "purpose": "download"}), "app_downloads is off"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,7 +161,7 @@ func TestAppGatesOpen(t *testing.T) {
 	closedApp := e.showApp(t, sid, "closed")
 
 	caps := decode[host.AppCapabilities](t, e.do(t, "GET", "/api/v1/servers/open/app-capabilities", e.aliceWS, ""))
-	if caps != (host.AppCapabilities{ToolCalls: true, OpenLinks: true, Messages: true, DisplayModes: true, Tools: true, Resources: true, Downloads: true}) {
+	if caps != (host.AppCapabilities{ToolCalls: true, OpenLinks: true, Messages: true, DisplayModes: true, Tools: true, Resources: true, Downloads: true, ModelContext: true}) {
 		t.Errorf("capabilities of open = %+v, want all true", caps)
 	}
 	wantError(t, e.do(t, "GET", "/api/v1/servers/nope/app-capabilities", e.aliceWS, ""), 404, "not_found")
@@ -341,6 +342,42 @@ func TestAppResourceRead(t *testing.T) {
 			ae := wantError(t, e.do(t, "POST", path, e.aliceWS, tc.body), 400, "bad_request")
 			if !strings.Contains(ae.Error.Message, tc.msg) {
 				t.Errorf("message %q, want %q", ae.Error.Message, tc.msg)
+			}
+		})
+	}
+}
+
+// TestAppModelContext: an App's ui/update-model-context is kept with its
+// entry, replaced on each update and returned by the API; what is not text
+// or too large is refused with the reason.
+func TestAppModelContext(t *testing.T) {
+	t.Parallel()
+	e := appEnv(t)
+	sid := e.createSession(t, e.aliceWS, "context").ID
+	app := e.showApp(t, sid, "open")
+	path := "/api/v1/sessions/" + sid + "/app-context"
+	wantError(t, e.do(t, "GET", path+"?entry="+app.ID, e.aliceWS, ""), 404, "not_found")
+	for _, text := range []string{"first", "second"} {
+		r := e.do(t, "POST", path, e.aliceWS, `{"appEntryId":"`+app.ID+`","content":[{"type":"text","text":"`+text+`"}],"structuredContent":{"n":1}}`)
+		wantStatus(t, r, 200)
+	}
+	got := decode[store.AppContext](t, e.do(t, "GET", path+"?entry="+app.ID, e.aliceWS, ""))
+	if got.EntryID != app.ID || !strings.Contains(string(got.Context), `"second"`) || strings.Contains(string(got.Context), "first") || !strings.Contains(string(got.Context), `"n":1`) {
+		t.Errorf("context %+v, want the second update only", got)
+	}
+	for _, tc := range []struct{ name, body, msg string }{
+		{"not text", `{"appEntryId":"` + app.ID + `","content":[{"type":"image","data":"x","mimeType":"image/png"}]}`, "not a text block"},
+		{"structuredContent not an object", `{"appEntryId":"` + app.ID + `","structuredContent":[1]}`, "structuredContent"},
+		{"too large", `{"appEntryId":"` + app.ID + `","content":[{"type":"text","text":"` + strings.Repeat("x", 70<<10) + `"}]}`, "limit"},
+		{"not an App entry", `{"appEntryId":"e_0000000000000000","content":[]}`, "MCP App"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(t, "POST", path, e.aliceWS, tc.body)
+			if r.status != 400 && r.status != 413 {
+				t.Fatalf("status %d, want 400 or 413: %s", r.status, r.body)
+			}
+			if r.status == 400 && !strings.Contains(string(r.body), tc.msg) {
+				t.Errorf("body %s, want %q", r.body, tc.msg)
 			}
 		})
 	}

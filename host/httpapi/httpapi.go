@@ -120,6 +120,8 @@ func New(h *host.Host, opts Options) http.Handler {
 	v1.POST("/sessions/:id/app-links", a.webShellOnly, a.appLink)
 	v1.POST("/sessions/:id/app-requests", a.webShellOnly, a.appRequest)
 	v1.POST("/sessions/:id/app-resources", a.webShellOnly, a.appResource)
+	v1.POST("/sessions/:id/app-context", a.webShellOnly, a.appContextUpdate)
+	v1.GET("/sessions/:id/app-context", a.appContextGet)
 	v1.GET("/servers/:name/app-capabilities", a.appCapabilities)
 	v1.GET("/approvals", a.approvals)
 	v1.POST("/approvals/:id", a.answer)

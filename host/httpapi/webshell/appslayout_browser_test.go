@@ -241,3 +241,64 @@ func TestAppDownloads(t *testing.T) {
 		t.Errorf("the App is %s after its 100 MiB offer, want ready", got)
 	}
 }
+
+// contextProbe gives model context three times: a small one, 200 KiB (over
+// the daemon's 64 KiB) and 10 MiB (over the bridge's message limit).
+const contextProbe = `<!doctype html><html><body><script>
+const post = (m) => window.parent.postMessage(m, '*');
+const out = {};
+const text = (t) => ({ content: [{ type: 'text', text: t }], structuredContent: { quarter: 'Q3' } });
+window.addEventListener('message', (e) => {
+  if (e.source !== window.parent) return;
+  const m = e.data;
+  if (m.id === 1) {
+    out.caps = m.result.hostCapabilities;
+    post({ jsonrpc: '2.0', method: 'ui/notifications/initialized' });
+    post({ jsonrpc: '2.0', id: 9, method: 'ui/update-model-context', params: text('x'.repeat(10 << 20)) });
+    post({ jsonrpc: '2.0', id: 2, method: 'ui/update-model-context', params: text('Q3 is the best quarter') });
+    return;
+  }
+  if (m.id === 2) { out.small = m.error ? 'error ' + m.error.message : 'ok';
+    post({ jsonrpc: '2.0', id: 3, method: 'ui/update-model-context', params: text('y'.repeat(200 << 10)) }); }
+  if (m.id === 3) { out.big = m.error ? 'error ' + m.error.code + ' ' + m.error.message : 'ok';
+    post({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: { event: 'context', ...out } } }); }
+  if (m.id === 9) out.huge = 'answered';
+});
+post({ jsonrpc: '2.0', id: 1, method: 'ui/initialize',
+  params: { protocolVersion: '2026-01-26', appInfo: { name: 'ctx', version: '1' }, appCapabilities: {} } });
+</script></body></html>`
+
+// TestAppModelContextShown: with app_model_context on, the App's context is
+// kept (the API returns it), shown under the entry as the App's, and
+// replaced only by an update the daemon accepts: 200 KiB is refused with
+// the limit, 10 MiB never reaches the host.
+func TestAppModelContextShown(t *testing.T) {
+	d := newDaemonWith(t, func(cfg *config.Config, _ string) { cfg.Servers[1].AppModelContext = true })
+	tb := newTab(t)
+	tb.login(d)
+	tb.enableAppLog()
+	tb.callRevenue("Q3", 1)
+	sid := eval[string](tb, `sessionStorage.getItem('mcphost.session') ?? ''`)
+	app := d.appEntries(t, sid)[0]
+	slot := tb.mountBoundApp("ctx", contextProbe, "revenue", app.ID, sid)
+	var r struct {
+		Caps             map[string]any `json:"caps"`
+		Small, Big, Huge string
+	}
+	tb.appEventData("context", &r)
+	if r.Caps["updateModelContext"] == nil || r.Small != "ok" || !strings.Contains(r.Big, "-32602") || !strings.Contains(r.Big, "limit") || r.Huge != "" {
+		t.Errorf("answers %+v, want the small one kept, 200 KiB refused with the limit, 10 MiB unanswered", r)
+	}
+	if got := eval[string](tb, `document.querySelector('`+slot+` [data-testid=app-context-text]')?.textContent ?? ''`); !strings.Contains(got, "Q3 is the best quarter") {
+		t.Errorf("shown context %q", got)
+	}
+	var kept struct {
+		Context struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"context"`
+	}
+	d.apiJSON(t, "GET", "/sessions/"+sid+"/app-context?entry="+app.ID, nil, &kept)
+	if len(kept.Context.Content) != 1 || kept.Context.Content[0].Text != "Q3 is the best quarter" {
+		t.Errorf("the API returns %+v", kept)
+	}
+}

@@ -469,7 +469,7 @@ const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
 // ------------------------------------------------------------------ App capabilities
 
-const NO_CAPABILITIES = Object.freeze({ toolCalls: false, openLinks: false, messages: false, displayModes: false, tools: false, resources: false, downloads: false });
+const NO_CAPABILITIES = Object.freeze({ toolCalls: false, openLinks: false, messages: false, displayModes: false, tools: false, resources: false, downloads: false, modelContext: false });
 
 // One answer per server name, shared by all its Apps until the
 // configuration is reloaded (forgetAppCapabilities).
@@ -489,7 +489,7 @@ function loadCapabilities(server) {
       if (!isPlainObject(r)) throw new Error('app-capabilities: not an object');
       return Object.freeze({ toolCalls: r.toolCalls === true, openLinks: r.openLinks === true, messages: r.messages === true,
         displayModes: r.displayModes === true, tools: r.tools === true, resources: r.resources === true,
-        downloads: r.downloads === true });
+        downloads: r.downloads === true, modelContext: r.modelContext === true });
     });
     capabilitiesLoads.set(server, load);
     load.catch(() => {
@@ -876,6 +876,9 @@ class Mount {
       case 'ui/request-display-mode':
         this.requestDisplayMode(id, params).catch(() => this.reply(id, { mode: this.chrome.mode }));
         return;
+      case 'ui/update-model-context':
+        this.updateModelContext(id, params).catch(() => this.replyError(id, INTERNAL_ERROR, 'the update failed'));
+        return;
       case 'ui/download-file':
         this.downloadFile(id, params).catch(() => this.reply(id, { isError: true }));
         return;
@@ -970,6 +973,58 @@ class Mount {
       return;
     }
     if (!this.closed) this.reply(id, res);
+  }
+
+  // ui/update-model-context: kept by the daemon with the App's entry
+  // (replacing the last one; text blocks and structuredContent, 64 KiB) and
+  // shown under the entry as the App's, never as the user's words.
+  async updateModelContext(id, params) {
+    const server = this.rec.serverName;
+    if (!this.capabilities.modelContext) {
+      this.deny(id, `the Apps of server "${server}" may not give context for the model (app_model_context is off)`);
+      return;
+    }
+    const body = {};
+    if (params.content !== undefined) body.content = params.content;
+    if (params.structuredContent !== undefined) body.structuredContent = params.structuredContent;
+    let kept;
+    try {
+      kept = await this.appRequest('POST', '/app-context', body);
+    } catch (err) {
+      this.answerApiError(id, err, (msg) => this.replyError(id, INTERNAL_ERROR, msg));
+      return;
+    }
+    if (this.closed) return;
+    this.showModelContext(kept?.context);
+    this.reply(id, {});
+  }
+
+  // showModelContext shows the context the App gave (as text) under its
+  // entry, replacing the last one.
+  showModelContext(c) {
+    if (!isPlainObject(c)) return;
+    const texts = Array.isArray(c.content) ? c.content.filter((b) => isPlainObject(b) && isStr(b.text)).map((b) => b.text) : [];
+    let text = texts.join('\n');
+    if (isPlainObject(c.structuredContent)) {
+      try {
+        text += (text ? '\n' : '') + JSON.stringify(c.structuredContent, null, 2);
+      } catch { /* not shown */ }
+    }
+    if (text.length > 4000) text = `${text.slice(0, 4000)}…`;
+    this.contextPane?.remove();
+    this.contextPane = h('details', { class: 'app-context', testid: 'app-context' },
+      h('summary', {}, 'Context the App gave ', h('span', { class: 'muted' }, `(from the ${this.rec.serverName || 'unknown'} App, for the model)`)),
+      h('pre', { class: 'content-text', testid: 'app-context-text' }, text || '(empty)'));
+    this.slot.append(this.contextPane);
+  }
+
+  // loadModelContext shows what the App of a stored entry gave before.
+  async loadModelContext() {
+    if (!this.entryId || !this.sessionId || !this.capabilities.modelContext) return;
+    try {
+      const r = await api('GET', `/sessions/${seg(this.sessionId)}/app-context?entry=${encodeURIComponent(this.entryId)}`, undefined, { signal: this.aborter.signal });
+      if (!this.closed) this.showModelContext(r?.context);
+    } catch { /* none given */ }
   }
 
   // ui/download-file: embedded resources (text or base64 blob) and
@@ -1245,6 +1300,7 @@ class Mount {
     if (this.capabilities.messages) hostCapabilities.message = {};
     if (this.capabilities.resources) hostCapabilities.serverResources = {};
     if (this.capabilities.downloads) hostCapabilities.downloadFile = {};
+    if (this.capabilities.modelContext) hostCapabilities.updateModelContext = { text: {} };
     const result = {
       protocolVersion: KNOWN_PROTOCOL_VERSIONS.has(params.protocolVersion) ? params.protocolVersion : APP_PROTOCOL_VERSION,
       hostInfo: { name: 'mcphost', version: hostVersion || 'unknown' },
@@ -1328,6 +1384,7 @@ class Mount {
     this.early = [];
     for (const [id, method, params] of early) this.onRequest(id, method, params);
     this.listAppTools().catch(() => {});
+    this.loadModelContext().catch(() => {});
     if (this.earlyDropped) this.log('warning', `requests the App made before it was initialized beyond the first ${MAX_EARLY_REQUESTS} were dropped`);
   }
 
@@ -1361,6 +1418,7 @@ class Mount {
     this.resizeObserver?.disconnect();
     this.chrome.close();
     this.toolsPanel?.remove();
+    this.contextPane?.remove();
     window.removeEventListener('message', this.onMessage);
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
