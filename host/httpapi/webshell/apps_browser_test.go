@@ -812,11 +812,13 @@ func TestAppBridgeAgainstHostileView(t *testing.T) {
 	if len(codes) != 9 {
 		t.Errorf("answers to privileged requests: %v, want 9", codes)
 	}
-	// The three gated requests (apps.md §12) are denied by host policy (this
-	// App has no entry, so every gate is closed); the rest are unknown.
+	// The gated requests (apps.md §12) are denied by host policy (this App
+	// has no entry, so every gate is closed); the rest are unknown
+	// (sampling/createMessage: no model).
 	for m, c := range codes {
 		want := float64(-32601)
-		if m == "tools/call" || m == "ui/open-link" || m == "ui/message" {
+		switch m {
+		case "tools/call", "ui/open-link", "ui/message", "resources/read", "ui/update-model-context", "ui/download-file":
 			want = deniedCode
 		}
 		if c != want {

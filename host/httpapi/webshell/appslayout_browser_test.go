@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/mcphost/mcphost/host/config"
@@ -32,8 +33,13 @@ func TestAppsAt700px(t *testing.T) {
 		if r[0] < 0 || r[1] > 700 || r[2] < 400 || r[3] < 120 {
 			t.Errorf("App %d: frame at left %v right %v, %v × %v px; want it inside the 700 px window and at least 400 px wide", i, r[0], r[1], r[2], r[3])
 		}
-		if n := tb.frameColors(frame); n < 20 {
-			t.Errorf("App %d shows %d colours: a blank box", i, n)
+		deadline := time.Now().Add(waitBound)
+		for n := tb.frameColors(frame); n < 20; n = tb.frameColors(frame) {
+			if time.Now().After(deadline) {
+				t.Errorf("App %d shows %d colours: a blank box", i, n)
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 	}
 	tb.screenshot("narrow", cardSel(3))
