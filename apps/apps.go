@@ -172,6 +172,12 @@ type Display struct {
 	ToolArguments json.RawMessage `json:"toolArguments,omitempty"`
 	// ToolResult is a JSON copy of the CallToolResult as received.
 	ToolResult json.RawMessage `json:"toolResult,omitempty"`
+	// Tool is the called tool's definition as the server listed it (name,
+	// inputSchema, title, description, annotations, _meta, ...), for the
+	// App's hostContext.toolInfo.tool, which the official App SDK validates
+	// as an MCP Tool. Set by the host (see [ToolDefinition]); cleared by
+	// compaction.
+	Tool json.RawMessage `json:"tool,omitempty"`
 	// FallbackText is always set: the ordinary tool text, with the warning first on failure.
 	FallbackText string `json:"fallbackText"`
 	// CSP holds the merged, filtered CSP sources when declared.
@@ -367,6 +373,25 @@ func FallbackText(result *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
+// ToolDefinition returns the JSON of tool for [Display.Tool]: the tool as
+// listed, with an inputSchema of {"type": "object"} when the server gave
+// none (MCP requires one, and the App SDK refuses a tool without it). It
+// returns nil when tool is nil or does not encode.
+func ToolDefinition(tool *mcp.Tool) json.RawMessage {
+	if tool == nil {
+		return nil
+	}
+	t := *tool
+	if t.InputSchema == nil {
+		t.InputSchema = map[string]any{"type": "object"}
+	}
+	b, err := json.Marshal(&t)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
 // Compact returns a copy that keeps type and fallbackText (and resourceUri,
 // serverName) and empties html (§7); toolResult is kept only when its JSON is
 // at most 32 KiB. Every other field is cleared, so a compacted record mounts
@@ -405,6 +430,14 @@ func Validate(d Display, maxBytes int, validSource func(string) error) error {
 	}
 	if len(d.ToolResult) > 0 && !json.Valid(d.ToolResult) {
 		errs = append(errs, errors.New("toolResult is not valid JSON"))
+	}
+	if len(d.Tool) > 0 {
+		var obj map[string]any
+		if json.Unmarshal(d.Tool, &obj) != nil {
+			errs = append(errs, errors.New("tool is not a JSON object"))
+		} else if name, _ := obj["name"].(string); name == "" {
+			errs = append(errs, errors.New("tool has no name"))
+		}
 	}
 	if d.CSP != nil {
 		for _, f := range cspFields(d.CSP) {

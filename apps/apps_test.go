@@ -620,6 +620,7 @@ func TestCompact(t *testing.T) {
 		PrefersBorder: new(true),
 		AdmittedBy:    "mime",
 		Dropped:       []string{"x"},
+		Tool:          json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`),
 	}
 	got := Compact(d)
 	want := Display{Type: "mcp_app", ServerName: "revenue", ResourceURI: testURI, ToolResult: json.RawMessage(`{"content":[]}`), FallbackText: "Revenue Q3"}
@@ -667,6 +668,10 @@ func TestValidate(t *testing.T) {
 		{"wrong type", func(d *Display) { d.Type = "html" }, 0, validSource, "type"},
 		{"bad toolResult", func(d *Display) { d.ToolResult = json.RawMessage(`{`) }, 0, validSource, "toolResult"},
 		{"bad toolArguments", func(d *Display) { d.ToolArguments = json.RawMessage(`x`) }, 0, validSource, "toolArguments"},
+		{"ok tool", func(d *Display) { d.Tool = json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`) }, 0, validSource, ""},
+		{"tool not an object", func(d *Display) { d.Tool = json.RawMessage(`[1]`) }, 0, validSource, "tool is not a JSON object"},
+		{"tool not JSON", func(d *Display) { d.Tool = json.RawMessage(`{`) }, 0, validSource, "tool is not a JSON object"},
+		{"tool without name", func(d *Display) { d.Tool = json.RawMessage(`{"inputSchema":{}}`) }, 0, validSource, "tool has no name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := base()
@@ -679,6 +684,46 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate = %v, want %q", err, tc.want)
 			case err != nil && strings.Contains(err.Error(), testHTML):
 				t.Errorf("error contains the HTML: %v", err)
+			}
+		})
+	}
+}
+
+func TestToolDefinition(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tool *mcp.Tool
+		want string // JSON; "" ⇒ nil
+	}{
+		{"nil", nil, ""},
+		{"no input schema", &mcp.Tool{Name: "t"}, `{"inputSchema":{"type":"object"},"name":"t"}`},
+		{"full", &mcp.Tool{
+			Name: "get", Title: "Get", Description: "Gets.",
+			InputSchema:  map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}},
+			OutputSchema: map[string]any{"type": "object"},
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
+			Meta:         mcp.Meta{"ui": map[string]any{"resourceUri": testURI}},
+		}, `{"_meta":{"ui":{"resourceUri":"ui://revenue-dashboard"}},"annotations":{"idempotentHint":false,"readOnlyHint":true},"description":"Gets.",` +
+			`"inputSchema":{"properties":{"q":{"type":"string"}},"type":"object"},"name":"get","outputSchema":{"type":"object"},"title":"Get"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ToolDefinition(tc.tool)
+			if tc.want == "" {
+				if got != nil {
+					t.Errorf("ToolDefinition = %s, want nil", got)
+				}
+				return
+			}
+			var g, w any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("ToolDefinition = %s: %v", got, err)
+			}
+			json.Unmarshal([]byte(tc.want), &w)
+			if diff := cmp.Diff(w, g); diff != "" {
+				t.Errorf("ToolDefinition (-want +got):\n%s", diff)
+			}
+			if tc.name == "no input schema" && tc.tool.InputSchema != nil {
+				t.Error("ToolDefinition changed its argument")
 			}
 		})
 	}

@@ -3,7 +3,9 @@
 // io.modelcontextprotocol/ui extension ([Advertise], [ServerAdvertises]),
 // reads a tool's ui:// link and visibility ([ToolLink]), and after a
 // successful call of a linked tool reads and validates the App's HTML and
-// builds the display record with its text fallback ([Resolve], [Display]).
+// builds the display record with its text fallback ([Resolve], [Display]);
+// the host adds the called tool's definition ([ToolDefinition],
+// [Display.Tool]) for the App's hostContext.toolInfo.tool.
 // [Compact] empties a record for compaction and [Validate] re-checks a record
 // that display plugins or policies may have changed. For what an App may ask
 // the host for (§12), [ToolVisibility] tells whether an App may call a tool,

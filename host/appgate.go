@@ -22,6 +22,22 @@ const (
 	AppToolCall = "tools/call"   // an App calls a tool of its own server
 	AppOpenLink = "ui/open-link" // an App asks the WebShell to open a link
 	AppMessage  = "ui/message"   // an App adds a message to the transcript
+	// AppDisplayMode: an App asks to leave the inline frame (Detail is
+	// "fullscreen" or "pip").
+	AppDisplayMode = "ui/request-display-mode"
+	// AppToolUse: the user calls a tool the App registered (Detail is its
+	// name); the call goes from the WebShell to the App.
+	AppToolUse = "app-tools/call"
+	// AppResourceRead: an App reads a resource of its own server (URL is
+	// the resource URI).
+	AppResourceRead = "resources/read"
+	// AppDownload: an App offers a file to save (Detail is the sanitised
+	// file name; URL the resource_link's URI when the file is fetched
+	// through the server).
+	AppDownload = "ui/download-file"
+	// AppModelContext: an App gives context for the model
+	// (ui/update-model-context).
+	AppModelContext = "ui/update-model-context"
 )
 
 // AppRequest is one request an MCP App made through the WebShell, as the App
@@ -46,6 +62,9 @@ type AppRequest struct {
 	URL string
 	// Text is the text of an AppMessage, already checked by apps.CheckMessage.
 	Text string
+	// Detail is the display mode of an AppDisplayMode, the App tool's name
+	// of an AppToolUse.
+	Detail string
 
 	// display is the App's display record, as the caller read it to check
 	// the App (its CSP and permissions are what the app phase sees).
@@ -113,6 +132,26 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req AppR
 		if !c.cfg.AppMessages {
 			return false, fmt.Sprintf("the Apps of server %q may not add messages (app_messages is off)", server)
 		}
+	case AppDisplayMode:
+		if !c.cfg.AppDisplayModes {
+			return false, fmt.Sprintf("the Apps of server %q may not leave the inline frame (app_display_modes is off)", server)
+		}
+	case AppToolUse:
+		if !c.cfg.AppTools {
+			return false, fmt.Sprintf("the Apps of server %q may not offer tools (app_tools is off)", server)
+		}
+	case AppModelContext:
+		if !c.cfg.AppModelContext {
+			return false, fmt.Sprintf("the Apps of server %q may not give context for the model (app_model_context is off)", server)
+		}
+	case AppDownload:
+		if !c.cfg.AppDownloads {
+			return false, fmt.Sprintf("the Apps of server %q may not offer downloads (app_downloads is off)", server)
+		}
+	case AppResourceRead:
+		if !c.cfg.AppResources {
+			return false, fmt.Sprintf("the Apps of server %q may not read its resources (app_resources is off)", server)
+		}
 	default:
 		return false, "unknown App request"
 	}
@@ -164,6 +203,16 @@ type AppCapabilities struct {
 	ToolCalls bool `json:"toolCalls"` // app_tool_calls
 	OpenLinks bool `json:"openLinks"` // app_open_links
 	Messages  bool `json:"messages"`  // app_messages
+	// DisplayModes: app_display_modes (fullscreen and picture-in-picture).
+	DisplayModes bool `json:"displayModes"`
+	// Tools: app_tools (App-registered tools offered to the user).
+	Tools bool `json:"tools"`
+	// Resources: app_resources (resources/read of the server's resources).
+	Resources bool `json:"resources"`
+	// Downloads: app_downloads (ui/download-file).
+	Downloads bool `json:"downloads"`
+	// ModelContext: app_model_context (ui/update-model-context).
+	ModelContext bool `json:"modelContext"`
 }
 
 // AppCapabilities returns what the Apps of server may ask for; all false
@@ -176,7 +225,9 @@ func (h *Host) AppCapabilities(server string) (AppCapabilities, error) {
 	if c.cfg.Apps == config.AppsOff {
 		return AppCapabilities{}, nil
 	}
-	return AppCapabilities{ToolCalls: c.cfg.AppToolCalls, OpenLinks: c.cfg.AppOpenLinks, Messages: c.cfg.AppMessages}, nil
+	return AppCapabilities{ToolCalls: c.cfg.AppToolCalls, OpenLinks: c.cfg.AppOpenLinks, Messages: c.cfg.AppMessages,
+		DisplayModes: c.cfg.AppDisplayModes, Tools: c.cfg.AppTools, Resources: c.cfg.AppResources,
+		Downloads: c.cfg.AppDownloads, ModelContext: c.cfg.AppModelContext}, nil
 }
 
 // Limits on App requests, per App (entry), whatever the gate says.

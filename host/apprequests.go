@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // appRef is the App that made a request: its entry and display record.
@@ -202,4 +205,206 @@ func (h *Host) CheckAppLink(ctx context.Context, p Principal, sessionID, appEntr
 		return "", err
 	}
 	return clean, nil
+}
+
+// maxAppDetail bounds the Detail of a checked App request (a display mode,
+// an App tool's name).
+const maxAppDetail = 128
+
+// CheckAppRequest decides a request of the App of entry appEntryID in one
+// of principal's sessions that the WebShell carries out itself: kind
+// AppDisplayMode (detail "fullscreen" or "pip"), AppToolUse (detail the
+// App tool's name) or AppDownload (detail the file name, already
+// sanitised by the WebShell: no path, no leading dot). It runs the App gate (the server's switch, then the app
+// phase of the policies) and returns nil when allowed, an *AppDeniedError
+// when refused and a *RequestError for a malformed request.
+func (h *Host) CheckAppRequest(ctx context.Context, p Principal, sessionID, appEntryID, kind, detail string) error {
+	if h.store == nil {
+		return ErrNoStore
+	}
+	if err := h.checkSession(ctx, p.Name, sessionID); err != nil {
+		return err
+	}
+	switch kind {
+	case AppDisplayMode:
+		if detail != "fullscreen" && detail != "pip" {
+			return &RequestError{Reason: `a display mode request needs "detail" "fullscreen" or "pip" (inline is always allowed)`}
+		}
+	case AppToolUse:
+		if detail == "" || len(detail) > maxAppDetail || !utf8.ValidString(detail) {
+			return &RequestError{Reason: fmt.Sprintf(`an App tool request needs "detail", the tool's name (1 to %d bytes)`, maxAppDetail)}
+		}
+	case AppDownload:
+		if detail == "" || len(detail) > maxAppDetail || !utf8.ValidString(detail) || strings.ContainsAny(detail, "/\\\x00") || strings.HasPrefix(detail, ".") {
+			return &RequestError{Reason: fmt.Sprintf(`a download needs "detail", a plain file name (1 to %d bytes, no path, not starting with a dot)`, maxAppDetail)}
+		}
+	default:
+		return &RequestError{Reason: fmt.Sprintf(`"kind" is %q, %q or %q`, AppDisplayMode, AppToolUse, AppDownload)}
+	}
+	ref, err := h.appOf(ctx, p, sessionID, appEntryID)
+	if err != nil {
+		return err
+	}
+	ar := AppRequest{Kind: kind, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+		AppTool: ref.tool, Detail: detail}
+	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
+		return &AppDeniedError{Server: ref.server, Kind: kind, Reason: reason}
+	}
+	return nil
+}
+
+// maxAppResourceURI bounds the URI of an App's resources/read, and
+// maxAppResourceBytes what one read may return to the App (its JSON).
+const (
+	maxAppResourceURI   = 2048
+	maxAppResourceBytes = 4 << 20
+)
+
+// AppReadResource reads uri for the App of entry appEntryID in one of
+// principal's sessions: a resource of the App's own server only (the read
+// goes to that server, whatever the URI names), after the App gate (the
+// server's app_resources switch, then the app phase of the policies),
+// within the server's call timeout and at most 4 MiB.
+//
+// With forDownload the read fetches a resource_link of a ui/download-file
+// and is decided as AppDownload (app_downloads) instead.
+func (h *Host) AppReadResource(ctx context.Context, p Principal, sessionID, appEntryID, uri string, forDownload bool) (*mcp.ReadResourceResult, error) {
+	if h.store == nil {
+		return nil, ErrNoStore
+	}
+	if err := h.checkSession(ctx, p.Name, sessionID); err != nil {
+		return nil, err
+	}
+	if uri == "" || len(uri) > maxAppResourceURI || !utf8.ValidString(uri) {
+		return nil, &RequestError{Reason: fmt.Sprintf(`"uri" must be a resource URI of 1 to %d bytes`, maxAppResourceURI)}
+	}
+	ref, err := h.appOf(ctx, p, sessionID, appEntryID)
+	if err != nil {
+		return nil, err
+	}
+	kind := AppResourceRead
+	if forDownload {
+		kind = AppDownload
+	}
+	ar := AppRequest{Kind: kind, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+		AppTool: ref.tool, URL: uri}
+	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
+		return nil, &AppDeniedError{Server: ref.server, Kind: kind, Reason: reason}
+	}
+	c, err := h.conn(ref.server)
+	if err != nil {
+		return nil, err
+	}
+	cs, _, err := c.current()
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	defer cancel()
+	res, err := sessionReader{c: c, cs: cs}.ReadResource(rctx, uri)
+	if err != nil {
+		return nil, &RequestError{Reason: fmt.Sprintf("server %q could not read %q: %v", ref.server, uri, err)}
+	}
+	if res.NeedsInput() {
+		return nil, &RequestError{Reason: "the resource asks for input, which App reads cannot give"}
+	}
+	if b, err := json.Marshal(res); err != nil || len(b) > maxAppResourceBytes {
+		return nil, &RequestError{Reason: fmt.Sprintf("the resource is larger than %d bytes, the limit of an App read", maxAppResourceBytes)}
+	}
+	return res, nil
+}
+
+// maxAppContextBlocks bounds the content blocks of one model context.
+const maxAppContextBlocks = 16
+
+// appContextParams is what mcphost keeps of a ui/update-model-context:
+// text blocks and structuredContent.
+type appContextParams struct {
+	Content           []textBlock    `json:"content,omitempty"`
+	StructuredContent map[string]any `json:"structuredContent,omitempty"`
+}
+
+// AppUpdateContext keeps the context the App of entry appEntryID gives for
+// the model (ui/update-model-context params: content, text blocks only, at
+// most 16, and/or structuredContent, an object; at most 64 KiB as JSON),
+// replacing what it gave before, after the App gate (app_model_context,
+// then the app phase of the policies) and the App's rate limit. It is
+// untrusted, tool-derived text: kept with the entry and shown as the App's,
+// never as the user's words.
+func (h *Host) AppUpdateContext(ctx context.Context, p Principal, sessionID, appEntryID string, params json.RawMessage) (*store.AppContext, error) {
+	if h.store == nil {
+		return nil, ErrNoStore
+	}
+	if err := h.checkSession(ctx, p.Name, sessionID); err != nil {
+		return nil, err
+	}
+	if len(params) > store.MaxAppContextBytes {
+		return nil, &RequestError{Reason: fmt.Sprintf("the model context is %d bytes, the limit is %d", len(params), store.MaxAppContextBytes)}
+	}
+	var in struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(params, &in); err != nil {
+		return nil, &RequestError{Reason: "the model context must be an object with content and/or structuredContent"}
+	}
+	var kept appContextParams
+	if len(in.Content) > maxAppContextBlocks {
+		return nil, &RequestError{Reason: fmt.Sprintf("the model context has %d content blocks, the limit is %d", len(in.Content), maxAppContextBlocks)}
+	}
+	for i, raw := range in.Content {
+		var b textBlock
+		if json.Unmarshal(raw, &b) != nil || b.Type != "text" || !utf8.ValidString(b.Text) {
+			return nil, &RequestError{Reason: fmt.Sprintf("content[%d] is not a text block (only text is kept)", i)}
+		}
+		kept.Content = append(kept.Content, b)
+	}
+	if len(in.StructuredContent) > 0 && string(in.StructuredContent) != "null" {
+		if json.Unmarshal(in.StructuredContent, &kept.StructuredContent) != nil {
+			return nil, &RequestError{Reason: "structuredContent must be an object"}
+		}
+	}
+	ref, err := h.appOf(ctx, p, sessionID, appEntryID)
+	if err != nil {
+		return nil, err
+	}
+	ar := AppRequest{Kind: AppModelContext, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+		AppTool: ref.tool}
+	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
+		return nil, &AppDeniedError{Server: ref.server, Kind: AppModelContext, Reason: reason}
+	}
+	if err := h.appLimits.take(appKey(p, ref)); err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(kept)
+	if err != nil {
+		return nil, fmt.Errorf("host: encoding an App context: %w", err)
+	}
+	now := time.Now().UTC()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := h.store.SetAppContext(sctx, p.Name, ref.entryID, raw, now); err != nil {
+		return nil, fmt.Errorf("host: keeping an App context: %w", mapStoreErr(err))
+	}
+	return &store.AppContext{EntryID: ref.entryID, Context: raw, UpdatedAt: now}, nil
+}
+
+// AppContextOf returns the model context the App of entry appEntryID (in
+// one of principal's sessions) gave last; store.ErrNotFound (as a not
+// found error) when it gave none.
+func (h *Host) AppContextOf(ctx context.Context, p Principal, sessionID, appEntryID string) (*store.AppContext, error) {
+	if h.store == nil {
+		return nil, ErrNoStore
+	}
+	if err := h.checkSession(ctx, p.Name, sessionID); err != nil {
+		return nil, err
+	}
+	if _, err := h.appOf(ctx, p, sessionID, appEntryID); err != nil {
+		return nil, err
+	}
+	c, err := h.store.AppContextOf(ctx, p.Name, appEntryID)
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	return &c, nil
 }

@@ -129,6 +129,14 @@ func TestAppDisplayRecords(t *testing.T) {
 			if !strings.Contains(d.FallbackText, "the model-visible text") {
 				t.Errorf("fallbackText = %q", d.FallbackText)
 			}
+			// The record carries the whole tool definition, for the App's
+			// hostContext.toolInfo.tool.
+			var tool mcp.Tool
+			if err := json.Unmarshal(d.Tool, &tool); err != nil || tool.Name != "show" || tool.InputSchema == nil {
+				t.Errorf("tool = %s (%v), want the tool as listed", d.Tool, err)
+			} else if m, _ := tool.Meta["ui"].(map[string]any); m["resourceUri"] != "ui://app" {
+				t.Errorf("tool._meta = %v, want the tool's _meta", tool.Meta)
+			}
 		})
 	}
 }

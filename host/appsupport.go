@@ -72,6 +72,9 @@ func (h *Host) resolveApp(ctx context.Context, c *serverConn, cs *mcp.ClientSess
 		ValidSource:      h.appSourceValidator(c.cfg),
 		ListingMeta:      listing,
 	})
+	if d != nil {
+		d.Tool = apps.ToolDefinition(tool)
+	}
 	return d
 }
 

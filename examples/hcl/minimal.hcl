@@ -42,4 +42,14 @@ server "revenue" {
   app_tool_calls = true
   app_open_links = false
   app_messages   = false
+  # Leaving the inline frame (fullscreen overlay, picture-in-picture) and
+  # offering tools of the App's own to the user in the WebShell.
+  app_display_modes = false
+  app_tools         = false
+  # Reading this server's resources, and offering files to save (each after
+  # the user confirms, under a sanitised name, at most 10 MiB).
+  app_resources = false
+  app_downloads = false
+  # Context for the model (ui/update-model-context), kept with the entry.
+  app_model_context = false
 }

@@ -217,6 +217,20 @@ type Server struct {
 	AppToolCalls bool // `app_tool_calls`: App-initiated tools/call of this server's own tools
 	AppOpenLinks bool // `app_open_links`: ui/open-link, http/https only, after the user confirms
 	AppMessages  bool // `app_messages`: ui/message, recorded as an App message entry
+	// `app_display_modes`: ui/request-display-mode may switch to fullscreen
+	// or picture-in-picture (inline is always allowed).
+	AppDisplayModes bool
+	// `app_tools`: the WebShell lists the tools an App registers and lets
+	// the user call them.
+	AppTools bool
+	// `app_resources`: resources/read from an App, of this server's
+	// resources only.
+	AppResources bool
+	// `app_downloads`: ui/download-file, saved after the user confirms.
+	AppDownloads bool
+	// `app_model_context`: ui/update-model-context, kept with the App's
+	// entry (replaced on each update, at most 64 KiB).
+	AppModelContext bool
 
 	NameRange hcl.Range // the label
 	DeclRange hcl.Range // the block header

@@ -133,6 +133,23 @@ type serverBlock struct {
 	AppToolCalls hcl.Expression `hcl:"app_tool_calls,optional"`
 	AppOpenLinks hcl.Expression `hcl:"app_open_links,optional"`
 	AppMessages  hcl.Expression `hcl:"app_messages,optional"`
+	// app_display_modes, app_tools: whether this server's Apps may leave
+	// the inline frame (ui/request-display-mode: fullscreen,
+	// picture-in-picture) and offer tools of their own that the user can
+	// call from the WebShell. Each is false (denied) by default.
+	AppDisplayModes hcl.Expression `hcl:"app_display_modes,optional"`
+	AppTools        hcl.Expression `hcl:"app_tools,optional"`
+	// app_resources: whether this server's Apps may read its resources
+	// (resources/read, this server's only). False by default.
+	AppResources hcl.Expression `hcl:"app_resources,optional"`
+	// app_downloads: whether this server's Apps may offer files for the
+	// user to save (ui/download-file, after the user confirms). False by
+	// default.
+	AppDownloads hcl.Expression `hcl:"app_downloads,optional"`
+	// app_model_context: whether this server's Apps may give context for
+	// the model (ui/update-model-context), kept with their entry. False by
+	// default.
+	AppModelContext hcl.Expression `hcl:"app_model_context,optional"`
 
 	// discovery_timeout: budget for version discovery, clamped to [100ms, 300s].
 	DiscoveryTimeout      hcl.Expression `hcl:"discovery_timeout,optional"`

@@ -346,6 +346,21 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 	if v, st := l.evalBool(b.AppMessages, "app_messages"); st == valid {
 		s.AppMessages = v
 	}
+	if v, st := l.evalBool(b.AppDisplayModes, "app_display_modes"); st == valid {
+		s.AppDisplayModes = v
+	}
+	if v, st := l.evalBool(b.AppTools, "app_tools"); st == valid {
+		s.AppTools = v
+	}
+	if v, st := l.evalBool(b.AppResources, "app_resources"); st == valid {
+		s.AppResources = v
+	}
+	if v, st := l.evalBool(b.AppDownloads, "app_downloads"); st == valid {
+		s.AppDownloads = v
+	}
+	if v, st := l.evalBool(b.AppModelContext, "app_model_context"); st == valid {
+		s.AppModelContext = v
+	}
 
 	if enabled, st := l.evalBool(b.Enabled, "enabled"); st == valid {
 		s.Enabled = enabled

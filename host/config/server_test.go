@@ -79,19 +79,23 @@ func TestCheckURL(t *testing.T) {
 	}
 }
 
-// TestAppGateAttributes pins the three App gate switches: false (denied)
-// when absent, taken as written otherwise, and a non-bool is an error.
+// TestAppGateAttributes pins the App gate switches: false (denied) when
+// absent, taken as written otherwise, and a non-bool is an error.
 func TestAppGateAttributes(t *testing.T) {
 	tests := []struct {
 		name, attrs        string
 		calls, links, msgs bool
 		wantErr            bool
+		modes, tools       bool
 	}{
-		{"absent: every gate closed", "", false, false, false, false},
-		{"all open", "app_tool_calls = true\napp_open_links = true\napp_messages = true", true, true, true, false},
-		{"one open", "app_messages = true", false, false, true, false},
-		{"explicitly closed", "app_tool_calls = false", false, false, false, false},
-		{"not a bool", `app_open_links = "yes please"`, false, false, false, true},
+		{"absent: every gate closed", "", false, false, false, false, false, false},
+		{"all open", "app_tool_calls = true\napp_open_links = true\napp_messages = true\napp_display_modes = true\napp_tools = true", true, true, true, false, true, true},
+		{"one open", "app_messages = true", false, false, true, false, false, false},
+		{"display modes only", "app_display_modes = true", false, false, false, false, true, false},
+		{"App tools only", "app_tools = true", false, false, false, false, false, true},
+		{"explicitly closed", "app_tool_calls = false", false, false, false, false, false, false},
+		{"not a bool", `app_open_links = "yes please"`, false, false, false, true, false, false},
+		{"display modes not a bool", `app_display_modes = 1`, false, false, false, true, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,6 +113,9 @@ func TestAppGateAttributes(t *testing.T) {
 			}
 			if s.AppToolCalls != tt.calls || s.AppOpenLinks != tt.links || s.AppMessages != tt.msgs {
 				t.Errorf("gates calls=%v links=%v messages=%v, want %v %v %v", s.AppToolCalls, s.AppOpenLinks, s.AppMessages, tt.calls, tt.links, tt.msgs)
+			}
+			if s.AppDisplayModes != tt.modes || s.AppTools != tt.tools {
+				t.Errorf("display modes=%v tools=%v, want %v %v", s.AppDisplayModes, s.AppTools, tt.modes, tt.tools)
 			}
 		})
 	}

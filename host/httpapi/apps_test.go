@@ -68,7 +68,7 @@ func appEnv(t *testing.T) *testEnv {
 			Name: name, Transport: config.TransportStreamableHTTP, URL: url,
 			VersionNegotiation: config.NegotiationLegacy, DiscoveryTimeout: 20 * time.Second, CallTimeout: time.Minute,
 			Apps: config.AppsAuto, AppResourceMaxBytes: apps.DefaultMaxBytes, AppResourceTimeout: 10 * time.Second,
-			Enabled: true, AppToolCalls: open, AppOpenLinks: open, AppMessages: open,
+			Enabled: true, AppToolCalls: open, AppOpenLinks: open, AppMessages: open, AppDisplayModes: open, AppTools: open, AppResources: open, AppDownloads: open, AppModelContext: open,
 		}
 	}
 	return newEnvWith(t, block("closed", false), block("open", true))
@@ -95,6 +95,7 @@ type appCall struct {
 
 func appMessagesPath(sid string) string { return "/api/v1/sessions/" + sid + "/app-messages" }
 func appLinksPath(sid string) string    { return "/api/v1/sessions/" + sid + "/app-links" }
+func appRequestsPath(sid string) string { return "/api/v1/sessions/" + sid + "/app-requests" }
 
 const helloMessage = `{"role":"user","content":[{"type":"text","text":"hello from the App"}]}`
 
@@ -127,6 +128,13 @@ func TestAppGatesClosed(t *testing.T) {
 		{"tools/call", callPath(sid), mustJSON(appCall{Server: "closed", Tool: "add", Arguments: map[string]int{"a": 1, "b": 2}, Origin: "app", AppEntryID: app.ID}), "app_tool_calls is off"},
 		{"ui/message", appMessagesPath(sid), messageBody(app.ID, helloMessage), "app_messages is off"},
 		{"ui/open-link", appLinksPath(sid), mustJSON(map[string]string{"appEntryId": app.ID, "url": "https://example.com/"}), "app_open_links is off"},
+		{"fullscreen", appRequestsPath(sid), mustJSON(map[string]string{"appEntryId": app.ID, "kind": "ui/request-display-mode", "detail": "fullscreen"}), "app_display_modes is off"},
+		{"pip", appRequestsPath(sid), mustJSON(map[string]string{"appEntryId": app.ID, "kind": "ui/request-display-mode", "detail": "pip"}), "app_display_modes is off"},
+		{"App tool", appRequestsPath(sid), mustJSON(map[string]string{"appEntryId": app.ID, "kind": "app-tools/call", "detail": "set-total"}), "app_tools is off"},
+		{"resources/read", "/api/v1/sessions/" + sid + "/app-resources", mustJSON(map[string]string{"appEntryId": app.ID, "uri": "ui://app"}), "app_resources is off"},
+		{"download", appRequestsPath(sid), mustJSON(map[string]string{"appEntryId": app.ID, "kind": "ui/download-file", "detail": "report.csv"}), "app_downloads is off"},
+		{"model context", "/api/v1/sessions/" + sid + "/app-context", `{"appEntryId":"` + app.ID + `","content":[{"type":"text","text":"x"}]}`, "app_model_context is off"},
+		{"download link", "/api/v1/sessions/" + sid + "/app-resources", mustJSON(map[string]string{"appEntryId": app.ID, "uri": "ui://app", "purpose": "download"}), "app_downloads is off"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.do(t, "POST", tc.path, e.aliceWS, tc.body)
@@ -153,7 +161,7 @@ func TestAppGatesOpen(t *testing.T) {
 	closedApp := e.showApp(t, sid, "closed")
 
 	caps := decode[host.AppCapabilities](t, e.do(t, "GET", "/api/v1/servers/open/app-capabilities", e.aliceWS, ""))
-	if caps != (host.AppCapabilities{ToolCalls: true, OpenLinks: true, Messages: true}) {
+	if caps != (host.AppCapabilities{ToolCalls: true, OpenLinks: true, Messages: true, DisplayModes: true, Tools: true, Resources: true, Downloads: true, ModelContext: true}) {
 		t.Errorf("capabilities of open = %+v, want all true", caps)
 	}
 	wantError(t, e.do(t, "GET", "/api/v1/servers/nope/app-capabilities", e.aliceWS, ""), 404, "not_found")
@@ -263,4 +271,114 @@ func TestAppGatesOpen(t *testing.T) {
 		}
 		wantError(t, e.do(t, "POST", appLinksPath(sid), e.aliceWS, mustJSON(map[string]string{"appEntryId": closedApp.ID, "url": "https://example.com/"})), 403, "denied")
 	})
+}
+
+// TestAppChecks: the App requests the WebShell carries out itself (a
+// display mode, calling a tool the App registered) are allowed with the
+// switches on, and malformed ones are refused with the reason.
+func TestAppChecks(t *testing.T) {
+	t.Parallel()
+	e := appEnv(t)
+	sid := e.createSession(t, e.aliceWS, "checks").ID
+	app := e.showApp(t, sid, "open")
+	body := func(kind, detail string) string {
+		return mustJSON(map[string]string{"appEntryId": app.ID, "kind": kind, "detail": detail})
+	}
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		msg        string
+	}{
+		{"fullscreen", body("ui/request-display-mode", "fullscreen"), 200, ""},
+		{"pip", body("ui/request-display-mode", "pip"), 200, ""},
+		{"App tool", body("app-tools/call", "set-total"), 200, ""},
+		{"download", body("ui/download-file", "report.csv"), 200, ""},
+		{"download with a path", body("ui/download-file", "../etc/passwd"), 400, "plain file name"},
+		{"download of a dot file", body("ui/download-file", ".bashrc"), 400, "plain file name"},
+		{"inline needs no check", body("ui/request-display-mode", "inline"), 400, "fullscreen"},
+		{"unknown mode", body("ui/request-display-mode", "maximised"), 400, "fullscreen"},
+		{"no tool name", body("app-tools/call", ""), 400, "tool's name"},
+		{"tool name too long", body("app-tools/call", strings.Repeat("x", 129)), 400, "tool's name"},
+		{"unknown kind", body("sampling/createMessage", "x"), 400, "kind"},
+		{"not an App entry", mustJSON(map[string]string{"appEntryId": "e_0000000000000000", "kind": "ui/request-display-mode", "detail": "pip"}), 400, "MCP App"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(t, "POST", appRequestsPath(sid), e.aliceWS, tc.body)
+			if tc.status == 200 {
+				wantStatus(t, r, 200)
+				return
+			}
+			ae := wantError(t, r, tc.status, "bad_request")
+			if !strings.Contains(ae.Error.Message, tc.msg) {
+				t.Errorf("message %q, want one with %q", ae.Error.Message, tc.msg)
+			}
+		})
+	}
+}
+
+// TestAppResourceRead: an App reads resources of its own server only; a
+// URI of another server is asked of the App's own server, which does not
+// have it.
+func TestAppResourceRead(t *testing.T) {
+	t.Parallel()
+	e := appEnv(t)
+	sid := e.createSession(t, e.aliceWS, "reads").ID
+	app := e.showApp(t, sid, "open")
+	path := "/api/v1/sessions/" + sid + "/app-resources"
+	body := func(uri string) string { return mustJSON(map[string]string{"appEntryId": app.ID, "uri": uri}) }
+
+	r := e.do(t, "POST", path, e.aliceWS, body("ui://app"))
+	wantStatus(t, r, 200)
+	res := decode[mcp.ReadResourceResult](t, r)
+	if len(res.Contents) != 1 || res.Contents[0].Text != "<p>app</p>" {
+		t.Errorf("read %+v, want the App's own resource", res)
+	}
+	for _, tc := range []struct{ name, body, msg string }{
+		{"another server's resource", body("ui://revenue-dashboard"), `server "open" could not read`},
+		{"no uri", body(""), "uri"},
+		{"uri too long", body("ui://" + strings.Repeat("x", 2048)), "uri"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ae := wantError(t, e.do(t, "POST", path, e.aliceWS, tc.body), 400, "bad_request")
+			if !strings.Contains(ae.Error.Message, tc.msg) {
+				t.Errorf("message %q, want %q", ae.Error.Message, tc.msg)
+			}
+		})
+	}
+}
+
+// TestAppModelContext: an App's ui/update-model-context is kept with its
+// entry, replaced on each update and returned by the API; what is not text
+// or too large is refused with the reason.
+func TestAppModelContext(t *testing.T) {
+	t.Parallel()
+	e := appEnv(t)
+	sid := e.createSession(t, e.aliceWS, "context").ID
+	app := e.showApp(t, sid, "open")
+	path := "/api/v1/sessions/" + sid + "/app-context"
+	wantError(t, e.do(t, "GET", path+"?entry="+app.ID, e.aliceWS, ""), 404, "not_found")
+	for _, text := range []string{"first", "second"} {
+		r := e.do(t, "POST", path, e.aliceWS, `{"appEntryId":"`+app.ID+`","content":[{"type":"text","text":"`+text+`"}],"structuredContent":{"n":1}}`)
+		wantStatus(t, r, 200)
+	}
+	got := decode[store.AppContext](t, e.do(t, "GET", path+"?entry="+app.ID, e.aliceWS, ""))
+	if got.EntryID != app.ID || !strings.Contains(string(got.Context), `"second"`) || strings.Contains(string(got.Context), "first") || !strings.Contains(string(got.Context), `"n":1`) {
+		t.Errorf("context %+v, want the second update only", got)
+	}
+	for _, tc := range []struct{ name, body, msg string }{
+		{"not text", `{"appEntryId":"` + app.ID + `","content":[{"type":"image","data":"x","mimeType":"image/png"}]}`, "not a text block"},
+		{"structuredContent not an object", `{"appEntryId":"` + app.ID + `","structuredContent":[1]}`, "structuredContent"},
+		{"too large", `{"appEntryId":"` + app.ID + `","content":[{"type":"text","text":"` + strings.Repeat("x", 70<<10) + `"}]}`, "limit"},
+		{"not an App entry", `{"appEntryId":"e_0000000000000000","content":[]}`, "MCP App"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(t, "POST", path, e.aliceWS, tc.body)
+			if r.status != 400 && r.status != 413 {
+				t.Fatalf("status %d, want 400 or 413: %s", r.status, r.body)
+			}
+			if r.status == 400 && !strings.Contains(string(r.body), tc.msg) {
+				t.Errorf("body %s, want %q", r.body, tc.msg)
+			}
+		})
+	}
 }

@@ -32,11 +32,15 @@ var fuzzRoutes = []struct {
 	{"app link", "/api/v1/sessions/%s/app-links", false},
 	{"approval answer", "/api/v1/approvals/a_0123456789abcdef", false},
 	{"elicitation answer", "/api/v1/elicitations/e_0123456789abcdef", false},
+	{"app request", "/api/v1/sessions/%s/app-requests", false},
+	{"app resource", "/api/v1/sessions/%s/app-resources", false},
+	{"app context", "/api/v1/sessions/%s/app-context", false},
 }
 
 // FuzzRequestBodies sends arbitrary bodies, as application/json with
 // alice's token, to the POST routes that decode JSON (createSession, call,
-// appMessage, appLink, answer) of a real handler over a real host: the
+// appMessage, appLink, answer, appRequest, appResource, appContextUpdate)
+// of a real handler over a real host: the
 // in-process fixture server over Streamable HTTP (call_timeout 200ms, so a
 // fuzzed slow call ends), a deny and an ask policy, and a store in a
 // temporary directory. The route is
@@ -56,6 +60,10 @@ func FuzzRequestBodies(f *testing.F) {
 	f.Add(uint8(3), []byte(`{"appEntryId":"e_0123456789abcdef","url":"https://example.com/"}`))
 	f.Add(uint8(4), []byte(`{"decision":"approve"}`))
 	f.Add(uint8(5), []byte(`{"action":"accept","content":{"name":"x"}}`))
+	f.Add(uint8(6), []byte(`{"appEntryId":"e_0123456789abcdef","kind":"ui/request-display-mode","detail":"fullscreen"}`))
+	f.Add(uint8(6), []byte(`{"appEntryId":"e_0123456789abcdef","kind":"ui/download-file","detail":"../x"}`))
+	f.Add(uint8(7), []byte(`{"appEntryId":"e_0123456789abcdef","uri":"ui://app","purpose":"download"}`))
+	f.Add(uint8(8), []byte(`{"appEntryId":"e_0123456789abcdef","content":[{"type":"text","text":"hi"}],"structuredContent":{"a":1}}`))
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return fixture.NewServer() }, nil))

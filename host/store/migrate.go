@@ -115,6 +115,17 @@ CREATE INDEX audit_principal_at ON audit (principal, at DESC);
 DROP INDEX audit_principal_at;
 CREATE INDEX audit_principal ON audit (principal);
 `,
+
+	// 6: the context an MCP App gave for the model (ui/update-model-context),
+	// one row per App entry, replaced on each update (SetAppContext).
+	`
+CREATE TABLE app_contexts (
+	entry_id   TEXT    NOT NULL PRIMARY KEY,
+	principal  TEXT    NOT NULL,
+	context    TEXT    NOT NULL,
+	updated_at INTEGER NOT NULL
+) STRICT;
+`,
 }
 
 // migrate applies the steps the database has not run yet, each in its own

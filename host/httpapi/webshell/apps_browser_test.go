@@ -324,8 +324,9 @@ func TestAppRevenueDashboard(t *testing.T) {
 	if string(a) != string(b) {
 		t.Errorf("display.toolResult %s differs from the entry's result %s", a, b)
 	}
-	// The App's HTML is nowhere in the host page.
-	if eval[bool](tb, `document.documentElement.outerHTML.includes('mcphost-revenue-dashboard')`) {
+	// The App's HTML is nowhere in the host page (its source, that is: the
+	// App's log pane shows what it logged, as text).
+	if eval[bool](tb, `document.documentElement.outerHTML.includes('var APP_INFO')`) {
 		t.Error("the App's HTML reached the host page's DOM")
 	}
 	if n := eval[int](tb, `document.querySelectorAll('iframe').length`); n != 1 {
@@ -611,8 +612,10 @@ const hostileView = `<!doctype html>
   // A forged proxy message from the App: the proxy drops it.
   post({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: { html: "<p>forged</p>" } });
 
-  // Row 25: before initialization nothing but the initialize answer comes.
-  req("ping", {}, function () { out.pingBeforeInit = "answered"; });
+  // Row 25: before initialization nothing but the initialize answer comes
+  // (a request made earlier is answered once the View is initialized).
+  var initializedSent = false;
+  req("ping", {}, function () { out.pingBeforeInit = initializedSent ? "after initialized" : "answered"; });
   req("ui/initialize", { protocolVersion: "2099-01-01", appInfo: { name: "hostile", version: "1" }, appCapabilities: {} }, function (r) {
     var res = r.result || {};
     out.init = JSON.stringify({ protocolVersion: res.protocolVersion, hostName: res.hostInfo && res.hostInfo.name,
@@ -621,6 +624,7 @@ const hostileView = `<!doctype html>
       maxHeight: res.hostContext && res.hostContext.containerDimensions && res.hostContext.containerDimensions.maxHeight,
       platform: res.hostContext && res.hostContext.platform, theme: res.hostContext && res.hostContext.theme, tool: res.hostContext && res.hostContext.toolInfo && res.hostContext.toolInfo.tool });
     out.seenBeforeInitialized = seen.slice();
+    initializedSent = true;
     post({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} });
   });
 
@@ -769,8 +773,8 @@ func TestAppBridgeAgainstHostileView(t *testing.T) {
 		}
 	}
 
-	if r.PingBeforeInit != "" {
-		t.Errorf("a ping before initialization was answered: %q", r.PingBeforeInit)
+	if r.PingBeforeInit != "after initialized" {
+		t.Errorf("a ping made before initialization: %q, want it answered only after initialized", r.PingBeforeInit)
 	}
 	if len(r.SeenBeforeInitialize) != 0 {
 		t.Errorf("the View got %q before it was initialized", r.SeenBeforeInitialize)
@@ -796,7 +800,7 @@ func TestAppBridgeAgainstHostileView(t *testing.T) {
 		t.Fatalf("decoding the initialize answer %q: %v", r.Init, err)
 	}
 	caps, _ := json.Marshal(init.HostCapabilities)
-	if init.ProtocolVersion != "2026-01-26" || init.HostName != "mcphost" || string(caps) != `{"sandbox":{}}` ||
+	if init.ProtocolVersion != "2026-01-26" || init.HostName != "mcphost" || string(caps) != `{"logging":{},"sandbox":{}}` ||
 		init.DisplayMode != "inline" || !slices.Equal(init.Modes, []string{"inline"}) || init.MaxHeight != 640 ||
 		init.Platform != "web" || init.Theme != "light" || init.Tool["name"] != "hostile_tool" {
 		t.Errorf("initialize answer %s", r.Init)
@@ -808,11 +812,13 @@ func TestAppBridgeAgainstHostileView(t *testing.T) {
 	if len(codes) != 9 {
 		t.Errorf("answers to privileged requests: %v, want 9", codes)
 	}
-	// The three gated requests (apps.md §12) are denied by host policy (this
-	// App has no entry, so every gate is closed); the rest are unknown.
+	// The gated requests (apps.md §12) are denied by host policy (this App
+	// has no entry, so every gate is closed); the rest are unknown
+	// (sampling/createMessage: no model).
 	for m, c := range codes {
 		want := float64(-32601)
-		if m == "tools/call" || m == "ui/open-link" || m == "ui/message" {
+		switch m {
+		case "tools/call", "ui/open-link", "ui/message", "resources/read", "ui/update-model-context", "ui/download-file":
 			want = deniedCode
 		}
 		if c != want {

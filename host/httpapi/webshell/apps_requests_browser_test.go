@@ -229,8 +229,8 @@ func TestAppRequestGates(t *testing.T) {
 		tb.mountBoundApp("requester", requesterView, "revenue", app.ID, sid)
 		var r requesterReport
 		tb.appEventData("answers", &r)
-		if caps, _ := json.Marshal(r.Caps); string(caps) != `{"sandbox":{}}` {
-			t.Errorf("hostCapabilities %s, want only the sandbox with every gate closed", caps)
+		if caps, _ := json.Marshal(r.Caps); string(caps) != `{"logging":{},"sandbox":{}}` {
+			t.Errorf("hostCapabilities %s, want only logging and the sandbox with every gate closed", caps)
 		}
 		for name, a := range map[string]rpcAnswer{"tools/call": r.Call, "ui/message": r.Message, "ui/open-link": r.Link1} {
 			if a.Code != deniedCode || !strings.HasPrefix(a.Message, "denied by host policy: ") {
@@ -297,8 +297,8 @@ func TestAppRequestGates(t *testing.T) {
 		var r requesterReport
 		tb.appEventData("answers", &r)
 		caps, _ := json.Marshal(r.Caps)
-		if string(caps) != `{"message":{},"openLinks":{},"sandbox":{},"serverTools":{}}` {
-			t.Errorf("hostCapabilities %s, want serverTools, openLinks and message", caps)
+		if string(caps) != `{"logging":{},"message":{},"openLinks":{},"sandbox":{},"serverTools":{}}` {
+			t.Errorf("hostCapabilities %s, want logging, serverTools, openLinks and message", caps)
 		}
 		var ctr revenueResult
 		if err := json.Unmarshal(r.Call.Result, &ctr); err != nil || r.Call.Code != 0 || ctr.StructuredContent.Quarter != "Q2" {

@@ -13,7 +13,11 @@
 // mounted into transcript entries) and appbridge.js (the host side of the
 // MCP App bridge: the double sandboxed frame, the JSON-RPC messages, and the
 // App's gated requests, which the page makes through the API on the App's
-// behalf, never giving it the token).
+// behalf, never giving it the token, and the preamble put before the App's
+// HTML that closes WebRTC and reports the App's uncaught errors),
+// appchrome.js (what the host draws around an App: fullscreen and
+// picture-in-picture, the panel of the tools an App registers, the download
+// dialog) and apps.css (their styles and the narrow-window layout).
 //
 // The page programs against the HTTP API in docs/api.md. It keeps the bearer
 // token in sessionStorage (moved there from a "#token=" fragment, which is

@@ -34,6 +34,10 @@
 
 import { h, isPlainObject } from './dom.js';
 import { api, seg, ApiError } from './api.js';
+import { APP_PREAMBLE } from './app-preamble.js';
+import {
+  ModeChrome, AppToolsPanel, checkAppTools, DISPLAY_MODES, MAX_DOWNLOAD_BYTES, safeFileName, confirmDownload, saveFile,
+} from './appchrome.js';
 
 export const APP_PROTOCOL_VERSION = '2026-01-26';
 const KNOWN_PROTOCOL_VERSIONS = new Set(['2026-01-26', '2025-11-21']);
@@ -58,6 +62,31 @@ const MAX_TEST_LOG = 1000;
 const MAX_REASON_LENGTH = 200;
 const MAX_TOOL_NAME = 128;
 const MAX_LINK_LENGTH = 2048;
+const APP_TOOL_TIMEOUT_MS = 30000; // the App answers tools/list or tools/call
+const MODE_CHANGES = 5; // display mode changes an App may ask for …
+const MODE_WINDOW_MS = 10000; // … within this window
+const MODE_COOLDOWN_MS = 1500; // after the user left a mode, the App waits
+const MAX_EARLY_REQUESTS = 16; // requests kept until the App is initialized
+const MAX_LOG_LINES = 50; // the App's log pane keeps the newest ones
+const MAX_LOG_LINE = 500;
+const MAX_APP_ERROR = 1000;
+
+/** APP_ERROR_METHOD is how the preamble reports an App's uncaught error. */
+export const APP_ERROR_METHOD = 'mcphost/notifications/app-error';
+
+// APP_PREAMBLE (app-preamble.js) is put before the App's HTML: it closes
+// WebRTC in the App's realm and reports the App's uncaught errors.
+
+/**
+ * withPreamble returns the App's HTML with APP_PREAMBLE put first: right
+ * after a leading doctype (so that the document keeps its standards mode),
+ * else at the very start.
+ */
+export function withPreamble(html) {
+  const m = /^\uFEFF?\s*<!doctype[^>]*>/i.exec(html);
+  if (!m) return APP_PREAMBLE + html;
+  return html.slice(0, m[0].length) + APP_PREAMBLE + html.slice(m[0].length);
+}
 
 /** DENIED_CODE is the JSON-RPC error code of an App request the host refused. */
 export const DENIED_CODE = -32000;
@@ -129,6 +158,7 @@ export function checkDisplay(d) {
     csp = checkCsp(d.csp);
     if (!csp) return bad('the CSP lists are malformed');
   }
+  if (!optional(d.tool, isPlainObject)) return bad('the tool definition is not an object');
   if (d.html !== '') {
     if (!optional(d.toolArguments, (v) => v === null || isPlainObject(v))) return bad('the tool arguments are not an object');
     if (!isPlainObject(d.toolResult)) return bad('the tool result is not an object');
@@ -140,6 +170,7 @@ export function checkDisplay(d) {
       html: d.html,
       toolArguments: isPlainObject(d.toolArguments) ? d.toolArguments : {},
       toolResult: isPlainObject(d.toolResult) ? d.toolResult : null,
+      tool: isPlainObject(d.tool) ? d.tool : null,
       csp,
       prefersBorder: d.prefersBorder,
     },
@@ -269,11 +300,62 @@ function timeZone() {
   }
 }
 
+// The keys of an MCP Tool and of its annotations that the App SDK's schema
+// of hostContext.toolInfo.tool admits (it refuses any other key).
+const TOOL_KEYS = ['name', 'title', 'icons', 'description', 'inputSchema', 'outputSchema', 'annotations', 'execution', '_meta'];
+const ANNOTATION_KEYS = { title: isStr, readOnlyHint: 'boolean', destructiveHint: 'boolean', idempotentHint: 'boolean', openWorldHint: 'boolean' };
+const TASK_SUPPORT = new Set(['required', 'optional', 'forbidden']);
+
+function validIcon(i) {
+  return isPlainObject(i) && isStr(i.src) && optional(i.mimeType, isStr)
+    && optional(i.sizes, (v) => Array.isArray(v) && v.every(isStr))
+    && optional(i.theme, (v) => v === 'light' || v === 'dark');
+}
+
+/**
+ * toolDefinition returns the MCP Tool for hostContext.toolInfo.tool: the
+ * tool of the display record (as the server listed it), reduced to the keys
+ * an MCP Tool has and checked field by field, so that the App SDK, which
+ * validates it as a Tool, accepts it. name is the entry's tool name, used
+ * when the record has none. Without a usable inputSchema the tool gets
+ * {type: "object"}, the schema of a tool without parameters.
+ */
+export function toolDefinition(tool, name) {
+  const t = isPlainObject(tool) ? tool : {};
+  const out = { name: isStr(t.name) && t.name ? t.name : (isStr(name) ? name : '') };
+  if (isStr(t.title)) out.title = t.title;
+  if (isStr(t.description)) out.description = t.description;
+  if (Array.isArray(t.icons) && t.icons.every(validIcon)) out.icons = t.icons;
+  const schema = t.inputSchema;
+  const propsOK = (p) => p === undefined || isPlainObject(p);
+  const reqOK = (r) => r === undefined || (Array.isArray(r) && r.every(isStr));
+  out.inputSchema = isPlainObject(schema) && schema.type === 'object' && propsOK(schema.properties) && reqOK(schema.required)
+    ? schema : { type: 'object' };
+  if (isPlainObject(t.outputSchema) && optional(t.outputSchema.$schema, isStr)) out.outputSchema = t.outputSchema;
+  if (isPlainObject(t.annotations)) {
+    const a = {};
+    for (const [k, check] of Object.entries(ANNOTATION_KEYS)) {
+      const v = t.annotations[k];
+      if (v !== undefined && (check === 'boolean' ? typeof v === 'boolean' : check(v))) a[k] = v;
+    }
+    out.annotations = a;
+  }
+  if (isPlainObject(t.execution) && TASK_SUPPORT.has(t.execution.taskSupport)) out.execution = { taskSupport: t.execution.taskSupport };
+  if (isPlainObject(t._meta)) out._meta = t._meta;
+  for (const k of Object.keys(out)) if (!TOOL_KEYS.includes(k)) delete out[k];
+  return out;
+}
+
+function deviceCapabilities() {
+  const mq = (q) => typeof window.matchMedia === 'function' && window.matchMedia(q).matches;
+  return { touch: mq('(pointer: coarse)') || (navigator.maxTouchPoints ?? 0) > 0, hover: mq('(hover: hover)') };
+}
+
 const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
 // ------------------------------------------------------------------ App capabilities
 
-const NO_CAPABILITIES = Object.freeze({ toolCalls: false, openLinks: false, messages: false });
+const NO_CAPABILITIES = Object.freeze({ toolCalls: false, openLinks: false, messages: false, displayModes: false, tools: false, resources: false, downloads: false, modelContext: false });
 
 // One answer per server name, shared by all its Apps until the
 // configuration is reloaded (forgetAppCapabilities).
@@ -291,7 +373,9 @@ function loadCapabilities(server) {
   if (!load) {
     load = api('GET', `/servers/${seg(server)}/app-capabilities`).then((r) => {
       if (!isPlainObject(r)) throw new Error('app-capabilities: not an object');
-      return Object.freeze({ toolCalls: r.toolCalls === true, openLinks: r.openLinks === true, messages: r.messages === true });
+      return Object.freeze({ toolCalls: r.toolCalls === true, openLinks: r.openLinks === true, messages: r.messages === true,
+        displayModes: r.displayModes === true, tools: r.tools === true, resources: r.resources === true,
+        downloads: r.downloads === true, modelContext: r.modelContext === true });
     });
     capabilitiesLoads.set(server, load);
     load.catch(() => {
@@ -397,6 +481,14 @@ function initTimeout() {
   return Number.isInteger(v) && v >= 100 && v < INIT_TIMEOUT_MS ? v : INIT_TIMEOUT_MS;
 }
 
+// appToolTimeout is APP_TOOL_TIMEOUT_MS, or in test mode a shorter value
+// from <html data-app-tool-timeout-ms>; it can only shorten the wait.
+function appToolTimeout() {
+  if (!appLogEnabled()) return APP_TOOL_TIMEOUT_MS;
+  const v = Number(document.documentElement.dataset.appToolTimeoutMs);
+  return Number.isInteger(v) && v >= 100 && v < APP_TOOL_TIMEOUT_MS ? v : APP_TOOL_TIMEOUT_MS;
+}
+
 function appendAppLog(record) {
   if (!Array.isArray(window.__mcphostAppLog)) window.__mcphostAppLog = [];
   const log = window.__mcphostAppLog;
@@ -454,6 +546,9 @@ class Mount {
     this.rec = rec;
     this.url = url;
     this.tool = isStr(tool) ? tool : '';
+    this.toolDef = toolDefinition(rec.tool, this.tool);
+    this.width = 0; // the container width last told to the App
+    this.resizeObserver = null;
     this.entryId = entryId;
     this.sessionId = sessionId;
     this.capabilities = NO_CAPABILITIES;
@@ -465,6 +560,7 @@ class Mount {
     this.initialized = false;
     this.teardownPromise = null;
     this.pending = new Map(); // id -> {resolve, reject, timer}
+    this.early = []; // requests made before initialized: [id, method, params]
     this.nextId = 1;
     this.timers = new Set();
     this.onMessage = this.onMessage.bind(this);
@@ -481,6 +577,75 @@ class Mount {
     this.iframe.style.height = `${INITIAL_HEIGHT}px`;
     this.wrap = h('div', { class: wrapClass }, this.iframe);
     slot.append(this.wrap);
+    this.logPane = null; // the App's log, made on its first message
+    this.chrome = new ModeChrome(this.wrap, this.iframe, rec.serverName, () => this.onUserExitMode());
+    this.modeTimes = [];
+    this.modeCooldownUntil = 0;
+    this.modeBusy = false;
+    this.appCapabilities = {}; // from the App's ui/initialize
+    this.toolsPanel = null;
+  }
+
+  // containerDimensions: the width the App has (when laid out) and the
+  // height it may grow to.
+  containerDimensions() {
+    const w = Math.round(this.wrap.clientWidth || this.slot.clientWidth || 0);
+    const inline = w > 0 ? { width: w, maxHeight: MAX_HEIGHT } : { maxWidth: Math.round(window.innerWidth || 1024), maxHeight: MAX_HEIGHT };
+    return this.chrome.dimensions(inline);
+  }
+
+  hostContext() {
+    const dims = this.containerDimensions();
+    this.width = dims.width ?? 0;
+    const ctx = {
+      toolInfo: { tool: this.toolDef },
+      theme: currentTheme(),
+      displayMode: this.chrome.mode,
+      availableDisplayModes: this.capabilities.displayModes ? DISPLAY_MODES.slice() : ['inline'],
+      containerDimensions: dims,
+      locale: navigator.language || 'en',
+      platform: 'web',
+      deviceCapabilities: deviceCapabilities(),
+      userAgent: `mcphost/${hostVersion || 'unknown'}`,
+    };
+    const tz = timeZone();
+    if (tz) ctx.timeZone = tz;
+    return ctx;
+  }
+
+  // contextChanged sends a partial hostContext to an initialized App.
+  contextChanged(partial) {
+    if (this.closed || !this.initialized || this.teardownPromise) return;
+    this.notify('ui/notifications/host-context-changed', partial);
+  }
+
+  watchSize() {
+    if (typeof ResizeObserver !== 'function' || this.resizeObserver) return;
+    this.resizeObserver = new ResizeObserver(() => {
+      const w = Math.round(this.wrap.clientWidth);
+      if (w > 0 && w !== this.width) {
+        this.width = w;
+        this.contextChanged({ containerDimensions: this.containerDimensions() });
+      }
+    });
+    this.resizeObserver.observe(this.wrap);
+  }
+
+  // log appends one line to the App's log pane (bounded), made on first use.
+  log(level, text) {
+    if (!this.logPane) {
+      this.logList = h('ol', { class: 'app-log-lines', testid: 'app-log-lines' });
+      this.logCount = h('span', { class: 'muted' }, '');
+      this.logPane = h('details', { class: 'app-log', testid: 'app-log' },
+        h('summary', {}, 'App log ', this.logCount), this.logList);
+      this.slot.append(this.logPane);
+    }
+    const line = h('li', { class: `app-log-line level-${/^[a-z]{1,16}$/.test(level) ? level : 'info'}` },
+      h('span', { class: 'app-log-level' }, level.slice(0, 16)), ' ', text.slice(0, MAX_LOG_LINE));
+    this.logList.append(line);
+    while (this.logList.childElementCount > MAX_LOG_LINES) this.logList.firstElementChild.remove();
+    this.logTotal = (this.logTotal ?? 0) + 1;
+    this.logCount.textContent = this.logTotal > MAX_LOG_LINES ? `(newest ${MAX_LOG_LINES} of ${this.logTotal})` : `(${this.logTotal})`;
   }
 
   isCurrent() {
@@ -536,6 +701,7 @@ class Mount {
   }
 
   deny(id, reason) {
+    this.log('warning', `refused: ${reason}`);
     this.replyError(id, DENIED_CODE, `denied by host policy: ${reason}`);
   }
 
@@ -581,14 +747,33 @@ class Mount {
       return;
     }
     // Nothing but the ui/initialize response goes to the View before it
-    // has said it is initialized (§11.4).
-    if (!this.initialized) return;
+    // has said it is initialized (§11.4): earlier requests (the official
+    // SDK lets an App call a tool before its handshake is done) wait, a
+    // few of them, and are answered once it is.
+    if (!this.initialized) {
+      if (this.early.length < MAX_EARLY_REQUESTS) this.early.push([id, method, params]);
+      else this.earlyDropped = true;
+      return;
+    }
     switch (method) {
       case 'ping':
         this.reply(id, {});
         return;
       case 'ui/request-display-mode':
-        this.reply(id, { mode: 'inline' });
+        this.requestDisplayMode(id, params).catch(() => this.reply(id, { mode: this.chrome.mode }));
+        return;
+      case 'ui/update-model-context':
+        this.updateModelContext(id, params).catch(() => this.replyError(id, INTERNAL_ERROR, 'the update failed'));
+        return;
+      case 'ui/download-file':
+        this.downloadFile(id, params).catch(() => this.reply(id, { isError: true }));
+        return;
+      case 'resources/read':
+        this.readResource(id, params).catch(() => this.replyError(id, INTERNAL_ERROR, 'the read failed'));
+        return;
+      case 'sampling/createMessage':
+        this.log('warning', 'refused sampling/createMessage: mcphost has no model to sample from');
+        this.replyError(id, -32601, 'Method not found: sampling/createMessage (mcphost has no model to sample from)');
         return;
       case 'tools/call':
         this.callTool(id, params).catch(() => this.replyError(id, INTERNAL_ERROR, 'the call failed'));
@@ -614,7 +799,10 @@ class Mount {
   // denial, invalid params, or fallback(message) for anything else.
   answerApiError(id, err, fallback) {
     if (this.closed) return;
-    if (err instanceof ApiError && err.status === 403) this.replyError(id, DENIED_CODE, err.message);
+    if (err instanceof ApiError && err.status === 403) {
+      this.log('warning', `refused: ${err.message}`);
+      this.replyError(id, DENIED_CODE, err.message);
+    }
     else if (err instanceof ApiError && (err.status === 400 || err.status === 404)) this.replyError(id, INVALID_PARAMS, err.message);
     else fallback(err instanceof ApiError ? err.message : 'the request failed');
   }
@@ -649,6 +837,162 @@ class Mount {
     }
     const why = isPlainObject(entry) && isStr(entry.error) && entry.error ? entry.error : 'the call failed';
     this.replyError(id, INTERNAL_ERROR, why.slice(0, MAX_REASON_LENGTH * 5));
+  }
+
+  // resources/read: a resource of the App's own server, read by the daemon
+  // (which sends it to that server only, whatever the URI says).
+  async readResource(id, params) {
+    const server = this.rec.serverName;
+    if (!this.capabilities.resources) {
+      this.deny(id, `the Apps of server "${server}" may not read its resources (app_resources is off)`);
+      return;
+    }
+    if (!isStr(params.uri) || params.uri === '' || params.uri.length > MAX_LINK_LENGTH) {
+      this.replyError(id, INVALID_PARAMS, 'Invalid params: uri must be a resource URI');
+      return;
+    }
+    let res;
+    try {
+      res = await this.appRequest('POST', '/app-resources', { uri: params.uri });
+    } catch (err) {
+      this.answerApiError(id, err, (msg) => this.replyError(id, INTERNAL_ERROR, msg));
+      return;
+    }
+    if (!this.closed) this.reply(id, res);
+  }
+
+  // ui/update-model-context: kept by the daemon with the App's entry
+  // (replacing the last one; text blocks and structuredContent, 64 KiB) and
+  // shown under the entry as the App's, never as the user's words.
+  async updateModelContext(id, params) {
+    const server = this.rec.serverName;
+    if (!this.capabilities.modelContext) {
+      this.deny(id, `the Apps of server "${server}" may not give context for the model (app_model_context is off)`);
+      return;
+    }
+    const body = {};
+    if (params.content !== undefined) body.content = params.content;
+    if (params.structuredContent !== undefined) body.structuredContent = params.structuredContent;
+    let kept;
+    try {
+      kept = await this.appRequest('POST', '/app-context', body);
+    } catch (err) {
+      this.answerApiError(id, err, (msg) => this.replyError(id, INTERNAL_ERROR, msg));
+      return;
+    }
+    if (this.closed) return;
+    this.showModelContext(kept?.context);
+    this.reply(id, {});
+  }
+
+  // showModelContext shows the context the App gave (as text) under its
+  // entry, replacing the last one.
+  showModelContext(c) {
+    if (!isPlainObject(c)) return;
+    const texts = Array.isArray(c.content) ? c.content.filter((b) => isPlainObject(b) && isStr(b.text)).map((b) => b.text) : [];
+    let text = texts.join('\n');
+    if (isPlainObject(c.structuredContent)) {
+      try {
+        text += (text ? '\n' : '') + JSON.stringify(c.structuredContent, null, 2);
+      } catch { /* not shown */ }
+    }
+    if (text.length > 4000) text = `${text.slice(0, 4000)}…`;
+    this.contextPane?.remove();
+    this.contextPane = h('details', { class: 'app-context', testid: 'app-context' },
+      h('summary', {}, 'Context the App gave ', h('span', { class: 'muted' }, `(from the ${this.rec.serverName || 'unknown'} App, for the model)`)),
+      h('pre', { class: 'content-text', testid: 'app-context-text' }, text || '(empty)'));
+    this.slot.append(this.contextPane);
+  }
+
+  // loadModelContext shows what the App of a stored entry gave before.
+  async loadModelContext() {
+    if (!this.entryId || !this.sessionId || !this.capabilities.modelContext) return;
+    try {
+      const r = await api('GET', `/sessions/${seg(this.sessionId)}/app-context?entry=${encodeURIComponent(this.entryId)}`, undefined, { signal: this.aborter.signal });
+      if (!this.closed) this.showModelContext(r?.context);
+    } catch { /* none given */ }
+  }
+
+  // ui/download-file: embedded resources (text or base64 blob) and
+  // resource_links (fetched through the App's server by the daemon, never
+  // from the App's frame), at most 8 files and MAX_DOWNLOAD_BYTES together,
+  // each under a sanitised name the daemon's App gate agreed to; saved only
+  // after the user confirms. {isError: true} when refused or cancelled.
+  async downloadFile(id, params) {
+    const server = this.rec.serverName;
+    if (!this.capabilities.downloads) {
+      this.deny(id, `the Apps of server "${server}" may not offer downloads (app_downloads is off)`);
+      return;
+    }
+    const items = params.contents;
+    if (!Array.isArray(items) || items.length === 0 || items.length > 8) {
+      this.replyError(id, INVALID_PARAMS, 'Invalid params: contents must hold 1 to 8 resources');
+      return;
+    }
+    const files = [];
+    let total = 0;
+    const refuse = (why) => {
+      this.log('warning', `refused ui/download-file: ${why}`);
+      this.reply(id, { isError: true });
+    };
+    for (const it of items) {
+      let bytes;
+      let name;
+      let mimeType;
+      if (isPlainObject(it) && it.type === 'resource' && isPlainObject(it.resource) && isStr(it.resource.uri)) {
+        const r = it.resource;
+        name = r.uri;
+        mimeType = isStr(r.mimeType) ? r.mimeType : '';
+        if (isStr(r.text)) bytes = new TextEncoder().encode(r.text);
+        else if (isStr(r.blob)) {
+          if (r.blob.length > MAX_DOWNLOAD_BYTES * 1.4) return refuse(`larger than ${MAX_DOWNLOAD_BYTES} bytes`);
+          try {
+            bytes = Uint8Array.from(atob(r.blob), (c) => c.charCodeAt(0));
+          } catch {
+            return refuse('a blob is not valid base64');
+          }
+        }
+      } else if (isPlainObject(it) && it.type === 'resource_link' && isStr(it.uri)) {
+        name = isStr(it.name) && it.name ? it.name : it.uri;
+        mimeType = isStr(it.mimeType) ? it.mimeType : '';
+        let res;
+        try {
+          res = await this.appRequest('POST', '/app-resources', { uri: it.uri, purpose: 'download' });
+        } catch (err) {
+          return refuse(err instanceof ApiError ? err.message : 'the resource could not be read');
+        }
+        if (this.closed) return;
+        const c = Array.isArray(res?.contents) ? res.contents.find((x) => isPlainObject(x) && x.uri === it.uri) ?? res.contents[0] : null;
+        if (isPlainObject(c) && isStr(c.text)) bytes = new TextEncoder().encode(c.text);
+        else if (isPlainObject(c) && isStr(c.blob)) {
+          try {
+            bytes = Uint8Array.from(atob(c.blob), (ch) => ch.charCodeAt(0));
+          } catch {
+            return refuse('the resource is not valid base64');
+          }
+        }
+      }
+      if (!bytes) return refuse('each item must be an embedded resource with text or blob, or a resource_link');
+      total += bytes.length;
+      if (total > MAX_DOWNLOAD_BYTES) return refuse(`larger than ${MAX_DOWNLOAD_BYTES} bytes`);
+      files.push({ name: safeFileName(name), size: bytes.length, mimeType: mimeType.slice(0, 100), bytes });
+    }
+    for (const f of files) {
+      try {
+        await this.appRequest('POST', '/app-requests', { kind: 'ui/download-file', detail: f.name });
+      } catch (err) {
+        return refuse(err instanceof ApiError ? err.message : 'the request failed');
+      }
+    }
+    if (this.closed) return;
+    const ok = await confirmDownload(server, files, this.aborter.signal);
+    if (this.closed) return;
+    if (!ok) {
+      this.reply(id, { isError: true });
+      return;
+    }
+    for (const f of files) saveFile(f.name, f.bytes);
+    this.reply(id, {});
   }
 
   // ui/open-link: checked by the daemon, then shown to the user, who must
@@ -727,8 +1071,106 @@ class Mount {
     if (!this.closed) this.reply(id, {});
   }
 
+  // ui/request-display-mode: inline always; fullscreen and pip only with
+  // the server's app_display_modes switch, after the daemon's App gate
+  // agreed, at most MODE_CHANGES per MODE_WINDOW_MS, and not right after
+  // the user left a mode. The answer is always the mode in effect.
+  async requestDisplayMode(id, params) {
+    const mode = params.mode;
+    if (!DISPLAY_MODES.includes(mode)) {
+      this.replyError(id, INVALID_PARAMS, 'Invalid params: mode must be "inline", "fullscreen" or "pip"');
+      return;
+    }
+    if (mode === this.chrome.mode) {
+      this.reply(id, { mode });
+      return;
+    }
+    if (mode === 'inline') {
+      this.setMode('inline');
+      this.reply(id, { mode: 'inline' });
+      return;
+    }
+    const server = this.rec.serverName;
+    if (!this.capabilities.displayModes) {
+      this.log('warning', `refused ${mode}: the Apps of server "${server}" may not leave the inline frame (app_display_modes is off)`);
+      this.reply(id, { mode: this.chrome.mode });
+      return;
+    }
+    const now = Date.now();
+    this.modeTimes = this.modeTimes.filter((t) => now - t < MODE_WINDOW_MS);
+    if (this.modeBusy || now < this.modeCooldownUntil || this.modeTimes.length >= MODE_CHANGES) {
+      this.reply(id, { mode: this.chrome.mode }); // too many, too soon: stays
+      return;
+    }
+    this.modeTimes.push(now);
+    this.modeBusy = true;
+    try {
+      await this.appRequest('POST', '/app-requests', { kind: 'ui/request-display-mode', detail: mode });
+    } catch (err) {
+      if (!this.closed) {
+        this.log('warning', `refused ${mode}: ${err instanceof ApiError ? err.message : 'the request failed'}`);
+        this.reply(id, { mode: this.chrome.mode });
+      }
+      return;
+    } finally {
+      this.modeBusy = false;
+    }
+    if (this.closed) return;
+    this.setMode(mode);
+    this.reply(id, { mode: this.chrome.mode });
+  }
+
+  setMode(mode) {
+    this.chrome.set(mode);
+    this.slot.dataset.displayMode = this.chrome.mode;
+    this.contextChanged({ displayMode: this.chrome.mode, containerDimensions: this.containerDimensions() });
+  }
+
+  // The user closed fullscreen or picture-in-picture: the App is told, and
+  // may not switch again at once.
+  onUserExitMode() {
+    this.modeCooldownUntil = Date.now() + MODE_COOLDOWN_MS;
+    this.slot.dataset.displayMode = 'inline';
+    this.contextChanged({ displayMode: 'inline', containerDimensions: this.containerDimensions() });
+  }
+
+  // listAppTools asks an App that declared tools for them and lists them
+  // under its entry, or says why they are not offered.
+  async listAppTools() {
+    if (!isPlainObject(this.appCapabilities.tools)) return;
+    if (!this.toolsPanel) this.toolsPanel = new AppToolsPanel(this.slot, this.rec.serverName, (name, args) => this.callAppTool(name, args));
+    if (!this.capabilities.tools) {
+      this.toolsPanel.show({ tools: [], skipped: 0 });
+      this.toolsPanel.note.hidden = false;
+      this.toolsPanel.note.textContent = `This App offers tools, but the Apps of server "${this.rec.serverName}" may not offer tools (app_tools is off).`;
+      return;
+    }
+    let r;
+    try {
+      r = await this.request('tools/list', {}, appToolTimeout());
+    } catch (err) {
+      if (!this.closed) this.log('warning', `the App's tools/list failed: ${err.message}`);
+      return;
+    }
+    if (!this.closed) this.toolsPanel.show(checkAppTools(r));
+  }
+
+  // callAppTool: the user calls one of the App's tools; the daemon's App
+  // gate decides, then the App runs it and answers within
+  // APP_TOOL_TIMEOUT_MS.
+  async callAppTool(name, args) {
+    try {
+      await this.appRequest('POST', '/app-requests', { kind: 'app-tools/call', detail: name });
+    } catch (err) {
+      throw new Error(err instanceof ApiError ? err.message : 'the request failed');
+    }
+    if (this.closed) throw new Error('the App is gone');
+    return this.request('tools/call', { name, arguments: args }, appToolTimeout());
+  }
+
   async answerInitialize(id, params) {
     if (!this.proxyReady) return;
+    if (isPlainObject(params.appCapabilities)) this.appCapabilities = params.appCapabilities;
     if (!isStr(params.protocolVersion)) {
       this.replyError(id, -32602, 'Invalid params: protocolVersion must be a string');
       return;
@@ -738,24 +1180,18 @@ class Mount {
     if (this.closed) return;
     const csp = this.rec.csp;
     // Only what this server's Apps may ask for is advertised (§12).
-    const hostCapabilities = { sandbox: csp ? { csp } : {} };
+    const hostCapabilities = { logging: {}, sandbox: csp ? { csp } : {} };
     if (this.capabilities.toolCalls) hostCapabilities.serverTools = {};
     if (this.capabilities.openLinks) hostCapabilities.openLinks = {};
     if (this.capabilities.messages) hostCapabilities.message = {};
+    if (this.capabilities.resources) hostCapabilities.serverResources = {};
+    if (this.capabilities.downloads) hostCapabilities.downloadFile = {};
+    if (this.capabilities.modelContext) hostCapabilities.updateModelContext = { text: {} };
     const result = {
       protocolVersion: KNOWN_PROTOCOL_VERSIONS.has(params.protocolVersion) ? params.protocolVersion : APP_PROTOCOL_VERSION,
       hostInfo: { name: 'mcphost', version: hostVersion || 'unknown' },
       hostCapabilities,
-      hostContext: {
-        theme: currentTheme(),
-        platform: 'web',
-        displayMode: 'inline',
-        availableDisplayModes: ['inline'],
-        containerDimensions: { maxHeight: MAX_HEIGHT },
-        locale: navigator.language || 'en',
-        timeZone: timeZone(),
-        toolInfo: { tool: { name: this.tool } },
-      },
+      hostContext: this.hostContext(),
     };
     this.initializeAnswered = true;
     this.reply(id, result);
@@ -773,20 +1209,52 @@ class Mount {
         this.onSizeChanged(params);
         return;
       case 'notifications/message':
-        if (appLogEnabled() && isStr(params.level)) {
-          appendAppLog({ server: this.rec.serverName, level: params.level, data: params.data ?? null });
-        }
+        this.onLogMessage(params);
+        return;
+      case APP_ERROR_METHOD:
+        this.onAppError(params);
+        return;
+      case 'notifications/tools/list_changed':
+        if (this.initialized && this.toolsPanel) this.listAppTools().catch(() => {});
         return;
       default:
         // Other notifications are ignored.
     }
   }
 
+  // notifications/message: kept in the entry's log pane (and, in test
+  // mode, in the page's log).
+  onLogMessage(params) {
+    if (!isStr(params.level)) return;
+    if (appLogEnabled()) appendAppLog({ server: this.rec.serverName, level: params.level, data: params.data ?? null });
+    let text;
+    try {
+      text = isStr(params.data) ? params.data : JSON.stringify(params.data ?? null);
+    } catch {
+      text = '(unprintable)';
+    }
+    const logger = isStr(params.logger) ? `${params.logger.slice(0, 64)}: ` : '';
+    this.log(params.level, logger + (text ?? ''));
+  }
+
+  // onAppError: the App threw or rejected a promise without handling it.
+  // Before it is initialized that means it will not start: show the error
+  // now. Afterwards it goes to the App's log.
+  onAppError(params) {
+    const where = isStr(params.where) ? params.where.slice(0, 40) : 'error';
+    const message = isStr(params.message) ? params.message.slice(0, MAX_APP_ERROR) : 'unknown error';
+    if (!this.initialized) {
+      this.fail(`The App failed to start (${where}): ${message}`);
+      return;
+    }
+    this.log('error', `${where}: ${message}`);
+  }
+
   onProxyReady() {
     if (this.proxyReady) return;
     this.proxyReady = true;
     this.cancelTimer(this.handshakeTimer);
-    this.notify('ui/notifications/sandbox-resource-ready', { html: this.rec.html });
+    this.notify('ui/notifications/sandbox-resource-ready', { html: withPreamble(this.rec.html) });
     this.initTimer = this.later(initTimeout(), () => this.fail('The App did not start in time.'));
   }
 
@@ -797,6 +1265,13 @@ class Mount {
     if (this.isCurrent() && !this.teardownPromise) setSlotState(this.slot, 'ready');
     this.notify('ui/notifications/tool-input', { arguments: this.rec.toolArguments });
     this.notify('ui/notifications/tool-result', this.rec.toolResult);
+    this.watchSize();
+    const early = this.early;
+    this.early = [];
+    for (const [id, method, params] of early) this.onRequest(id, method, params);
+    this.listAppTools().catch(() => {});
+    this.loadModelContext().catch(() => {});
+    if (this.earlyDropped) this.log('warning', `requests the App made before it was initialized beyond the first ${MAX_EARLY_REQUESTS} were dropped`);
   }
 
   onSizeChanged(params) {
@@ -808,8 +1283,7 @@ class Mount {
   }
 
   themeChanged(theme) {
-    if (this.closed || !this.initialized || this.teardownPromise) return;
-    this.notify('ui/notifications/host-context-changed', { theme });
+    this.contextChanged({ theme });
   }
 
   // fail gives up on the App (a timeout): the frame goes and the slot shows
@@ -827,6 +1301,10 @@ class Mount {
     this.closed = true;
     this.aborter.abort(); // running App calls are cancelled, prompts closed
     live.delete(this);
+    this.resizeObserver?.disconnect();
+    this.chrome.close();
+    this.toolsPanel?.remove();
+    this.contextPane?.remove();
     window.removeEventListener('message', this.onMessage);
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();

@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// MaxAppContextBytes bounds the context one App gives for the model.
+const MaxAppContextBytes = 64 << 10
+
+// AppContext is what the MCP App of an entry last gave for the model
+// (ui/update-model-context): its params as JSON, and when.
+type AppContext struct {
+	EntryID   string          `json:"entryId"`
+	Context   json.RawMessage `json:"context"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+}
+
+// SetAppContext replaces the model context of the App of one of
+// principal's entries. ctxJSON must be valid JSON of at most
+// MaxAppContextBytes; the entry must exist.
+func (s *Store) SetAppContext(ctx context.Context, principal, entryID string, ctxJSON json.RawMessage, at time.Time) error {
+	if !json.Valid(ctxJSON) {
+		return errors.New("store: set App context: not valid JSON")
+	}
+	if len(ctxJSON) > MaxAppContextBytes {
+		return fmt.Errorf("store: set App context: %d bytes, limit %d", len(ctxJSON), MaxAppContextBytes)
+	}
+	if _, err := s.Entry(ctx, principal, entryID); err != nil {
+		return err
+	}
+	_, err := s.w.ExecContext(ctx, `INSERT INTO app_contexts (entry_id, principal, context, updated_at) VALUES (?, ?, ?, ?)
+ON CONFLICT (entry_id) DO UPDATE SET context = excluded.context, updated_at = excluded.updated_at`,
+		entryID, principal, string(ctxJSON), at.UTC().UnixNano())
+	if err != nil {
+		return fmt.Errorf("store: set App context: %w", err)
+	}
+	return nil
+}
+
+// AppContextOf returns the model context the App of one of principal's
+// entries gave last, or ErrNotFound when it gave none.
+func (s *Store) AppContextOf(ctx context.Context, principal, entryID string) (AppContext, error) {
+	var raw string
+	var at int64
+	err := s.r.QueryRowContext(ctx, `SELECT context, updated_at FROM app_contexts WHERE entry_id = ? AND principal = ?`, entryID, principal).Scan(&raw, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return AppContext{}, ErrNotFound
+	}
+	if err != nil {
+		return AppContext{}, fmt.Errorf("store: App context: %w", err)
+	}
+	return AppContext{EntryID: entryID, Context: json.RawMessage(raw), UpdatedAt: time.Unix(0, at).UTC()}, nil
+}
