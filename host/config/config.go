@@ -149,6 +149,8 @@ type Server struct {
 	// remote
 	URL     string            // `url`: http or https endpoint
 	Headers map[string]string // `headers`: sent with every HTTP request
+	// Auth is the `auth` block: OAuth for a remote server; nil without one.
+	Auth *Auth
 
 	VersionNegotiation  string        // NegotiationLegacy (default) | NegotiationAuto
 	StdioProbe          string        // StdioProbeSibling (default) | StdioProbeInPlace

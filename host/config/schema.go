@@ -90,6 +90,8 @@ type serverBlock struct {
 	TransportAttr  hcl.Range      `hcl:"transport,attr_range"`
 	Headers        hcl.Expression `hcl:"headers,optional"`
 	HeadersAttr    hcl.Range      `hcl:"headers,attr_range"`
+	// auth: OAuth for a remote server (at most one block).
+	Auth []*authBlock `hcl:"auth,block"`
 
 	// version_negotiation: "legacy" (default) | "auto".
 	VersionNegotiation      hcl.Expression `hcl:"version_negotiation,optional"`
