@@ -19,6 +19,7 @@ import (
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/negotiate"
+	"github.com/mcphost/mcphost/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -79,11 +80,23 @@ type serverConn struct {
 	// ones when it returns.
 	httpOnce sync.Once
 	httpc    *http.Client
+
+	// authChanged is signalled when the server's OAuth credential changed
+	// (oauth.go): a server waiting in an auth state connects again, a
+	// session that lost its credential ends.
+	authChanged chan struct{}
 }
 
 // httpClient returns the server's HTTP client (remote servers).
 func (c *serverConn) httpClient() *http.Client {
-	c.httpOnce.Do(func() { c.httpc = httpClient(c.cfg.Headers) })
+	c.httpOnce.Do(func() {
+		c.httpc = httpClient(c.cfg.Headers)
+		if m := c.opts.oauth.Load(); m != nil && usesOAuth(&c.cfg) {
+			shim := c.httpc.Transport.(headerShim)
+			shim.base = m.Transport(c.cfg.Name, shim.base)
+			c.httpc.Transport = shim
+		}
+	})
 	return c.httpc
 }
 
@@ -102,6 +115,8 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		logger:  opts.Logger.With("server", s.Name),
 		settled: make(chan struct{}),
 		done:    make(chan struct{}),
+
+		authChanged: make(chan struct{}, 1),
 	}
 	c.stderrLimit = newStderrLimiter(c.logger)
 	c.logLimit = newLogLimiter(c.logger, "server log messages suppressed", "messages")
@@ -193,6 +208,18 @@ func (c *serverConn) run(ctx context.Context) {
 				c.setState(StateStopped, nil)
 				return
 			}
+			if state, ok := authState(err); ok {
+				// Not a failure: no backoff, no restart count; connect
+				// again when the credential changes.
+				c.logger.Info("server waits for a sign-in", "state", state, "err", err)
+				c.setState(state, func(s *ServerStatus) { s.LastError = err.Error(); s.NextAttempt = time.Time{} })
+				c.settle()
+				if !c.waitAuth(ctx) {
+					c.setState(StateStopped, nil)
+					return
+				}
+				continue
+			}
 			failures.failed("server failed to start", err, "duration", time.Since(start).Round(time.Millisecond))
 			c.setState(StateFailed, func(s *ServerStatus) { s.LastError = err.Error() })
 			c.settle()
@@ -203,6 +230,15 @@ func (c *serverConn) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				c.setState(StateStopped, nil)
 				return
+			}
+			if state, ok := authState(err); ok {
+				c.logger.Info("server session ended for a sign-in", "state", state, "err", err)
+				c.setState(state, func(s *ServerStatus) { s.LastError = err.Error(); s.NextAttempt = time.Time{} })
+				if !c.waitAuth(ctx) {
+					c.setState(StateStopped, nil)
+					return
+				}
+				continue
 			}
 			failures.failed("server stopped unexpectedly", err)
 			c.setState(StateFailed, func(s *ServerStatus) { s.LastError = err.Error() })
@@ -517,6 +553,10 @@ func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec
 				err = errors.New("connection closed")
 			}
 			cause = fmt.Errorf("session ended: %w", err)
+		case <-c.authChanged:
+			if c.signedOut(ctx) {
+				cause = &oauth.AuthRequiredError{Server: c.cfg.Name, Reason: "signed out"}
+			}
 		case <-refresh:
 			rctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
 			cat, err := fetchCatalog(rctx, cs, c.lists)

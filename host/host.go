@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/oauth"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -70,6 +71,11 @@ type Options struct {
 
 	// onResourceUpdated hears a server's resources/updated (set by New for
 	// WatchResourceUpdates).
+	// OAuthBaseURL is the daemon's origin as browsers reach it, for OAuth
+	// redirects (default http://LISTEN_HOST:PORT; a reverse proxy's URL).
+	OAuthBaseURL string
+
+	oauth             *oauthRef // set by New (oauth.go)
 	onResourceUpdated func(ctx context.Context, server, uri string)
 	// logMessage hears each notifications/message of a server that the
 	// log limiter let through (set by New: it fans out to WatchLogs).
@@ -113,6 +119,9 @@ type Host struct {
 	compactor appCompactor // background App compaction (appcompact.go)
 
 	resourceWatch listeners[func(context.Context, string, string)] // resources/updated for the gateway (WatchResourceUpdates)
+
+	oauthMu sync.Mutex
+	oauth   *oauth.Manager // nil until a server has an auth block (oauth.go)
 
 	startOnce   sync.Once
 	cancel      context.CancelFunc
@@ -162,7 +171,11 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 			fn(server, p)
 		}
 	}
+	opts.oauth = &oauthRef{}
 	h.opts = opts
+	if err := h.setupOAuth(cfg); err != nil {
+		return nil, err
+	}
 	g, _, err := h.newGeneration(context.Background(), cfg, nil)
 	if err != nil {
 		if h.pluginRT != nil {
@@ -274,6 +287,9 @@ func (h *Host) Close() error {
 		close(h.closed)
 		h.startOnce.Do(func() {}) // a host that never started has nothing to stop
 		h.calls.cancelAll()
+		if m := h.opts.oauth.Load(); m != nil {
+			m.Close() // sign-ins in progress end
+		}
 		if h.cancel != nil {
 			h.cancel()
 		}

@@ -219,6 +219,9 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 	if err != nil {
 		return nil, err
 	}
+	if err := h.checkAuthCaller(ctx, c, req.Principal.Name); err != nil {
+		return nil, err
+	}
 	cs, cat, err := c.current()
 	if err != nil {
 		return nil, err

@@ -74,7 +74,7 @@ type flow struct {
 // /oauth/callback. Flows live in memory: a restart loses the open ones,
 // and the user starts again.
 type Broker struct {
-	base string // scheme://host[:port] of the daemon, the redirect's origin
+	base func() string // scheme://host[:port] of the daemon, the redirect's origin
 	now  func() time.Time
 
 	mu      sync.Mutex
@@ -82,12 +82,12 @@ type Broker struct {
 	byState map[string]*flow
 }
 
-func newBroker(base string) *Broker {
-	return &Broker{base: strings.TrimRight(base, "/"), now: time.Now, byID: map[string]*flow{}, byState: map[string]*flow{}}
+func newBroker(base func() string) *Broker {
+	return &Broker{base: func() string { return strings.TrimRight(base(), "/") }, now: time.Now, byID: map[string]*flow{}, byState: map[string]*flow{}}
 }
 
 // RedirectURL is the callback URL every authorization request names.
-func (b *Broker) RedirectURL() string { return b.base + "/oauth/callback" }
+func (b *Broker) RedirectURL() string { return b.base() + "/oauth/callback" }
 
 func randomText() string { return rand.Text() }
 
@@ -142,7 +142,7 @@ func (b *Broker) rekey(f *flow) (string, bool) {
 }
 
 func (b *Broker) launchURL(f *flow, key string) string {
-	return b.base + "/oauth/launch/" + f.id + "?k=" + url.QueryEscape(key)
+	return b.base() + "/oauth/launch/" + f.id + "?k=" + url.QueryEscape(key)
 }
 
 // finish records how the flow ended.
@@ -254,7 +254,7 @@ func (b *Broker) ServeLaunch(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{
 		Name: CookieName, Value: f.id + "." + secret, Path: "/oauth/callback",
 		MaxAge: int(FlowTTL / time.Second), HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: strings.HasPrefix(b.base, "https://"),
+		Secure: strings.HasPrefix(b.base(), "https://"),
 	})
 	secureHeaders(w)
 	http.Redirect(w, r, authURL, http.StatusFound)

@@ -42,9 +42,10 @@ type ServerConfig struct {
 
 // Options configure a [Manager].
 type Options struct {
-	// BaseURL is the daemon's origin as the browser reaches it
-	// (http://127.0.0.1:7777); the redirect URI is BaseURL/oauth/callback.
-	BaseURL string
+	// BaseURL returns the daemon's origin as the browser reaches it
+	// (http://127.0.0.1:7777); the redirect URI is BaseURL()/oauth/callback.
+	// A function, because the port may be known only once it listens.
+	BaseURL func() string
 	Store   Store   // nil: an in-memory store
 	Sealer  *Sealer // required when Store is set
 	// HTTPClient makes the requests to authorization servers; nil: one
@@ -77,7 +78,7 @@ type Manager struct {
 
 // NewManager returns a manager. Call SetServers before use.
 func NewManager(opts Options) (*Manager, error) {
-	if opts.BaseURL == "" {
+	if opts.BaseURL == nil {
 		return nil, errors.New("oauth: no base URL for the redirect")
 	}
 	if opts.Store == nil {
@@ -426,4 +427,24 @@ func origin(raw string) string {
 func pathless(raw string) bool {
 	u, err := url.Parse(raw)
 	return err == nil && strings.Trim(u.Path, "/") == ""
+}
+
+// SignedIn reports whether the server's session credential holds a token
+// (or a shared or client-credentials one may be fetched without a user).
+func (m *Manager) SignedIn(ctx context.Context, server string) bool {
+	s, ok := m.server(server)
+	if !ok {
+		return false
+	}
+	if s.Type == TypeClientCredentials {
+		return true
+	}
+	c := m.sessionCredential(ctx, server)
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.loadLocked(ctx)
+	return c.tok != nil
 }
