@@ -202,7 +202,9 @@ func (c *serverConn) run(ctx context.Context) {
 	for {
 		c.setState(StateConnecting, func(s *ServerStatus) { s.NextAttempt = time.Time{} })
 		start := time.Now()
+		c.forgetAuthFailure()
 		sess, cmd, stderr, err := c.connect(ctx)
+		err = c.authCause(err)
 		if err != nil {
 			if ctx.Err() != nil {
 				c.setState(StateStopped, nil)

@@ -266,3 +266,25 @@ func (h *Host) OAuthHandler() http.Handler {
 		m.Handler().ServeHTTP(w, r)
 	})
 }
+
+// authCause returns err, or the authorization failure behind it: go-sdk
+// may hide a refused request behind a fallback, so the transport's own
+// record counts.
+func (c *serverConn) authCause(err error) error {
+	if _, ok := authState(err); ok || err == nil {
+		return err
+	}
+	if m := c.opts.oauth.Load(); m != nil && usesOAuth(&c.cfg) {
+		if aerr := m.TakeAuthFailure(c.cfg.Name); aerr != nil {
+			return fmt.Errorf("%w (then: %v)", aerr, err)
+		}
+	}
+	return err
+}
+
+// forgetAuthFailure clears the transport's record before a connect.
+func (c *serverConn) forgetAuthFailure() {
+	if m := c.opts.oauth.Load(); m != nil && usesOAuth(&c.cfg) {
+		_ = m.TakeAuthFailure(c.cfg.Name)
+	}
+}

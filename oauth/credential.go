@@ -93,7 +93,6 @@ type Credential struct {
 	tok       *oauth2.Token
 	secret    string // the client secret, opened
 	loadErr   error
-	last      *challenge
 	pending   *flow
 	authzLog  map[string][]time.Time // scope set -> authorization times
 	authzErrs map[string]string      // scope set -> why the cap stopped it
@@ -323,11 +322,13 @@ func (c *Credential) dropLocked(ctx context.Context) {
 	}
 }
 
-// noteChallenge keeps the last challenge for the next sign-in.
+// noteChallenge keeps the server's last challenge for the next sign-in
+// (whoever makes it: the session's requests may run under the credential
+// of nobody-signed-in-yet).
 func (c *Credential) noteChallenge(ch *challenge) {
-	c.mu.Lock()
-	c.last = ch
-	c.mu.Unlock()
+	c.m.mu.Lock()
+	c.m.last[c.server] = ch
+	c.m.mu.Unlock()
 }
 
 // discovery is what mcphost learns before it lets go-sdk authorize.
@@ -456,8 +457,10 @@ func (c *Credential) start(ctx context.Context) (Flow, error) {
 			return v, nil
 		}
 	}
-	ch := c.last
 	c.mu.Unlock()
+	c.m.mu.Lock()
+	ch := c.m.last[c.server]
+	c.m.mu.Unlock()
 	s, ok := c.m.server(c.server)
 	if !ok {
 		return Flow{}, fmt.Errorf("%w: %q", ErrUnknownServer, c.server)
@@ -513,7 +516,7 @@ func (c *Credential) probe(ctx context.Context, s ServerConfig) (*challenge, err
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
-		return nil, fmt.Errorf("oauth: server %q answered HTTP %d without a token: it does not ask for authorization", c.server, resp.StatusCode)
+		return nil, &AuthError{Server: c.server, Err: fmt.Errorf("the server answered HTTP %d without a token: it does not ask for authorization (yet); connect to it first", resp.StatusCode)}
 	}
 	return newChallenge(req, resp), nil
 }

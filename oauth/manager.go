@@ -74,6 +74,11 @@ type Manager struct {
 	// session is, per server with per-principal tokens, the principal
 	// whose credential its one upstream session carries.
 	session map[string]string
+	// last is each server's last challenge, for the next sign-in.
+	last map[string]*challenge
+	// failed is each server's last authorization failure of the
+	// transport, until taken (TakeAuthFailure).
+	failed map[string]error
 }
 
 // NewManager returns a manager. Call SetServers before use.
@@ -100,7 +105,7 @@ func NewManager(opts Options) (*Manager, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{
 		opts: opts, broker: newBroker(opts.BaseURL), httpc: httpc, ctx: ctx, cancel: cancel,
-		servers: map[string]ServerConfig{}, creds: map[[2]string]*Credential{}, session: map[string]string{},
+		servers: map[string]ServerConfig{}, creds: map[[2]string]*Credential{}, session: map[string]string{}, last: map[string]*challenge{}, failed: map[string]error{},
 	}, nil
 }
 
@@ -447,4 +452,23 @@ func (m *Manager) SignedIn(ctx context.Context, server string) bool {
 	defer c.mu.Unlock()
 	_ = c.loadLocked(ctx)
 	return c.tok != nil
+}
+
+// TakeAuthFailure returns and forgets the server's last authorization
+// failure in its transport (an *AuthRequiredError or *AuthError). The
+// host asks after a failed connect: go-sdk may have hidden it behind a
+// fallback (a refused server/discover followed by initialize).
+func (m *Manager) TakeAuthFailure(server string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	err := m.failed[server]
+	delete(m.failed, server)
+	return err
+}
+
+func (m *Manager) noteFailure(server string, err error) error {
+	m.mu.Lock()
+	m.failed[server] = err
+	m.mu.Unlock()
+	return err
 }

@@ -65,6 +65,17 @@ func (t *transport) send(req *http.Request, tok *oauth2.Token) (*http.Response, 
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(req)
+	if err != nil {
+		switch err.(type) {
+		case *AuthRequiredError, *AuthError:
+			t.m.noteFailure(t.server, err)
+		}
+	}
+	return resp, err
+}
+
+func (t *transport) roundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	s, ok := t.m.server(t.server)
 	if !ok {

@@ -79,7 +79,7 @@ var scenarios = map[string]scenarioFunc{
 func unsupported(scenario string) (string, bool) {
 	switch {
 	case strings.HasPrefix(scenario, "auth/"):
-		return "OAuth 2.1 authorization (discovery, client registration, token requests); mcphost sends only the static headers of its config", true
+		return authUnsupported(scenario)
 	case scenario == "elicitation-sep1034-client-defaults":
 		return "elicitation (the client advertises no elicitation capability and answers no elicitation/create)", true
 	case scenario == "sep-2322-client-request-state":
@@ -116,6 +116,20 @@ func main() {
 
 	if why, ok := unsupported(scenario); ok {
 		fail(scenario, errors.New("not supported by mcphost: "+why))
+	}
+	if strings.HasPrefix(scenario, "auth/") {
+		ctx, cancel := context.WithTimeout(context.Background(), scenarioDeadline)
+		err := runAuth(ctx, scenario, serverURL, wire, sc)
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("%w (the adapter's %s deadline passed)", err, scenarioDeadline)
+		}
+		cancel()
+		if err != nil {
+			fail(scenario, err)
+		}
+		outcome(scenario, "ok", "")
+		fmt.Fprintf(os.Stderr, "conformance-client: scenario %q done\n", scenario)
+		return
 	}
 	run, ok := scenarios[scenario]
 	if !ok {
