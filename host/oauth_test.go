@@ -1,0 +1,175 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/oauthtest"
+	"github.com/mcphost/mcphost/oauth"
+)
+
+// oauthHost is a host with one OAuth server, its sign-in routes served on
+// 127.0.0.1, and a store in dataDir.
+type oauthHost struct {
+	h      *host.Host
+	routes *httptest.Server
+}
+
+func startOAuthHost(t *testing.T, dataDir, url string, principals []config.Principal) *oauthHost {
+	t.Helper()
+	st, err := store.Open(t.Context(), filepath.Join(dataDir, "mcphost.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base string
+	routes := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }))
+	base = routes.URL
+	cfg := &config.Config{DataDir: dataDir, Principals: principals, Servers: []config.Server{{
+		Name: "prot", Transport: config.TransportStreamableHTTP, URL: url, VersionNegotiation: config.NegotiationLegacy,
+		DiscoveryTimeout: 10 * time.Second, CallTimeout: 10 * time.Second, Enabled: true,
+		Auth: &config.Auth{Type: config.AuthOAuth, Tokens: config.TokensPrincipal},
+	}}}
+	h, err := host.New(cfg, host.Options{Store: st, OAuthBaseURL: base, Restart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes.Config.Handler = h.OAuthHandler()
+	h.Start(t.Context())
+	t.Cleanup(func() { h.Close(); st.Close(); routes.Close() })
+	if err := h.WaitSettled(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return &oauthHost{h: h, routes: routes}
+}
+
+// waitState waits for the server to reach state (the supervisor signals
+// through OnStatus-driven snapshots; this polls the snapshot the host keeps).
+func waitState(t *testing.T, h *host.Host, want host.State) host.ServerStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	ev, unsub, err := h.Subscribe(host.Caller{Principal: host.Principal{Name: "test"}, Admin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unsub()
+	for {
+		st, err := h.Server("prot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State == want {
+			return st
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("server is %s (%s), want %s", st.State, st.LastError, want)
+		case <-ev:
+		}
+	}
+}
+
+func signInVia(t *testing.T, oh *oauthHost, who host.Caller) {
+	t.Helper()
+	f, err := oh.h.StartSignIn(t.Context(), who, "prot")
+	if err != nil {
+		t.Fatalf("StartSignIn: %v", err)
+	}
+	jar, _ := cookiejar.New(nil)
+	b := &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if req.URL.Path == "/" {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}}
+	resp, err := b.Get(f.LaunchURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the callback answered %d", resp.StatusCode)
+	}
+}
+
+func TestOAuthServerThroughTheHost(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	srv := oauthtest.NewServer(t, as)
+	dataDir := t.TempDir()
+	alice := config.Principal{Name: "alice", Token: "alice-token-0123456789"}
+	bob := config.Principal{Name: "bob", Token: "bob-token-0123456789ab"}
+	oh := startOAuthHost(t, dataDir, srv.URL, []config.Principal{alice, bob})
+
+	// Not signed in: needs_auth, not failed, no restarts, no backoff.
+	st := waitState(t, oh.h, host.StateNeedsAuth)
+	if st.Restarts != 0 || !st.NextAttempt.IsZero() {
+		t.Fatalf("needs_auth with restarts=%d next=%v", st.Restarts, st.NextAttempt)
+	}
+	var ar *oauth.AuthRequiredError
+	_, err := oh.h.CallTool(t.Context(), host.CallToolRequest{Principal: host.Principal{Name: "alice"}, Server: "prot", Tool: "whoami", Arguments: json.RawMessage(`{}`)})
+	if !errors.As(err, &ar) || !strings.Contains(err.Error(), "mcphost auth login prot") {
+		t.Fatalf("call before sign-in: %v, want auth_required with the login hint", err)
+	}
+
+	signInVia(t, oh, host.Caller{Principal: host.Principal{Name: "alice"}})
+	waitState(t, oh.h, host.StateReady)
+	res, err := oh.h.CallTool(t.Context(), host.CallToolRequest{Principal: host.Principal{Name: "alice"}, Server: "prot", Tool: "whoami", Arguments: json.RawMessage(`{}`)})
+	if err != nil || res.IsError {
+		t.Fatalf("alice's call: %v %v", res, err)
+	}
+	// Bob never rides on alice's token.
+	_, err = oh.h.CallTool(t.Context(), host.CallToolRequest{Principal: host.Principal{Name: "bob"}, Server: "prot", Tool: "whoami", Arguments: json.RawMessage(`{}`)})
+	if !errors.As(err, &ar) {
+		t.Fatalf("bob's call: %v, want auth_required", err)
+	}
+	stat, err := oh.h.AuthStatus(t.Context(), host.Caller{Principal: host.Principal{Name: "alice"}}, "")
+	if err != nil || len(stat) != 1 || stat[0].Principal != "alice" || !stat[0].InUse {
+		t.Fatalf("status %+v %v", stat, err)
+	}
+	raw, _ := json.Marshal(stat)
+	for _, tok := range srv.Seen() {
+		if strings.Contains(string(raw), tok) {
+			t.Fatal("a token in the status")
+		}
+	}
+	// The database holds no token in the clear.
+	oh.h.Close()
+	for _, name := range []string{"mcphost.db", "mcphost.db-wal"} {
+		b, err := os.ReadFile(filepath.Join(dataDir, name))
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(b), "test-token-") || strings.Contains(string(b), "test-refresh-") {
+			t.Fatalf("%s holds a token in the clear", name)
+		}
+	}
+
+	// A restart: the stored credential connects without a sign-in, even
+	// after the access token expired (refresh with the stored client).
+	as.Invalidate()
+	oh2 := startOAuthHost(t, dataDir, srv.URL, []config.Principal{alice, bob})
+	waitState(t, oh2.h, host.StateReady)
+	if _, err := oh2.h.CallTool(t.Context(), host.CallToolRequest{Principal: host.Principal{Name: "alice"}, Server: "prot", Tool: "whoami", Arguments: json.RawMessage(`{}`)}); err != nil {
+		t.Fatalf("after restart: %v", err)
+	}
+	// Signing out ends the session: needs_auth again, and the tokens were revoked.
+	if err := oh2.h.SignOut(t.Context(), host.Caller{Principal: host.Principal{Name: "alice"}}, "prot"); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, oh2.h, host.StateNeedsAuth)
+	if len(as.Revoked()) == 0 {
+		t.Fatal("nothing revoked on sign-out")
+	}
+}
