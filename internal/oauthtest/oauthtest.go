@@ -131,15 +131,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func (a *AS) metadata(w http.ResponseWriter, r *http.Request) {
 	a.record(r)
 	m := map[string]any{
-		"issuer":                                a.URL,
-		"authorization_endpoint":                a.URL + "/authorize",
-		"token_endpoint":                        a.URL + "/token",
-		"registration_endpoint":                 a.URL + "/register",
-		"revocation_endpoint":                   a.URL + "/revoke",
-		"code_challenge_methods_supported":      []string{"S256"},
-		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
+		"issuer":                                         a.URL,
+		"authorization_endpoint":                         a.URL + "/authorize",
+		"token_endpoint":                                 a.URL + "/token",
+		"registration_endpoint":                          a.URL + "/register",
+		"revocation_endpoint":                            a.URL + "/revoke",
+		"code_challenge_methods_supported":               []string{"S256"},
+		"response_types_supported":                       []string{"code"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"token_endpoint_auth_methods_supported":          []string{"none"},
 		"authorization_response_iss_parameter_supported": true,
 	}
 	if len(a.Scopes) > 0 {
