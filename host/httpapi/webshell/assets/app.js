@@ -13,6 +13,7 @@ import { entryCard, runningCard } from './render.js';
 import { teardownDisplays } from './display.js';
 import { forgetAppCapabilities } from './appbridge.js';
 import { approvalCard } from './approvals.js';
+import { signInControls, takeSignInFromHash } from './signin.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -467,6 +468,7 @@ function serverItem(s) {
     counts ? h('p', { class: 'server-meta muted' }, counts) : null,
     str(s.evidence) ? h('p', { class: 'server-evidence', title: s.evidence }, s.evidence) : null,
     status === 'failed' && str(s.lastError) ? h('p', { class: 'server-error' }, s.lastError) : null,
+    signInControls(s, reportError),
     Number.isFinite(s.restarts) && s.restarts > 0 ? h('p', { class: 'server-meta muted' }, `restarted ${plural(s.restarts, 'time')}`) : null);
   return li;
 }
@@ -1315,5 +1317,7 @@ function wire() {
 }
 
 takeTokenFromHash();
+const signedIn = takeSignInFromHash();
 wire();
 start();
+if (signedIn) toast(`Signed in to ${signedIn}.`);
