@@ -85,6 +85,12 @@ type serverConn struct {
 	// (oauth.go): a server waiting in an auth state connects again, a
 	// session that lost its credential ends.
 	authChanged chan struct{}
+
+	// Per-principal sessions (oauth.go): a parent holds kids; a child has
+	// its parent and the principal whose credential it sends.
+	parent    *serverConn
+	principal string
+	kids      kids
 }
 
 // httpClient returns the server's HTTP client (remote servers).
@@ -93,7 +99,7 @@ func (c *serverConn) httpClient() *http.Client {
 		c.httpc = httpClient(c.cfg.Headers)
 		if m := c.opts.oauth.Load(); m != nil && usesOAuth(&c.cfg) {
 			shim := c.httpc.Transport.(headerShim)
-			shim.base = m.Transport(c.cfg.Name, shim.base)
+			shim.base = m.Transport(c.cfg.Name, c.credentialKey(), shim.base)
 			c.httpc.Transport = shim
 		}
 	})
@@ -196,6 +202,10 @@ func (c *serverConn) run(ctx context.Context) {
 	defer c.stderrLimit.flush()
 	defer c.closeIdleHTTP()
 	defer c.settle()
+	if c.perPrincipal() {
+		c.runParent(ctx)
+		return
+	}
 	attempt := 0
 	failures := failureLog{logger: c.logger}
 	defer failures.flush()
@@ -382,24 +392,24 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		// A change notification invalidates the cached list before the
 		// catalog is fetched again, so the refetch reaches the server.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			c.lists.c.Invalidate(c.cfg.Name, "tools/list")
+			c.lists.c.Invalidate(c.lists.server, "tools/list")
 			c.listChanged.tools.Add(1)
 			notify()
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			c.lists.c.Invalidate(c.cfg.Name, "prompts/list")
+			c.lists.c.Invalidate(c.lists.server, "prompts/list")
 			c.listChanged.prompts.Add(1)
 			notify()
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			c.lists.c.Invalidate(c.cfg.Name, "resources/list")
+			c.lists.c.Invalidate(c.lists.server, "resources/list")
 			c.listChanged.resources.Add(1)
 			notify()
 		},
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			if req.Params != nil {
-				c.lists.c.InvalidateURI(c.cfg.Name, req.Params.URI)
-				if c.opts.onResourceUpdated != nil && !c.retired.Load() {
+				c.lists.c.InvalidateURI(c.lists.server, req.Params.URI)
+				if c.opts.onResourceUpdated != nil && !c.retired.Load() && c.parent == nil {
 					c.opts.onResourceUpdated(ctx, c.cfg.Name, req.Params.URI)
 				}
 			}
@@ -477,7 +487,7 @@ func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd
 	ir := cs.InitializeResult()
 	// Cached lists survive a reconnect only when the server is the same
 	// (serverInfo, era, version and capabilities).
-	if c.lists.c.Connected(c.cfg.Name, cache.ServerIdentity{Info: ir.ServerInfo, Era: verdict.Era, Version: ir.ProtocolVersion, Capabilities: ir.Capabilities}) {
+	if c.lists.c.Connected(c.lists.server, cache.ServerIdentity{Info: ir.ServerInfo, Era: verdict.Era, Version: ir.ProtocolVersion, Capabilities: ir.Capabilities}) {
 		c.logger.Info("server identity changed; cached lists dropped")
 	}
 	cat, err := fetchCatalog(dctx, cs, c.lists)

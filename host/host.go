@@ -76,6 +76,9 @@ type Options struct {
 	OAuthBaseURL string
 
 	oauth             *oauthRef // set by New (oauth.go)
+	// onPrincipalStatus publishes the status of a per-principal session
+	// to its principal only (oauth.go).
+	onPrincipalStatus func(principal string, st ServerStatus)
 	onResourceUpdated func(ctx context.Context, server, uri string)
 	// logMessage hears each notifications/message of a server that the
 	// log limiter let through (set by New: it fans out to WatchLogs).
@@ -172,6 +175,9 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		}
 	}
 	opts.oauth = &oauthRef{}
+	opts.onPrincipalStatus = func(principal string, st ServerStatus) {
+		h.publish(Event{Type: EventServer, Principal: principal, Data: st})
+	}
 	h.opts = opts
 	if err := h.setupOAuth(cfg); err != nil {
 		return nil, err
@@ -367,16 +373,18 @@ func (h *Host) conn(name string) (*serverConn, error) { return h.gen().conn(name
 
 // Tools returns the tools of every ready server, or of the named server
 // only, sorted by server (config order) and tool name.
-func (h *Host) Tools(server string) ([]Tool, error) { return h.gen().tools(server) }
+func (h *Host) Tools(server string) ([]Tool, error) { return h.gen().tools(server, "") }
 
-// tools is Tools for generation g.
-func (g *generation) tools(server string) ([]Tool, error) {
+// tools is Tools for generation g, as principal sees them: a per-principal
+// server's tools are those of principal's own session ("" none).
+func (g *generation) tools(server, principal string) ([]Tool, error) {
 	conns := g.conns
 	if server != "" {
 		c, err := g.conn(server)
 		if err != nil {
 			return nil, err
 		}
+		c = c.peek(principal)
 		if _, _, err := c.current(); err != nil {
 			return nil, err
 		}
@@ -384,6 +392,7 @@ func (g *generation) tools(server string) ([]Tool, error) {
 	}
 	var out []Tool
 	for _, c := range conns {
+		c = c.peek(principal)
 		_, cat, err := c.current()
 		if err != nil {
 			continue

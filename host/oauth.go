@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -115,13 +116,25 @@ func (h *Host) oauthBase() string {
 	return "http://" + net.JoinHostPort(hostname, port)
 }
 
-// onAuthChange wakes the server whose credential changed.
-func (h *Host) onAuthChange(server, _ string) {
-	if g := h.gen(); g != nil {
-		if c, err := g.conn(server); err == nil {
-			c.authSignal()
-		}
+// onAuthChange wakes the session whose credential changed: the
+// principal's own session of a per-principal server (made now if it has
+// none yet), else the server's one session.
+func (h *Host) onAuthChange(server, principal string) {
+	g := h.gen()
+	if g == nil {
+		return
 	}
+	c, err := g.conn(server)
+	if err != nil {
+		return
+	}
+	if c.perPrincipal() {
+		if kid := c.child(principal); kid != nil {
+			kid.authSignal()
+		}
+		return
+	}
+	c.authSignal()
 }
 
 // authState says whether err is an authorization outcome, and which state
@@ -161,18 +174,14 @@ func (c *serverConn) waitAuth(ctx context.Context) bool {
 // (signed out or dropped): its session then ends.
 func (c *serverConn) signedOut(ctx context.Context) bool {
 	m := c.opts.oauth.Load()
-	return m != nil && usesOAuth(&c.cfg) && !m.SignedIn(ctx, c.cfg.Name)
+	return m != nil && usesOAuth(&c.cfg) && !m.SignedIn(ctx, c.cfg.Name, c.principal)
 }
 
-// checkAuthCaller refuses a call of principal to an OAuth server whose
-// session does not carry that principal's (or a shared) credential, and a
-// call to a server waiting for a sign-in, with an *oauth.AuthRequiredError.
-func (h *Host) checkAuthCaller(ctx context.Context, c *serverConn, principal string) error {
-	if !usesOAuth(&c.cfg) || h.oauth == nil {
+// checkAuthCaller refuses a call to a session waiting for a sign-in with
+// an *oauth.AuthRequiredError (an *oauth.AuthError in auth_error).
+func (h *Host) checkAuthCaller(_ context.Context, c *serverConn, principal string) error {
+	if !usesOAuth(&c.cfg) {
 		return nil
-	}
-	if err := h.oauth.CheckCaller(ctx, c.cfg.Name, principal); err != nil {
-		return err
 	}
 	st := c.snapshot()
 	if st.State == StateNeedsAuth {
@@ -275,7 +284,7 @@ func (c *serverConn) authCause(err error) error {
 		return err
 	}
 	if m := c.opts.oauth.Load(); m != nil && usesOAuth(&c.cfg) {
-		if aerr := m.TakeAuthFailure(c.cfg.Name); aerr != nil {
+		if aerr := m.TakeAuthFailure(c.cfg.Name, c.principal); aerr != nil {
 			return fmt.Errorf("%w (then: %v)", aerr, err)
 		}
 	}
@@ -285,6 +294,141 @@ func (c *serverConn) authCause(err error) error {
 // forgetAuthFailure clears the transport's record before a connect.
 func (c *serverConn) forgetAuthFailure() {
 	if m := c.opts.oauth.Load(); m != nil && usesOAuth(&c.cfg) {
-		_ = m.TakeAuthFailure(c.cfg.Name)
+		_ = m.TakeAuthFailure(c.cfg.Name, c.principal)
+	}
+}
+
+// Per-principal sessions. A server whose auth block keeps tokens per
+// principal (the default) has one upstream session per principal: the
+// server's own serverConn is a parent that never connects (its state is
+// needs_auth: "each principal signs in for itself"), and each principal
+// that uses the server gets a child serverConn with the same block, its own
+// credential, its own catalog and its own cache partition, whose status
+// goes only to that principal. The parent's supervisor runs the children
+// and ends them when it ends (reload, shutdown).
+
+// kids are a parent's per-principal sessions.
+type kids struct {
+	mu  sync.Mutex
+	ctx context.Context // the parent's supervisor context; nil until it runs
+	m   map[string]*serverConn
+	wg  sync.WaitGroup
+}
+
+// perPrincipal reports whether c is the parent of per-principal sessions.
+func (c *serverConn) perPrincipal() bool {
+	if c.parent != nil || !usesOAuth(&c.cfg) {
+		return false
+	}
+	return c.cfg.Auth.Tokens != config.TokensShared && c.cfg.Auth.Type != config.AuthClientCredentials
+}
+
+// credentialKey is the principal whose credential c's transport sends.
+func (c *serverConn) credentialKey() string {
+	if c.parent != nil {
+		return c.principal
+	}
+	return oauth.SharedPrincipal
+}
+
+// runParent is the supervisor of a per-principal server.
+func (c *serverConn) runParent(ctx context.Context) {
+	c.kids.mu.Lock()
+	c.kids.ctx = ctx
+	c.kids.mu.Unlock()
+	c.setState(StateNeedsAuth, func(s *ServerStatus) {
+		s.LastError = "each principal signs in to this server for itself (auth tokens = \"principal\")"
+	})
+	c.settle()
+	<-ctx.Done()
+	c.kids.mu.Lock()
+	c.kids.ctx = nil
+	c.kids.mu.Unlock()
+	c.kids.wg.Wait()
+	c.setState(StateStopped, nil)
+}
+
+// child returns principal's session of a per-principal server, starting
+// it on first use; nil for no principal or a parent that is not running.
+func (c *serverConn) child(principal string) *serverConn {
+	if principal == "" || !c.perPrincipal() {
+		return nil
+	}
+	c.kids.mu.Lock()
+	defer c.kids.mu.Unlock()
+	if k := c.kids.m[principal]; k != nil {
+		return k
+	}
+	if c.kids.ctx == nil || c.kids.ctx.Err() != nil {
+		return nil
+	}
+	opts := *c.opts
+	parentOpts := c.opts
+	opts.OnStatus = func(st ServerStatus) {
+		if parentOpts.onPrincipalStatus != nil {
+			parentOpts.onPrincipalStatus(principal, st)
+		}
+	}
+	k := newServerConn(c.cfg, &opts, c.lists.c)
+	k.parent, k.principal = c, principal
+	k.status.State = StateConnecting // it starts at once
+	k.logger = c.logger.With("principal", principal)
+	// Its own cache key space and private partition: public entries are
+	// shared only among principals with the same upstream credential.
+	k.lists.server = c.cfg.Name + "\x00" + principal
+	k.lists.partition = principal
+	k.lists.logger = k.logger
+	if c.kids.m == nil {
+		c.kids.m = map[string]*serverConn{}
+	}
+	c.kids.m[principal] = k
+	c.kids.wg.Add(1)
+	ctx := c.kids.ctx
+	go func() {
+		defer c.kids.wg.Done()
+		k.run(ctx)
+	}()
+	return k
+}
+
+// as returns the session principal uses: its own for a per-principal
+// server, else c. A new session gets until its first attempt has ended
+// (bounded by ctx).
+func (c *serverConn) as(ctx context.Context, principal string) *serverConn {
+	k := c.child(principal)
+	if k == nil {
+		return c
+	}
+	select {
+	case <-k.settled:
+	case <-ctx.Done():
+	}
+	return k
+}
+
+// peek returns principal's session when it exists, else c (no session is
+// started: for status reads).
+func (c *serverConn) peek(principal string) *serverConn {
+	if !c.perPrincipal() {
+		return c
+	}
+	c.kids.mu.Lock()
+	defer c.kids.mu.Unlock()
+	if k := c.kids.m[principal]; k != nil {
+		return k
+	}
+	return c
+}
+
+// startSessions starts principal's own sessions of the per-principal
+// servers it has none of yet, so that a stored credential connects (and
+// one without shows its sign-in) as soon as the principal looks, and waits
+// (bounded by ctx) until each has made its first attempt.
+func (g *generation) startSessions(ctx context.Context, principal string) {
+	if principal == "" {
+		return
+	}
+	for _, c := range g.conns {
+		c.as(ctx, principal)
 	}
 }

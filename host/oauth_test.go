@@ -56,17 +56,17 @@ func startOAuthHost(t *testing.T, dataDir, url string, principals []config.Princ
 
 // waitState waits for the server to reach state (the supervisor signals
 // through OnStatus-driven snapshots; this polls the snapshot the host keeps).
-func waitState(t *testing.T, h *host.Host, want host.State) host.ServerStatus {
+func waitState(t *testing.T, h *host.Host, who string, want host.State) host.ServerStatus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
-	ev, unsub, err := h.Subscribe(host.Caller{Principal: host.Principal{Name: "test"}, Admin: true})
+	ev, unsub, err := h.Subscribe(host.Caller{Principal: host.Principal{Name: who}, Admin: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unsub()
 	for {
-		st, err := h.Server("prot")
+		st, err := h.ServerFor(ctx, host.Caller{Principal: host.Principal{Name: who}, Admin: true}, "prot")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestOAuthServerThroughTheHost(t *testing.T) {
 	oh := startOAuthHost(t, dataDir, srv.URL, []config.Principal{alice, bob})
 
 	// Not signed in: needs_auth, not failed, no restarts, no backoff.
-	st := waitState(t, oh.h, host.StateNeedsAuth)
+	st := waitState(t, oh.h, "alice", host.StateNeedsAuth)
 	if st.Restarts != 0 || !st.NextAttempt.IsZero() {
 		t.Fatalf("needs_auth with restarts=%d next=%v", st.Restarts, st.NextAttempt)
 	}
@@ -124,18 +124,18 @@ func TestOAuthServerThroughTheHost(t *testing.T) {
 	}
 
 	signInVia(t, oh, host.Caller{Principal: host.Principal{Name: "alice"}})
-	waitState(t, oh.h, host.StateReady)
+	waitState(t, oh.h, "alice", host.StateReady)
 	res, err := oh.h.CallTool(t.Context(), host.CallToolRequest{Principal: host.Principal{Name: "alice"}, Server: "prot", Tool: "whoami", Arguments: json.RawMessage(`{}`)})
 	if err != nil || res.IsError {
 		t.Fatalf("alice's call: %v %v", res, err)
 	}
-	// Bob never rides on alice's token.
+	// Bob never rides on alice's token: his own session needs his sign-in.
 	_, err = oh.h.CallTool(t.Context(), host.CallToolRequest{Principal: host.Principal{Name: "bob"}, Server: "prot", Tool: "whoami", Arguments: json.RawMessage(`{}`)})
 	if !errors.As(err, &ar) {
 		t.Fatalf("bob's call: %v, want auth_required", err)
 	}
 	stat, err := oh.h.AuthStatus(t.Context(), host.Caller{Principal: host.Principal{Name: "alice"}}, "")
-	if err != nil || len(stat) != 1 || stat[0].Principal != "alice" || !stat[0].InUse {
+	if err != nil || len(stat) != 1 || stat[0].Principal != "alice" {
 		t.Fatalf("status %+v %v", stat, err)
 	}
 	raw, _ := json.Marshal(stat)
@@ -160,7 +160,7 @@ func TestOAuthServerThroughTheHost(t *testing.T) {
 	// after the access token expired (refresh with the stored client).
 	as.Invalidate()
 	oh2 := startOAuthHost(t, dataDir, srv.URL, []config.Principal{alice, bob})
-	waitState(t, oh2.h, host.StateReady)
+	waitState(t, oh2.h, "alice", host.StateReady)
 	if _, err := oh2.h.CallTool(t.Context(), host.CallToolRequest{Principal: host.Principal{Name: "alice"}, Server: "prot", Tool: "whoami", Arguments: json.RawMessage(`{}`)}); err != nil {
 		t.Fatalf("after restart: %v", err)
 	}
@@ -168,8 +168,63 @@ func TestOAuthServerThroughTheHost(t *testing.T) {
 	if err := oh2.h.SignOut(t.Context(), host.Caller{Principal: host.Principal{Name: "alice"}}, "prot"); err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, oh2.h, host.StateNeedsAuth)
+	waitState(t, oh2.h, "alice", host.StateNeedsAuth)
 	if len(as.Revoked()) == 0 {
 		t.Fatal("nothing revoked on sign-out")
 	}
+}
+
+// TestCacheScopePerPrincipal: two principals signed in to one server with
+// two tokens get two upstream sessions; each sees its own tool list (the
+// server lists only_for_SUBJECT) and its own results, never the other's,
+// though both lists are cached by the host.
+func TestCacheScopePerPrincipal(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	srv := oauthtest.NewServer(t, as)
+	alice := config.Principal{Name: "alice", Token: "alice-token-0123456789"}
+	bob := config.Principal{Name: "bob", Token: "bob-token-0123456789ab"}
+	oh := startOAuthHost(t, t.TempDir(), srv.URL, []config.Principal{alice, bob})
+	for _, who := range []string{"alice", "bob"} {
+		as.Subject = who
+		waitStateStart(t, oh.h, who)
+		signInVia(t, oh, host.Caller{Principal: host.Principal{Name: who}})
+		waitState(t, oh.h, who, host.StateReady)
+	}
+	for _, tc := range []struct{ who, other string }{{"alice", "bob"}, {"bob", "alice"}, {"alice", "bob"}} {
+		tools, err := oh.h.ToolsFor(t.Context(), host.Principal{Name: tc.who}, host.OriginAPI, "prot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tl := range tools {
+			names = append(names, tl.Tool.Name)
+		}
+		got := strings.Join(names, ",")
+		if !strings.Contains(got, "only_for_"+tc.who) || strings.Contains(got, "only_for_"+tc.other) {
+			t.Fatalf("%s sees tools %s", tc.who, got)
+		}
+		res, err := oh.h.CallTool(t.Context(), host.CallToolRequest{Principal: host.Principal{Name: tc.who}, Server: "prot", Tool: "whoami", Arguments: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(res); !strings.Contains(string(b), "subject="+tc.who) {
+			t.Fatalf("%s's call answered %s", tc.who, b)
+		}
+		// The other principal's tool is unknown to this one.
+		if _, err := oh.h.CallTool(t.Context(), host.CallToolRequest{Principal: host.Principal{Name: tc.who}, Server: "prot", Tool: "only_for_" + tc.other, Arguments: json.RawMessage(`{}`)}); err == nil {
+			t.Fatalf("%s called %s's tool", tc.who, tc.other)
+		}
+	}
+	// Both sessions' lists are in the host cache, each in its own space.
+	if st := oh.h.CacheStats(); st.Entries < 2 {
+		t.Fatalf("cache stats %+v: the two sessions' lists are not cached", st)
+	}
+}
+
+// waitStateStart makes who's session exist (a listing starts it) and
+// waits for its first state.
+func waitStateStart(t *testing.T, h *host.Host, who string) {
+	t.Helper()
+	h.ServersFor(t.Context(), host.Caller{Principal: host.Principal{Name: who}})
+	waitState(t, h, who, host.StateNeedsAuth)
 }

@@ -219,6 +219,7 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 	if err != nil {
 		return nil, err
 	}
+	c = c.as(ctx, req.Principal.Name) // a per-principal server: the caller's own session
 	if err := h.checkAuthCaller(ctx, c, req.Principal.Name); err != nil {
 		return nil, err
 	}

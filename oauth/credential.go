@@ -659,11 +659,6 @@ func (c *Credential) authorizeOnce(ctx context.Context, s ServerConfig, ch *chal
 		return &AuthError{Server: c.server, Err: err}
 	}
 	c.m.opts.Logger.Info("OAuth sign-in done", "server", c.server, "principal", c.principal, "issuer", d.issuer)
-	c.m.mu.Lock()
-	if c.principal != SharedPrincipal {
-		c.m.session[c.server] = c.principal
-	}
-	c.m.mu.Unlock()
 	c.m.changed(c.server, c.principal)
 	return nil
 }

@@ -71,9 +71,6 @@ type Manager struct {
 	mu      sync.Mutex
 	servers map[string]ServerConfig
 	creds   map[[2]string]*Credential
-	// session is, per server with per-principal tokens, the principal
-	// whose credential its one upstream session carries.
-	session map[string]string
 	// last is each server's last challenge, for the next sign-in.
 	last map[string]*challenge
 	// failed is each server's last authorization failure of the
@@ -105,7 +102,7 @@ func NewManager(opts Options) (*Manager, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{
 		opts: opts, broker: newBroker(opts.BaseURL), httpc: httpc, ctx: ctx, cancel: cancel,
-		servers: map[string]ServerConfig{}, creds: map[[2]string]*Credential{}, session: map[string]string{}, last: map[string]*challenge{}, failed: map[string]error{},
+		servers: map[string]ServerConfig{}, creds: map[[2]string]*Credential{}, last: map[string]*challenge{}, failed: map[string]error{},
 	}, nil
 }
 
@@ -153,11 +150,6 @@ func (m *Manager) SetServers(servers []ServerConfig) {
 			delete(m.creds, k)
 		}
 	}
-	for name := range m.session {
-		if s, ok := next[name]; !ok || s.Shared {
-			delete(m.session, name)
-		}
-	}
 	m.servers = next
 }
 
@@ -197,68 +189,11 @@ func principalKey(s ServerConfig, principal string) string {
 	return principal
 }
 
-// SessionPrincipal returns whose credential the server's upstream session
-// carries: SharedPrincipal for a shared one, a principal name, or "" when
-// nobody is signed in yet.
-func (m *Manager) SessionPrincipal(ctx context.Context, server string) string {
+// PerPrincipal reports whether each principal signs in to the server for
+// itself (and so has its own upstream session).
+func (m *Manager) PerPrincipal(server string) bool {
 	s, ok := m.server(server)
-	if !ok {
-		return ""
-	}
-	if key := principalKey(s, ""); key == SharedPrincipal {
-		return SharedPrincipal
-	}
-	m.mu.Lock()
-	p, ok := m.session[server]
-	m.mu.Unlock()
-	if ok {
-		return p
-	}
-	// The first stored credential, oldest first, after a restart.
-	recs, err := m.opts.Store.ListCredentials(ctx, server)
-	if err != nil || len(recs) == 0 {
-		return ""
-	}
-	sort.Slice(recs, func(i, j int) bool { return recs[i].UpdatedAt.Before(recs[j].UpdatedAt) })
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if p, ok := m.session[server]; ok {
-		return p
-	}
-	m.session[server] = recs[0].Principal
-	return recs[0].Principal
-}
-
-// sessionCredential is the credential the server's session uses, nil when
-// nobody is signed in.
-func (m *Manager) sessionCredential(ctx context.Context, server string) *Credential {
-	p := m.SessionPrincipal(ctx, server)
-	if p == "" {
-		return nil
-	}
-	return m.credential(server, p)
-}
-
-// CheckCaller says whether principal may use the server's session: nil
-// when the session carries the principal's own (or a shared) credential,
-// an *AuthRequiredError otherwise. mcphost keeps one upstream session per
-// server, so with per-principal tokens only the principal who signed in
-// may call it; everyone else is told to sign in.
-func (m *Manager) CheckCaller(ctx context.Context, server, principal string) error {
-	s, ok := m.server(server)
-	if !ok {
-		return nil
-	}
-	key := principalKey(s, principal)
-	p := m.SessionPrincipal(ctx, server)
-	if p == key && p != "" {
-		return nil
-	}
-	reason := "not signed in"
-	if p != "" {
-		reason = "the server is signed in for another principal, and mcphost keeps one upstream session per server"
-	}
-	return &AuthRequiredError{Server: server, Principal: key, Reason: reason}
+	return ok && principalKey(s, "x") != SharedPrincipal
 }
 
 // mayManage says whether principal (with its groups) may sign the server's
@@ -306,17 +241,6 @@ func (m *Manager) StartSignIn(ctx context.Context, server string, caller Caller)
 		return Flow{}, fmt.Errorf("oauth: server %q uses the client credentials grant: mcphost signs in on its own, nobody needs to", server)
 	}
 	key := principalKey(s, caller.Principal)
-	if key != SharedPrincipal {
-		m.mu.Lock()
-		cur, ok := m.session[server]
-		m.mu.Unlock()
-		if !ok {
-			cur = m.SessionPrincipal(ctx, server)
-		}
-		if cur != "" && cur != key {
-			return Flow{}, fmt.Errorf("oauth: server %q is signed in for another principal; mcphost keeps one upstream session per server, so that principal must sign out first (or set tokens = \"shared\")", server)
-		}
-	}
 	return m.credential(server, key).start(ctx)
 }
 
@@ -347,14 +271,7 @@ func (m *Manager) SignOut(ctx context.Context, server string, caller Caller) err
 	if !mayManage(s, caller.Principal, caller.Groups, caller.Owner) {
 		return ErrForbidden
 	}
-	key := principalKey(s, caller.Principal)
-	err := m.credential(server, key).signOut(ctx)
-	m.mu.Lock()
-	if m.session[server] == key {
-		delete(m.session, server)
-	}
-	m.mu.Unlock()
-	return err
+	return m.credential(server, principalKey(s, caller.Principal)).signOut(ctx)
 }
 
 // Status is who is signed in where. It never holds a secret.
@@ -368,8 +285,6 @@ type Status struct {
 	Refresh      bool      `json:"refresh"`
 	Registration string    `json:"registration"`
 	UpdatedAt    time.Time `json:"updatedAt"`
-	// InUse says whether the server's upstream session carries it.
-	InUse bool `json:"inUse"`
 }
 
 // Statuses returns the stored credentials of server ("" every server)
@@ -391,7 +306,7 @@ func (m *Manager) Statuses(ctx context.Context, server, principal string, all bo
 		out = append(out, Status{
 			Server: r.Server, Principal: r.Principal, Issuer: r.Issuer, Scopes: r.Scopes,
 			ExpiresAt: r.Expiry, Refresh: len(r.RefreshToken) > 0, Registration: r.Registration,
-			UpdatedAt: r.UpdatedAt, InUse: m.SessionPrincipal(ctx, r.Server) == r.Principal,
+			UpdatedAt: r.UpdatedAt,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -434,9 +349,9 @@ func pathless(raw string) bool {
 	return err == nil && strings.Trim(u.Path, "/") == ""
 }
 
-// SignedIn reports whether the server's session credential holds a token
-// (or a shared or client-credentials one may be fetched without a user).
-func (m *Manager) SignedIn(ctx context.Context, server string) bool {
+// SignedIn reports whether the credential (server, principal key) holds a
+// token, or is a client-credentials one that mcphost fetches on its own.
+func (m *Manager) SignedIn(ctx context.Context, server, principal string) bool {
 	s, ok := m.server(server)
 	if !ok {
 		return false
@@ -444,10 +359,7 @@ func (m *Manager) SignedIn(ctx context.Context, server string) bool {
 	if s.Type == TypeClientCredentials {
 		return true
 	}
-	c := m.sessionCredential(ctx, server)
-	if c == nil {
-		return false
-	}
+	c := m.credential(server, principalKey(s, principal))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_ = c.loadLocked(ctx)
@@ -458,17 +370,17 @@ func (m *Manager) SignedIn(ctx context.Context, server string) bool {
 // failure in its transport (an *AuthRequiredError or *AuthError). The
 // host asks after a failed connect: go-sdk may have hidden it behind a
 // fallback (a refused server/discover followed by initialize).
-func (m *Manager) TakeAuthFailure(server string) error {
+func (m *Manager) TakeAuthFailure(server, principal string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	err := m.failed[server]
-	delete(m.failed, server)
+	k := server + "\x00" + principal
+	err := m.failed[k]
+	delete(m.failed, k)
 	return err
 }
 
-func (m *Manager) noteFailure(server string, err error) error {
+func (m *Manager) noteFailure(server, principal string, err error) {
 	m.mu.Lock()
-	m.failed[server] = err
+	m.failed[server+"\x00"+principal] = err
 	m.mu.Unlock()
-	return err
 }

@@ -64,8 +64,13 @@ func newRigWith(t *testing.T, st Store, as *oauthtest.AS, srv *oauthtest.Server,
 	base = r.daemon.URL
 	m.SetServers([]ServerConfig{{Name: "srv", URL: srv.URL, Shared: shared}})
 	r.m = m
-	r.client = &http.Client{Transport: m.Transport("srv", http.DefaultTransport), Timeout: 10 * time.Second}
+	r.client = r.clientFor("alice")
 	return r
+}
+
+// clientFor is the HTTP client of principal's own upstream session.
+func (r *rig) clientFor(principal string) *http.Client {
+	return &http.Client{Transport: r.m.Transport("srv", principal, http.DefaultTransport), Timeout: 10 * time.Second}
 }
 
 type lockedWriter struct {
@@ -247,9 +252,6 @@ func TestPersistenceAcrossRestart(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("after restart: %v %v", resp, err)
 	}
-	if got := r2.m.SessionPrincipal(context.Background(), "srv"); got != "alice" {
-		t.Errorf("session principal %q, want alice", got)
-	}
 }
 
 func TestTamperedRowRejected(t *testing.T) {
@@ -323,22 +325,30 @@ func TestSignOutRevokes(t *testing.T) {
 	}
 }
 
-func TestAnotherPrincipalCannotUseTheSession(t *testing.T) {
+func TestPrincipalsHaveTheirOwnTokens(t *testing.T) {
 	r := newRig(t, nil, false)
+	r.as.Subject = "alice"
 	r.signIn(t, "alice", browser(t))
-	if err := r.m.CheckCaller(context.Background(), "srv", "alice"); err != nil {
-		t.Fatalf("alice: %v", err)
-	}
+	// Bob's session sends bob's credential: none yet.
+	bob := r.clientFor("bob")
+	r.client = bob
 	var ar *AuthRequiredError
-	if err := r.m.CheckCaller(context.Background(), "srv", "bob"); !errors.As(err, &ar) {
-		t.Fatalf("bob: %v, want *AuthRequiredError", err)
+	if _, err := r.mcpCall(t, context.Background()); !errors.As(err, &ar) || ar.Principal != "bob" {
+		t.Fatalf("bob before signing in: %v, want auth_required for bob", err)
 	}
-	if _, err := r.m.StartSignIn(context.Background(), "srv", Caller{Principal: "bob"}); err == nil {
-		t.Fatal("bob could start a sign-in to alice's session")
+	r.as.Subject = "bob"
+	r.signIn(t, "bob", browser(t))
+	if resp, err := r.mcpCall(t, context.Background()); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("bob: %v %v", resp, err)
+	}
+	a, _ := r.store.LoadCredential(context.Background(), "srv", "alice")
+	b, _ := r.store.LoadCredential(context.Background(), "srv", "bob")
+	if a == nil || b == nil || bytes.Equal(a.AccessToken, b.AccessToken) {
+		t.Fatal("alice and bob do not have their own credentials")
 	}
 	st, _ := r.m.Statuses(context.Background(), "", "bob", false)
-	if len(st) != 0 {
-		t.Fatalf("bob sees %v", st)
+	if len(st) != 1 || st[0].Principal != "bob" {
+		t.Fatalf("bob sees %+v, want only his own", st)
 	}
 }
 

@@ -35,18 +35,19 @@ type prompterValue struct {
 	wait time.Duration
 }
 
-// Transport returns the round tripper of a server's HTTP client: it sends
-// the server's session credential, refreshes it once on a 401, checks the
+// Transport returns the round tripper of the HTTP client of one upstream
+// session: it sends the credential of (server, principal) — principal is
+// ignored for a shared credential — refreshes it once on a 401, checks the
 // issuer, runs a sign-in when the call's context has a prompter, and
 // otherwise fails the request with an *AuthRequiredError (or *AuthError).
-func (m *Manager) Transport(server string, base http.RoundTripper) http.RoundTripper {
-	return &transport{m: m, server: server, base: base}
+func (m *Manager) Transport(server, principal string, base http.RoundTripper) http.RoundTripper {
+	return &transport{m: m, server: server, principal: principal, base: base}
 }
 
 type transport struct {
-	m      *Manager
-	server string
-	base   http.RoundTripper
+	m                 *Manager
+	server, principal string
+	base              http.RoundTripper
 }
 
 func (t *transport) send(req *http.Request, tok *oauth2.Token) (*http.Response, error) {
@@ -69,7 +70,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		switch err.(type) {
 		case *AuthRequiredError, *AuthError:
-			t.m.noteFailure(t.server, err)
+			t.m.noteFailure(t.server, t.principal, err)
 		}
 	}
 	return resp, err
@@ -81,12 +82,7 @@ func (t *transport) roundTrip(req *http.Request) (*http.Response, error) {
 	if !ok {
 		return t.base.RoundTrip(req)
 	}
-	c := t.m.sessionCredential(ctx, t.server)
-	if c == nil {
-		// Nobody signed in yet: the principal who signs in first owns the
-		// session (shared credentials have their key already).
-		c = t.m.credential(t.server, principalKey(s, ""))
-	}
+	c := t.m.credential(t.server, principalKey(s, t.principal))
 	tok, err := c.token(ctx)
 	if err != nil {
 		return nil, err

@@ -219,14 +219,14 @@ func (e *env) authStatus(ctx context.Context, d *daemonAPI, server string, asJSO
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tPRINCIPAL\tISSUER\tSCOPES\tEXPIRES\tREFRESH\tIN USE")
+	fmt.Fprintln(tw, "SERVER\tPRINCIPAL\tISSUER\tSCOPES\tEXPIRES\tREFRESH")
 	for _, c := range creds.Credentials {
 		exp := "-"
 		if !c.ExpiresAt.IsZero() {
 			exp = c.ExpiresAt.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\t%t\n", termsafe.Line(c.Server), termsafe.Line(c.Principal), termsafe.Line(c.Issuer),
-			termsafe.Line(strings.Join(c.Scopes, " ")), exp, c.Refresh, c.InUse)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\n", termsafe.Line(c.Server), termsafe.Line(c.Principal), termsafe.Line(c.Issuer),
+			termsafe.Line(strings.Join(c.Scopes, " ")), exp, c.Refresh)
 	}
 	tw.Flush()
 	for _, s := range waiting {

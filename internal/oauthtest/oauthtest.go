@@ -272,13 +272,30 @@ type Server struct {
 // test.
 func NewServer(t testing.TB, as *AS) *Server {
 	s := &Server{AS: as, issuer: as.URL}
-	ms := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
-	mcp.AddTool(ms, &mcp.Tool{Name: "whoami", Description: "the token's subject"},
-		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			sub := req.Extra.Header.Get("X-Test-Subject")
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "subject=" + sub}}}, nil, nil
-		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	// One MCP server per subject: its tools are whoami and
+	// only_for_SUBJECT, so lists differ per signed-in user.
+	var smu sync.Mutex
+	servers := map[string]*mcp.Server{}
+	serverFor := func(sub string) *mcp.Server {
+		smu.Lock()
+		defer smu.Unlock()
+		if ms := servers[sub]; ms != nil {
+			return ms
+		}
+		ms := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
+		mcp.AddTool(ms, &mcp.Tool{Name: "whoami", Description: "the token's subject"},
+			func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "subject=" + sub}}}, nil, nil
+			})
+		mcp.AddTool(ms, &mcp.Tool{Name: "only_for_" + sub, Description: "listed for " + sub + " only"},
+			func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: sub}}}, nil, nil
+			})
+		servers[sub] = ms
+		return ms
+	}
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return serverFor(r.Header.Get("X-Test-Subject")) },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()

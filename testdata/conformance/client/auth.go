@@ -65,6 +65,10 @@ func authUnsupported(scenario string) (string, bool) {
 	return "", false
 }
 
+// owner is the caller the adapter signs in and calls as (the daemon's
+// owner token).
+var owner = host.Caller{Principal: host.Principal{Name: host.OwnerName}, Admin: true}
+
 // daemon is a host with its HTTP handler served on 127.0.0.1.
 type daemon struct {
 	*session
@@ -160,7 +164,7 @@ func (d *daemon) close() {
 // status is the server's state once it has left connecting.
 func (d *daemon) status(ctx context.Context) (host.ServerStatus, error) {
 	for {
-		st, err := d.h.Server(serverName)
+		st, err := d.h.ServerFor(ctx, owner, serverName)
 		if err != nil {
 			return st, err
 		}
@@ -200,7 +204,7 @@ func (d *daemon) signInUntilReady(ctx context.Context) error {
 		}
 		// Wait for the supervisor to act on the new credential.
 		for {
-			cur, err := d.h.Server(serverName)
+			cur, err := d.h.ServerFor(ctx, owner, serverName)
 			if err != nil {
 				return err
 			}
@@ -283,17 +287,17 @@ func (d *daemon) call(ctx context.Context, method, path string, want int, out an
 // callTestTool lists the tools and calls test-tool (or the first one),
 // answering a step-up by signing in from the call.
 func (d *daemon) callTestTool(ctx context.Context) error {
-	ts, err := d.tools()
+	ts, err := d.h.ToolsFor(ctx, owner.Principal, host.OriginAPI, serverName)
 	if err != nil {
 		return err
 	}
 	if len(ts) == 0 {
 		return errors.New("the server lists no tools")
 	}
-	name := ts[0].Name
+	name := ts[0].Tool.Name
 	for _, t := range ts {
-		if t.Name == "test-tool" {
-			name = t.Name
+		if t.Tool.Name == "test-tool" {
+			name = t.Tool.Name
 		}
 	}
 	followed := make(chan error, maxSignIns)
