@@ -208,7 +208,7 @@ type listCache struct {
 	// partition is the private partition: sessionPartition for the host's
 	// shared session, the principal for its own session (oauth.go).
 	partition string
-	logger *slog.Logger // the server's logger, for what a fetch finds wrong; nil discards
+	logger    *slog.Logger // the server's logger, for what a fetch finds wrong; nil discards
 }
 
 // log returns the server's logger, a discarding one when there is none.

@@ -75,7 +75,7 @@ type Options struct {
 	// redirects (default http://LISTEN_HOST:PORT; a reverse proxy's URL).
 	OAuthBaseURL string
 
-	oauth             *oauthRef // set by New (oauth.go)
+	oauth *oauthRef // set by New (oauth.go)
 	// onPrincipalStatus publishes the status of a per-principal session
 	// to its principal only (oauth.go).
 	onPrincipalStatus func(principal string, st ServerStatus)
