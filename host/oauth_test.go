@@ -129,6 +129,35 @@ func TestOAuthServerThroughTheHost(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("alice's call: %v %v", res, err)
 	}
+	// A recorded call: neither its transcript entry nor any event alice
+	// receives holds a token.
+	ev, unsub, err := oh.h.Subscribe(host.Caller{Principal: host.Principal{Name: "alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := oh.h.CreateSession(t.Context(), host.Principal{Name: "alice"}, "oauth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, err := oh.h.Call(t.Context(), host.SessionCall{Principal: host.Principal{Name: "alice"}, SessionID: sess.ID, Server: "prot", Tool: "whoami", Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _, err := oh.h.Entries(t.Context(), host.Principal{Name: "alice"}, sess.ID, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seenText, _ := json.Marshal(entries)
+	seenText = append(seenText, mustJSON(entry)...)
+	unsub()
+	for e := range ev {
+		seenText = append(seenText, mustJSON(e.Data)...)
+	}
+	for _, tok := range srv.Seen() {
+		if strings.Contains(string(seenText), tok) {
+			t.Fatal("a token in the transcript or the events")
+		}
+	}
 	// Bob never rides on alice's token: his own session needs his sign-in.
 	_, err = oh.h.CallTool(t.Context(), host.CallToolRequest{Principal: host.Principal{Name: "bob"}, Server: "prot", Tool: "whoami", Arguments: json.RawMessage(`{}`)})
 	if !errors.As(err, &ar) {
@@ -227,4 +256,9 @@ func waitStateStart(t *testing.T, h *host.Host, who string) {
 	t.Helper()
 	h.ServersFor(t.Context(), host.Caller{Principal: host.Principal{Name: who}})
 	waitState(t, h, who, host.StateNeedsAuth)
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }
