@@ -217,7 +217,7 @@ func (h *Host) StartSignIn(ctx context.Context, caller Caller, server string) (o
 	if err != nil {
 		return oauth.Flow{}, err
 	}
-	if _, err := h.conn(server); err != nil {
+	if err := h.CheckVisible(ctx, caller, server); err != nil {
 		return oauth.Flow{}, err
 	}
 	return m.StartSignIn(ctx, server, oauthCaller(caller))
@@ -243,7 +243,7 @@ func (h *Host) SignOut(ctx context.Context, caller Caller, server string) error 
 	if err != nil {
 		return err
 	}
-	if _, err := h.conn(server); err != nil {
+	if err := h.CheckVisible(ctx, caller, server); err != nil {
 		return err
 	}
 	return m.SignOut(ctx, server, oauthCaller(caller))
@@ -365,7 +365,9 @@ func (c *serverConn) child(principal string) *serverConn {
 	opts := *c.opts
 	parentOpts := c.opts
 	opts.OnStatus = func(st ServerStatus) {
-		if parentOpts.onPrincipalStatus != nil {
+		// A retired parent's sessions say nothing more: a successor may
+		// have the name.
+		if parentOpts.onPrincipalStatus != nil && !c.retired.Load() {
 			parentOpts.onPrincipalStatus(principal, st)
 		}
 	}

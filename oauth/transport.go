@@ -120,7 +120,9 @@ func (t *transport) roundTrip(req *http.Request) (*http.Response, error) {
 		return t.retry(ctx, c, req)
 	}
 	pv, _ := ctx.Value(prompterKey{}).(prompterValue)
-	if pv.p != nil && c.principal != "" {
+	// A shared credential is signed in by its admins only, never from
+	// someone's call.
+	if pv.p != nil && c.principal != "" && c.principal != SharedPrincipal {
 		aerr := c.required(ch)
 		if _, ok := aerr.(*AuthRequiredError); !ok {
 			return nil, aerr
