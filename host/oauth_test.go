@@ -36,8 +36,12 @@ func startOAuthHost(t *testing.T, dataDir, url string, principals []config.Princ
 	var base string
 	routes := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }))
 	base = routes.URL
+	transport := config.TransportStreamableHTTP
+	if strings.HasSuffix(url, "/sse") {
+		transport = config.TransportSSE
+	}
 	cfg := &config.Config{DataDir: dataDir, Principals: principals, Servers: []config.Server{{
-		Name: "prot", Transport: config.TransportStreamableHTTP, URL: url, VersionNegotiation: config.NegotiationLegacy,
+		Name: "prot", Transport: transport, URL: url, VersionNegotiation: config.NegotiationLegacy,
 		DiscoveryTimeout: 10 * time.Second, CallTimeout: 10 * time.Second, Enabled: true,
 		Auth: &config.Auth{Type: config.AuthOAuth, Tokens: config.TokensPrincipal},
 	}}}
@@ -261,4 +265,25 @@ func waitStateStart(t *testing.T, h *host.Host, who string) {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// TestOAuthOverSSE: a server on the 2024-11-05 HTTP+SSE transport asks for
+// a sign-in the same way (its transport has no OAuth hook in go-sdk; the
+// host's HTTP client carries the credential).
+func TestOAuthOverSSE(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	as.Subject = "alice"
+	srv := oauthtest.NewServer(t, as)
+	alice := config.Principal{Name: "alice", Token: "alice-token-0123456789"}
+	oh := startOAuthHost(t, t.TempDir(), srv.SSEURL, []config.Principal{alice})
+	waitStateStart(t, oh.h, "alice")
+	signInVia(t, oh, host.Caller{Principal: host.Principal{Name: "alice"}})
+	waitState(t, oh.h, "alice", host.StateReady)
+	res, err := oh.h.CallTool(t.Context(), host.CallToolRequest{Principal: host.Principal{Name: "alice"}, Server: "prot", Tool: "whoami", Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(res); !strings.Contains(string(b), "subject=alice") {
+		t.Fatalf("answered %s", b)
+	}
 }

@@ -257,8 +257,9 @@ func (a *AS) revoke(w http.ResponseWriter, r *http.Request) {
 // Server is an MCP server that only answers requests with a token of its
 // authorization server. Its tool whoami returns the token's subject.
 type Server struct {
-	URL string // the MCP endpoint, .../mcp
-	AS  *AS
+	URL    string // the MCP endpoint, .../mcp (Streamable HTTP)
+	SSEURL string // the same server over the 2024-11-05 HTTP+SSE transport, .../sse
+	AS     *AS
 
 	srv *httptest.Server
 	mu  sync.Mutex
@@ -296,32 +297,40 @@ func NewServer(t testing.TB, as *AS) *Server {
 	}
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return serverFor(r.Header.Get("X-Test-Subject")) },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	sse := mcp.NewSSEHandler(func(r *http.Request) *mcp.Server { return serverFor(r.Header.Get("X-Test-Subject")) }, nil)
 	mux := http.NewServeMux()
-	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		iss := s.issuer
-		s.mu.Unlock()
-		writeJSON(w, 200, map[string]any{"resource": s.URL, "authorization_servers": []string{iss}})
-	})
-	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		s.mu.Lock()
-		if ok {
-			s.seen = append(s.seen, tok)
-		}
-		as := s.AS
-		s.mu.Unlock()
-		g, valid := as.Valid(tok)
-		if !ok || !valid {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+s.srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		r.Header.Set("X-Test-Subject", g.Subject)
-		h.ServeHTTP(w, r)
-	}))
+	for _, path := range []string{"/mcp", "/sse"} {
+		mux.HandleFunc("/.well-known/oauth-protected-resource"+path, func(w http.ResponseWriter, r *http.Request) {
+			s.mu.Lock()
+			iss := s.issuer
+			s.mu.Unlock()
+			writeJSON(w, 200, map[string]any{"resource": s.srv.URL + path, "authorization_servers": []string{iss}})
+		})
+	}
+	protect := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			s.mu.Lock()
+			if ok {
+				s.seen = append(s.seen, tok)
+			}
+			as := s.AS
+			s.mu.Unlock()
+			g, valid := as.Valid(tok)
+			if !ok || !valid {
+				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+s.srv.URL+`/.well-known/oauth-protected-resource`+r.URL.Path+`"`)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			r.Header.Set("X-Test-Subject", g.Subject)
+			next.ServeHTTP(w, r)
+		})
+	}
+	mux.Handle("/mcp", protect(h))
+	mux.Handle("/sse", protect(sse))
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL + "/mcp"
+	s.SSEURL = s.srv.URL + "/sse"
 	t.Cleanup(s.srv.Close)
 	return s
 }
