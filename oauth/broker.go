@@ -186,6 +186,14 @@ func (b *Broker) Get(id, principal string) (Flow, bool) {
 	return f.view(), true
 }
 
+// viewOf returns what the API says of f.
+func (b *Broker) viewOf(f *flow) Flow {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return f.view()
+}
+
+// view is what the API says of f; under b.mu.
 func (f *flow) view() Flow {
 	return Flow{ID: f.id, Server: f.server, ExpiresAt: f.expires, State: f.st, Error: f.errText}
 }

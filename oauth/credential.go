@@ -452,7 +452,7 @@ func (c *Credential) start(ctx context.Context) (Flow, error) {
 	if f := c.pending; f != nil {
 		if key, ok := c.m.broker.rekey(f); ok {
 			c.mu.Unlock()
-			v := f.view()
+			v := c.m.broker.viewOf(f)
 			v.LaunchURL = c.m.broker.launchURL(f, key)
 			return v, nil
 		}
@@ -586,7 +586,7 @@ func (c *Credential) authorizeOnce(ctx context.Context, s ServerConfig, ch *chal
 				}
 				c.mu.Unlock()
 			}()
-			v := f.view()
+			v := c.m.broker.viewOf(f)
 			v.LaunchURL = c.m.broker.launchURL(f, key)
 			deliver(v)
 			select {

@@ -542,3 +542,47 @@ func TestLoadKey(t *testing.T) {
 		t.Fatal("a short env key was accepted")
 	}
 }
+
+// TestSecondSignInReusesTheOpenFlow: asking again while a sign-in waits
+// gives the same flow with a new launch key (one authorization request at
+// the authorization server, not two); the old link stops working.
+func TestSecondSignInReusesTheOpenFlow(t *testing.T) {
+	r := newRig(t, nil, false)
+	ctx := context.Background()
+	f1, err := r.m.StartSignIn(ctx, "srv", Caller{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, err := r.m.StartSignIn(ctx, "srv", Caller{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f1.ID != f2.ID || f1.LaunchURL == f2.LaunchURL {
+		t.Fatalf("flows %s and %s, URLs equal: %v", f1.ID, f2.ID, f1.LaunchURL == f2.LaunchURL)
+	}
+	resp, err := browser(t).Get(f1.LaunchURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("the replaced launch URL answered %d", resp.StatusCode)
+	}
+	resp, err = browser(t).Get(f2.LaunchURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the launch answered %d", resp.StatusCode)
+	}
+	n := 0
+	for _, q := range r.as.Requests() {
+		if q.Path == "/authorize" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d authorization requests, want 1", n)
+	}
+}
