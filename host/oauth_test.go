@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -285,5 +286,50 @@ func TestOAuthOverSSE(t *testing.T) {
 	}
 	if b, _ := json.Marshal(res); !strings.Contains(string(b), "subject=alice") {
 		t.Fatalf("answered %s", b)
+	}
+}
+
+// TestAuthIsNoEraEvidence: a server that answers every request with a
+// Bearer challenge, negotiated with version_negotiation = "auto", waits in
+// needs_auth without restarts, and its 401s leave no era verdict.
+func TestAuthIsNoEraEvidence(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	srv := oauthtest.NewServer(t, as)
+	dataDir := t.TempDir()
+	dbPath := filepath.Join(dataDir, "mcphost.db")
+	st, err := store.Open(t.Context(), dbPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{DataDir: dataDir, Servers: []config.Server{{
+		Name: "prot", Transport: config.TransportStreamableHTTP, URL: srv.URL, VersionNegotiation: config.NegotiationAuto,
+		HTTPProbeTimeout: config.HTTPProbeTimeoutFallback, DiscoveryTimeout: 10 * time.Second, CallTimeout: 10 * time.Second, Enabled: true,
+		Auth: &config.Auth{Type: config.AuthOAuth, Tokens: config.TokensShared},
+	}}}
+	h, err := host.New(cfg, host.Options{Store: st, OAuthBaseURL: "http://127.0.0.1:1", Restart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Start(t.Context())
+	if err := h.WaitSettled(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := h.Server("prot")
+	if s.State != host.StateNeedsAuth || s.Restarts != 0 || s.Era != "" {
+		t.Fatalf("status %+v, want needs_auth without restarts or era", s)
+	}
+	h.Close()
+	st.Close()
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM era_cache`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d era verdicts stored for a server that only answered 401", n)
 	}
 }
