@@ -85,6 +85,9 @@ type serverConn struct {
 	// (oauth.go): a server waiting in an auth state connects again, a
 	// session that lost its credential ends.
 	authChanged chan struct{}
+	// authLost receives a call's authorization failure (oauth.go): the
+	// session ends and waits in needs_auth or auth_error for a sign-in.
+	authLost chan error
 
 	// Per-principal sessions (oauth.go): a parent holds kids; a child has
 	// its parent and the principal whose credential it sends.
@@ -123,6 +126,7 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		done:    make(chan struct{}),
 
 		authChanged: make(chan struct{}, 1),
+		authLost:    make(chan error, 1),
 	}
 	c.stderrLimit = newStderrLimiter(c.logger)
 	c.logLimit = newLogLimiter(c.logger, "server log messages suppressed", "messages")
@@ -565,6 +569,8 @@ func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec
 				err = errors.New("connection closed")
 			}
 			cause = fmt.Errorf("session ended: %w", err)
+		case err := <-c.authLost:
+			cause = err
 		case <-c.authChanged:
 			if c.signedOut(ctx) {
 				cause = &oauth.AuthRequiredError{Server: c.cfg.Name, Reason: "signed out"}

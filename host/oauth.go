@@ -434,3 +434,19 @@ func (g *generation) startSessions(ctx context.Context, principal string) {
 		c.as(ctx, principal)
 	}
 }
+
+// callFailed takes note of a call's upstream failure: an authorization
+// failure (a refused refresh, a step-up nobody answered) ends the session,
+// which then waits for a sign-in; the card shows why.
+func (c *serverConn) callFailed(err error) {
+	if err == nil || !usesOAuth(&c.cfg) {
+		return
+	}
+	if _, ok := authState(err); !ok {
+		return
+	}
+	select {
+	case c.authLost <- err:
+	default:
+	}
+}

@@ -28,7 +28,7 @@ type oauthHost struct {
 	routes *httptest.Server
 }
 
-func startOAuthHost(t *testing.T, dataDir, url string, principals []config.Principal) *oauthHost {
+func startOAuthHost(t *testing.T, dataDir, url string, principals []config.Principal, edit ...func(*config.Server)) *oauthHost {
 	t.Helper()
 	st, err := store.Open(t.Context(), filepath.Join(dataDir, "mcphost.db"), nil)
 	if err != nil {
@@ -46,6 +46,9 @@ func startOAuthHost(t *testing.T, dataDir, url string, principals []config.Princ
 		DiscoveryTimeout: 10 * time.Second, CallTimeout: 10 * time.Second, Enabled: true,
 		Auth: &config.Auth{Type: config.AuthOAuth, Tokens: config.TokensPrincipal},
 	}}}
+	for _, e := range edit {
+		e(&cfg.Servers[0])
+	}
 	h, err := host.New(cfg, host.Options{Store: st, OAuthBaseURL: base, Restart: true})
 	if err != nil {
 		t.Fatal(err)
@@ -331,5 +334,46 @@ func TestAuthIsNoEraEvidence(t *testing.T) {
 	}
 	if n != 0 {
 		t.Fatalf("%d era verdicts stored for a server that only answered 401", n)
+	}
+}
+
+// TestStepUpFromACall: a call the server refuses with insufficient_scope
+// fails with auth_required and puts the caller's session in needs_auth
+// with the reason (the WebShell's "Grant more access"); signing in again
+// asks for the union of the scopes, and the call then works.
+func TestStepUpFromACall(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	srv := oauthtest.NewServer(t, as)
+	alice := config.Principal{Name: "alice", Token: "alice-token-0123456789"}
+	oh := startOAuthHost(t, t.TempDir(), srv.URL, []config.Principal{alice}, func(s *config.Server) { s.Auth.Scopes = []string{"read"} })
+	waitStateStart(t, oh.h, "alice")
+	signInVia(t, oh, host.Caller{Principal: host.Principal{Name: "alice"}})
+	waitState(t, oh.h, "alice", host.StateReady)
+	srv.RequireScope("write")
+	call := func() error {
+		_, err := oh.h.CallTool(t.Context(), host.CallToolRequest{Principal: host.Principal{Name: "alice"}, Server: "prot", Tool: "whoami", Arguments: json.RawMessage(`{}`)})
+		return err
+	}
+	var ar *oauth.AuthRequiredError
+	if err := call(); !errors.As(err, &ar) || ar.Reason != "insufficient_scope" {
+		t.Fatalf("the refused call: %v, want auth_required (insufficient_scope)", err)
+	}
+	st := waitState(t, oh.h, "alice", host.StateNeedsAuth)
+	if !strings.Contains(st.LastError, "insufficient_scope") || !strings.Contains(st.LastError, "write") {
+		t.Fatalf("needs_auth says %q", st.LastError)
+	}
+	signInVia(t, oh, host.Caller{Principal: host.Principal{Name: "alice"}})
+	waitState(t, oh.h, "alice", host.StateReady)
+	if err := call(); err != nil {
+		t.Fatalf("after the step-up: %v", err)
+	}
+	var last string
+	for _, q := range as.Requests() {
+		if q.Path == "/authorize" {
+			last = q.Form.Get("scope")
+		}
+	}
+	if !strings.Contains(last, "write") || !strings.Contains(last, "read") {
+		t.Fatalf("the step-up asked for %q, want the union with the granted scopes", last)
 	}
 }

@@ -345,6 +345,7 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 		}
 	}
 	res, err := c.callTool(cctx, cs, req.Tool, args, req.Input, progress)
+	c.callFailed(err) // an authorization failure: the session waits for a sign-in
 	took := time.Since(entry.StartedAt)
 	// An input_required answer is not a result yet: relayed as it is, past
 	// the result and App stages (the answer to the last round goes through

@@ -553,6 +553,7 @@ func (c *Credential) authorizeOnce(ctx context.Context, s ServerConfig, ch *chal
 	var (
 		opened       *flow
 		registration = "dcr"
+		stepUp       = isInsufficientScope(ch)
 	)
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:           c.m.RedirectURL(),
@@ -560,8 +561,14 @@ func (c *Credential) authorizeOnce(ctx context.Context, s ServerConfig, ch *chal
 		AcceptUnadvertisedIss: true,
 		Client:                c.m.httpc,
 		ScopeFilter: func(discovered []string) []string {
+			// The configured scopes replace the discovered ones; a step-up
+			// adds the challenged ones to them.
 			if len(s.Scopes) > 0 {
-				discovered = slices.Clone(s.Scopes)
+				if stepUp {
+					discovered = append(slices.Clone(s.Scopes), discovered...)
+				} else {
+					discovered = slices.Clone(s.Scopes)
+				}
 			}
 			for _, g := range granted { // the step-up union survives a restart
 				if g != "offline_access" && !slices.Contains(discovered, g) {

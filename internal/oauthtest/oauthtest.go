@@ -7,15 +7,18 @@
 package oauthtest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -267,6 +270,7 @@ type Server struct {
 	// changes it).
 	issuer string
 	seen   []string // tokens seen
+	scope  string   // required by tools/call (RequireScope)
 }
 
 // NewServer starts a protected MCP server using as; it stops with the
@@ -322,6 +326,15 @@ func NewServer(t testing.TB, as *AS) *Server {
 				http.Error(w, "unauthorized", http.StatusUnauthorized)
 				return
 			}
+			if scope := s.requiredScope(); scope != "" && r.Method == http.MethodPost && !slices.Contains(g.Scopes, scope) {
+				body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				if bytes.Contains(body, []byte(`"tools/call"`)) {
+					w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+scope+`", resource_metadata="`+s.srv.URL+`/.well-known/oauth-protected-resource`+r.URL.Path+`"`)
+					http.Error(w, "insufficient scope", http.StatusForbidden)
+					return
+				}
+			}
 			r.Header.Set("X-Test-Subject", g.Subject)
 			next.ServeHTTP(w, r)
 		})
@@ -333,6 +346,20 @@ func NewServer(t testing.TB, as *AS) *Server {
 	s.SSEURL = s.srv.URL + "/sse"
 	t.Cleanup(s.srv.Close)
 	return s
+}
+
+// RequireScope makes tools/call need scope (a 403 insufficient_scope
+// challenge without it); "" needs none.
+func (s *Server) RequireScope(scope string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scope = scope
+}
+
+func (s *Server) requiredScope() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scope
 }
 
 // Migrate makes the server trust another authorization server.
