@@ -2,6 +2,7 @@ package webshell_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,22 @@ func TestSignInFromTheWebShell(t *testing.T) {
 	if e.Status != "ok" || !strings.Contains(e.Result, "subject=alice@example") {
 		t.Fatalf("whoami entry = %+v, want the signed-in subject", e)
 	}
+	// A step-up: the server now wants a scope the token lacks. The call
+	// fails, the card asks for more access, the same round trip grants it,
+	// and the call then works.
+	prot.RequireScope("write")
+	tb.click(tid("call-button"))
+	tb.waitFor("prot to ask for more access", `document.querySelector(`+jsString(card)+`)?.dataset.status === 'needs_auth' && (document.querySelector(`+jsString(tid("signin-prot"))+`)?.textContent ?? '').includes('more access')`)
+	tb.click(tid("signin-prot"))
+	tb.waitAcross("the step-up round trip to end on the WebShell with prot ready",
+		`location.pathname === '/' && location.hash === '' && document.querySelector(`+jsString(card)+`)?.dataset.status === 'ready'`)
+	tb.waitFor("the event stream to be live", `document.getElementById('live')?.dataset.state === 'live'`)
+	tb.selectTool("prot.whoami")
+	okEntries := `[...document.querySelectorAll('` + entrySel + `')].filter((e) => e.dataset.status === 'ok').length`
+	before := eval[int](tb, okEntries)
+	tb.click(tid("call-button"))
+	tb.waitFor("the call after the step-up to succeed", fmt.Sprintf("%s > %d", okEntries, before))
+
 	// No token in the DOM, the storage, or the cookies the page can read.
 	page := eval[string](tb, `document.documentElement.outerHTML + JSON.stringify(Object.entries(sessionStorage)) + JSON.stringify(Object.entries(localStorage)) + document.cookie`)
 	for _, tok := range prot.Seen() {
