@@ -15,20 +15,6 @@ import (
 	"github.com/mcphost/mcphost/oauth"
 )
 
-// The states of a server that asks for OAuth (package oauth). Neither is
-// a failure: the supervisor does not reconnect or back off, and no era is
-// recorded; it connects again once the credential changes.
-const (
-	// StateNeedsAuth: the server asked for a sign-in nobody has made yet
-	// (or the credential was refused, signed out or dropped).
-	StateNeedsAuth State = "needs_auth"
-	// StateAuthError: signing in cannot work as configured: inconsistent
-	// metadata (resource or issuer mismatch), a client the authorization
-	// server refuses, a stored credential that does not open, a server
-	// that keeps refusing after step-ups. LastError says which.
-	StateAuthError State = "auth_error"
-)
-
 // AuthWait bounds how long a call whose caller can sign in (a context with
 // oauth.WithPrompter) waits for that sign-in.
 const AuthWait = 2 * time.Minute
