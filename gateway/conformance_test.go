@@ -204,15 +204,15 @@ func TestInputRequiredLegacyClient(t *testing.T) {
 	}
 }
 
-// TestInputRequiredOtherDoors: where nobody can answer (the CLI's one-shot
-// door here), an input_required answer is an *InputRequiredError naming
-// what the server asked for.
+// TestInputRequiredOtherDoors: where the host answers input_required
+// rounds itself (the CLI's one-shot door here, with nobody to ask), a round
+// that asks for sampling fails with an error saying that mcphost has no
+// model.
 func TestInputRequiredOtherDoors(t *testing.T) {
 	e := newEverythingEnv(t)
 	_, err := e.h.CallTool(t.Context(), host.CallToolRequest{Server: "everything", Tool: "test_input_required_result_multiple_inputs"})
-	var ire *host.InputRequiredError
-	if !errors.As(err, &ire) || strings.Join(ire.Asks, ",") != "elicitation,roots,sampling" {
-		t.Fatalf("error %v (%#v), want an InputRequiredError asking for elicitation, roots and sampling", err, ire)
+	if err == nil || !strings.Contains(err.Error(), "mcphost has no model") {
+		t.Fatalf("error %v, want one saying that mcphost has no model to sample", err)
 	}
 }
 

@@ -46,7 +46,10 @@ type Gateway struct {
 	closed    bool
 
 	sessions clientSessions
-	seal     sealer // the requestState of input_required answers
+	// relays are the legacy client sessions whose end closes their
+	// per-client upstream sessions (relay.go).
+	relays sync.Map // relay key → struct{}
+	seal   sealer   // the requestState of input_required answers
 	// events keeps the recent SSE events of every endpoint's legacy
 	// sessions for resumption (go-sdk bounds it, 10 MiB by default).
 	events *mcp.MemoryEventStore

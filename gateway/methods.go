@@ -198,10 +198,11 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 	if level, _ := p.Meta[mcp.MetaKeyLogLevel].(string); level != "" {
 		_ = e.g.h.GatewaySetLogLevel(ctx, c, gt.Server, mcp.LoggingLevel(level))
 	}
+	relay := e.g.clientRelay(r.Session)
 	call := func(in *host.CallInput) (*mcp.CallToolResult, error) {
 		out, err := e.g.h.GatewayCall(ctx, host.SessionCall{
 			Principal: c.Principal, SessionID: sessionID, Server: gt.Server, Tool: gt.Tool.Name,
-			Arguments: p.Arguments, Client: c.Client, Input: in,
+			Arguments: p.Arguments, Client: c.Client, Input: in, Relay: relay,
 		}, ask, onProgress)
 		var ace *host.AskClientError
 		if errors.As(err, &ace) {

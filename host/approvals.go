@@ -104,6 +104,7 @@ func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, e
 	h.approvals.mu.Unlock()
 
 	h.publish(Event{Type: EventApproval, Principal: principal, Data: a})
+	notifyPending(ctx, a)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var outcome string

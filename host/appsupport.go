@@ -13,6 +13,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // sessionReader reads App resources on a server's session through the host
@@ -50,6 +51,8 @@ func (h *Host) resolveApp(ctx context.Context, c *serverConn, cs *mcp.ClientSess
 	if !ok {
 		return nil
 	}
+	ctx, span := startStage(ctx, "app resolve", attribute.String("mcphost.app.uri", link.ResourceURI))
+	defer span.End()
 	var advertises bool
 	if ir := cs.InitializeResult(); ir != nil {
 		advertises = apps.ServerAdvertises(ir.Capabilities)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,6 +41,12 @@ type CallToolRequest struct {
 	// Origin is OriginUser or OriginAPI (the default), for the policies; an
 	// App's calls come only through a session (Host.Call).
 	Origin string
+	// Elicit answers the server's questions while the call runs (a legacy
+	// elicitation/create, or an input_required round): the CLI prompts at
+	// its terminal. Its error declines with that reason; an accepted form
+	// is checked against e.RequestedSchema before it is sent. Nil
+	// declines every question.
+	Elicit func(ctx context.Context, e Elicitation) (ElicitationAnswer, error)
 }
 
 // CallTool calls a tool and returns its result: the pipeline's door for
@@ -60,8 +67,13 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 	if origin != OriginUser {
 		origin = OriginAPI
 	}
-	out, err := h.pipeline(ctx, SessionCall{Principal: p, Server: req.Server, Tool: req.Tool, Arguments: req.Arguments, Origin: origin},
-		door{onProgress: req.OnProgress})
+	d := door{onProgress: req.OnProgress}
+	if req.Elicit != nil {
+		d.elicit = func(ctx context.Context, _ string, e Elicitation, _ *jsonschema.Resolved) (ElicitationAnswer, error) {
+			return req.Elicit(ctx, e)
+		}
+	}
+	out, err := h.pipeline(ctx, SessionCall{Principal: p, Server: req.Server, Tool: req.Tool, Arguments: req.Arguments, Origin: origin}, d)
 	switch {
 	case err != nil:
 		return nil, err
@@ -77,7 +89,7 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 // objectArguments, under the server's call_timeout, with progress routed to
 // onProgress and what a gateway client relays for input requests (in, nil
 // for every other door).
-func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool string, args json.RawMessage, in *CallInput, onProgress func(Progress)) (*mcp.CallToolResult, error) {
+func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool string, args json.RawMessage, in *CallInput, onProgress func(Progress)) (res *mcp.CallToolResult, err error) {
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.Meta, params.InputResponses, params.RequestState = in.relay(cs, nil)
 	// A 2026-07-28 server has no session to keep a log level in: the level
@@ -101,10 +113,16 @@ func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool s
 		params.SetProgressToken(token)
 	}
 
+	protocol := ""
+	if ir := cs.InitializeResult(); ir != nil {
+		protocol = ir.ProtocolVersion
+	}
+	ctx, span := c.startUpstreamSpan(ctx, tool, protocol)
+	defer func() { endSpan(span, err) }()
 	cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
 	defer cancel()
 	start := time.Now()
-	res, err := cs.CallTool(cctx, params)
+	res, err = cs.CallTool(cctx, params)
 	if isHeaderMismatch(err) && cctx.Err() == nil {
 		// -32020: the server rejected a header derived from the tool's
 		// definition (Mcp-Param-*), which go-sdk takes from this session's

@@ -62,6 +62,17 @@ type serverConn struct {
 	// logLevel is the level the gateway asked the server for ("" none).
 	logLevel mcp.LoggingLevel // under mu
 
+	// inflight are the running tool calls, to which a legacy session's
+	// elicitation/create is attributed (inflight.go).
+	inflight inflightCalls
+
+	// roots are the block's roots as the last reload left them (a reload
+	// that changes only roots keeps the connection), and client the
+	// go-sdk client of the current session, whose roots setRoots changes.
+	rootsMu sync.Mutex
+	roots   []string
+	client  *mcp.Client
+
 	progressSeq atomic.Uint64
 	progress    sync.Map // progress token (string) → func(Progress)
 
@@ -74,6 +85,9 @@ type serverConn struct {
 	// subscribes them again.
 	subsMu sync.Mutex
 	subs   map[string]int
+
+	// clients are the per-client upstream sessions (perclient.go).
+	clients clientPool
 
 	// httpc is the HTTP client of a remote server, one for its whole life:
 	// reconnects reuse its connections, and the supervisor closes its idle
@@ -128,6 +142,7 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		authChanged: make(chan struct{}, 1),
 		authLost:    make(chan error, 1),
 	}
+	c.roots = s.Roots
 	c.stderrLimit = newStderrLimiter(c.logger)
 	c.logLimit = newLogLimiter(c.logger, "server log messages suppressed", "messages")
 	c.strayLimit = newLogLimiter(c.logger, "stray answers suppressed", "answers")
@@ -168,6 +183,7 @@ func (c *serverConn) snapshot() ServerStatus {
 		st.RejectedTools = c.cat.rejected
 		st.UncheckedTools = c.cat.unchecked
 	}
+	st.ClientSessions = c.clients.count()
 	return st
 }
 
@@ -201,6 +217,7 @@ func (c *serverConn) current() (*mcp.ClientSession, *catalog, error) {
 // failure when restarts are off.
 func (c *serverConn) run(ctx context.Context) {
 	defer close(c.done)
+	defer c.clients.closeAll(true)
 	defer c.logLimit.flush()
 	defer c.strayLimit.flush()
 	defer c.stderrLimit.flush()
@@ -381,17 +398,25 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		default:
 		}
 	}
-	// No roots, sampling or elicitation yet: a non-nil value replaces
-	// go-sdk's default of advertising roots. Every server learns that this
-	// client renders MCP Apps.
-	caps := &mcp.ClientCapabilities{}
+	// Elicitation (form and url) is answered for the call in flight
+	// (inflight.go: serverRequests, which answers elicitation/create
+	// before go-sdk would, so no ElicitationHandler); roots only when the block declares some; sampling is
+	// never advertised, and a request for it gets samplingRefusal. A
+	// non-nil value replaces go-sdk's default of advertising roots. Every
+	// server learns that this client renders MCP Apps.
+	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+		Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{},
+	}}
+	roots := c.currentRoots()
+	if len(roots) > 0 {
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	}
 	apps.Advertise(caps)
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, &mcp.ClientOptions{
 		Capabilities: caps,
 		// A modern server's input_required answer (SEP-2322) comes back as
-		// it is (NeedsInput): the host has nobody to ask, the gateway
-		// relays it to its client, and every other door turns it into an
-		// *InputRequiredError (pipeline.go).
+		// it is (NeedsInput): the gateway relays it to its client, and
+		// every other door answers its rounds in the pipeline (rounds.go).
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		// A change notification invalidates the cached list before the
 		// catalog is fetched again, so the refetch reaches the server.
@@ -426,6 +451,11 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		},
 	})
 
+	client.AddReceivingMiddleware(c.serverRequests)
+	client.AddRoots(configRoots(roots)...)
+	c.rootsMu.Lock()
+	c.client = client
+	c.rootsMu.Unlock()
 	return c.connectNegotiated(ctx, dctx, client, refresh)
 }
 
@@ -596,6 +626,7 @@ func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec
 	c.session = nil
 	c.status.PID = 0
 	c.mu.Unlock()
+	c.clients.closeAll(false)
 	_ = cs.Close()
 	killGroup(cmd)
 	if ctx.Err() != nil {

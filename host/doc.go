@@ -5,7 +5,20 @@
 // templates, and the one call pipeline (pipeline.go) that every door runs:
 // Call for a session of the WebShell and the API, CallTool for one-shot
 // commands; what differs between them (a record or none, how an `ask` is
-// answered) is data handed to the pipeline, not a copy of its stages.
+// answered, how a server's question is answered) is data handed to the
+// pipeline, not a copy of its stages.
+//
+// A server may ask the user something while a call runs (elicit.go): on
+// a legacy session an elicitation/create, which the connection attributes
+// to the call in flight (inflight.go); on a
+// 2026-07-28 session an input_required round, which the pipeline answers
+// itself and retries (rounds.go), except for the gateway, whose clients
+// answer their own rounds. Either way the request is checked (a flat
+// schema within bounds, an http or https URL), asked through the call's
+// door (the broker of pending elicitations for the WebShell and the API,
+// the terminal for the CLI) and recorded in the call's trail without a
+// secret value. roots/list is answered from the server block's roots;
+// sampling is refused (mcphost has no model) and never advertised.
 //
 // Every server is connected and supervised independently: a server that fails
 // to start, exits, hangs or sends garbage changes its own [ServerStatus] and

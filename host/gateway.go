@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
@@ -485,6 +484,10 @@ type CallInput struct {
 	Capabilities *mcp.ClientCapabilities
 	Responses    mcp.InputResponseMap
 	RequestState string
+	// own: mcphost answered the round itself (rounds.go), so the request
+	// declares mcphost's own capabilities (go-sdk adds them), not a
+	// client's.
+	own bool
 }
 
 // retry reports whether in answers an earlier input request: such a
@@ -502,6 +505,9 @@ func (in *CallInput) relay(cs *mcp.ClientSession, meta mcp.Meta) (mcp.Meta, mcp.
 	}
 	if ir := cs.InitializeResult(); ir == nil || ir.ProtocolVersion < modernProtocolVersion {
 		return meta, nil, ""
+	}
+	if in.own {
+		return meta, in.Responses, in.RequestState
 	}
 	out := maps.Clone(meta)
 	if out == nil {
@@ -541,50 +547,6 @@ func relayedCapabilities(client *mcp.ClientCapabilities) map[string]any {
 	return out
 }
 
-// InputRequiredError is a call whose server asked for input (an
-// input_required answer, SEP-2322) where nobody can give it: the WebShell,
-// the API and the CLI have no elicitation, sampling or roots of their own.
-type InputRequiredError struct {
-	Server, Tool string
-	// Asks are the kinds of input asked for (elicitation, sampling, roots),
-	// sorted; empty when the server only asked to be retried later.
-	Asks []string
-}
-
-func (e *InputRequiredError) Error() string {
-	what := "asks to be called again later (an input_required answer without input requests)"
-	if len(e.Asks) > 0 {
-		what = "asks the caller for input (" + strings.Join(e.Asks, ", ") + "), which only an MCP client of the gateway can give"
-	}
-	return fmt.Sprintf("call %s.%s: the server %s", e.Server, e.Tool, what)
-}
-
-// inputRequired is the error for an input_required answer nobody can
-// give.
-func inputRequired(server, tool string, res *mcp.CallToolResult) error {
-	e := &InputRequiredError{Server: server, Tool: tool}
-	seen := map[string]bool{}
-	for _, ir := range res.InputRequests {
-		var kind string
-		switch ir.(type) {
-		case *mcp.ElicitParams:
-			kind = "elicitation"
-		case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
-			kind = "sampling"
-		case *mcp.ListRootsParams:
-			kind = "roots"
-		default:
-			kind = fmt.Sprintf("%T", ir)
-		}
-		if !seen[kind] {
-			seen[kind] = true
-			e.Asks = append(e.Asks, kind)
-		}
-	}
-	sort.Strings(e.Asks)
-	return e
-}
-
 // GatewaySealKey returns the key the gateway seals the requestState it
 // hands its clients with: derived from the daemon's credential key, so a
 // client's next round still opens after a restart, and never the
@@ -610,7 +572,9 @@ func (h *Host) GatewaySealKey() []byte {
 // *PolicyError with the outcome.
 func (h *Host) GatewayCall(ctx context.Context, req SessionCall, elicit func(context.Context, Approval) (outcome string, answered bool), onProgress func(Progress)) (*CallOutcome, error) {
 	req.Origin = OriginGateway
-	d := door{record: h.store != nil, onProgress: onProgress, relayInput: true}
+	// A legacy upstream's elicitation on the shared session is answered
+	// in the WebShell (a modern one's rounds are relayed to the client).
+	d := door{record: h.store != nil, onProgress: onProgress, relayInput: true, elicit: h.elicitBroker}
 	d.ask = func(ctx context.Context, principal string, a Approval) (string, error) {
 		if elicit != nil {
 			if outcome, answered := elicit(ctx, a); answered {
@@ -696,5 +660,10 @@ func (h *Host) GatewaySetLogLevel(ctx context.Context, c Caller, server string, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
 	defer cancel()
+	for _, pcs := range conn.clients.sessions() {
+		if err := pcs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+			conn.logger.Warn("setting the log level of a per-client upstream session", "level", level, "err", err)
+		}
+	}
 	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
 }

@@ -83,6 +83,9 @@ type Options struct {
 	// logMessage hears each notifications/message of a server that the
 	// log limiter let through (set by New: it fans out to WatchLogs).
 	logMessage func(server string, p *mcp.LoggingMessageParams)
+	// elicit answers a legacy session's elicitation/create for the call
+	// it was attributed to (set by New: Host.answerElicitation).
+	elicit func(ctx context.Context, call *inflightCall, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
 }
 
 // Host runs the configured servers. Create it with [New], start it with
@@ -103,6 +106,7 @@ type Host struct {
 	metrics     metrics
 	calls       calls
 	approvals   approvals
+	elicits     elicitations     // pending elicitations (elicit.go)
 	limiter     limiter          // per-principal call limits (ratelimit.go)
 	credKey     []byte           // derives WebShell credentials (principal.go)
 	pluginRT    *plugins.Runtime // shared by every generation's plugins; closed last
@@ -177,6 +181,9 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	opts.oauth = &oauthRef{}
 	opts.onPrincipalStatus = func(principal string, st ServerStatus) {
 		h.publish(Event{Type: EventServer, Principal: principal, Data: st})
+	}
+	opts.elicit = func(ctx context.Context, call *inflightCall, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return h.answerElicitation(ctx, call, 0, p)
 	}
 	h.opts = opts
 	if err := h.setupOAuth(cfg); err != nil {

@@ -70,6 +70,11 @@ type SessionCall struct {
 	// Input is what a gateway client relays for a server that asks for
 	// input (input_required, SEP-2322); nil for every other door.
 	Input *CallInput
+	// Relay is the gateway client on a 2025-11-25 session, which can be
+	// asked what a server asks during its calls: with a server block's
+	// session_mode = "per_client" the call goes on an upstream session of
+	// the client's own (perclient.go). Nil for every other door.
+	Relay *ClientRelay
 }
 
 // runningCall is a call that can be cancelled through CancelCall.
@@ -150,7 +155,7 @@ func (h *Host) Call(ctx context.Context, req SessionCall) (*store.Entry, error) 
 	if h.store == nil {
 		return nil, ErrNoStore
 	}
-	out, err := h.pipeline(ctx, req, door{record: true, ask: h.ask})
+	out, err := h.pipeline(ctx, req, door{record: true, ask: h.ask, elicit: h.elicitBroker})
 	if out == nil {
 		return nil, err
 	}
@@ -172,9 +177,14 @@ type door struct {
 	onProgress func(Progress)
 	// relayInput: a server's input_required answer is the outcome's result,
 	// for the caller to answer and retry (the gateway's clients); without
-	// it the call fails with an *InputRequiredError, since nobody here can
-	// answer.
+	// it the pipeline answers the rounds itself (rounds.go), asking
+	// through elicit.
 	relayInput bool
+	// elicit answers a server's elicitation (a legacy session's
+	// elicitation/create, or an input_required round when the door does
+	// not relay them): the WebShell and the API ask through the broker,
+	// the CLI at its terminal; nil declines (elicit.go).
+	elicit elicitFunc
 }
 
 // callOutcome is what the pipeline made of a call that reached its policy
@@ -202,7 +212,9 @@ type callOutcome struct {
 // display plugins and `app` phase; the record. It returns an error, and no
 // outcome, for what stops a call before its policies run; a refusal by a
 // `call` or `result` rule is a *PolicyError with the outcome.
-func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutcome, error) {
+func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *callOutcome, err error) {
+	ctx, span := startCallSpan(ctx, &req)
+	defer func() { endCallSpan(span, out, err) }()
 	if d.record {
 		if err := h.checkSession(ctx, req.Principal.Name, req.SessionID); err != nil {
 			return nil, err
@@ -272,7 +284,7 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 		ProtocolVersion: st.ProtocolVersion,
 		StartedAt:       time.Now().UTC(),
 	}
-	out := &callOutcome{entry: entry}
+	out = &callOutcome{entry: entry}
 	trail := &Trail{}
 	pol := newPolicyRun(g, req.Principal, c, tool, origin, args, decoded, trail)
 	pol.callID = callID
@@ -299,7 +311,12 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 
 	// Policy, phase call (list rules first: a hidden tool is answered as
 	// one that does not exist, and only the audit log knows).
-	dec := pol.decide(cctx, policies.PhaseCall)
+	pctx, pspan := startStage(cctx, "policy call")
+	dec := pol.decide(pctx, policies.PhaseCall)
+	if pspan.IsRecording() {
+		pspan.SetAttributes(attrEffect.String(string(dec.Effect)), attrRule.String(dec.Rule))
+	}
+	pspan.End()
 	if hidden(dec) {
 		h.appendAudit(ctx, req.Principal.Name, req.SessionID, pol.audit)
 		return nil, unknownTool(req.Server, req.Tool, cat)
@@ -344,16 +361,39 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 			}
 		}
 	}
-	res, err := c.callTool(cctx, cs, req.Tool, args, req.Input, progress)
+	// The call is in flight on its connection while it runs, so that a
+	// legacy server's elicitation/create finds it (inflight.go).
+	inflight := &inflightCall{principal: req.Principal.Name, sessionID: req.SessionID, callID: callID,
+		server: req.Server, tool: req.Tool, ctx: cctx, elicit: d.elicit, asks: &callAsks{}}
+	removeInflight := c.inflight.add(inflight)
+	// A gateway client's call to a per-client server goes on the client's
+	// own upstream session (perclient.go).
+	callCS := cs
+	var res *mcp.CallToolResult
+	if c.perClient(&req, cs) {
+		pcs, release, perr := c.clientSession(cctx, req.Relay)
+		switch {
+		case perr != nil:
+			err = perr
+		case pcs != nil:
+			callCS = pcs
+			defer release()
+		}
+	}
+	if err == nil {
+		res, err = c.callTool(cctx, callCS, req.Tool, args, req.Input, progress)
+	}
 	c.callFailed(err) // an authorization failure: the session waits for a sign-in
-	took := time.Since(entry.StartedAt)
 	// An input_required answer is not a result yet: relayed as it is, past
 	// the result and App stages (the answer to the last round goes through
-	// them), or a failure where nobody can answer it.
-	needsInput := err == nil && res.NeedsInput()
-	if needsInput && !d.relayInput {
-		err, res, needsInput = inputRequired(req.Server, req.Tool, res), nil, false
+	// them), or answered here, round by round.
+	if err == nil && res.NeedsInput() && !d.relayInput {
+		res, err = h.answerRounds(cctx, c, callCS, inflight, req.Tool, args, res, progress)
 	}
+	removeInflight()
+	trail.Input = inflight.asks.list()
+	took := time.Since(entry.StartedAt)
+	needsInput := err == nil && res.NeedsInput()
 	out.upstream = err
 	switch {
 	case err != nil && cctx.Err() != nil:
@@ -411,7 +451,9 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (*callOutc
 // record appends entry with its trail and audit records to the transcript
 // and publishes it. The entry is recorded even when the caller went away:
 // the call happened, and the transcript must say so.
-func (h *Host) record(ctx context.Context, principal string, entry *store.Entry, trail *Trail, audit []store.Audit) (*store.Entry, error) {
+func (h *Host) record(ctx context.Context, principal string, entry *store.Entry, trail *Trail, audit []store.Audit) (_ *store.Entry, err error) {
+	ctx, span := startStage(ctx, "store record")
+	defer func() { endSpan(span, err) }()
 	entry.Trail = trail.raw()
 	entry.Audit = audit
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

@@ -24,6 +24,10 @@ type Trail struct {
 	Approval string `json:"approval,omitempty"`
 	// Plugins are the plugin runs, result stage then display stage.
 	Plugins []plugins.Outcome `json:"plugins,omitempty"`
+	// Input is what the server asked while the call ran (elicitation,
+	// roots, sampling) and how each ended, never a secret value
+	// (elicit.go).
+	Input []InputAsk `json:"input,omitempty"`
 }
 
 // TrailDecision is one policy decision of a call.
@@ -38,7 +42,7 @@ type TrailDecision struct {
 }
 
 func (t *Trail) empty() bool {
-	return len(t.Decisions) == 0 && t.Approval == "" && len(t.Plugins) == 0
+	return len(t.Decisions) == 0 && t.Approval == "" && len(t.Plugins) == 0 && len(t.Input) == 0
 }
 
 // raw encodes the trail, or returns nil when nothing happened.
@@ -164,7 +168,9 @@ func (h *Host) ToolsFor(ctx context.Context, p Principal, origin, server string)
 // resultStage runs the result plugins and then the result policies on res.
 // It returns the result to show (nil when a plugin failed or a policy
 // withheld it) and, when it is nil, the status and error to record.
-func (pol *policyRun) resultStage(ctx context.Context, p Principal, c *serverConn, cat *catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult) (*mcp.CallToolResult, string, error) {
+func (pol *policyRun) resultStage(ctx context.Context, p Principal, c *serverConn, cat *catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult) (_ *mcp.CallToolResult, _ string, err error) {
+	ctx, span := startStage(ctx, "result stage")
+	defer func() { endSpan(span, err) }()
 	trail := pol.trail
 	if pol.plugins != nil && pol.plugins.Has(plugins.StageResult, c.cfg.Name, tool.Name) {
 		out, outcomes, err := pol.plugins.RunResult(ctx, plugins.ResultInput{
@@ -201,6 +207,8 @@ func (pol *policyRun) displayStage(ctx context.Context, p Principal, c *serverCo
 	if d == nil || d.HTML == "" {
 		return
 	}
+	ctx, span := startStage(ctx, "display stage")
+	defer span.End()
 	if pol.plugins != nil && pol.plugins.Has(plugins.StageDisplay, c.cfg.Name, tool.Name) {
 		out, outcomes, err := pol.plugins.RunDisplay(ctx, plugins.DisplayInput{
 			Server: c.cfg.Name, Tool: tool.Name, Arguments: args,

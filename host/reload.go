@@ -154,8 +154,18 @@ func (h *Host) checkServerFilter(cfg *config.Config) error {
 }
 
 // sameServer reports whether two server blocks configure the same server:
-// every setting equal, wherever the blocks sit in their files.
-func sameServer(a, b config.Server) bool { return sameIgnoringRanges(a, b) }
+// every setting equal, wherever the blocks sit in their files. Roots may
+// differ while both blocks have some: the running session keeps its
+// process, and the new roots reach the server as roots/list_changed
+// (serverConn.setRoots). Adding the first root or removing the last
+// changes the capabilities mcphost declares, so that reconnects.
+func sameServer(a, b config.Server) bool {
+	if (len(a.Roots) > 0) != (len(b.Roots) > 0) {
+		return false
+	}
+	a.Roots, b.Roots = nil, nil
+	return sameIgnoringRanges(a, b)
+}
 
 // ReloadOptions are the conditions of [Host.ReloadWith].
 type ReloadOptions struct {
@@ -306,6 +316,11 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 		}
 	}
 	h.cur.Store(g)
+	for _, s := range cfg.Servers {
+		if c := g.byName[s.Name]; c != nil && old.byName[s.Name] == c {
+			c.setRoots(s.Roots) // a kept server whose roots changed hears of it
+		}
+	}
 	if n := h.revoke(g); n > 0 {
 		h.opts.Logger.Info("event streams ended: their credential no longer authenticates", "streams", n)
 	}
@@ -334,7 +349,7 @@ func (h *Host) checkPlugins(ctx context.Context, cfg *config.Config) hcl.Diagnos
 // retire stops the old generation's replaced servers and closes its
 // plugins once no call holds it any more, or after drainBound.
 func (h *Host) retire(old *generation, conns []*serverConn, next *plugins.Set) {
-	bound := drainBound(old, h.opts.ApprovalTimeout)
+	bound := drainBound(old, h.opts.ApprovalTimeout+h.elicitTimeout(old))
 	var started []*serverConn // before Start, a connection never ran
 	for _, c := range conns {
 		if c.stop != nil {
@@ -375,8 +390,8 @@ func (h *Host) retire(old *generation, conns []*serverConn, next *plugins.Set) {
 }
 
 // drainBound is how long a retired generation waits for its calls: the
-// longest call_timeout of its servers plus the approval timeout (a call
-// may wait for a person first), and a margin.
+// longest call_timeout of its servers plus the approval and elicitation
+// timeouts (a call may wait for a person), and a margin.
 func drainBound(g *generation, approval time.Duration) time.Duration {
 	d := time.Duration(0)
 	for _, s := range g.cfg.Servers {
@@ -403,6 +418,9 @@ func restartOnly(a, b *config.Config) []string {
 	}
 	if a.Store.Sync != b.Store.Sync {
 		out = append(out, "store.sync") // the store is opened once, before the host
+	}
+	if a.Telemetry != b.Telemetry {
+		out = append(out, "telemetry") // the trace exporter is set up once, at start
 	}
 	return out
 }

@@ -75,7 +75,9 @@ type ServerPlan struct {
 	Name   string `json:"name"`
 	Action string `json:"action"` // PlanKept, PlanRestarted, PlanAdded or PlanRemoved
 	// Changed names the attributes of a restarted server's block that
-	// differ (its values are never shown: env and headers hold secrets).
+	// differ (its values are never shown: env and headers hold secrets);
+	// for a kept server, "roots" when only its roots changed (they are
+	// sent to the running session).
 	Changed []string `json:"changed,omitempty"`
 }
 
@@ -141,6 +143,8 @@ func (h *Host) plan(old *generation, cfg *config.Config) ReloadPlan {
 			sp.Action = PlanKept
 			if !sameServer(*o, s) {
 				sp.Action, sp.Changed = PlanRestarted, serverChanges(*o, s)
+			} else if !slices.Equal(o.Roots, s.Roots) {
+				sp.Changed = []string{"roots"} // sent to the running session
 			}
 		}
 		switch sp.Action {
@@ -182,6 +186,9 @@ func (h *Host) plan(old *generation, cfg *config.Config) ReloadPlan {
 	}
 	if old.cfg.WatchConfig != cfg.WatchConfig {
 		p.Settings = append(p.Settings, "watch_config")
+	}
+	if old.cfg.ElicitationTimeout != cfg.ElicitationTimeout {
+		p.Settings = append(p.Settings, "elicitation_timeout")
 	}
 	return p
 }

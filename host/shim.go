@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // maxShimBody bounds the request bodies the header shim looks into; larger
@@ -39,6 +42,9 @@ func (s headerShim) CloseIdleConnections() {
 
 func (s headerShim) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
+	// The trace of the call this request belongs to, when traces are on
+	// (tracing.go): the W3C traceparent header.
+	otel.GetTextMapPropagator().Inject(req.Context(), propagation.HeaderCarrier(req.Header))
 	for k, v := range s.static {
 		if req.Header.Get(k) == "" {
 			req.Header.Set(k, v)

@@ -79,6 +79,9 @@ type ServerStatus struct {
 	// NameCollisions are tools the gateway's /mcp does not serve because
 	// their SERVER__TOOL name is also another tool's (neither is served).
 	NameCollisions []NameCollision `json:"nameCollisions,omitempty"`
+	// ClientSessions counts the per-client upstream sessions open now
+	// (session_mode = "per_client").
+	ClientSessions int `json:"clientSessions,omitempty"`
 
 	// LastError is the most recent failure (connect, list or exit), with the
 	// tail of the server's stderr when it has one.

@@ -29,6 +29,8 @@ type clientFlags struct {
 	json    *bool
 	verbose *bool
 	as      *string
+	daemon  *string
+	local   *bool
 }
 
 func (e *env) clientFlagSet(name, synopsis string) (*flag.FlagSet, clientFlags) {
@@ -38,6 +40,8 @@ func (e *env) clientFlagSet(name, synopsis string) (*flag.FlagSet, clientFlags) 
 		json:    fs.Bool("json", false, "print JSON on stdout"),
 		verbose: fs.Bool("v", false, "log connection details and server stderr on stderr"),
 		as:      fs.String("as", "owner", "the principal `NAME` the policies and plugins see: owner (no groups) or a principal of the config"),
+		daemon:  fs.String("daemon", "", "go through the daemon at `URL` (default: the one serving the config's data_dir, if any)"),
+		local:   fs.Bool("local", false, "run in-process, one-shot, even when a daemon serves the config's data_dir"),
 	}
 	return fs, cf
 }
@@ -144,13 +148,29 @@ func (e *env) servers(ctx context.Context, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
+	if d, code := e.daemonOf(ctx, cf); d != nil || code >= 0 {
+		if d == nil {
+			return code
+		}
+		statuses, err := d.servers(ctx)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "mcphost servers: %s\n", termsafe.Line(err.Error()))
+			return exitFailure
+		}
+		return e.printServers(statuses, *cf.json)
+	}
 	defer e.closeAll()
 	h, _, code := e.openHost(ctx, cf, nil)
 	if h == nil {
 		return code
 	}
-	statuses := h.Servers()
-	if *cf.json {
+	return e.printServers(h.Servers(), *cf.json)
+}
+
+// printServers prints the server table (or JSON) and the details of what
+// went wrong; it fails when a server failed.
+func (e *env) printServers(statuses []host.ServerStatus, asJSON bool) int {
+	if asJSON {
 		writeJSON(e.stdout, statuses)
 	} else {
 		// Server names and transports come from the config; every other
@@ -267,6 +287,29 @@ func (e *env) tools(ctx context.Context, args []string) int {
 	if server != "" {
 		names = []string{server}
 	}
+	if d, code := e.daemonOf(ctx, cf); d != nil || code >= 0 {
+		if d == nil {
+			return code
+		}
+		views, err := d.tools(ctx, server)
+		if err == nil && server != "" && len(views) == 0 {
+			err = e.knownServer(ctx, d, server)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "mcphost tools: %s\n", termsafe.Line(err.Error()))
+			return exitFailure
+		}
+		statuses, err := d.servers(ctx)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "mcphost tools: %s\n", termsafe.Line(err.Error()))
+			return exitFailure
+		}
+		tools := make([]host.Tool, 0, len(views))
+		for _, v := range views {
+			tools = append(tools, toolOfView(v))
+		}
+		return e.printTools(tools, views, statuses, server, one, *cf.json)
+	}
 	defer e.closeAll()
 	h, _, code := e.openHost(ctx, cf, names)
 	if h == nil {
@@ -277,6 +320,16 @@ func (e *env) tools(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost tools: %s\n", termsafe.Line(err.Error()))
 		return exitFailure
 	}
+	views := make([]host.ToolView, 0, len(tools))
+	for _, t := range tools {
+		views = append(views, t.View())
+	}
+	return e.printTools(tools, views, h.Servers(), server, one, *cf.json)
+}
+
+// printTools prints the tools (views: the same as JSON), or the one
+// named, and what the statuses say went wrong.
+func (e *env) printTools(tools []host.Tool, views []host.ToolView, statuses []host.ServerStatus, server, one string, asJSON bool) int {
 	switch {
 	case one != "":
 		i := slices.IndexFunc(tools, func(t host.Tool) bool { return t.Tool.Name == one })
@@ -288,17 +341,13 @@ func (e *env) tools(ctx context.Context, args []string) int {
 			fmt.Fprintf(e.stderr, "mcphost tools: server %q has no tool %q (it has: %s)\n", server, termsafe.Line(one), termsafe.Line(strings.Join(names, ", ")))
 			return exitUsage
 		}
-		if *cf.json {
-			writeJSON(e.stdout, tools[i].View())
+		if asJSON {
+			writeJSON(e.stdout, views[i])
 		} else {
 			e.printTool(tools[i])
 		}
-	case *cf.json:
-		out := make([]host.ToolView, 0, len(tools))
-		for _, t := range tools {
-			out = append(out, t.View())
-		}
-		writeJSON(e.stdout, out)
+	case asJSON:
+		writeJSON(e.stdout, views)
 	default:
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		for _, t := range tools {
@@ -310,8 +359,11 @@ func (e *env) tools(ctx context.Context, args []string) int {
 		}
 		tw.Flush()
 	}
-	code = exitOK
-	for _, s := range h.Servers() {
+	code := exitOK
+	for _, s := range statuses {
+		if server != "" && s.Name != server {
+			continue
+		}
 		if s.State == host.StateFailed {
 			fmt.Fprintf(e.stderr, "mcphost tools: %s: %s\n", s.Name, termsafe.Line(s.LastError))
 			code = exitFailure
@@ -422,6 +474,12 @@ func (e *env) call(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 
+	if d, code := e.daemonOf(ctx, cf); d != nil || code >= 0 {
+		if d == nil {
+			return code
+		}
+		return e.callViaDaemon(ctx, d, server, tool, rawArgs, pairs, *cf.json)
+	}
 	defer e.closeAll()
 	h, _, code := e.openHost(ctx, cf, []string{server})
 	if h == nil {
@@ -452,6 +510,8 @@ func (e *env) call(ctx context.Context, args []string) int {
 		Principal:  e.principal,
 		Origin:     host.OriginUser,
 		OnProgress: func(p host.Progress) { fmt.Fprintln(e.stderr, progressLine(p)) },
+		// A server's question is asked at the terminal, or declined.
+		Elicit: e.elicitFunc(fs.Arg(1) == "-"),
 	})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost call: %s\n", termsafe.Line(err.Error()))
@@ -465,7 +525,12 @@ func (e *env) call(ctx context.Context, args []string) int {
 		}
 		return exitFailure
 	}
-	if *cf.json {
+	return e.printResult(res, server, tool, *cf.json)
+}
+
+// printResult prints a call's result; an error result fails.
+func (e *env) printResult(res *mcp.CallToolResult, server, tool string, asJSON bool) int {
+	if asJSON {
 		writeJSON(e.stdout, res)
 	} else {
 		printContent(e.stdout, res)

@@ -73,6 +73,8 @@ func TestScripts(t *testing.T) {
 	misbehave := testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/misbehave")
 	// The go-sdk fixture server (fx.echo, fx.fail, …).
 	wellbehaved := testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/wellbehaved")
+	// The server whose tools ask for input (elicitation, roots, sampling).
+	elicit := testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/elicit")
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -88,6 +90,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOSTILE_WASM", hostileWasm)
 			env.Setenv("MISBEHAVE", misbehave)
 			env.Setenv("WELLBEHAVED", wellbehaved)
+			env.Setenv("ELICIT", elicit)
 			// Under -race every process sleeps 1s at exit so other goroutines
 			// can finish their reports; a script starts dozens (each call
 			// also runs the demo as a child). Races found in them are still

@@ -37,10 +37,13 @@ Usage:
                                                      sign in to OAuth servers through the running daemon
   mcphost validate [-json] FILE...                   check config files
   mcphost fmt      [-check] FILE...                  format config files in place
-  mcphost servers  [-config FILE] [-json] [-v]       connect and show every server
-  mcphost tools    [-config FILE] [-json] [-v] [-as NAME] [SERVER | SERVER.TOOL]
-  mcphost call     [-config FILE] [-json] [-v] [-as NAME] SERVER.TOOL
-                   [JSON-ARGUMENTS | - | KEY=VALUE... | KEY:=JSON...]
+  mcphost servers  [CLIENT FLAGS]                    show every server
+  mcphost tools    [CLIENT FLAGS] [SERVER | SERVER.TOOL]
+  mcphost call     [CLIENT FLAGS] SERVER.TOOL [JSON-ARGUMENTS | - | KEY=VALUE... | KEY:=JSON...]
+  mcphost resources [CLIENT FLAGS] [SERVER]         list resources and templates
+  mcphost resources read [CLIENT FLAGS] [-o FILE] SERVER URI
+  mcphost prompts  [CLIENT FLAGS] [SERVER]
+  mcphost prompts  get [CLIENT FLAGS] SERVER.PROMPT [KEY=VALUE...]
   mcphost policy   eval [-config FILE] [-json] [-expect EFFECT] -phase PHASE INPUT.json
                                                      evaluate the policies on one input
   mcphost plugin   run [-config FILE] [-stage STAGE] [-timeout D] [-c KEY=VALUE]... NAME|FILE.wasm INPUT.json
@@ -53,6 +56,11 @@ Usage:
                                                      mcphost servers from MCP client configs
   mcphost demo     revenue                           the built-in demo MCP server (stdio)
   mcphost version
+
+Client flags: [-config FILE] [-json] [-v] [-as NAME] [-daemon URL | -local].
+The client commands go through the daemon serving the config's data_dir
+when one runs (its transcript, audit log and warm servers), or -daemon URL;
+-local (or no daemon) connects the servers in-process for this one command.
 
 Without -config, commands use the embedded default config (the revenue demo).
 Exit status: 0 ok, 1 runtime failure, 2 usage or config error, 3 denied by a policy.
@@ -107,6 +115,10 @@ func (e *env) run(ctx context.Context, args []string) int {
 		return e.tools(ctx, rest)
 	case "call":
 		return e.call(ctx, rest)
+	case "resources":
+		return e.resources(ctx, rest)
+	case "prompts":
+		return e.prompts(ctx, rest)
 	case "policy":
 		return e.policy(ctx, rest)
 	case "plugin":

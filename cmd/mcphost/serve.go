@@ -23,6 +23,7 @@ import (
 	"github.com/mcphost/mcphost/host/httpapi"
 	"github.com/mcphost/mcphost/host/httpapi/webshell"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/telemetry"
 )
 
 // dbFile is the daemon's database in data_dir.
@@ -89,6 +90,19 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitFailure
 	}
+	stopTraces, err := telemetry.Setup(ctx, telemetry.Config{
+		Endpoint: cfg.Telemetry.OTLPEndpoint, ServiceName: cfg.Telemetry.ServiceName, ServiceVersion: version(),
+		Logger: logger.With("component", "telemetry"),
+	})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		return exitFailure
+	}
+	defer func() {
+		if err := stopTraces(context.Background()); err != nil {
+			logger.Warn("telemetry: the last traces were not sent", "err", err)
+		}
+	}()
 	storeOpts := host.StoreOptionsFor(cfg)
 	st, err := store.OpenWith(ctx, filepath.Join(cfg.DataDir, dbFile), logger, storeOpts)
 	if err != nil {
@@ -163,6 +177,12 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	} else {
 		fmt.Fprintf(e.stdout, "mcphost is serving the WebShell at %s (sign in with a principal's token)\n", base)
 	}
+	// The client commands find this daemon through data_dir.
+	removeDaemonFile, err := writeDaemonFile(cfg.DataDir, strings.TrimSuffix(base, "/"))
+	if err != nil {
+		logger.Warn("the CLI will not find this daemon on its own (it runs commands locally unless given -daemon URL)", "err", err)
+	}
+	defer removeDaemonFile()
 	serveErr := h.Serve(ctx, ln, handler)
 	closeErr := h.Close()
 	if serveErr != nil {

@@ -16,6 +16,12 @@ listen = "127.0.0.1:7777"
 server "revenue" {
   command = executable()
   args    = ["demo", "revenue"]
+
+  # Each 2025-11-25 MCP client of the gateway gets its own upstream session
+  # (here: its own process) for its calls, so what the server asks during a
+  # call (elicitation, sampling) reaches that client. At most this many.
+  session_mode        = "per_client"
+  max_client_sessions = 8
 }
 
 principal "agent" {

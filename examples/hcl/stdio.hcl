@@ -54,6 +54,13 @@ server "files" {
     NODE_ENV = "production"
   }
 
+  # roots are the directories the server may work in, as absolute file://
+  # URIs, answered to its roots/list (the filesystem server uses them in
+  # place of, or besides, its command-line directories). None by default,
+  # and then mcphost does not advertise roots. A reload that changes only
+  # the roots keeps the process and sends roots/list_changed.
+  roots = ["file:///srv/shared"]
+
   # call_timeout bounds one tools/call, as a duration string ("10s", "1m30s",
   # "250ms"). It must be greater than zero. Default "10m".
   call_timeout = "2m"

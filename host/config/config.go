@@ -36,6 +36,12 @@ const (
 	AppsOff        = "off"        // never
 )
 
+// Values of the per-server `session_mode` setting.
+const (
+	SessionShared    = "shared"     // default: one upstream session for every caller
+	SessionPerClient = "per_client" // an upstream session per legacy gateway client
+)
+
 // Bounds of the App resource settings.
 const (
 	DefaultAppResourceMaxBytes = 1 << 20
@@ -57,6 +63,10 @@ const (
 	DefaultAppCompactAfter        = 7 * 24 * time.Hour
 	DefaultAppCompactSessionBytes = 16 << 20
 	MinAppCompactAfter            = time.Minute
+	// Bounds of elicitation_timeout; DefaultElicitationTimeout when unset.
+	DefaultElicitationTimeout = 2 * time.Minute
+	MinElicitationTimeout     = time.Second
+	MaxElicitationTimeout     = time.Hour
 )
 
 // Defaults and bounds for server timing attributes.
@@ -70,6 +80,9 @@ const (
 	MinRestartBackoffMax     = time.Second
 	MaxRestartBackoffMax     = time.Hour
 	MaxMaxRestarts           = 1000000
+	// Per-client upstream sessions (session_mode = "per_client").
+	DefaultMaxClientSessions = 16
+	MaxMaxClientSessions     = 1024
 	DefaultListen            = "127.0.0.1:7777"
 )
 
@@ -87,6 +100,12 @@ type Config struct {
 	// when the file changes (as on SIGHUP); default false.
 	WatchConfig bool
 
+	// ElicitationTimeout is `elicitation_timeout`: how long a server's
+	// question (elicitation) waits for the user; 0 (unset) means the
+	// host's default, DefaultElicitationTimeout. Clamped to
+	// [MinElicitationTimeout, MaxElicitationTimeout].
+	ElicitationTimeout time.Duration
+
 	// AppCompactAfter is `app_compact_after`: App records of calls older
 	// than this are compacted; default DefaultAppCompactAfter, -1 never.
 	AppCompactAfter time.Duration
@@ -103,6 +122,9 @@ type Config struct {
 
 	// Gateway is the `gateway` block (defaults when there is none).
 	Gateway Gateway
+
+	// Telemetry is the `telemetry` block (traces off without one).
+	Telemetry Telemetry
 
 	// Admins is `admins`: principal and group names whose members are
 	// admins. The daemon's generated owner is always an admin.
@@ -123,6 +145,17 @@ type Config struct {
 	// Files maps each parsed file name to its source, for rendering
 	// diagnostics with snippets (hcl.NewDiagnosticTextWriter).
 	Files map[string]*hcl.File
+}
+
+// Telemetry is the `telemetry` block: OpenTelemetry traces, off (an empty
+// OTLPEndpoint) by default.
+type Telemetry struct {
+	// OTLPEndpoint is `otlp_endpoint`: an http or https base URL of an
+	// OTLP/HTTP collector, such as "http://127.0.0.1:4318"; traces are
+	// posted to its /v1/traces (or to the URL's own path when it has one).
+	OTLPEndpoint string
+	// ServiceName is `service_name` (default "mcphost").
+	ServiceName string
 }
 
 // StoreConfig is the `store` block: settings of the database in data_dir,
@@ -152,6 +185,11 @@ type Server struct {
 	// Auth is the `auth` block: OAuth for a remote server; nil without one.
 	Auth *Auth
 
+	// Roots is `roots`: file URIs answered to the server's roots/list
+	// (absolute file:// URIs, checked at load); none by default, and then
+	// roots are not advertised.
+	Roots []string
+
 	VersionNegotiation  string        // NegotiationLegacy (default) | NegotiationAuto
 	StdioProbe          string        // StdioProbeSibling (default) | StdioProbeInPlace
 	HTTPProbeTimeout    string        // HTTPProbeTimeoutFallback (default) | HTTPProbeTimeoutError
@@ -167,6 +205,14 @@ type Server struct {
 	// RestartBackoffMax is `restart_backoff_max`: the longest wait between
 	// restarts; default DefaultRestartBackoffMax.
 	RestartBackoffMax time.Duration
+	// SessionMode is `session_mode`: SessionShared (default: one upstream
+	// session for every caller) or SessionPerClient (each legacy gateway
+	// client gets upstream sessions of its own, so that what the server
+	// asks during its calls reaches it).
+	SessionMode string
+	// MaxClientSessions is `max_client_sessions`: the cap on per-client
+	// upstream sessions of this server; default DefaultMaxClientSessions.
+	MaxClientSessions int
 
 	// What this server's Apps may ask the WebShell for; each false (denied)
 	// by default. The host's App gate (host.appGate) reads them.

@@ -178,6 +178,7 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	l.diags = append(l.diags, gohcl.DecodeBody(file.Body, l.ctx, &fsch)...)
 	l.decodeTop(cfg, &fsch)
 	l.decodeStore(cfg, fsch.Store)
+	l.decodeTelemetry(cfg, fsch.Telemetry)
 
 	names := map[string]hcl.Range{}
 	for _, b := range fsch.Servers {
@@ -283,6 +284,19 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 
 	if v, st := l.evalBool(f.WatchConfig, "watch_config"); st == valid {
 		cfg.WatchConfig = v
+	}
+
+	if d, st := l.evalDuration(f.ElicitationTimeout, "elicitation_timeout", f.ElicitationTimeoutRange); st == valid {
+		if d < MinElicitationTimeout || d > MaxElicitationTimeout {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid elicitation_timeout",
+				Detail:   fmt.Sprintf("The elicitation_timeout %s is outside [%s, %s]. It is how long a server's question waits for your answer; the default is %s.", durationText(d), durationText(MinElicitationTimeout), durationText(MaxElicitationTimeout), durationText(DefaultElicitationTimeout)),
+				Subject:  f.ElicitationTimeoutRange.Ptr(),
+			})
+		} else {
+			cfg.ElicitationTimeout = d
+		}
 	}
 
 	cfg.AppCompactAfter = DefaultAppCompactAfter

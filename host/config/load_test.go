@@ -101,12 +101,14 @@ func TestLoadFileValues(t *testing.T) {
 	want := &Config{
 		PolicyDefault:   PolicyAllow,
 		AppCompactAfter: DefaultAppCompactAfter, AppCompactSessionBytes: DefaultAppCompactSessionBytes,
-		Listen:      "0.0.0.0:8080",
-		DataDir:     filepath.Join(dir, "state"),
-		LogLevel:    slog.LevelDebug,
-		WatchConfig: true,
-		Store:       StoreConfig{Sync: StoreSyncNormal},
-		Gateway:     Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
+		Listen:             "0.0.0.0:8080",
+		DataDir:            filepath.Join(dir, "state"),
+		LogLevel:           slog.LevelDebug,
+		WatchConfig:        true,
+		ElicitationTimeout: 5 * time.Minute,
+		Store:              StoreConfig{Sync: StoreSyncNormal},
+		Gateway:            Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
+		Telemetry:          Telemetry{ServiceName: DefaultServiceName},
 		Servers: []Server{
 			{
 				Name:      "files",
@@ -115,6 +117,7 @@ func TestLoadFileValues(t *testing.T) {
 				Args:      []string{"-y", "@modelcontextprotocol/server-filesystem", "/srv/data"},
 				Env:       map[string]string{"NODE_ENV": "production", "TOKEN": testToken},
 				Cwd:       filepath.Join(dir, "work"),
+				Roots:     []string{"file:///srv/data"},
 
 				VersionNegotiation: NegotiationAuto,
 				StdioProbe:         StdioProbeSibling, HTTPProbeTimeout: HTTPProbeTimeoutFallback,
@@ -122,6 +125,8 @@ func TestLoadFileValues(t *testing.T) {
 				DiscoveryTimeout:  10 * time.Second,
 				CallTimeout:       90 * time.Second,
 				RestartBackoffMax: DefaultRestartBackoffMax,
+				SessionMode:       SessionShared,
+				MaxClientSessions: DefaultMaxClientSessions,
 				Enabled:           true,
 			},
 			{
@@ -135,6 +140,8 @@ func TestLoadFileValues(t *testing.T) {
 				DiscoveryTimeout:  DefaultDiscoveryTimeout,
 				CallTimeout:       DefaultCallTimeout,
 				RestartBackoffMax: DefaultRestartBackoffMax,
+				SessionMode:       SessionShared,
+				MaxClientSessions: DefaultMaxClientSessions,
 				Enabled:           false,
 			},
 			{
@@ -148,6 +155,8 @@ func TestLoadFileValues(t *testing.T) {
 				DiscoveryTimeout:  250 * time.Millisecond,
 				CallTimeout:       DefaultCallTimeout,
 				RestartBackoffMax: DefaultRestartBackoffMax,
+				SessionMode:       SessionShared,
+				MaxClientSessions: DefaultMaxClientSessions,
 				Enabled:           true,
 			},
 			{
@@ -160,6 +169,8 @@ func TestLoadFileValues(t *testing.T) {
 				DiscoveryTimeout:  DefaultDiscoveryTimeout,
 				CallTimeout:       DefaultCallTimeout,
 				RestartBackoffMax: DefaultRestartBackoffMax,
+				SessionMode:       SessionShared,
+				MaxClientSessions: DefaultMaxClientSessions,
 				Enabled:           true,
 			},
 		},
@@ -176,7 +187,7 @@ func TestLoadFileValues(t *testing.T) {
 		t.Errorf("Filename = %q, want %q", cfg.Filename, path)
 	}
 	s := cfg.Server("search")
-	if s == nil || s.NameRange.Start.Line != 26 || s.DeclRange.Filename != path {
+	if s == nil || s.NameRange.Start.Line != 27 || s.DeclRange.Filename != path {
 		t.Errorf("Server(search) ranges = %+v", s)
 	}
 }
@@ -324,11 +335,12 @@ func TestDefault(t *testing.T) {
 	want := &Config{
 		PolicyDefault:   PolicyAllow,
 		AppCompactAfter: DefaultAppCompactAfter, AppCompactSessionBytes: DefaultAppCompactSessionBytes,
-		Listen:   DefaultListen,
-		DataDir:  filepath.Join(testHome, ".local", "state", "mcphost"),
-		LogLevel: slog.LevelInfo,
-		Store:    StoreConfig{Sync: StoreSyncFull},
-		Gateway:  Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
+		Listen:    DefaultListen,
+		DataDir:   filepath.Join(testHome, ".local", "state", "mcphost"),
+		LogLevel:  slog.LevelInfo,
+		Store:     StoreConfig{Sync: StoreSyncFull},
+		Gateway:   Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
+		Telemetry: Telemetry{ServiceName: DefaultServiceName},
 		Servers: []Server{{
 			Name:               "revenue",
 			Transport:          TransportStdio,
@@ -340,6 +352,8 @@ func TestDefault(t *testing.T) {
 			DiscoveryTimeout:  DefaultDiscoveryTimeout,
 			CallTimeout:       DefaultCallTimeout,
 			RestartBackoffMax: DefaultRestartBackoffMax,
+			SessionMode:       SessionShared,
+			MaxClientSessions: DefaultMaxClientSessions,
 			Enabled:           true,
 		}},
 		Policies: []Policy{{

@@ -28,6 +28,11 @@ type fileSchema struct {
 	// SIGHUP (default false).
 	WatchConfig hcl.Expression `hcl:"watch_config,optional"`
 
+	// elicitation_timeout: how long a server's question waits for the
+	// user's answer before the server gets "cancel" (default "2m").
+	ElicitationTimeout      hcl.Expression `hcl:"elicitation_timeout,optional"`
+	ElicitationTimeoutRange hcl.Range      `hcl:"elicitation_timeout,attr_value_range"`
+
 	// app_compact_after: App display records of calls older than this lose
 	// their HTML (default "168h"; "off" never).
 	AppCompactAfter      hcl.Expression `hcl:"app_compact_after,optional"`
@@ -59,6 +64,8 @@ type fileSchema struct {
 
 	// store: settings of the database in data_dir; at most one.
 	Store []*storeBlock `hcl:"store,block"`
+
+	Telemetry []*telemetryBlock `hcl:"telemetry,block"`
 }
 
 // serverBlock is one `server "NAME"` block.
@@ -92,6 +99,11 @@ type serverBlock struct {
 	HeadersAttr    hcl.Range      `hcl:"headers,attr_range"`
 	// auth: OAuth for a remote server (at most one block).
 	Auth []*authBlock `hcl:"auth,block"`
+
+	// roots: file URIs the server may work in (answered to roots/list);
+	// none by default.
+	Roots      hcl.Expression `hcl:"roots,optional"`
+	RootsRange hcl.Range      `hcl:"roots,attr_value_range"`
 
 	// version_negotiation: "legacy" (default) | "auto".
 	VersionNegotiation      hcl.Expression `hcl:"version_negotiation,optional"`
@@ -139,6 +151,14 @@ type serverBlock struct {
 	// restart_backoff_max: the longest wait between restarts (default 5m).
 	RestartBackoffMax      hcl.Expression `hcl:"restart_backoff_max,optional"`
 	RestartBackoffMaxRange hcl.Range      `hcl:"restart_backoff_max,attr_value_range"`
+
+	// session_mode: "shared" (default) | "per_client": upstream sessions
+	// of their own for the gateway's legacy clients.
+	SessionMode      hcl.Expression `hcl:"session_mode,optional"`
+	SessionModeRange hcl.Range      `hcl:"session_mode,attr_value_range"`
+	// max_client_sessions: the cap on per-client upstream sessions.
+	MaxClientSessions      hcl.Expression `hcl:"max_client_sessions,optional"`
+	MaxClientSessionsRange hcl.Range      `hcl:"max_client_sessions,attr_value_range"`
 
 	// enabled: false keeps the block but does not start the server.
 	Enabled hcl.Expression `hcl:"enabled,optional"`
@@ -188,6 +208,19 @@ type storeBlock struct {
 	// sync: "full" (default) | "normal" — whether every commit is fsynced.
 	Sync      hcl.Expression `hcl:"sync,optional"`
 	SyncRange hcl.Range      `hcl:"sync,attr_value_range"`
+}
+
+// telemetryBlock is the `telemetry` block: where traces go.
+type telemetryBlock struct {
+	DeclRange hcl.Range `hcl:",def_range"`
+
+	// otlp_endpoint: the OTLP/HTTP collector's base URL (traces go to
+	// its /v1/traces).
+	OTLPEndpoint      hcl.Expression `hcl:"otlp_endpoint,optional"`
+	OTLPEndpointRange hcl.Range      `hcl:"otlp_endpoint,attr_value_range"`
+	// service_name: the resource's service.name (default "mcphost").
+	ServiceName      hcl.Expression `hcl:"service_name,optional"`
+	ServiceNameRange hcl.Range      `hcl:"service_name,attr_value_range"`
 }
 
 // policiesBlock is the `policies` block: settings of the policy set.

@@ -147,6 +147,7 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 	}
 	s.Args, s.Env, s.Headers = args, env, headers
 	l.decodeAuth(b, &s, headers)
+	s.Roots = l.decodeRoots(b)
 	if cwdSt == valid {
 		s.Cwd = l.resolvePath(cwd, "cwd", b.CwdRange)
 	}
@@ -305,6 +306,35 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 			})
 		} else {
 			s.RestartBackoffMax = d
+		}
+	}
+
+	s.SessionMode, s.MaxClientSessions = SessionShared, DefaultMaxClientSessions
+	if v, st := l.evalString(b.SessionMode, "session_mode"); st == valid {
+		switch v {
+		case SessionShared, SessionPerClient:
+			s.SessionMode = v
+		default:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid session_mode",
+				Detail: fmt.Sprintf("The session_mode %s is not known. Use %q (the default: one upstream session for every caller) or %q (each MCP client of the gateway on a 2025-11-25 session gets upstream sessions of its own, so that the server's elicitation and sampling requests reach that client).",
+					quoted(b.SessionMode, v), SessionShared, SessionPerClient),
+				Subject: b.SessionModeRange.Ptr(),
+			})
+		}
+	}
+	if n, set := l.boundedInt(b.MaxClientSessions, "max_client_sessions", b.MaxClientSessionsRange, 1, MaxMaxClientSessions, &good,
+		"Invalid max_client_sessions", fmt.Sprintf("max_client_sessions is how many per-client upstream sessions the server may have at once: a whole number from 1 to %d.", MaxMaxClientSessions)); set {
+		if s.SessionMode != SessionPerClient {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Argument only with session_mode = \"per_client\"",
+				Detail:   fmt.Sprintf("Server %q shares one upstream session among its callers, so there are no per-client sessions to cap. Set session_mode = %q or remove max_client_sessions.", b.Name, SessionPerClient),
+				Subject:  b.MaxClientSessionsRange.Ptr(),
+			})
+		} else {
+			s.MaxClientSessions = n
 		}
 	}
 
@@ -492,4 +522,83 @@ func (l *loader) decodePrincipal(b *principalBlock, limit RateLimit) (p Principa
 		p.RateLimit = r
 	}
 	return p, ok
+}
+
+// MaxRoots bounds the roots of one server block.
+const MaxRoots = 64
+
+// decodeRoots reads `roots`: a list of absolute file:// URIs, each with
+// a path and no query or fragment.
+func (l *loader) decodeRoots(b *serverBlock) []string {
+	roots, st := l.evalStringList(b.Roots, "roots")
+	if st != valid {
+		return nil
+	}
+	if len(roots) > MaxRoots {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Too many roots",
+			Detail:   fmt.Sprintf("Server %q declares %d roots; at most %d are allowed.", b.Name, len(roots), MaxRoots),
+			Subject:  b.RootsRange.Ptr(),
+		})
+		return nil
+	}
+	out := make([]string, 0, len(roots))
+	seen := map[string]bool{}
+	for i, r := range roots {
+		subject := l.elementRange(b.Roots, i, b.RootsRange)
+		if err := CheckRootURI(r); err != nil {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid root",
+				Detail:   fmt.Sprintf("Root %d of server %q (%q) %v. Write an absolute file URI, such as \"file:///home/me/project\".", i+1, b.Name, r, err),
+				Subject:  subject.Ptr(),
+			})
+			continue
+		}
+		if seen[r] {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate root",
+				Detail:   fmt.Sprintf("Server %q lists the root %q twice; remove one.", b.Name, r),
+				Subject:  subject.Ptr(),
+			})
+			continue
+		}
+		seen[r] = true
+		out = append(out, r)
+	}
+	return out
+}
+
+// elementRange is the range of element i of a list expression written as
+// a tuple, else fallback.
+func (l *loader) elementRange(expr hcl.Expression, i int, fallback hcl.Range) hcl.Range {
+	if exprs, diags := hcl.ExprList(expr); !diags.HasErrors() && i < len(exprs) {
+		return exprs[i].Range()
+	}
+	return fallback
+}
+
+// CheckRootURI accepts an absolute file URI with a path and no query or
+// fragment; the error says what is wrong.
+func CheckRootURI(raw string) error {
+	if !utf8.ValidString(raw) {
+		return errors.New("is not valid UTF-8")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("does not parse as a URI (%v)", err)
+	}
+	switch {
+	case u.Scheme != "file":
+		return fmt.Errorf("has the scheme %q; roots are file URIs", u.Scheme)
+	case u.Opaque != "" || !strings.HasPrefix(u.Path, "/"):
+		return errors.New("has no absolute path (a file URI starts with file:///)")
+	case u.Host != "" && u.Host != "localhost":
+		return fmt.Errorf("names the host %q; a root is a local directory (file:///path)", u.Host)
+	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(raw, "?#"):
+		return errors.New("has a query or fragment")
+	}
+	return nil
 }

@@ -31,6 +31,7 @@ var fuzzRoutes = []struct {
 	{"app message", "/api/v1/sessions/%s/app-messages", false},
 	{"app link", "/api/v1/sessions/%s/app-links", false},
 	{"approval answer", "/api/v1/approvals/a_0123456789abcdef", false},
+	{"elicitation answer", "/api/v1/elicitations/e_0123456789abcdef", false},
 }
 
 // FuzzRequestBodies sends arbitrary bodies, as application/json with
@@ -54,6 +55,7 @@ func FuzzRequestBodies(f *testing.F) {
 	f.Add(uint8(2), []byte(`{"appEntryId":"e_0123456789abcdef","role":"user","content":[{"type":"text","text":"hi"}]}`))
 	f.Add(uint8(3), []byte(`{"appEntryId":"e_0123456789abcdef","url":"https://example.com/"}`))
 	f.Add(uint8(4), []byte(`{"decision":"approve"}`))
+	f.Add(uint8(5), []byte(`{"action":"accept","content":{"name":"x"}}`))
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return fixture.NewServer() }, nil))

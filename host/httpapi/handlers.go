@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -138,6 +139,10 @@ func (a *api) createSession(c *gin.Context) {
 }
 
 func (a *api) sessions(c *gin.Context) {
+	if q, ok := c.GetQuery("q"); ok {
+		a.searchSessions(c, q)
+		return
+	}
 	ss, err := a.h.Sessions(c.Request.Context(), principal(c))
 	if err != nil {
 		a.fail(c, err)
@@ -173,7 +178,7 @@ func (a *api) call(c *gin.Context) {
 	if !ok {
 		return
 	}
-	entry, err := a.h.Call(c.Request.Context(), host.SessionCall{
+	sc := host.SessionCall{
 		Principal:  principal(c),
 		SessionID:  c.Param("id"),
 		Server:     req.Server,
@@ -182,7 +187,17 @@ func (a *api) call(c *gin.Context) {
 		CallID:     req.CallID,
 		Origin:     origin,
 		AppEntryID: req.AppEntryID,
-	})
+	}
+	if preferAsync(c.Request.Header) {
+		a.callAsync(c, sc)
+		return
+	}
+	entry, err := a.h.Call(c.Request.Context(), sc)
+	a.writeCallAnswer(c, entry, err)
+}
+
+// writeCallAnswer answers a call with its entry, or its error.
+func (a *api) writeCallAnswer(c *gin.Context, entry *store.Entry, err error) {
 	var pe *host.PolicyError
 	if errors.As(err, &pe) {
 		// 403 with the rule and its message, and the recorded entry so the
@@ -467,7 +482,7 @@ func (a *api) fail(c *gin.Context, err error) {
 		writeError(c, http.StatusBadRequest, "invalid_arguments", err.Error())
 	case errors.As(err, &re):
 		writeError(c, http.StatusBadRequest, "bad_request", err.Error())
-	case errors.Is(err, host.ErrCallIDInUse):
+	case errors.Is(err, host.ErrCallIDInUse), errors.Is(err, host.ErrSessionBusy):
 		writeError(c, http.StatusConflict, "conflict", err.Error())
 	case errors.As(err, &mbe):
 		writeError(c, http.StatusRequestEntityTooLarge, "too_large", err.Error())

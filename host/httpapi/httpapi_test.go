@@ -573,6 +573,8 @@ func TestAuthMatrix(t *testing.T) {
 		{"cancel", "DELETE", callPath(sid) + "/no-such-call", "", 404, false},
 		{"entries", "GET", "/api/v1/sessions/" + sid + "/entries", "", 200, false},
 		{"events", "GET", "/api/v1/events", "", 200, true},
+		{"elicitations", "GET", "/api/v1/elicitations", "", 200, false},
+		{"answer elicitation", "POST", "/api/v1/elicitations/e_0123456789abcdef", `{"action":"decline"}`, 404, false},
 		{"metrics", "GET", "/metrics", "", 200, false},
 		{"config", "GET", "/api/v1/config", "", 200, false},
 		{"reload", "POST", "/api/v1/reload", "", 409, false}, // the embedded default: nothing to reload

@@ -123,10 +123,15 @@ wait_line() {
 MCPHOST_CONFORMANCE_TOKEN="$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')"
 export MCPHOST_CONFORMANCE_TOKEN
 
-# The upstream runs over stdio, which go-sdk serves in both eras: with
-# version_negotiation = "auto" mcphost finds it modern (2026-07-28), so the
-# 2026-07-28 scenarios reach a modern upstream; legacy clients of the
-# gateway are served from the same session.
+# The upstream runs over stdio, which go-sdk serves in both eras. The
+# 2026-07-28 scenarios go to "$server": with version_negotiation = "auto"
+# mcphost finds it modern (2026-07-28), so they reach a modern upstream.
+# The 2025-11-25 scenarios go to "$server-legacy", the same program spoken
+# to at 2025-11-25 with session_mode = "per_client": each client of the
+# gateway gets an upstream session (a process) of its own, so what the
+# server asks during a call (elicitation, sampling) reaches the client
+# that made it. (Legacy clients in front of a modern upstream are covered
+# by the Go tests of the gateway.)
 cat >"$work/mcphost.hcl" <<EOF
 listen    = "127.0.0.1:0"
 data_dir  = "$work/data"
@@ -135,6 +140,15 @@ log_level = "debug"
 server "$server" {
   command             = "$work/everything-server"
   version_negotiation = "auto"
+  discovery_timeout   = "10s"
+  call_timeout        = "30s"
+}
+
+server "$server-legacy" {
+  command             = "$work/everything-server"
+  version_negotiation = "legacy"
+  session_mode        = "per_client"
+  max_client_sessions = 64
   discovery_timeout   = "10s"
   call_timeout        = "30s"
 }
@@ -161,7 +175,8 @@ base="$(sed -E 's|.*(http://[^/ ]+)/.*|\1|' <<<"$line")"
 
 # Ready: the server is connected and its era chosen (GET /api/v1/servers;
 # Node.js rather than curl and jq, which a fresh machine may lack).
-if ! ready="$("$node" - "$base/api/v1/servers" "$server" <<'EOF'
+for name in "$server" "$server-legacy"; do
+if ! ready="$("$node" - "$base/api/v1/servers" "$name" <<'EOF'
 const [url, name] = process.argv.slice(2);
 const headers = { Authorization: `Bearer ${process.env.MCPHOST_CONFORMANCE_TOKEN}` };
 (async () => {
@@ -182,10 +197,11 @@ const headers = { Authorization: `Bearer ${process.env.MCPHOST_CONFORMANCE_TOKEN
 })();
 EOF
 )"; then
-	echo "server $server did not become ready: $ready; mcphost's log: $work/mcphost.log" >&2
+	echo "server $name did not become ready: $ready; mcphost's log: $work/mcphost.log" >&2
 	exit 1
 fi
-echo "== $server ready: $ready"
+echo "== $name ready: $ready"
+done
 
 "$work/authproxy" -target "$base" >"$work/authproxy.out" 2>"$work/authproxy.log" &
 pids+=($!)
@@ -193,7 +209,9 @@ if ! line="$(wait_line "$work/authproxy.out" '^listening on http://' 10 "$!")"; 
 	echo "authproxy did not start: $(cat "$work/authproxy.log")" >&2
 	exit 1
 fi
-url="${line#listening on }/mcp/servers/$server"
+declare -A url
+url[2026-07-28]="${line#listening on }/mcp/servers/$server"
+url[2025-11-25]="${line#listening on }/mcp/servers/$server-legacy"
 
 # One suite process per revision, its own --expected-failures verdict kept
 # (exit status) for the summary below, which also checks what the suite
@@ -212,10 +230,10 @@ for rev in "${revisions[@]}"; do
 		echo "no server scenarios listed for $rev" >&2
 		exit 1
 	fi
-	echo "== $rev: $n server scenarios against $url"
+	echo "== $rev: $n server scenarios against ${url[$rev]}"
 	t0=$(date +%s)
 	rc=0
-	"$node" --no-deprecation "$suite" server --url "$url" --requirements "$rev" \
+	"$node" --no-deprecation "$suite" server --url "${url[$rev]}" --requirements "$rev" \
 		--expected-failures "$baseline" --timeout "$scenario_timeout_ms" \
 		-o "$out/results" >"$out/suite.log" 2>&1 || rc=$?
 	took[$rev]=$(($(date +%s) - t0))

@@ -20,8 +20,13 @@
 //
 // It exits 0 when the scenario ran as intended and 1 with a message on
 // stderr otherwise. Scenarios that need client features mcphost does not
-// have (OAuth, elicitation, sampling, roots) fail at once with "not supported
-// by mcphost: …"; they are listed in ../baseline.yml.
+// have (OAuth, sampling, roots) fail at once with "not supported by
+// mcphost: …"; they are listed in ../baseline.yml. A server's elicitation
+// (a legacy elicitation/create or an input_required round) goes through
+// mcphost's own elicitation path (host.CallToolRequest.Elicit, the door the
+// CLI uses), answered by acceptDefaults: accept with no content, so the
+// host applies the schema's defaults (SEP-1034) and checks the answer
+// against the schema before it is sent.
 //
 // When MCPHOST_CONFORMANCE_OUTCOMES names a file, one line
 // "SCENARIO<TAB>ok|fail<TAB>message" is appended to it, so that run.sh can
@@ -63,9 +68,10 @@ type scenarioFunc func(ctx context.Context, s *session, sc map[string]any) error
 // scenarios maps each supported scenario to its driver.
 var scenarios = map[string]scenarioFunc{
 	// Legacy wire (2025-11-25 and earlier).
-	"initialize": runConnectOnly,
-	"tools_call": runToolsCall,
-	"sse-retry":  runSSERetry,
+	"initialize":                          runConnectOnly,
+	"tools_call":                          runToolsCall,
+	"sse-retry":                           runSSERetry,
+	"elicitation-sep1034-client-defaults": runElicitationDefaults,
 	// 2026-07-28 wire.
 	"request-metadata":                 runConnectOnly,
 	"json-schema-ref-no-deref":         runConnectOnly,
@@ -73,6 +79,7 @@ var scenarios = map[string]scenarioFunc{
 	"http-standard-headers":            runStandardHeaders,
 	"http-custom-headers":              runCustomHeaders,
 	"http-invalid-tool-headers":        runInvalidToolHeaders,
+	"sep-2322-client-request-state":    runRequestState,
 }
 
 // unsupported explains, per scenario, the client feature mcphost lacks.
@@ -80,10 +87,6 @@ func unsupported(scenario string) (string, bool) {
 	switch {
 	case strings.HasPrefix(scenario, "auth/"):
 		return authUnsupported(scenario)
-	case scenario == "elicitation-sep1034-client-defaults":
-		return "elicitation (the client advertises no elicitation capability and answers no elicitation/create)", true
-	case scenario == "sep-2322-client-request-state":
-		return "multi-round-trip input requests (SEP-2322): they need an elicitation handler, and mcphost has none", true
 	case strings.HasPrefix(scenario, "sep-2640-"):
 		return "the skills extension (SEP-2640)", true
 	case strings.Contains(scenario, "sampling"):
@@ -282,7 +285,7 @@ func (s *session) call(ctx context.Context, name string, args any) (*mcp.CallToo
 	if err != nil {
 		return nil, fmt.Errorf("encoding the arguments of %q: %w", name, err)
 	}
-	res, err := s.h.CallTool(ctx, host.CallToolRequest{Server: serverName, Tool: name, Arguments: raw})
+	res, err := s.h.CallTool(ctx, host.CallToolRequest{Server: serverName, Tool: name, Arguments: raw, Elicit: acceptDefaults})
 	if err != nil {
 		return nil, err
 	}
@@ -301,6 +304,38 @@ func resultText(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// acceptDefaults answers every question of a server: accept, leaving each
+// field to its default, which mcphost fills in from the requested schema.
+func acceptDefaults(_ context.Context, q host.Elicitation) (host.ElicitationAnswer, error) {
+	fmt.Fprintf(os.Stderr, "conformance-client: %s asks (%s mode): %q; accepting with the schema's defaults\n", q.Server, q.Mode, q.Message)
+	return host.ElicitationAnswer{Action: host.ElicitAccept}, nil
+}
+
+// runElicitationDefaults calls the tool that elicits with a schema of
+// defaults; the mock checks that each omitted field came back with its
+// default.
+func runElicitationDefaults(ctx context.Context, s *session, _ map[string]any) error {
+	if _, err := s.tool("test_client_elicitation_defaults"); err != nil {
+		return err
+	}
+	_, err := s.call(ctx, "test_client_elicitation_defaults", map[string]any{})
+	return err
+}
+
+// runRequestState calls the MRTR tools (SEP-2322): two that answer
+// input_required (with and without requestState), answered by the
+// pipeline's rounds and retried under a new JSON-RPC id with the state
+// echoed byte for byte; one called between them, which must carry
+// neither; one whose result has no resultType (complete).
+func runRequestState(ctx context.Context, s *session, _ map[string]any) error {
+	for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type"} {
+		if _, err := s.call(ctx, name, map[string]any{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // runConnectOnly: connecting is the scenario (initialize or server/discover,

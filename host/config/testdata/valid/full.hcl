@@ -11,6 +11,7 @@ server "files" {
     TOKEN    = env("MCPHOST_TEST_TOKEN")
   }
   cwd                 = "work"
+  roots               = ["file:///srv/data"]
   version_negotiation = "auto"
   discovery_timeout   = "10s"
   call_timeout        = "1m30s"
@@ -63,3 +64,4 @@ store {
 }
 
 watch_config = true
+elicitation_timeout = "5m"

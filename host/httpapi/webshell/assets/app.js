@@ -13,6 +13,7 @@ import { entryCard, runningCard } from './render.js';
 import { teardownDisplays } from './display.js';
 import { forgetAppCapabilities } from './appbridge.js';
 import { approvalCard } from './approvals.js';
+import { elicitations } from './elicit.js';
 import { signInControls, takeSignInFromHash } from './signin.js';
 
 const $ = (id) => document.getElementById(id);
@@ -250,6 +251,7 @@ function resetApp() {
   state.entriesGen++;
   state.running.clear();
   state.finished.clear();
+  questions.reset();
   clear($('entries'));
   clear($('running-list'));
   clear($('server-list'));
@@ -411,13 +413,15 @@ function handleEvent({ event, data }) {
     case 'entry': onEntryEvent(d); break;
     case 'approval': onApproval(d); break;
     case 'approval_done': onApprovalDone(d); break;
+    case 'elicitation': questions.onEvent(d); break;
+    case 'elicitation_done': questions.onDone(d); break;
     case 'config': forgetAppCapabilities(); loadServers(); loadTools(); break; // reloaded: servers may be gone or new, their App settings changed
     default: break;
   }
 }
 
 async function refreshAll() {
-  await Promise.all([loadServers(), loadTools(), loadSessions(), loadApprovals()]);
+  await Promise.all([loadServers(), loadTools(), loadSessions(), loadApprovals(), questions.load()]);
   if (state.sessionId) await loadEntries(state.sessionId);
 }
 
@@ -531,11 +535,34 @@ function matches(t, terms) {
   return terms.every((term) => hay.includes(term));
 }
 
+// rank orders the matches of a search: a tool whose name is the search
+// first, then names that start with it, then names that contain every
+// word, then titles, then the rest (descriptions, server names).
+function rank(t, q, terms) {
+  if (terms.length === 0) return 0;
+  const name = t.name.toLowerCase();
+  const title = toolTitle(t).toLowerCase();
+  if (name === q || t.qualifiedName?.toLowerCase() === q) return 0;
+  if (name.startsWith(q)) return 1;
+  if (terms.every((w) => name.includes(w))) return 2;
+  if (terms.every((w) => title.includes(w))) return 3;
+  return 4;
+}
+
 function renderTools() {
   const list = $('tool-list');
   const q = $('tool-search').value.trim().toLowerCase();
   const terms = q.split(/\s+/).filter(Boolean);
+  const ranks = new Map();
   const shown = state.tools.filter((t) => matches(t, terms));
+  for (const t of shown) ranks.set(t, rank(t, q, terms));
+  if (terms.length > 0) {
+    // Servers with the best match first; within one, the best matches first.
+    const best = new Map();
+    for (const t of shown) best.set(t.server, Math.min(best.get(t.server) ?? 9, ranks.get(t)));
+    shown.sort((a, b) => best.get(a.server) - best.get(b.server) || a.server.localeCompare(b.server) ||
+      ranks.get(a) - ranks.get(b) || a.name.localeCompare(b.name));
+  }
   const groups = new Map();
   for (const t of shown) {
     if (!groups.has(t.server)) groups.set(t.server, []);
@@ -911,6 +938,22 @@ function onApprovalDone(d) {
   updateTranscriptEmpty();
 }
 
+// questions are the servers' open elicitations (elicit.js), each shown
+// under the running card of its call.
+const questions = elicitations({
+  api, seg, errors: { ApiError, AuthError, NetworkError },
+  onAuthError: () => handleAuthError(),
+  reportError: (err, what) => reportError(err, what),
+  note: (callId, text) => setRunNote(callId, text),
+  place(el, callId) {
+    const run = typeof callId === 'string' ? state.running.get(callId) : null;
+    if (run?.card?.el?.isConnected) run.card.el.after(el);
+    else $('approval-list').append(el);
+    updateTranscriptEmpty();
+    scrollToBottom();
+  },
+});
+
 // setRunNote shows a note on the running card of a call, if it has one.
 function setRunNote(callId, note) {
   const run = typeof callId === 'string' ? state.running.get(callId) : null;
@@ -1051,12 +1094,14 @@ function sessionTitle(s) {
 }
 
 async function loadSessions() {
+  const q = $('session-search').value.trim();
   try {
-    const r = await api('GET', '/sessions');
+    const r = await api('GET', q ? `/sessions?q=${encodeURIComponent(q)}` : '/sessions');
     const list = (Array.isArray(r?.sessions) ? r.sessions : []).filter((s) => isPlainObject(s) && typeof s.id === 'string');
-    // Keep the current session even if this answer predates its creation.
+    // Keep the current session even if this answer predates its creation
+    // (a search shows only what it found).
     const cur = state.sessions.find((s) => s.id === state.sessionId);
-    if (cur && !list.some((s) => s.id === cur.id)) list.unshift(cur);
+    if (!q && cur && !list.some((s) => s.id === cur.id)) list.unshift(cur);
     state.sessions = list;
     renderSessions();
   } catch (err) {
@@ -1096,7 +1141,10 @@ function renderSessions() {
     list.append(h('li', {}, b));
     if (hadFocus === s.id) b.focus();
   }
-  $('session-empty').hidden = state.sessions.length > 0;
+  const empty = $('session-empty');
+  const q = $('session-search').value.trim();
+  empty.textContent = q ? `No session matches “${q}”.` : 'No sessions yet. Calling a tool starts one.';
+  empty.hidden = state.sessions.length > 0;
   renderTranscriptHead();
   updateCallTargets();
 }
@@ -1110,23 +1158,83 @@ function renderSessionSelection() {
   updateCallTargets();
 }
 
-async function newSession() {
-  const btn = $('new-session');
-  btn.disabled = true;
+// newSession leaves the current session: the next call starts a new one,
+// so a session is never created empty.
+function newSession() {
+  selectSession('');
+}
+
+let sessionSearchTimer = 0;
+function onSessionSearch() {
+  clearTimeout(sessionSearchTimer);
+  sessionSearchTimer = setTimeout(loadSessions, 200);
+}
+
+function startRename() {
+  const s = state.sessions.find((x) => x.id === state.sessionId);
+  if (!s) return;
+  $('rename-input').value = sessionTitle(s);
+  $('session-actions').hidden = true;
+  $('rename-form').hidden = false;
+  $('rename-input').focus();
+  $('rename-input').select();
+}
+
+function endRename() {
+  $('rename-form').hidden = true;
+  renderTranscriptHead();
+}
+
+async function submitRename(ev) {
+  ev.preventDefault();
+  const id = state.sessionId;
+  if (!id) return;
   try {
-    const s = await api('POST', '/sessions', {});
-    if (!isPlainObject(s) || typeof s.id !== 'string') throw new Error('the API returned no session id');
-    addSession(s);
-    selectSession(s.id);
+    const s = await api('PATCH', `/sessions/${seg(id)}`, { title: $('rename-input').value });
+    if (!isPlainObject(s) || typeof s.id !== 'string') throw new Error('the API returned no session');
+    state.sessions = state.sessions.map((x) => (x.id === s.id ? { ...x, title: s.title } : x));
+    endRename();
+    renderSessions();
   } catch (err) {
-    if (err instanceof NetworkError) toast('mcphost is not reachable, so no session could be started.', 'error');
-    else reportError(err, 'Starting a session');
-  } finally {
-    btn.disabled = false;
+    reportError(err, 'Renaming the session');
+  }
+}
+
+// deleteSession asks first, in the transcript's head.
+function deleteSession() {
+  const s = state.sessions.find((x) => x.id === state.sessionId);
+  if (!s) return;
+  const n = Number.isFinite(s.entries) ? plural(s.entries, 'call') : 'its calls';
+  $('delete-confirm-text').textContent = `Delete “${sessionTitle(s)}” and its transcript (${n})? This cannot be undone; the audit log keeps its record of the calls.`;
+  $('session-actions').hidden = true;
+  $('delete-confirm').hidden = false;
+  $('delete-confirm-no').focus();
+}
+
+function endDelete() {
+  $('delete-confirm').hidden = true;
+  renderTranscriptHead();
+}
+
+async function confirmDelete() {
+  const id = state.sessionId;
+  endDelete();
+  if (!id) return;
+  try {
+    await api('DELETE', `/sessions/${seg(id)}`);
+    state.sessions = state.sessions.filter((x) => x.id !== id);
+    selectSession('');
+    renderSessions();
+    toast('Session deleted.');
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 409) toast('A call is running in this session: cancel it or wait for it to end, then delete.', 'error');
+    else reportError(err, 'Deleting the session');
   }
 }
 
 function selectSession(id) {
+  $('delete-confirm').hidden = true;
+  $('rename-form').hidden = true;
   teardownDisplays($('transcript'), 'session switch');
   clear($('entries'));
   clear($('running-list'));
@@ -1167,6 +1275,7 @@ function scrollToBottom() {
 function renderTranscriptHead() {
   const s = state.sessions.find((x) => x.id === state.sessionId);
   $('transcript-heading').textContent = state.sessionId ? sessionTitle(s) || 'Transcript' : 'Transcript';
+  $('session-actions').hidden = !s || !$('rename-form').hidden || !$('delete-confirm').hidden;
   const n = state.entries.size;
   $('transcript-meta').textContent = state.sessionId && !state.loadingEntries ? plural(n, 'call') : '';
   updateTranscriptEmpty();
@@ -1267,6 +1376,16 @@ function wire() {
   for (const b of document.querySelectorAll('[data-role=sign-out]')) b.addEventListener('click', signOut);
   $('unreachable-retry').addEventListener('click', retryNow);
   $('new-session').addEventListener('click', newSession);
+  $('session-search').addEventListener('input', onSessionSearch);
+  $('rename-session').addEventListener('click', startRename);
+  $('delete-session').addEventListener('click', deleteSession);
+  $('rename-form').addEventListener('submit', submitRename);
+  $('rename-cancel').addEventListener('click', endRename);
+  $('delete-confirm-yes').addEventListener('click', confirmDelete);
+  $('delete-confirm-no').addEventListener('click', endDelete);
+  $('rename-input').addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape') endRename();
+  });
 
   const search = $('tool-search');
   search.addEventListener('input', renderTools);

@@ -184,7 +184,8 @@ function trailBlock(trail) {
   const decisions = Array.isArray(trail.decisions) ? trail.decisions.filter(isPlainObject) : [];
   const runs = Array.isArray(trail.plugins) ? trail.plugins.filter(isPlainObject) : [];
   const approval = typeof trail.approval === 'string' ? trail.approval : '';
-  if (!decisions.length && !runs.length && !approval) return null;
+  const asks = Array.isArray(trail.input) ? trail.input.filter(isPlainObject) : [];
+  if (!decisions.length && !runs.length && !approval && !asks.length) return null;
   const items = [];
   for (const d of decisions) {
     const effect = typeof d.effect === 'string' ? d.effect : '?';
@@ -212,12 +213,26 @@ function trailBlock(trail) {
         : ` ${changed ? 'changed the result' : 'left it unchanged'}`,
       Number.isFinite(r.durationMs) ? h('span', { class: 'muted duration' }, ` ${formatDuration(r.durationMs)}`) : ''));
   }
+  // What the server asked while the call ran (elicitation, roots,
+  // sampling) and how it ended; secret values arrive redacted.
+  for (const a of asks) {
+    const kind = typeof a.kind === 'string' ? a.kind : '?';
+    const outcome = typeof a.outcome === 'string' ? a.outcome : '?';
+    items.push(h('li', { class: 'trail-input', testid: 'trail-input', 'data-kind': kind, 'data-outcome': outcome },
+      h('span', { class: 'badge badge-muted' }, Number.isFinite(a.round) && a.round > 0 ? `asked · round ${a.round}` : 'asked'),
+      ` ${kind}`,
+      typeof a.message === 'string' && a.message ? h('span', {}, ` “${a.message}”`) : '',
+      typeof a.url === 'string' && a.url ? h('code', {}, ` ${a.url}`) : '',
+      ` → ${outcome}`,
+      typeof a.reason === 'string' && a.reason ? h('span', { class: 'muted' }, ` — ${a.reason}`) : ''));
+  }
   const summary = [
+    asks.length ? `${asks.length} question${asks.length === 1 ? '' : 's'} from the server` : '',
     decisions.length ? `${decisions.length} policy decision${decisions.length === 1 ? '' : 's'}` : '',
     runs.length ? `${runs.length} plugin run${runs.length === 1 ? '' : 's'}` : '',
     approval && !decisions.length ? 'approval' : '',
   ].filter(Boolean).join(', ');
-  return collapsible(`Policies and plugins: ${summary}`, h('ul', { class: 'trail' }, items), { cls: 'trail-block', open: decisions.some((d) => d.effect !== 'allow') });
+  return collapsible(`${asks.length && !decisions.length && !runs.length ? 'Trail' : 'Policies and plugins'}: ${summary}`, h('ul', { class: 'trail' }, items), { cls: 'trail-block', open: decisions.some((d) => d.effect !== 'allow') });
 }
 
 /** entryCard renders a stored transcript Entry. */

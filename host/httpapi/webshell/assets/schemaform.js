@@ -253,11 +253,13 @@ function placeholderFor(node) {
 
 function stringField(node, opts) {
   const frame = new Frame(node, opts);
-  const multiline = Number(node.maxLength) > 256 || node.format === 'textarea' || typeof node.contentMediaType === 'string';
+  // A secret (format "password", or writeOnly) is always a masked input.
+  const secret = node.writeOnly === true || node.format === 'password';
+  const multiline = !secret && (Number(node.maxLength) > 256 || node.format === 'textarea' || typeof node.contentMediaType === 'string');
   const typeByFormat = { email: 'email', uri: 'url', url: 'url', date: 'date', password: 'password' };
   const control = multiline
     ? h('textarea', { id: frame.id, rows: 4, spellcheck: 'false' })
-    : h('input', { id: frame.id, type: typeByFormat[node.format] || 'text', spellcheck: 'false', autocomplete: 'off' });
+    : h('input', { id: frame.id, type: secret ? 'password' : typeByFormat[node.format] || 'text', spellcheck: 'false', autocomplete: 'off' });
   if (Number.isFinite(node.minLength)) control.minLength = node.minLength;
   if (Number.isFinite(node.maxLength)) control.maxLength = node.maxLength;
   // JSON Schema patterns are unanchored ECMA-262 regexes while the HTML

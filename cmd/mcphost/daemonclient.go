@@ -1,0 +1,379 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	neturl "net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/termsafe"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The client commands (servers, tools, call, resources, prompts) go
+// through the running daemon when there is one for the config's data_dir,
+// so that calls are in its transcript and audit log and no server is
+// started a second time; -local runs them one-shot in-process as before,
+// and -daemon URL names a daemon explicitly.
+//
+// The daemon is found through data_dir/daemon.url, which `mcphost serve`
+// writes once it listens and removes when it stops. A stale file (the
+// daemon was killed) or a daemon that does not accept the token is no
+// daemon: the command runs locally.
+
+// daemonFile in data_dir holds the base URL of the daemon serving it.
+const daemonFile = "daemon.url"
+
+// daemonProbe bounds the check that a daemon answers; daemonRequest bounds
+// every other request but a call (which its server's call_timeout bounds).
+const (
+	daemonProbe   = 2 * time.Second
+	daemonRequest = 30 * time.Second
+)
+
+// cliSessionTitle is the transcript session the CLI's calls go to.
+const cliSessionTitle = "mcphost CLI"
+
+// daemonClient talks to the daemon's API as one principal.
+type daemonClient struct {
+	base  string // "http://127.0.0.1:7777"
+	token string
+	hc    *http.Client
+}
+
+// writeDaemonFile records base as data_dir's daemon and returns the
+// function that removes the record again (when it is still this daemon's).
+func writeDaemonFile(dataDir, base string) (remove func(), err error) {
+	path := filepath.Join(dataDir, daemonFile)
+	if err := os.WriteFile(path, []byte(base+"\n"), 0o644); err != nil {
+		return func() {}, fmt.Errorf("recording the daemon's URL in %s: %w", path, err)
+	}
+	return func() {
+		if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) == base {
+			_ = os.Remove(path)
+		}
+	}, nil
+}
+
+// daemonFor returns the daemon a client command should go through, or nil
+// to run locally. A code >= 0 means the command must stop with it (an
+// explicit -daemon that cannot be used).
+func (e *env) daemonFor(ctx context.Context, cf clientFlags, cfg *config.Config) (*daemonClient, int) {
+	if *cf.local {
+		return nil, -1
+	}
+	explicit := *cf.daemon != ""
+	base := strings.TrimRight(*cf.daemon, "/")
+	if !explicit {
+		b, err := os.ReadFile(filepath.Join(cfg.DataDir, daemonFile))
+		if err != nil {
+			return nil, -1
+		}
+		base = strings.TrimRight(strings.TrimSpace(string(b)), "/")
+	}
+	fail := func(format string, args ...any) (*daemonClient, int) {
+		if explicit {
+			fmt.Fprintf(e.stderr, "mcphost: -daemon %s: %s\n", base, termsafe.Line(fmt.Sprintf(format, args...)))
+			return nil, exitFailure
+		}
+		if *cf.verbose {
+			fmt.Fprintf(e.stderr, "mcphost: not using the daemon at %s (%s); running locally\n", base, termsafe.Line(fmt.Sprintf(format, args...)))
+		}
+		return nil, -1
+	}
+	if u, err := neturl.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fail("not an http(s) URL")
+	}
+	token, err := cliToken(cfg, *cf.as)
+	if err != nil {
+		return fail("%v", err)
+	}
+	d := &daemonClient{base: base, token: token, hc: &http.Client{}}
+	pctx, cancel := context.WithTimeout(ctx, daemonProbe)
+	defer cancel()
+	var me struct {
+		Name string `json:"name"`
+	}
+	if err := d.do(pctx, http.MethodGet, "/api/v1/me", nil, &me); err != nil {
+		var ae *daemonError
+		if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
+			if explicit {
+				return fail("the daemon does not accept the token of %q", *cf.as)
+			}
+			fmt.Fprintf(e.stderr, "mcphost: a daemon answers at %s but does not accept the token of %q (another data_dir?); running locally (-local says so, -daemon URL names one)\n", base, *cf.as)
+			return nil, -1
+		}
+		return fail("%v", err)
+	}
+	if *cf.verbose {
+		fmt.Fprintf(e.stderr, "mcphost: through the daemon at %s as %s\n", base, termsafe.Line(me.Name))
+	}
+	return d, -1
+}
+
+// cliToken is the bearer token of the -as principal: the owner's from
+// $MCPHOST_TOKEN or data_dir (what `mcphost serve` wrote), or the token the
+// config gives a principal block.
+func cliToken(cfg *config.Config, as string) (string, error) {
+	if as == "" || as == "owner" {
+		return gatewayToken(cfg, "")
+	}
+	for _, p := range cfg.Principals {
+		if p.Name == as {
+			return p.Token, nil
+		}
+	}
+	return "", fmt.Errorf("-as %q: the config has no such principal", as)
+}
+
+// daemonError is an error answer of the daemon's API.
+type daemonError struct {
+	Status  int
+	Code    string
+	Message string
+	// Rule names the policy of a refusal (403 denied_by_policy).
+	Rule string
+}
+
+func (e *daemonError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("the daemon answered %d %s", e.Status, http.StatusText(e.Status))
+	}
+	return e.Message
+}
+
+// do sends one request with a JSON body (nil for none) and decodes a 2xx
+// answer into out (nil to drop it). An error answer is a *daemonError.
+func (d *daemonClient) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, d.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := d.hc.Do(req)
+	if err != nil {
+		var ue *neturl.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("no answer from the daemon at %s: %v", d.base, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return fmt.Errorf("reading the daemon's answer: %v", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		de := &daemonError{Status: resp.StatusCode}
+		var eb struct {
+			Error struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+				Rule    string `json:"rule"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(raw, &eb) == nil {
+			de.Code, de.Message, de.Rule = eb.Error.Code, eb.Error.Message, eb.Error.Rule
+		}
+		return de
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("decoding the daemon's answer to %s %s: %v", method, path, err)
+	}
+	return nil
+}
+
+// servers returns the statuses of the servers the principal may see.
+func (d *daemonClient) servers(ctx context.Context) ([]host.ServerStatus, error) {
+	ctx, cancel := context.WithTimeout(ctx, daemonRequest)
+	defer cancel()
+	var out struct {
+		Servers []host.ServerStatus `json:"servers"`
+	}
+	err := d.do(ctx, http.MethodGet, "/api/v1/servers", nil, &out)
+	return out.Servers, err
+}
+
+// tools returns the tools the principal may see, of server ("" all).
+func (d *daemonClient) tools(ctx context.Context, server string) ([]host.ToolView, error) {
+	ctx, cancel := context.WithTimeout(ctx, daemonRequest)
+	defer cancel()
+	var out struct {
+		Tools []host.ToolView `json:"tools"`
+	}
+	if err := d.do(ctx, http.MethodGet, "/api/v1/tools", nil, &out); err != nil {
+		return nil, err
+	}
+	if server == "" {
+		return out.Tools, nil
+	}
+	kept := out.Tools[:0]
+	for _, t := range out.Tools {
+		if t.Server == server {
+			kept = append(kept, t)
+		}
+	}
+	return kept, nil
+}
+
+// cliSession returns the id of the principal's CLI session, creating it on
+// the first call.
+func (d *daemonClient) cliSession(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, daemonRequest)
+	defer cancel()
+	var list struct {
+		Sessions []struct {
+			ID    string `json:"id"`
+			Title string `json:"title"`
+		} `json:"sessions"`
+	}
+	if err := d.do(ctx, http.MethodGet, "/api/v1/sessions", nil, &list); err != nil {
+		return "", err
+	}
+	for _, s := range list.Sessions {
+		if s.Title == cliSessionTitle {
+			return s.ID, nil
+		}
+	}
+	var created struct {
+		ID string `json:"id"`
+	}
+	if err := d.do(ctx, http.MethodPost, "/api/v1/sessions", map[string]string{"title": cliSessionTitle}, &created); err != nil {
+		return "", err
+	}
+	return created.ID, nil
+}
+
+// daemonOf loads the -config and returns the daemon to go through (see
+// daemonFor); a bad config stops the command with its diagnostics.
+func (e *env) daemonOf(ctx context.Context, cf clientFlags) (*daemonClient, int) {
+	if *cf.local {
+		return nil, -1
+	}
+	cfg, ok := e.loadConfig(*cf.config)
+	if !ok {
+		return nil, exitUsage
+	}
+	return e.daemonFor(ctx, cf, cfg)
+}
+
+// toolOfView is the tool a ToolView describes, for printing.
+func toolOfView(v host.ToolView) host.Tool {
+	return host.Tool{Server: v.Server, Tool: &mcp.Tool{
+		Name: v.Name, Title: v.Title, Description: v.Description,
+		InputSchema: v.InputSchema, OutputSchema: v.OutputSchema,
+		Annotations: v.Annotations, Meta: v.Meta,
+	}}
+}
+
+// knownServer fails unless the principal may see server on the daemon.
+func (e *env) knownServer(ctx context.Context, d *daemonClient, server string) error {
+	statuses, err := d.servers(ctx)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, s := range statuses {
+		if s.Name == server {
+			return nil
+		}
+		names = append(names, s.Name)
+	}
+	return fmt.Errorf("unknown server %q (the daemon has: %s)", server, strings.Join(names, ", "))
+}
+
+// callViaDaemon makes the call in the principal's CLI session of the
+// daemon, so it runs the daemon's pipeline (its servers, policies, plugins,
+// approvals) and lands in its transcript and audit log. KEY=VALUE pairs
+// are typed by the tool's schema as the daemon lists it.
+func (e *env) callViaDaemon(ctx context.Context, d *daemonClient, server, tool string, rawArgs []byte, pairs []string, asJSON bool) int {
+	fail := func(err error) int {
+		fmt.Fprintf(e.stderr, "mcphost call: %s\n", termsafe.Line(err.Error()))
+		var de *daemonError
+		if errors.As(err, &de) {
+			switch {
+			case de.Code == "denied_by_policy":
+				return exitDenied
+			case de.Status == http.StatusNotFound, de.Status == http.StatusBadRequest:
+				return exitUsage
+			}
+		}
+		return exitFailure
+	}
+	if pairs != nil {
+		views, err := d.tools(ctx, server)
+		if err != nil {
+			return fail(err)
+		}
+		rawArgs = []byte("{}") // a tool the daemon does not list: it names the tools the server has
+		for _, v := range views {
+			if v.Name != tool {
+				continue
+			}
+			if rawArgs, err = kvArguments(v.InputSchema, pairs); err != nil {
+				fmt.Fprintf(e.stderr, "mcphost call: %s.%s: %s\n", server, termsafe.Line(tool), termsafe.Line(err.Error()))
+				return exitUsage
+			}
+		}
+	}
+	if len(bytes.TrimSpace(rawArgs)) == 0 {
+		rawArgs = []byte("{}")
+	}
+	session, err := d.cliSession(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	var entry struct {
+		Status string          `json:"status"`
+		Error  string          `json:"error"`
+		Result json.RawMessage `json:"result"`
+	}
+	// No deadline of the CLI's own: the server's call_timeout bounds the
+	// call, and an `ask` waits for its approval in the WebShell.
+	err = d.do(ctx, http.MethodPost, "/api/v1/sessions/"+neturl.PathEscape(session)+"/calls",
+		map[string]any{"server": server, "tool": tool, "arguments": json.RawMessage(rawArgs)}, &entry)
+	if err != nil {
+		var de *daemonError
+		if errors.As(err, &de) && de.Code == "denied_by_policy" && de.Rule != "" {
+			de.Message = fmt.Sprintf("denied by policy %q: %s", de.Rule, de.Message)
+		}
+		return fail(err)
+	}
+	if len(entry.Result) == 0 || string(entry.Result) == "null" {
+		msg := entry.Error
+		if msg == "" {
+			msg = "the call has no result (status " + entry.Status + ")"
+		}
+		fmt.Fprintf(e.stderr, "mcphost call: %s\n", termsafe.Line(msg))
+		return exitFailure
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(entry.Result, &res); err != nil {
+		return fail(fmt.Errorf("decoding the result: %v", err))
+	}
+	return e.printResult(&res, server, tool, asJSON)
+}

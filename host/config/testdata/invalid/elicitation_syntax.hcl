@@ -1,0 +1,5 @@
+elicitation_timeout = "soon" # ERROR: Invalid duration
+
+server "a" {
+  command = "a"
+}

@@ -1,0 +1,437 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"sync"
+
+	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/negotiate"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Per-client upstream sessions (`session_mode = "per_client"`).
+//
+// A 2025-11-25 server asks its client for input with requests of its own
+// (elicitation/create, sampling/createMessage) on the session the call came
+// on, and nothing in such a request says which call it belongs to. On the
+// one session a server shares among all its callers, the host cannot tell
+// whose call it is. A server block with session_mode = "per_client" gives
+// every MCP client of the gateway on a 2025-11-25 session upstream sessions
+// of its own (a process of its own for a stdio server) for its tool calls:
+// a request the server makes there can only be for that client, and goes to
+// it, on the stream of its running call. The shared session still serves
+// the catalog, listings, resources and every other door.
+//
+// The sessions are capped per server (max_client_sessions). At the cap the
+// least recently used idle one is closed to make room; when every one is
+// busy, the call takes the shared session, where an elicitation is
+// answered in the WebShell and sampling is refused. A client's sessions
+// end with its gateway session (Host.ReleaseClient), and all of them end
+// with their server's shared session (a failure, a reload that replaces
+// the server, shutdown).
+
+// ClientRelay is a gateway client that can be asked what a server asks
+// during the client's calls, given with each of its calls
+// (SessionCall.Relay). Elicit and CreateMessage are nil when the client did
+// not declare the capability; the upstream session then does not advertise
+// it either.
+type ClientRelay struct {
+	// Key names the client connection; the gateway uses its MCP session.
+	Key string
+	// Elicitation and Sampling are the client's declared capabilities.
+	Elicitation *mcp.ElicitationCapabilities
+	Sampling    *mcp.SamplingCapabilities
+	// Elicit and CreateMessage ask the client. They get the context of
+	// the client's running call (so that go-sdk sends the request on that
+	// call's stream), cancelled also when the server gives up.
+	Elicit        func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	CreateMessage func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+}
+
+// errNoClientRelay is the answer to a request a per-client session gets
+// when none of its client's calls is running (a server asking out of turn).
+var errNoClientRelay = errors.New("mcphost: no call of this client is running, so there is nobody to ask")
+
+// clientPool holds one server's per-client upstream sessions.
+type clientPool struct {
+	mu     sync.Mutex
+	m      map[string]*clientUpstream
+	tick   uint64
+	closed bool
+	// full counts the calls that found every session busy at the cap and
+	// took the shared session (logged once per doubling).
+	full int
+}
+
+// clientUpstream is one client's upstream session: opened once, shared by
+// the client's concurrent calls.
+type clientUpstream struct {
+	key   string
+	ready chan struct{} // closed when the open has finished
+	err   error         // the open's failure
+	cs    *mcp.ClientSession
+	cmd   *exec.Cmd
+
+	// calls are the client's running calls on this session, oldest first;
+	// a request of the server goes to the newest.
+	calls []*clientCall
+	used  uint64
+	ended bool // the session ended on its own
+	// asks cancel the questions being put to the client; they end when
+	// the client has no call left running (nobody waits for the answer).
+	asks map[*context.CancelFunc]struct{}
+}
+
+type clientCall struct {
+	ctx   context.Context
+	relay *ClientRelay
+}
+
+// count returns how many per-client sessions are open or opening.
+func (p *clientPool) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.m)
+}
+
+// clientSession returns the upstream session of relay's client for one
+// call, opening it on the client's first call; release ends the call's use
+// of it. A nil session (and nil error) means the pool is at its cap with
+// every session busy: the call takes the shared session.
+func (c *serverConn) clientSession(ctx context.Context, relay *ClientRelay) (cs *mcp.ClientSession, release func(), err error) {
+	p := &c.clients
+	call := &clientCall{ctx: ctx, relay: relay}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, nil, fmt.Errorf("server %s: its session ended", c.cfg.Name)
+	}
+	if p.m == nil {
+		p.m = map[string]*clientUpstream{}
+	}
+	p.tick++
+	u, ok := p.m[relay.Key]
+	if ok && u.ended {
+		delete(p.m, relay.Key)
+		ok = false
+	}
+	var evicted *clientUpstream
+	if !ok {
+		if len(p.m) >= c.maxClientSessions() {
+			evicted = p.idleLocked()
+			if evicted == nil {
+				p.full++
+				full := p.full
+				p.mu.Unlock()
+				if full&(full-1) == 0 {
+					c.logger.Warn("every per-client upstream session is busy; the call takes the shared session (raise max_client_sessions)",
+						"max_client_sessions", c.maxClientSessions(), "times", full)
+				}
+				return nil, nil, nil
+			}
+			delete(p.m, evicted.key)
+		}
+		u = &clientUpstream{key: relay.Key, ready: make(chan struct{})}
+		p.m[relay.Key] = u
+	}
+	u.calls = append(u.calls, call)
+	u.used = p.tick
+	p.mu.Unlock()
+	if evicted != nil {
+		c.logger.Info("closing the least recently used per-client upstream session to make room", "max_client_sessions", c.maxClientSessions())
+		evicted.close()
+	}
+
+	release = func() {
+		p.mu.Lock()
+		for i, x := range u.calls {
+			if x == call {
+				u.calls = append(u.calls[:i], u.calls[i+1:]...)
+				break
+			}
+		}
+		p.tick++
+		u.used = p.tick
+		var asks []*context.CancelFunc
+		if len(u.calls) == 0 {
+			for a := range u.asks {
+				asks = append(asks, a)
+			}
+			clear(u.asks)
+		}
+		p.mu.Unlock()
+		for _, cancel := range asks {
+			(*cancel)()
+		}
+	}
+	if !ok {
+		c.openClientSession(ctx, u)
+	}
+	select {
+	case <-u.ready:
+	case <-ctx.Done():
+		release()
+		return nil, nil, ctx.Err()
+	}
+	if u.err != nil {
+		release()
+		p.mu.Lock()
+		if p.m[relay.Key] == u {
+			delete(p.m, relay.Key) // the next call tries again
+		}
+		p.mu.Unlock()
+		return nil, nil, u.err
+	}
+	return u.cs, release, nil
+}
+
+// maxClientSessions is the server's cap (a block built in code, not
+// loaded, may leave it zero: the default then).
+func (c *serverConn) maxClientSessions() int {
+	if c.cfg.MaxClientSessions > 0 {
+		return c.cfg.MaxClientSessions
+	}
+	return config.DefaultMaxClientSessions
+}
+
+// idleLocked returns the least recently used session with no running call
+// that has finished opening, or nil.
+func (p *clientPool) idleLocked() *clientUpstream {
+	var lru *clientUpstream
+	for _, u := range p.m {
+		select {
+		case <-u.ready:
+		default:
+			continue
+		}
+		if len(u.calls) == 0 && (lru == nil || u.used < lru.used) {
+			lru = u
+		}
+	}
+	return lru
+}
+
+// close ends the session and its process.
+func (u *clientUpstream) close() {
+	<-u.ready
+	if u.cs != nil {
+		_ = u.cs.Close()
+	}
+	killGroup(u.cmd)
+}
+
+// sessions returns the open sessions.
+func (p *clientPool) sessions() []*mcp.ClientSession {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []*mcp.ClientSession
+	for _, u := range p.m {
+		select {
+		case <-u.ready:
+			if u.cs != nil && !u.ended {
+				out = append(out, u.cs)
+			}
+		default:
+		}
+	}
+	return out
+}
+
+// release closes the sessions of the client key.
+func (p *clientPool) release(key string) {
+	p.mu.Lock()
+	u := p.m[key]
+	delete(p.m, key)
+	p.mu.Unlock()
+	if u != nil {
+		go u.close()
+	}
+}
+
+// closeAll closes every session: the shared session ended (drain), and for
+// good when the server stops (final).
+func (p *clientPool) closeAll(final bool) {
+	p.mu.Lock()
+	p.closed = p.closed || final
+	all := p.m
+	p.m = nil
+	p.mu.Unlock()
+	for _, u := range all {
+		u.close()
+	}
+}
+
+// openClientSession connects u: the legacy initialize, pinned as the
+// shared session's (negotiate's one connect path), advertising what the
+// client can answer besides the Apps mcphost renders. It fetches no
+// catalog: the shared session keeps that.
+func (c *serverConn) openClientSession(ctx context.Context, u *clientUpstream) {
+	defer close(u.ready)
+	p := &c.clients
+	first := func() *ClientRelay {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return u.calls[0].relay
+	}()
+	caps := &mcp.ClientCapabilities{}
+	apps.Advertise(caps)
+	if first.Elicitation != nil && first.Elicit != nil {
+		e := *first.Elicitation
+		caps.Elicitation = &e
+	}
+	if first.Sampling != nil && first.CreateMessage != nil {
+		s := *first.Sampling
+		s.Tools = nil // the tools variant of sampling is not relayed
+		caps.Sampling = &s
+	}
+	opts := &mcp.ClientOptions{
+		Capabilities: caps,
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			c.deliverProgress(req.Params)
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			c.logMessage(req.Params)
+		},
+	}
+	// ask picks the call a server's request goes with: the client's newest
+	// running one, whose context makes go-sdk send the request on that
+	// call's stream. The question outlives that call if the client has
+	// others running (it may be for one of them): it ends when the server
+	// gives up (hctx), when the client has no call left, or after the
+	// server's call_timeout.
+	ask := func(hctx context.Context) (*clientCall, context.Context, context.CancelFunc, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		n := len(u.calls)
+		if n == 0 {
+			return nil, nil, nil, errNoClientRelay
+		}
+		call := u.calls[n-1]
+		bound := c.cfg.CallTimeout
+		if bound <= 0 {
+			bound = config.DefaultCallTimeout
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(call.ctx), bound)
+		stop := context.AfterFunc(hctx, cancel)
+		if u.asks == nil {
+			u.asks = map[*context.CancelFunc]struct{}{}
+		}
+		key := &cancel
+		u.asks[key] = struct{}{}
+		return call, ctx, func() {
+			stop()
+			cancel()
+			p.mu.Lock()
+			delete(u.asks, key)
+			p.mu.Unlock()
+		}, nil
+	}
+	if caps.Elicitation != nil {
+		opts.ElicitationHandler = func(hctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			call, ctx, done, err := ask(hctx)
+			if err != nil {
+				return nil, err
+			}
+			defer done()
+			if call.relay.Elicit == nil {
+				return nil, errors.New("mcphost: this client cannot answer elicitation")
+			}
+			return call.relay.Elicit(ctx, req.Params)
+		}
+	}
+	if caps.Sampling != nil {
+		opts.CreateMessageHandler = func(hctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			call, ctx, done, err := ask(hctx)
+			if err != nil {
+				return nil, err
+			}
+			defer done()
+			if call.relay.CreateMessage == nil {
+				return nil, errors.New("mcphost: this client cannot answer sampling")
+			}
+			return call.relay.CreateMessage(ctx, req.Params)
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, opts)
+
+	dctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
+	defer cancel()
+	spec := negotiate.Spec{
+		Name:             c.cfg.Name,
+		Mode:             negotiate.ModeLegacy,
+		Transport:        c.cfg.Transport,
+		DiscoveryTimeout: c.cfg.DiscoveryTimeout,
+		Client:           func() *mcp.Client { return client },
+		Logger:           c.logger,
+		WrapTransport:    c.guardAnswers,
+	}
+	var stderr *stderrLog
+	var last *exec.Cmd
+	switch c.cfg.Transport {
+	case config.TransportStdio:
+		stderr = newStderrLog(c.logger, c.stderrLimit)
+		spec.NewCommand = func() *exec.Cmd {
+			last = newCommand(&c.cfg, stderr)
+			return last
+		}
+	default:
+		spec.URL = c.cfg.URL
+		spec.HTTPClient = c.httpClient()
+	}
+	res, err := negotiate.Connect(dctx, spec)
+	if err != nil {
+		err = contextErr(dctx, ctx, err, "initialize", c.cfg.DiscoveryTimeout)
+		u.err = withStderr(fmt.Errorf("server %s: opening the client's own upstream session (session_mode = %q): %w", c.cfg.Name, config.SessionPerClient, describeExit(err, last)), stderr)
+		c.logger.Warn("opening a per-client upstream session failed", "err", u.err)
+		return
+	}
+	u.cs, u.cmd = res.Session, res.Cmd
+	// The log level the gateway's clients asked for (GatewaySetLogLevel)
+	// holds on this session too.
+	c.mu.Lock()
+	level := c.logLevel
+	c.mu.Unlock()
+	if level != "" {
+		if err := u.cs.SetLoggingLevel(dctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+			c.logger.Warn("setting the log level of a per-client upstream session", "level", level, "err", err)
+		}
+	}
+	c.logger.Debug("per-client upstream session open", "sessions", p.count())
+	go func() {
+		_ = u.cs.Wait()
+		killGroup(u.cmd)
+		p.mu.Lock()
+		u.ended = true
+		if p.m[u.key] == u {
+			delete(p.m, u.key)
+		}
+		p.mu.Unlock()
+	}()
+}
+
+// perClient says whether a call of req goes on a per-client session: a
+// gateway client's call (it has a relay) to a server with session_mode =
+// "per_client" whose session is a legacy one (a 2026-07-28 server asks for
+// input inside the call's own answer, input_required, which needs no
+// session of its own).
+func (c *serverConn) perClient(req *SessionCall, cs *mcp.ClientSession) bool {
+	if req.Relay == nil || req.Relay.Key == "" || c.cfg.SessionMode != config.SessionPerClient {
+		return false
+	}
+	ir := cs.InitializeResult()
+	return ir != nil && ir.ProtocolVersion < modernProtocolVersion
+}
+
+// ReleaseClient closes the per-client upstream sessions of the gateway
+// client key on every server (the client's gateway session ended).
+func (h *Host) ReleaseClient(key string) {
+	g := h.acquire()
+	defer g.release()
+	for _, c := range g.conns {
+		c.clients.release(key)
+	}
+}

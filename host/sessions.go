@@ -1,0 +1,52 @@
+package host
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mcphost/mcphost/host/store"
+)
+
+// ErrSessionBusy is the answer to deleting a session with a call running:
+// the call's entry must have its session when it ends.
+var ErrSessionBusy = errors.New("a call is running in this session; cancel it or wait for it to end")
+
+// RenameSession sets the title of principal's session.
+func (h *Host) RenameSession(ctx context.Context, p Principal, sessionID, title string) (store.Session, error) {
+	if h.store == nil {
+		return store.Session{}, ErrNoStore
+	}
+	s, err := h.store.RenameSession(ctx, p.Name, sessionID, title)
+	return s, mapStoreErr(err)
+}
+
+// DeleteSession deletes principal's session with its entries (the audit
+// log keeps its records); ErrSessionBusy while a call runs in it.
+func (h *Host) DeleteSession(ctx context.Context, p Principal, sessionID string) (int, error) {
+	if h.store == nil {
+		return 0, ErrNoStore
+	}
+	h.calls.mu.Lock()
+	for _, rc := range h.calls.running {
+		if rc.principal == p.Name && rc.sessionID == sessionID {
+			h.calls.mu.Unlock()
+			return 0, ErrSessionBusy
+		}
+	}
+	h.calls.mu.Unlock()
+	n, err := h.store.DeleteSession(ctx, p.Name, sessionID)
+	if err != nil {
+		return 0, mapStoreErr(err)
+	}
+	h.owned.Delete(p.Name + "\x00" + sessionID)
+	return n, nil
+}
+
+// SearchSessions returns principal's sessions whose title, or a call's
+// server or tool, has every word of q.
+func (h *Host) SearchSessions(ctx context.Context, p Principal, q string) ([]store.Session, error) {
+	if h.store == nil {
+		return nil, ErrNoStore
+	}
+	return h.store.SearchSessions(ctx, p.Name, q)
+}
