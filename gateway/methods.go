@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/oauth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -235,6 +236,11 @@ func callAnswer(name string, out *host.CallOutcome, err error) (*mcp.CallToolRes
 		}
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Refused by mcphost: " + msg}}}, nil
 	}
+	if msg, ok := authRefusal(err, out); ok {
+		// A sign-in the client's user must make: a tool error the model
+		// can read and relay, not a protocol error.
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "mcphost: " + msg}}}, nil
+	}
 	if err != nil {
 		return nil, hostError(name, err)
 	}
@@ -253,6 +259,25 @@ func callAnswer(name string, out *host.CallOutcome, err error) (*mcp.CallToolRes
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "mcphost: " + msg}}}, nil
 	}
 	return out.Result, nil
+}
+
+// authRefusal returns the text of an OAuth refusal (auth_required, or
+// auth_error) of the call, before it or from the server.
+func authRefusal(err error, out *host.CallOutcome) (string, bool) {
+	if err == nil && out != nil {
+		err = out.Upstream
+	}
+	var (
+		ar *oauth.AuthRequiredError
+		ae *oauth.AuthError
+	)
+	switch {
+	case errors.As(err, &ar):
+		return ar.Error(), true
+	case errors.As(err, &ae):
+		return ae.Error(), true
+	}
+	return "", false
 }
 
 // hostError maps a refusal before the call to a JSON-RPC error.

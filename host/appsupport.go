@@ -27,7 +27,7 @@ type sessionReader struct {
 var _ apps.ResourceReader = sessionReader{}
 
 func (r sessionReader) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	v, _, err := r.c.lists.c.Do(ctx, cache.Key{Server: r.c.cfg.Name, Method: "resources/read", Params: uri}, sessionPartition,
+	v, _, err := r.c.lists.c.Do(ctx, cache.Key{Server: r.c.lists.server, Method: "resources/read", Params: uri}, r.c.lists.part(),
 		func(ctx context.Context) (any, cache.Meta, error) {
 			res, err := r.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 			if err != nil {

@@ -204,8 +204,11 @@ func admitTools(tools []*mcp.Tool) (admitted []*mcp.Tool, rejected []RejectedToo
 // (one session per server serves every principal today).
 type listCache struct {
 	c      *cache.Cache
-	server string
-	logger *slog.Logger // the server's logger, for what a fetch finds wrong; nil discards
+	server string // the cache key's server: the name, or name NUL principal for a per-principal session
+	// partition is the private partition: sessionPartition for the host's
+	// shared session, the principal for its own session (oauth.go).
+	partition string
+	logger    *slog.Logger // the server's logger, for what a fetch finds wrong; nil discards
 }
 
 // log returns the server's logger, a discarding one when there is none.
@@ -218,6 +221,14 @@ func (lc *listCache) log() *slog.Logger {
 
 // sessionPartition is the cache partition of the host's shared session.
 const sessionPartition = "mcphost-session"
+
+// part is the list cache's private partition.
+func (lc *listCache) part() string {
+	if lc.partition == "" {
+		return sessionPartition
+	}
+	return lc.partition
+}
 
 // cachedList returns a whole list from the cache when the server's ttlMs
 // says it is still fresh, else walks its pages (cache.Walk: loop guard, no
@@ -235,7 +246,7 @@ func cachedList[T any](ctx context.Context, lc *listCache, method string, page f
 		}
 		return v.([]T), nil
 	}
-	v, _, err := lc.c.Do(ctx, cache.Key{Server: lc.server, Method: method}, sessionPartition, walk)
+	v, _, err := lc.c.Do(ctx, cache.Key{Server: lc.server, Method: method}, lc.part(), walk)
 	if err != nil {
 		return nil, err
 	}

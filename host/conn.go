@@ -19,6 +19,7 @@ import (
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/negotiate"
+	"github.com/mcphost/mcphost/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -100,11 +101,32 @@ type serverConn struct {
 	// ones when it returns.
 	httpOnce sync.Once
 	httpc    *http.Client
+
+	// authChanged is signalled when the server's OAuth credential changed
+	// (oauth.go): a server waiting in an auth state connects again, a
+	// session that lost its credential ends.
+	authChanged chan struct{}
+	// authLost receives a call's authorization failure (oauth.go): the
+	// session ends and waits in needs_auth or auth_error for a sign-in.
+	authLost chan error
+
+	// Per-principal sessions (oauth.go): a parent holds kids; a child has
+	// its parent and the principal whose credential it sends.
+	parent    *serverConn
+	principal string
+	kids      kids
 }
 
 // httpClient returns the server's HTTP client (remote servers).
 func (c *serverConn) httpClient() *http.Client {
-	c.httpOnce.Do(func() { c.httpc = httpClient(c.cfg.Headers) })
+	c.httpOnce.Do(func() {
+		c.httpc = httpClient(c.cfg.Headers)
+		if m := c.opts.oauth.Load(); m != nil && usesOAuth(&c.cfg) {
+			shim := c.httpc.Transport.(headerShim)
+			shim.base = m.Transport(c.cfg.Name, c.credentialKey(), shim.base)
+			c.httpc.Transport = shim
+		}
+	})
 	return c.httpc
 }
 
@@ -124,6 +146,9 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		settled: make(chan struct{}),
 		done:    make(chan struct{}),
 		restart: make(chan struct{}, 1),
+
+		authChanged: make(chan struct{}, 1),
+		authLost:    make(chan error, 1),
 	}
 	c.roots = s.Roots
 	c.stderrLimit = newStderrLimiter(c.logger)
@@ -206,6 +231,10 @@ func (c *serverConn) run(ctx context.Context) {
 	defer c.stderrLimit.flush()
 	defer c.closeIdleHTTP()
 	defer c.settle()
+	if c.perPrincipal() {
+		c.runParent(ctx)
+		return
+	}
 	attempt := 0
 	failures := failureLog{logger: c.logger}
 	defer failures.flush()
@@ -217,11 +246,25 @@ func (c *serverConn) run(ctx context.Context) {
 		}
 		c.setState(StateConnecting, func(s *ServerStatus) { s.NextAttempt = time.Time{} })
 		start := time.Now()
+		c.forgetAuthFailure()
 		sess, cmd, stderr, err := c.connect(ctx)
+		err = c.authCause(err)
 		if err != nil {
 			if ctx.Err() != nil {
 				c.setState(StateStopped, nil)
 				return
+			}
+			if state, ok := authState(err); ok {
+				// Not a failure: no backoff, no restart count; connect
+				// again when the credential changes.
+				c.logger.Info("server waits for a sign-in", "state", state, "err", err)
+				c.setState(state, func(s *ServerStatus) { s.LastError = err.Error(); s.NextAttempt = time.Time{} })
+				c.settle()
+				if !c.waitAuth(ctx) {
+					c.setState(StateStopped, nil)
+					return
+				}
+				continue
 			}
 			failures.failed("server failed to start", err, "duration", time.Since(start).Round(time.Millisecond))
 			c.setState(StateFailed, func(s *ServerStatus) { s.LastError = err.Error() })
@@ -241,6 +284,15 @@ func (c *serverConn) run(ctx context.Context) {
 				c.mu.Lock()
 				c.status.Restarts++
 				c.mu.Unlock()
+				continue
+			}
+			if state, ok := authState(err); ok {
+				c.logger.Info("server session ended for a sign-in", "state", state, "err", err)
+				c.setState(state, func(s *ServerStatus) { s.LastError = err.Error(); s.NextAttempt = time.Time{} })
+				if !c.waitAuth(ctx) {
+					c.setState(StateStopped, nil)
+					return
+				}
 				continue
 			}
 			failures.failed("server stopped unexpectedly", err)
@@ -402,24 +454,24 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		// A change notification invalidates the cached list before the
 		// catalog is fetched again, so the refetch reaches the server.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			c.lists.c.Invalidate(c.cfg.Name, "tools/list")
+			c.lists.c.Invalidate(c.lists.server, "tools/list")
 			c.listChanged.tools.Add(1)
 			notify()
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			c.lists.c.Invalidate(c.cfg.Name, "prompts/list")
+			c.lists.c.Invalidate(c.lists.server, "prompts/list")
 			c.listChanged.prompts.Add(1)
 			notify()
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			c.lists.c.Invalidate(c.cfg.Name, "resources/list")
+			c.lists.c.Invalidate(c.lists.server, "resources/list")
 			c.listChanged.resources.Add(1)
 			notify()
 		},
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			if req.Params != nil {
-				c.lists.c.InvalidateURI(c.cfg.Name, req.Params.URI)
-				if c.opts.onResourceUpdated != nil && !c.retired.Load() {
+				c.lists.c.InvalidateURI(c.lists.server, req.Params.URI)
+				if c.opts.onResourceUpdated != nil && !c.retired.Load() && c.parent == nil {
 					c.opts.onResourceUpdated(ctx, c.cfg.Name, req.Params.URI)
 				}
 			}
@@ -503,7 +555,7 @@ func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd
 	ir := cs.InitializeResult()
 	// Cached lists survive a reconnect only when the server is the same
 	// (serverInfo, era, version and capabilities).
-	if c.lists.c.Connected(c.cfg.Name, cache.ServerIdentity{Info: ir.ServerInfo, Era: verdict.Era, Version: ir.ProtocolVersion, Capabilities: ir.Capabilities}) {
+	if c.lists.c.Connected(c.lists.server, cache.ServerIdentity{Info: ir.ServerInfo, Era: verdict.Era, Version: ir.ProtocolVersion, Capabilities: ir.Capabilities}) {
 		c.logger.Info("server identity changed; cached lists dropped")
 	}
 	cat, err := fetchCatalog(dctx, cs, c.lists)
@@ -583,6 +635,12 @@ func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec
 			cause = fmt.Errorf("session ended: %w", err)
 		case <-c.restart:
 			cause = errRestartAsked
+		case err := <-c.authLost:
+			cause = err
+		case <-c.authChanged:
+			if c.signedOut(ctx) {
+				cause = &oauth.AuthRequiredError{Server: c.cfg.Name, Reason: "signed out"}
+			}
 		case <-refresh:
 			rctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
 			cat, err := fetchCatalog(rctx, cs, c.lists)

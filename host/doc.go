@@ -24,13 +24,18 @@
 // to start, exits, hangs or sends garbage changes its own [ServerStatus] and
 // nothing else. Every server is connected through the negotiate package: in
 // the legacy era (initialize at protocol version 2025-11-25), or, with
-// version_negotiation = "auto", in the era it finds.
+// version_negotiation = "auto", in the era it finds. A remote server with
+// an auth block signs in through package oauth (oauth.go): its HTTP client
+// carries the credential, a challenge nobody can answer puts it in
+// [StateNeedsAuth] or [StateAuthError] (never failed, never restarted), and
+// with per-principal tokens each principal gets its own upstream session,
+// catalog and cache partition under the server's serverConn.
 //
 // Everything derived from one config (servers, principals, policies,
 // plugins) is one generation, swapped whole by [Host.Reload]: new and
 // changed servers are connected before the swap, unchanged ones keep their
 // process, and each call runs under the generation it started in.
 //
-// Leaves (negotiate, cache, apps, sandbox, plugins, policies) never import
+// Leaves (negotiate, cache, apps, sandbox, plugins, policies, oauth) never import
 // this package; it wires them together. Only host/httpapi may import gin.
 package host

@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/oauth"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -70,6 +71,14 @@ type Options struct {
 
 	// onResourceUpdated hears a server's resources/updated (set by New for
 	// WatchResourceUpdates).
+	// OAuthBaseURL is the daemon's origin as browsers reach it, for OAuth
+	// redirects (default http://LISTEN_HOST:PORT; a reverse proxy's URL).
+	OAuthBaseURL string
+
+	oauth *oauthRef // set by New (oauth.go)
+	// onPrincipalStatus publishes the status of a per-principal session
+	// to its principal only (oauth.go).
+	onPrincipalStatus func(principal string, st ServerStatus)
 	onResourceUpdated func(ctx context.Context, server, uri string)
 	// logMessage hears each notifications/message of a server that the
 	// log limiter let through (set by New: it fans out to WatchLogs).
@@ -117,6 +126,9 @@ type Host struct {
 	compactor appCompactor // background App compaction (appcompact.go)
 
 	resourceWatch listeners[func(context.Context, string, string)] // resources/updated for the gateway (WatchResourceUpdates)
+
+	oauthMu sync.Mutex
+	oauth   *oauth.Manager // nil until a server has an auth block (oauth.go)
 
 	startOnce   sync.Once
 	cancel      context.CancelFunc
@@ -166,10 +178,17 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 			fn(server, p)
 		}
 	}
+	opts.oauth = &oauthRef{}
+	opts.onPrincipalStatus = func(principal string, st ServerStatus) {
+		h.publish(Event{Type: EventServer, Principal: principal, Data: st})
+	}
 	opts.elicit = func(ctx context.Context, call *inflightCall, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		return h.answerElicitation(ctx, call, 0, p)
 	}
 	h.opts = opts
+	if err := h.setupOAuth(cfg); err != nil {
+		return nil, err
+	}
 	g, _, err := h.newGeneration(context.Background(), cfg, nil)
 	if err != nil {
 		if h.pluginRT != nil {
@@ -281,6 +300,9 @@ func (h *Host) Close() error {
 		close(h.closed)
 		h.startOnce.Do(func() {}) // a host that never started has nothing to stop
 		h.calls.cancelAll()
+		if m := h.opts.oauth.Load(); m != nil {
+			m.Close() // sign-ins in progress end
+		}
 		if h.cancel != nil {
 			h.cancel()
 		}
@@ -358,16 +380,18 @@ func (h *Host) conn(name string) (*serverConn, error) { return h.gen().conn(name
 
 // Tools returns the tools of every ready server, or of the named server
 // only, sorted by server (config order) and tool name.
-func (h *Host) Tools(server string) ([]Tool, error) { return h.gen().tools(server) }
+func (h *Host) Tools(server string) ([]Tool, error) { return h.gen().tools(server, "") }
 
-// tools is Tools for generation g.
-func (g *generation) tools(server string) ([]Tool, error) {
+// tools is Tools for generation g, as principal sees them: a per-principal
+// server's tools are those of principal's own session ("" none).
+func (g *generation) tools(server, principal string) ([]Tool, error) {
 	conns := g.conns
 	if server != "" {
 		c, err := g.conn(server)
 		if err != nil {
 			return nil, err
 		}
+		c = c.peek(principal)
 		if _, _, err := c.current(); err != nil {
 			return nil, err
 		}
@@ -375,6 +399,7 @@ func (g *generation) tools(server string) ([]Tool, error) {
 	}
 	var out []Tool
 	for _, c := range conns {
+		c = c.peek(principal)
 		_, cat, err := c.current()
 		if err != nil {
 			continue

@@ -231,6 +231,10 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *call
 	if err != nil {
 		return nil, err
 	}
+	c = c.as(ctx, req.Principal.Name) // a per-principal server: the caller's own session
+	if err := h.checkAuthCaller(ctx, c, req.Principal.Name); err != nil {
+		return nil, err
+	}
 	cs, cat, err := c.current()
 	if err != nil {
 		return nil, err
@@ -379,6 +383,7 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *call
 	if err == nil {
 		res, err = c.callTool(cctx, callCS, req.Tool, args, req.Input, progress)
 	}
+	c.callFailed(err) // an authorization failure: the session waits for a sign-in
 	// An input_required answer is not a result yet: relayed as it is, past
 	// the result and App stages (the answer to the last round goes through
 	// them), or answered here, round by round.

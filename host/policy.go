@@ -151,7 +151,8 @@ func hidden(d policies.Decision) bool {
 // the policies), of every ready server or of the named one.
 func (h *Host) ToolsFor(ctx context.Context, p Principal, origin, server string) ([]Tool, error) {
 	g := h.gen() // one generation: its tools, filtered by its policies
-	tools, err := g.tools(server)
+	g.startSessions(ctx, p.Name)
+	tools, err := g.tools(server, p.Name)
 	if err != nil || g.policies == nil {
 		return tools, err
 	}

@@ -281,6 +281,9 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 		}
 		return res, nil
 	}
+	if err := h.setupOAuth(cfg); err != nil {
+		return ReloadPlan{}, fmt.Errorf("host: reload: %w", err)
+	}
 	g, fresh, err := h.newGeneration(ctx, cfg, old)
 	if err != nil {
 		return ReloadPlan{}, fmt.Errorf("host: reload: %w", err)

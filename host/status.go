@@ -20,6 +20,20 @@ const (
 	StateFailed     State = "failed"
 	StateStopped    State = "stopped"
 	StateDisabled   State = "disabled" // `enabled = false` in the config
+
+	// The states of a server with an auth block (oauth.go). Neither is a
+	// failure: the supervisor does not reconnect or back off, and no era
+	// is recorded; it connects again once the credential changes.
+	//
+	// StateNeedsAuth: the server asked for a sign-in nobody has made yet
+	// (or the credential was refused, signed out or dropped, or a call
+	// needs more scope). LastError says why.
+	StateNeedsAuth State = "needs_auth"
+	// StateAuthError: signing in cannot work as configured: inconsistent
+	// metadata (a resource or issuer mismatch), a client the authorization
+	// server refuses, a stored credential that does not open, a server that
+	// keeps refusing after step-ups. LastError says which.
+	StateAuthError State = "auth_error"
 )
 
 // Era names the MCP protocol era a session speaks.

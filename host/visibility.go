@@ -72,6 +72,7 @@ func (g *generation) statusFor(c Caller, st ServerStatus) (ServerStatus, bool) {
 	if !ok {
 		return ServerStatus{}, false
 	}
+	conn = conn.peek(c.Name)
 	// Event publishing has no request context; a list rule is bounded by
 	// its cost limit.
 	ok, n := g.visible(context.Background(), c, conn)
@@ -85,8 +86,10 @@ func (g *generation) statusFor(c Caller, st ServerStatus) (ServerStatus, bool) {
 // order, as c may see it.
 func (h *Host) ServersFor(ctx context.Context, c Caller) []ServerStatus {
 	g := h.gen()
+	g.startSessions(ctx, c.Name)
 	out := make([]ServerStatus, 0, len(g.conns))
 	for _, conn := range g.conns {
+		conn = conn.peek(c.Name) // a per-principal server: the caller's own session
 		st := conn.snapshot()
 		if c.Admin {
 			out = append(out, st)
@@ -125,7 +128,8 @@ func (h *Host) ServerFor(ctx context.Context, c Caller, name string) (ServerStat
 	if err != nil {
 		return ServerStatus{}, err
 	}
-	st, _ := g.statusFor(c, conn.snapshot())
+	// A per-principal server: the caller's own session (started now).
+	st, _ := g.statusFor(c, conn.as(ctx, c.Name).snapshot())
 	return st, nil
 }
 

@@ -33,6 +33,8 @@ Usage:
   mcphost serve    [-config FILE] [-v]               run the daemon (SIGHUP reloads FILE)
   mcphost reload   [-config FILE] [-dry-run] [-url URL] [-json]
                                                      reload the running daemon's config file, or plan it
+  mcphost auth     login|logout SERVER | status [SERVER] [-config FILE] [-url URL]
+                                                     sign in to OAuth servers through the running daemon
   mcphost validate [-json] FILE...                   check config files
   mcphost fmt      [-check] FILE...                  format config files in place
   mcphost servers  [CLIENT FLAGS]                    show every server
@@ -102,6 +104,8 @@ func (e *env) run(ctx context.Context, args []string) int {
 		return e.serve(ctx, rest)
 	case "reload":
 		return e.reloadCmd(ctx, rest)
+	case "auth":
+		return e.authCmd(ctx, rest)
 	case "validate":
 		return e.validate(rest)
 	case "fmt":

@@ -182,6 +182,8 @@ type Server struct {
 	// remote
 	URL     string            // `url`: http or https endpoint
 	Headers map[string]string // `headers`: sent with every HTTP request
+	// Auth is the `auth` block: OAuth for a remote server; nil without one.
+	Auth *Auth
 
 	// Roots is `roots`: file URIs answered to the server's roots/list
 	// (absolute file:// URIs, checked at load); none by default, and then

@@ -97,6 +97,8 @@ type serverBlock struct {
 	TransportAttr  hcl.Range      `hcl:"transport,attr_range"`
 	Headers        hcl.Expression `hcl:"headers,optional"`
 	HeadersAttr    hcl.Range      `hcl:"headers,attr_range"`
+	// auth: OAuth for a remote server (at most one block).
+	Auth []*authBlock `hcl:"auth,block"`
 
 	// roots: file URIs the server may work in (answered to roots/list);
 	// none by default.

@@ -146,6 +146,7 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 	}
 	s.Args, s.Env, s.Headers = args, env, headers
+	l.decodeAuth(b, &s, headers)
 	s.Roots = l.decodeRoots(b)
 	if cwdSt == valid {
 		s.Cwd = l.resolvePath(cwd, "cwd", b.CwdRange)

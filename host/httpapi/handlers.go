@@ -458,6 +458,9 @@ func (a *api) fail(c *gin.Context, err error) {
 		rl  *host.RateLimitError
 		ts  *host.TooManySubscribersError
 	)
+	if failAuth(c, err) {
+		return
+	}
 	switch {
 	case errors.As(err, &rl):
 		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(max(rl.RetryAfter, time.Second).Seconds()))))

@@ -138,6 +138,7 @@ func New(h *host.Host, opts Options) http.Handler {
 	v1.GET("/events", a.events)
 	v1.GET("/config", a.requireAdmin, a.config)
 	v1.POST("/reload", a.requireAdmin, a.reload)
+	a.mountOAuth(r, v1)
 	return r
 }
 

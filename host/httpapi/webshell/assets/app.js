@@ -16,6 +16,7 @@ import { approvalCard } from './approvals.js';
 import { elicitations } from './elicit.js';
 import { serverDetails } from './servercard.js';
 import { showResource, showPrompt } from './offerings.js';
+import { signInControls, takeSignInFromHash } from './signin.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -469,6 +470,7 @@ function serverItem(s) {
       h('span', { class: `badge status-${cls}` }, status)),
     counts ? h('p', { class: 'server-meta muted', title: proto || null }, counts) : null,
     status === 'failed' && str(s.lastError) ? h('p', { class: 'server-error' }, s.lastError) : null,
+    signInControls(s, reportError),
     serverDetails(s, {
       admin: state.me?.admin === true,
       onResource: (server, uri, tpl) => openOffering(() => showResource($('tool-panel'), server, uri, tpl)),
@@ -1448,5 +1450,7 @@ function wire() {
 }
 
 takeTokenFromHash();
+const signedIn = takeSignInFromHash();
 wire();
 start();
+if (signedIn) toast(`Signed in to ${signedIn}.`);

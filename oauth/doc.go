@@ -1,0 +1,40 @@
+// Package oauth signs mcphost in to remote MCP servers on behalf of
+// principals (OAuth 2.1, the MCP authorization spec at 2025-11-25 and
+// 2026-07-28).
+//
+// The protocol flow itself — protected resource metadata, authorization
+// server metadata with its fallbacks, PKCE, client ID metadata documents,
+// dynamic and pre-registered clients, resource indicators, scope selection,
+// iss checks — is go-sdk's [auth.AuthorizationCodeHandler] (and, for
+// machine-to-machine servers, extauth's client credentials handler). This
+// package wraps it and adds what it lacks:
+//
+//   - a [Broker] of pending sign-ins: the handler's AuthorizationCodeFetcher
+//     registers a flow, a single-use launch URL (/oauth/launch/ID?k=KEY,
+//     bound to the principal that asked for it) sets a binding cookie and
+//     redirects to the authorization server, and /oauth/callback accepts a
+//     code only when the state, the flow and the cookie match;
+//   - persistence: every [Credential] is stored through a [Store], its
+//     secrets sealed with AES-256-GCM by a [Sealer] whose additional data
+//     binds each row to its table, server, principal and issuer;
+//   - a refresher that sends `resource` on refresh requests, one refresh at
+//     a time per credential, rotation persisted before the token is used;
+//   - one forced refresh on a 401 before asking anyone, a check that the
+//     authorization server is still the one that issued the credential
+//     (a changed issuer drops it), and a cap on step-up authorizations;
+//   - a [Transport] that puts the credential on every request of a server's
+//     HTTP client and turns an unanswerable challenge into an
+//     [*AuthRequiredError].
+//
+// Where it sits: host builds one [Manager] per daemon, gives every remote
+// server's HTTP client a [Transport], and mounts [Manager.Handler] on the
+// daemon's listener through host/httpapi. A sign-in starts only from a user
+// action ([Manager.StartSignIn], or a call whose context says someone can
+// answer, see [WithPrompter]).
+//
+// What it must never do: open a browser; put a token, code, verifier,
+// state, client secret, launch key or cookie in a log line, an error, a URL
+// other than the authorization server's, or an answer of [Manager.Status];
+// store a secret unsealed; present a credential to an authorization server
+// other than the one that issued it.
+package oauth
