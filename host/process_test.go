@@ -63,7 +63,7 @@ func TestStderrLogIsBounded(t *testing.T) {
 	if got := h.stderr.Load(); got != stderrLogBurst {
 		t.Errorf("logged %d stderr lines, want the burst of %d", got, stderrLogBurst)
 	}
-	tail := l.Tail(100)
+	tail := l.Tail(stderrTailLines + 10)
 	if len(tail) != stderrTailLines+1 {
 		t.Errorf("tail has %d lines, want %d kept plus the unterminated one", len(tail), stderrTailLines+1)
 	}
