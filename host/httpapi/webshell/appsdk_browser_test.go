@@ -536,3 +536,39 @@ func TestAppDisplayModes(t *testing.T) {
 	}
 	tb.waitFor("the refusal in the log", `(document.querySelector('`+slot2+` [data-testid=app-log]')?.textContent ?? '').includes('app_display_modes is off')`)
 }
+
+// TestAppRequestsTeardown: an App that asks to be closed
+// (ui/notifications/request-teardown) gets ui/resource-teardown, its frame
+// goes, and the entry's text shows in its place.
+func TestAppRequestsTeardown(t *testing.T) {
+	d := newDaemon(t)
+	tb := newTab(t)
+	tb.login(d)
+	const closer = `<!doctype html><html><body><script>
+let tornDown = false;
+window.addEventListener('message', (e) => {
+  if (e.source !== window.parent || !e.data) return;
+  const m = e.data;
+  if (m.id === 1 && m.result) {
+    window.parent.postMessage({ jsonrpc: '2.0', method: 'ui/notifications/initialized', params: {} }, '*');
+    setTimeout(() => window.parent.postMessage({ jsonrpc: '2.0', method: 'ui/notifications/request-teardown', params: {} }, '*'), 50);
+  } else if (m.method === 'ui/resource-teardown') {
+    tornDown = true;
+    window.parent.postMessage({ jsonrpc: '2.0', id: m.id, result: {} }, '*');
+  }
+});
+window.parent.postMessage({ jsonrpc: '2.0', id: 1, method: 'ui/initialize',
+  params: { protocolVersion: '2026-01-26', appInfo: { name: 'closer', version: '1' }, appCapabilities: {} } }, '*');
+</script></body></html>`
+	slot := tb.mountRecordApp("closer", closer, sdkTool)
+	tb.waitFor("the App closed, its text shown", `document.querySelector('`+slot+`')?.dataset.mcpAppState === 'fallback'`)
+	if note := eval[string](tb, `document.querySelector('`+slot+` [data-testid=app-note]')?.textContent ?? ''`); note != "The App closed itself." {
+		t.Errorf("note %q", note)
+	}
+	if n := eval[int](tb, `document.querySelectorAll('`+slot+` iframe').length`); n != 0 {
+		t.Errorf("%d frames left in the slot", n)
+	}
+	if got := eval[string](tb, `document.querySelector('`+slot+` [data-testid=app-fallback]')?.textContent ?? ''`); got != "the probe fallback" {
+		t.Errorf("fallback %q", got)
+	}
+}

@@ -15,6 +15,7 @@
 // target "*" (the only one an opaque frame receives).
 //
 // What the App may do here: ui/initialize, ui/notifications/initialized,
+// ui/notifications/request-teardown (it is closed, its text shown),
 // ui/notifications/size-changed, ping, ui/request-display-mode (inline
 // only) and notifications/message (dropped; kept in a page log in test mode).
 // Three requests are gated (§12): tools/call (a tool of the App's own
@@ -1217,6 +1218,9 @@ class Mount {
       case 'notifications/tools/list_changed':
         if (this.initialized && this.toolsPanel) this.listAppTools().catch(() => {});
         return;
+      case 'ui/notifications/request-teardown':
+        this.onRequestTeardown();
+        return;
       default:
         // Other notifications are ignored.
     }
@@ -1313,6 +1317,17 @@ class Mount {
     this.iframe.removeAttribute('src');
     this.iframe.remove();
     this.wrap.remove();
+  }
+
+  // ui/notifications/request-teardown: the App asks to be closed. The host
+  // tears it down as it would on unmount (ui/resource-teardown, then the
+  // frame goes) and shows the entry's text in its place; only once, and
+  // only an App that has started (a request before that is ignored).
+  onRequestTeardown() {
+    if (!this.initialized || this.teardownPromise || this.closed) return;
+    this.teardown('app-request').then(() => {
+      if (this.isCurrent()) showFallback(this.slot, this.rec, 'The App closed itself.');
+    });
   }
 
   teardown(reason) {
