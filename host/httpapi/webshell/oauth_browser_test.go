@@ -64,6 +64,13 @@ func TestSignInFromTheWebShell(t *testing.T) {
 	tb.click(tid("call-button"))
 	tb.waitFor("the call after the step-up to succeed", fmt.Sprintf("%s > %d", okEntries, before))
 
+	// The card says who is signed in where, and signs out.
+	tb.click(tid("server-details-toggle-prot"))
+	tb.waitVisible(tid("signout-prot"))
+	if txt := eval[string](tb, `document.querySelector(`+jsString(tid("server-signin-prot"))+`).textContent`); !strings.Contains(txt, "as alice") || !strings.Contains(txt, "at "+as.URL) {
+		t.Errorf("the card's sign-in says %q", txt)
+	}
+
 	// No token in the DOM, the storage, or the cookies the page can read.
 	page := eval[string](tb, `document.documentElement.outerHTML + JSON.stringify(Object.entries(sessionStorage)) + JSON.stringify(Object.entries(localStorage)) + document.cookie`)
 	for _, tok := range prot.Seen() {
@@ -74,6 +81,8 @@ func TestSignInFromTheWebShell(t *testing.T) {
 	if strings.Contains(page, "test-refresh-") {
 		t.Fatal("a refresh token reached the page")
 	}
+	tb.click(tid("signout-prot"))
+	tb.waitFor("prot to need a sign-in again", `document.querySelector(`+jsString(card)+`)?.dataset.status === 'needs_auth'`)
 }
 
 // waitAcross is waitFor across navigations: a poll that a navigation ends

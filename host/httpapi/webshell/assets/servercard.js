@@ -24,6 +24,7 @@ export function serverDetails(s, opts) {
   d.append(body);
   const fill = () => {
     append(clear(body), detailRows(s));
+    body.append(signedInBlock(s, opts));
     if (s.status === 'ready') body.append(offeringsBlock(s, opts));
     if (opts.admin) body.append(adminBlock(s, opts));
   };
@@ -92,6 +93,43 @@ function offeringsBlock(s, opts) {
     } catch (err) {
       clear(box).append(h('p', { class: 'server-error' }, `Could not list them: ${err?.message || err}`));
     }
+  })();
+  return box;
+}
+
+// signedInBlock says who is signed in to the server (OAuth, an auth
+// block): the caller's own credential and a shared one, with its issuer,
+// scopes and expiry, never a token; and signs out. Empty for a server
+// without stored credentials.
+function signedInBlock(s, opts) {
+  const box = h('div', { class: 'server-signin', testid: `server-signin-${s.name}` });
+  (async () => {
+    let creds = [];
+    try {
+      const r = await api('GET', `/auth?server=${encodeURIComponent(s.name)}`);
+      creds = (Array.isArray(r?.credentials) ? r.credentials : []).filter(isPlainObject);
+    } catch {
+      return; // no OAuth here, or nothing to show
+    }
+    if (!creds.length) return;
+    append(box, [h('h4', {}, 'Signed in'), creds.map((c) => {
+      const who = str(c.principal) === '*' ? 'shared by everyone' : `as ${str(c.principal)}`;
+      const facts = [who, str(c.issuer) ? `at ${c.issuer}` : '',
+        Array.isArray(c.scopes) && c.scopes.length ? `scopes ${c.scopes.filter((x) => typeof x === 'string').join(' ')}` : '',
+        str(c.expiresAt) ? `expires ${formatTime(c.expiresAt)}` : '', c.refresh === true ? 'renews itself' : ''].filter(Boolean).join(' · ');
+      const out = h('button', { type: 'button', class: 'small', testid: `signout-${s.name}` }, 'Sign out');
+      out.addEventListener('click', async () => {
+        out.disabled = true;
+        try {
+          await api('DELETE', `/servers/${seg(s.name)}/auth`);
+          clear(box).append(h('p', { class: 'muted' }, 'Signed out.'));
+        } catch (err) {
+          out.disabled = false;
+          opts.report(err, `Signing out of ${s.name}`);
+        }
+      });
+      return h('p', { class: 'server-signin-line' }, facts, ' ', out);
+    })]);
   })();
   return box;
 }
