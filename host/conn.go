@@ -492,6 +492,24 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	return c.connectNegotiated(ctx, dctx, client, refresh)
 }
 
+// sessionTransport fills in how spec reaches the server: for a stdio
+// server the command (each one started is put in *last, for how it ended)
+// with its stderr in a new log, which it returns; for a remote one the URL
+// and the server's HTTP client (nil log).
+func (c *serverConn) sessionTransport(spec *negotiate.Spec, last **exec.Cmd) *stderrLog {
+	if c.cfg.Transport != config.TransportStdio {
+		spec.URL = c.cfg.URL
+		spec.HTTPClient = c.httpClient()
+		return nil
+	}
+	stderr := newStderrLog(c.logger, c.stderrLimit)
+	spec.NewCommand = func() *exec.Cmd {
+		*last = newCommand(&c.cfg, stderr)
+		return *last
+	}
+	return stderr
+}
+
 // connectNegotiated connects a server through the negotiate package, the
 // one connect path: with version_negotiation = "legacy" an initialize
 // pinned at LegacyProtocolVersion; with "auto" the era cache, the probe,
@@ -521,17 +539,9 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 	if c.opts.Store != nil {
 		spec.Cache = storeEraCache{c.opts.Store}
 	}
-	switch c.cfg.Transport {
-	case config.TransportStdio:
-		stderr = newStderrLog(c.logger, c.stderrLimit)
+	stderr = c.sessionTransport(&spec, &last)
+	if stderr != nil {
 		c.stderr.Store(stderr)
-		spec.NewCommand = func() *exec.Cmd {
-			last = newCommand(&c.cfg, stderr)
-			return last
-		}
-	default:
-		spec.URL = c.cfg.URL
-		spec.HTTPClient = c.httpClient()
 	}
 	res, err := negotiate.Connect(dctx, spec)
 	if err != nil {

@@ -369,19 +369,8 @@ func (c *serverConn) openClientSession(ctx context.Context, u *clientUpstream) {
 		Logger:           c.logger,
 		WrapTransport:    c.guardAnswers,
 	}
-	var stderr *stderrLog
 	var last *exec.Cmd
-	switch c.cfg.Transport {
-	case config.TransportStdio:
-		stderr = newStderrLog(c.logger, c.stderrLimit)
-		spec.NewCommand = func() *exec.Cmd {
-			last = newCommand(&c.cfg, stderr)
-			return last
-		}
-	default:
-		spec.URL = c.cfg.URL
-		spec.HTTPClient = c.httpClient()
-	}
+	stderr := c.sessionTransport(&spec, &last)
 	res, err := negotiate.Connect(dctx, spec)
 	if err != nil {
 		err = contextErr(dctx, ctx, err, "initialize", c.cfg.DiscoveryTimeout)

@@ -146,14 +146,9 @@ func (e *env) resources(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	defer e.closeAll()
-	o, code := e.openOfferings(ctx, cf, serverNames(fs.Arg(0)))
+	o, servers, code := e.listedServers(ctx, cf, "resources", fs.Arg(0))
 	if o == nil {
 		return code
-	}
-	servers, err := e.namedOrAll(ctx, o, fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(e.stderr, "mcphost resources: %s\n", termsafe.Line(err.Error()))
-		return exitFailure
 	}
 	type listing struct {
 		Server    string                  `json:"server"`
@@ -256,14 +251,9 @@ func (e *env) prompts(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	defer e.closeAll()
-	o, code := e.openOfferings(ctx, cf, serverNames(fs.Arg(0)))
+	o, servers, code := e.listedServers(ctx, cf, "prompts", fs.Arg(0))
 	if o == nil {
 		return code
-	}
-	servers, err := e.namedOrAll(ctx, o, fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(e.stderr, "mcphost prompts: %s\n", termsafe.Line(err.Error()))
-		return exitFailure
 	}
 	type listing struct {
 		Server  string        `json:"server"`
@@ -347,12 +337,23 @@ func (e *env) getPrompt(ctx context.Context, cf clientFlags, args []string) int 
 	return exitOK
 }
 
-// namedOrAll is the one server named, or every ready one.
-func (e *env) namedOrAll(ctx context.Context, o offerings, server string) ([]string, error) {
-	if server != "" {
-		return []string{server}, nil
+// listedServers opens the offerings for a listing command and returns
+// them with the servers to list: the one named, or every ready one. A nil
+// offerings means stop with code.
+func (e *env) listedServers(ctx context.Context, cf clientFlags, what, server string) (offerings, []string, int) {
+	o, code := e.openOfferings(ctx, cf, serverNames(server))
+	if o == nil {
+		return nil, nil, code
 	}
-	return o.servers(ctx)
+	if server != "" {
+		return o, []string{server}, exitOK
+	}
+	servers, err := o.servers(ctx)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost %s: %s\n", what, termsafe.Line(err.Error()))
+		return nil, nil, exitFailure
+	}
+	return o, servers, exitOK
 }
 
 // serverNames is the servers a local host connects for server ("" all).

@@ -37,7 +37,7 @@ import { h, isPlainObject } from './dom.js';
 import { api, seg, ApiError } from './api.js';
 import { APP_PREAMBLE } from './app-preamble.js';
 import {
-  ModeChrome, AppToolsPanel, checkAppTools, DISPLAY_MODES, MAX_DOWNLOAD_BYTES, safeFileName, confirmDownload, saveFile,
+  ModeChrome, AppToolsPanel, checkAppTools, DISPLAY_MODES, MAX_DOWNLOAD_BYTES, safeFileName, confirmDownload, saveFile, askInDialog,
 } from './appchrome.js';
 
 export const APP_PROTOCOL_VERSION = '2026-01-26';
@@ -416,24 +416,7 @@ function confirmLink(server, href, signal) {
       h('p', { class: 'app-link-url' }, h('code', { testid: 'app-link-url' }, href)),
       h('p', { class: 'muted' }, 'Open it only if you expected this App to send you there. The new tab gets no reference to this page.'),
       h('div', { class: 'app-link-actions' }, cancel, open));
-    let done = false;
-    const finish = (ok) => {
-      if (done) return;
-      done = true;
-      signal?.removeEventListener('abort', onAbort);
-      if (dialog.open) dialog.close();
-      dialog.remove();
-      resolve(ok);
-    };
-    const onAbort = () => finish(false);
-    open.addEventListener('click', () => finish(true));
-    cancel.addEventListener('click', () => finish(false));
-    dialog.addEventListener('cancel', () => finish(false)); // Escape
-    dialog.addEventListener('close', () => finish(false));
-    signal?.addEventListener('abort', onAbort);
-    document.body.append(dialog);
-    dialog.showModal();
-    cancel.focus(); // the safe choice has the focus
+    askInDialog(dialog, open, cancel, signal).then(resolve);
   });
 }
 

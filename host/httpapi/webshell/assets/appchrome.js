@@ -242,6 +242,17 @@ export function confirmDownload(server, files, signal) {
       h('ul', { testid: 'app-download-files' }, files.map((f) => h('li', {}, h('code', {}, f.name), ` — ${f.size} bytes`, f.mimeType ? `, ${f.mimeType}` : ''))),
       h('p', { class: 'muted' }, 'Save it only if you expected this App to give you a file.'),
       h('div', { class: 'app-link-actions' }, cancel, save));
+    askInDialog(dialog, save, cancel, signal).then(resolve);
+  });
+}
+
+/**
+ * askInDialog shows the modal dialog and resolves true only on a click on
+ * yes; no, Escape, closing it and signal (an AbortSignal) resolve false.
+ * The safe choice, no, has the focus. The dialog leaves the page after.
+ */
+export function askInDialog(dialog, yes, no, signal) {
+  return new Promise((resolve) => {
     let done = false;
     const finish = (ok) => {
       if (done) return;
@@ -252,14 +263,14 @@ export function confirmDownload(server, files, signal) {
       resolve(ok);
     };
     const onAbort = () => finish(false);
-    save.addEventListener('click', () => finish(true));
-    cancel.addEventListener('click', () => finish(false));
-    dialog.addEventListener('cancel', () => finish(false));
+    yes.addEventListener('click', () => finish(true));
+    no.addEventListener('click', () => finish(false));
+    dialog.addEventListener('cancel', () => finish(false)); // Escape
     dialog.addEventListener('close', () => finish(false));
     signal?.addEventListener('abort', onAbort);
     document.body.append(dialog);
     dialog.showModal();
-    cancel.focus();
+    no.focus();
   });
 }
 
