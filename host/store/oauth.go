@@ -11,7 +11,7 @@ import (
 	"github.com/mcphost/mcphost/oauth"
 )
 
-// The store keeps OAuth credentials for package oauth (migration 6). The
+// The store keeps OAuth credentials for package oauth (migration 7). The
 // secrets arrive sealed and leave sealed.
 var _ oauth.Store = (*Store)(nil)
 
