@@ -50,6 +50,9 @@ type Gateway struct {
 	// per-client upstream sessions (relay.go).
 	relays sync.Map // relay key → struct{}
 	seal   sealer   // the requestState of input_required answers
+	// marks are, per client session, how far its Apps' model contexts
+	// have been handed on (appcontext.go).
+	marks contextMarks
 	// events keeps the recent SSE events of every endpoint's legacy
 	// sessions for resumption (go-sdk bounds it, 10 MiB by default).
 	events *mcp.MemoryEventStore

@@ -220,6 +220,9 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 	if err != nil {
 		return nil, err // not a typed nil in the mcp.Result
 	}
+	if !res.NeedsInput() {
+		res = e.g.withAppContexts(ctx, c, sessionID, res)
+	}
 	return res, nil
 }
 

@@ -56,3 +56,39 @@ func (s *Store) AppContextOf(ctx context.Context, principal, entryID string) (Ap
 	}
 	return AppContext{EntryID: entryID, Context: json.RawMessage(raw), UpdatedAt: time.Unix(0, at).UTC()}, nil
 }
+
+// SessionAppContext is the model context an App of a session's entry
+// gave, with the call it belongs to.
+type SessionAppContext struct {
+	AppContext
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+}
+
+// maxSessionAppContexts bounds one SessionAppContexts answer.
+const maxSessionAppContexts = 16
+
+// SessionAppContexts returns the model contexts the Apps of principal's
+// session gave after since, oldest first, at most 16.
+func (s *Store) SessionAppContexts(ctx context.Context, principal, sessionID string, since time.Time) ([]SessionAppContext, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT c.entry_id, c.context, c.updated_at, e.server, e.tool
+		FROM app_contexts c JOIN entries e ON e.id = c.entry_id
+		WHERE e.session_id = ? AND c.principal = ? AND c.updated_at > ?
+		ORDER BY c.updated_at, c.entry_id LIMIT ?`, sessionID, principal, since.UTC().UnixNano(), maxSessionAppContexts)
+	if err != nil {
+		return nil, fmt.Errorf("store: App contexts of session %q: %w", sessionID, err)
+	}
+	defer rows.Close()
+	var out []SessionAppContext
+	for rows.Next() {
+		var c SessionAppContext
+		var raw string
+		var at int64
+		if err := rows.Scan(&c.EntryID, &raw, &at, &c.Server, &c.Tool); err != nil {
+			return nil, fmt.Errorf("store: App contexts of session %q: %w", sessionID, err)
+		}
+		c.Context, c.UpdatedAt = json.RawMessage(raw), time.Unix(0, at).UTC()
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
