@@ -35,6 +35,9 @@ type contextMarks struct{ m sync.Map } // session id → *contextMark
 type contextMark struct {
 	mu sync.Mutex
 	at time.Time
+	// version is the host's AppContextVersion at the last read: while it
+	// holds, no App gave anything, and a call costs no query.
+	version uint64
 }
 
 // mark returns the session's mark, new ones at now: a context given before
@@ -56,11 +59,16 @@ func (g *Gateway) withAppContexts(ctx context.Context, c host.Caller, sessionID 
 	m := g.marks.mark(sessionID)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	v := g.h.AppContextVersion() // before the read: a context set during it is read next time
+	if v == m.version {
+		return res
+	}
 	got, err := g.h.GatewayAppContexts(ctx, c, sessionID, m.at)
 	if err != nil {
 		g.log.Warn("reading the App contexts of a client's session", "session", sessionID, "err", err)
 		return res
 	}
+	m.version = v
 	if len(got) == 0 {
 		return res
 	}

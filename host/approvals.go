@@ -132,13 +132,29 @@ func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, e
 func (h *Host) PendingApprovals(p Principal) []Approval {
 	h.approvals.mu.Lock()
 	defer h.approvals.mu.Unlock()
-	out := []Approval{}
-	for _, q := range h.approvals.pending {
-		if q.principal == p.Name {
-			out = append(out, q.Approval)
+	return pendingOf(h.approvals.pending, p.Name, func(q *pendingApproval) (Approval, string, time.Time) {
+		return q.Approval, q.principal, q.Created
+	})
+}
+
+// pendingOf returns what principal waits for among pending (approvals,
+// elicitations), oldest first; the caller holds pending's lock.
+func pendingOf[Q any, T any](pending map[string]Q, principal string, of func(Q) (T, string, time.Time)) []T {
+	type item struct {
+		v  T
+		at time.Time
+	}
+	var items []item
+	for _, q := range pending {
+		if v, who, at := of(q); who == principal {
+			items = append(items, item{v, at})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+	sort.Slice(items, func(i, j int) bool { return items[i].at.Before(items[j].at) })
+	out := make([]T, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.v)
+	}
 	return out
 }
 

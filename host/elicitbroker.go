@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"sort"
 	"sync"
 	"time"
 
@@ -84,14 +83,9 @@ func (h *Host) elicitBroker(ctx context.Context, principal string, e Elicitation
 func (h *Host) PendingElicitations(p Principal) []Elicitation {
 	h.elicits.mu.Lock()
 	defer h.elicits.mu.Unlock()
-	out := []Elicitation{}
-	for _, q := range h.elicits.pending {
-		if q.principal == p.Name {
-			out = append(out, q.Elicitation)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
-	return out
+	return pendingOf(h.elicits.pending, p.Name, func(q *pendingElicitation) (Elicitation, string, time.Time) {
+		return q.Elicitation, q.principal, q.Created
+	})
 }
 
 // AnswerElicitation answers one of principal's open questions. It returns

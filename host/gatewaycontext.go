@@ -18,3 +18,13 @@ func (h *Host) GatewayAppContexts(ctx context.Context, c Caller, sessionID strin
 	}
 	return h.store.SessionAppContexts(ctx, c.Name, sessionID, since)
 }
+
+// AppContextVersion changes whenever an App gives context for the model;
+// the gateway reads GatewayAppContexts only when it has (0 without a
+// store).
+func (h *Host) AppContextVersion() uint64 {
+	if h.store == nil {
+		return 0
+	}
+	return h.store.AppContextVersion()
+}

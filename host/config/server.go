@@ -338,29 +338,24 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 	}
 
-	if v, st := l.evalBool(b.AppToolCalls, "app_tool_calls"); st == valid {
-		s.AppToolCalls = v
-	}
-	if v, st := l.evalBool(b.AppOpenLinks, "app_open_links"); st == valid {
-		s.AppOpenLinks = v
-	}
-	if v, st := l.evalBool(b.AppMessages, "app_messages"); st == valid {
-		s.AppMessages = v
-	}
-	if v, st := l.evalBool(b.AppDisplayModes, "app_display_modes"); st == valid {
-		s.AppDisplayModes = v
-	}
-	if v, st := l.evalBool(b.AppTools, "app_tools"); st == valid {
-		s.AppTools = v
-	}
-	if v, st := l.evalBool(b.AppResources, "app_resources"); st == valid {
-		s.AppResources = v
-	}
-	if v, st := l.evalBool(b.AppDownloads, "app_downloads"); st == valid {
-		s.AppDownloads = v
-	}
-	if v, st := l.evalBool(b.AppModelContext, "app_model_context"); st == valid {
-		s.AppModelContext = v
+	// What the server's Apps may ask for: each switch false unless set.
+	for _, sw := range []struct {
+		expr hcl.Expression
+		name string
+		to   *bool
+	}{
+		{b.AppToolCalls, "app_tool_calls", &s.AppToolCalls},
+		{b.AppOpenLinks, "app_open_links", &s.AppOpenLinks},
+		{b.AppMessages, "app_messages", &s.AppMessages},
+		{b.AppDisplayModes, "app_display_modes", &s.AppDisplayModes},
+		{b.AppTools, "app_tools", &s.AppTools},
+		{b.AppResources, "app_resources", &s.AppResources},
+		{b.AppDownloads, "app_downloads", &s.AppDownloads},
+		{b.AppModelContext, "app_model_context", &s.AppModelContext},
+	} {
+		if v, st := l.evalBool(sw.expr, sw.name); st == valid {
+			*sw.to = v
+		}
 	}
 
 	if enabled, st := l.evalBool(b.Enabled, "enabled"); st == valid {

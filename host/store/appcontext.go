@@ -39,8 +39,13 @@ ON CONFLICT (entry_id) DO UPDATE SET context = excluded.context, updated_at = ex
 	if err != nil {
 		return fmt.Errorf("store: set App context: %w", err)
 	}
+	s.appContexts.Add(1)
 	return nil
 }
+
+// AppContextVersion changes whenever an App context is set: equal
+// versions mean no App gave context in between.
+func (s *Store) AppContextVersion() uint64 { return s.appContexts.Load() }
 
 // AppContextOf returns the model context the App of one of principal's
 // entries gave last, or ErrNotFound when it gave none.

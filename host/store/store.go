@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -66,6 +67,10 @@ type Store struct {
 	// r is a pool of query_only connections. In WAL mode readers never
 	// block the writer nor wait for it.
 	r *sql.DB
+
+	// appContexts counts the App contexts set (SetAppContext), so a
+	// reader can tell that none changed without a query.
+	appContexts atomic.Uint64
 
 	now func() time.Time // time.Now; tests substitute a fake clock
 
