@@ -231,7 +231,17 @@ func TestOfficialExamples(t *testing.T) {
 		tb.waitFor("the App's tools", `!!document.querySelector('`+tool+`')`)
 		tb.click(tool + ` > summary`)
 		tb.click(tool + ` [data-testid=app-tool-call]`)
-		tb.waitFor("the shader info", `(document.querySelector('`+tool+` [data-testid=app-tool-result]')?.textContent ?? '').includes('mainImage')`)
+		// The call is over when its button is enabled again and its
+		// result or its error is shown.
+		tb.waitFor("the shader info", `(() => {
+  const q = (s) => document.querySelector('`+tool+` ' + s);
+  return q('[data-testid=app-tool-call]')?.disabled === false &&
+    (q('[data-testid=app-tool-result]')?.hidden === false || q('[data-testid=app-tool-error]')?.hidden === false);
+})()`)
+		if got := eval[string](tb, `document.querySelector('`+tool+` [data-testid=app-tool-result]')?.textContent ?? ''`); !strings.Contains(got, "mainImage") {
+			t.Errorf("get-shader-info answered %q (error %q), want the shader's source", got,
+				eval[string](tb, `document.querySelector('`+tool+` [data-testid=app-tool-error]')?.textContent ?? ''`))
+		}
 		tb.screenshot("shadertoy", sel)
 	})
 }

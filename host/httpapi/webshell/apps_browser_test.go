@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -163,6 +164,29 @@ func (tb *tab) screenshot(name, sel string) {
 func (tb *tab) enableAppLog() {
 	tb.t.Helper()
 	eval[bool](tb, `(() => { document.documentElement.dataset.appLog = '1'; window.__mcphostAppLog = []; return true; })()`)
+}
+
+// appLogOnLoad switches the App log on in every document the tab loads
+// from now on, before the page's own scripts run, so that an App mounted
+// by a reload cannot log its first events before the test has switched the
+// log on (enableAppLog after the reload raced the App's first draw).
+const appLogOnLoad = `(() => {
+  const on = () => { document.documentElement.dataset.appLog = '1'; };
+  if (document.documentElement) { on(); return; }
+  new MutationObserver((_, o) => { if (document.documentElement) { on(); o.disconnect(); } })
+    .observe(document, { childList: true });
+})();`
+
+// reloadWithAppLog reloads the page with the App log on from its start.
+func (tb *tab) reloadWithAppLog() {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, waitBound)
+	defer cancel()
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
+		page.AddScriptToEvaluateOnNewDocumentParams{Source: appLogOnLoad}); err != nil {
+		tb.fatalf("switching the App log on for the next load: %v", err)
+	}
+	tb.reload()
 }
 
 // appLog returns the App messages the page has logged.
@@ -383,9 +407,8 @@ func TestAppReloadAndCompaction(t *testing.T) {
 	tb.waitAppState("ready")
 	sid := eval[string](tb, `sessionStorage.getItem('mcphost.session') ?? ''`)
 
-	tb.reload()
+	tb.reloadWithAppLog()
 	tb.waitVisible(tid("principal"))
-	tb.enableAppLog()
 	tb.waitAppState("ready")
 	tb.waitAppEvent("drew")
 

@@ -329,10 +329,78 @@ func (tb *tab) waitVisible(sel string) {
 	tb.do("waiting for "+sel+" to be visible", chromedp.WaitVisible(chromedp.CSS(sel)))
 }
 
-// click clicks the first element matching the CSS selector, once visible.
+// click clicks the first element matching the CSS selector, once it is
+// visible and has stopped moving, and makes sure the click reached it. A
+// real mouse click goes to whatever is under the pointer: on a narrow
+// screen the WebShell scrolls smoothly (picking a tool scrolls its form into
+// view), and Apps above resize as they draw, so a click aimed while the
+// element moved landed on something else, or in an App's frame. A click
+// that landed elsewhere is tried again, up to three times, each miss logged.
 func (tb *tab) click(sel string) {
 	tb.t.Helper()
-	tb.do("clicking "+sel, chromedp.Click(chromedp.CSS(sel)))
+	tb.waitVisible(sel)
+	for attempt := 1; ; attempt++ {
+		// In the middle of its scroller, away from sticky heads and
+		// footers (a click at the edge went to the transcript's head).
+		eval[bool](tb, `(() => { window.__mcphostStill = '';
+  document.querySelector(`+jsString(sel)+`)?.scrollIntoView({ block: 'center', inline: 'nearest' }); return true; })()`)
+		tb.waitFor(sel+" to stand still", `(() => {
+  const el = document.querySelector(`+jsString(sel)+`);
+  if (!el) return false;
+  const r = el.getBoundingClientRect(), k = [r.x, r.y, r.width, r.height].join();
+  const still = window.__mcphostStill === k;
+  window.__mcphostStill = k;
+  return still;
+})()`)
+		eval[bool](tb, clickArm)
+		tb.do("clicking "+sel, chromedp.Click(chromedp.CSS(sel)))
+		missed := tb.clickMissed(sel)
+		if missed == "" {
+			return
+		}
+		if attempt == 3 {
+			tb.fatalf("clicking %s: the click landed on %s, three times", sel, missed)
+		}
+		tb.t.Logf("clicking %s: the click landed on %s; clicking again", sel, missed)
+	}
+}
+
+// clickArm notes the target of the next click the document sees (the
+// first one: a label's click also clicks its control).
+const clickArm = `(() => {
+  if (!window.__mcphostClickListener) {
+    window.__mcphostClickListener = true;
+    document.addEventListener('click', (e) => {
+      const c = window.__mcphostClick;
+      if (c && !c.target) c.target = e.target;
+    }, true);
+  }
+  window.__mcphostClick = { target: null };
+  return true;
+})()`
+
+// clickMissed says where the click armed by clickArm went when it missed
+// the element matching sel, or "" when it reached it, removed it, or
+// replaced the document (a navigation).
+func (tb *tab) clickMissed(sel string) string {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, waitBound)
+	defer cancel()
+	missed, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+  const c = window.__mcphostClick;
+  if (!c) return '';
+  const el = document.querySelector(`+jsString(sel)+`);
+  if (!el) return '';
+  if (!c.target) return 'no element of the page (an App frame?)';
+  if (el === c.target || el.contains(c.target) || !c.target.isConnected) return '';
+  const t = c.target;
+  return '<' + t.tagName.toLowerCase() + (t.dataset?.testid ? ' data-testid=' + t.dataset.testid : '') + (t.className && typeof t.className === 'string' ? ' class=' + t.className : '') + '>';
+})()`))
+	if err != nil {
+		// The click navigated while the check ran: it reached the page.
+		return ""
+	}
+	return missed
 }
 
 // navigate loads url and waits for its load event.
