@@ -771,8 +771,8 @@ func TestPragmas(t *testing.T) {
 				db   *sql.DB
 				want map[string]string
 			}{
-				{"writer", s.w, map[string]string{"journal_mode": "wal", "synchronous": synchronous, "foreign_keys": "1", "busy_timeout": "10000", "query_only": "0"}},
-				{"reader", s.r, map[string]string{"journal_mode": "wal", "synchronous": synchronous, "foreign_keys": "1", "busy_timeout": "10000", "query_only": "1"}},
+				{"writer", s.w.DB, map[string]string{"journal_mode": "wal", "synchronous": synchronous, "foreign_keys": "1", "busy_timeout": "10000", "query_only": "0"}},
+				{"reader", s.r.DB, map[string]string{"journal_mode": "wal", "synchronous": synchronous, "foreign_keys": "1", "busy_timeout": "10000", "query_only": "1"}},
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
