@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The two backends share every query that reads or writes the same way on
@@ -76,15 +79,54 @@ type sqlDB struct {
 }
 
 func (db sqlDB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return db.DB.ExecContext(ctx, db.d.rebind(q), args...)
+	res, err := db.DB.ExecContext(ctx, db.d.rebind(q), args...)
+	if db.lostConn(ctx, err) {
+		// A write is not repeated: it may have been applied. The next
+		// one gets a fresh connection.
+		db.flushIdle()
+	}
+	return res, err
 }
 
+// A read that fails because its pooled connection was lost (PostgreSQL
+// restarted, a proxy dropped it) is repeated once on a fresh connection,
+// after the pool's idle connections, probably lost too, are closed: the
+// pool recovers without the Store being reopened.
+
 func (db sqlDB) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return db.DB.QueryContext(ctx, db.d.rebind(q), args...)
+	q = db.d.rebind(q)
+	rows, err := db.DB.QueryContext(ctx, q, args...)
+	if db.lostConn(ctx, err) {
+		db.flushIdle()
+		rows, err = db.DB.QueryContext(ctx, q, args...)
+	}
+	return rows, err
 }
 
 func (db sqlDB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return db.DB.QueryRowContext(ctx, db.d.rebind(q), args...)
+	q = db.d.rebind(q)
+	row := db.DB.QueryRowContext(ctx, q, args...)
+	if db.lostConn(ctx, row.Err()) {
+		db.flushIdle()
+		row = db.DB.QueryRowContext(ctx, q, args...)
+	}
+	return row
+}
+
+// lostConn says that err is a lost connection of PostgreSQL's pool: not an
+// error the server reported, not the end of ctx, not "no rows".
+func (db sqlDB) lostConn(ctx context.Context, err error) bool {
+	if err == nil || !db.d.dollar || ctx.Err() != nil || errors.Is(err, sql.ErrNoRows) {
+		return false
+	}
+	var pe *pgconn.PgError
+	return !errors.As(err, &pe)
+}
+
+// flushIdle closes the pool's idle connections.
+func (db sqlDB) flushIdle() {
+	db.DB.SetMaxIdleConns(0)
+	db.DB.SetMaxIdleConns(pgReaders)
 }
 
 func (db sqlDB) BeginTx(ctx context.Context, opts *sql.TxOptions) (sqlTx, error) {
