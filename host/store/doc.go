@@ -36,7 +36,7 @@
 //     commit is in the server's flushed WAL: it survives a crash of
 //     mcphost, of PostgreSQL and of its machine), [SyncNormal] is "off" (it
 //     survives a crash of mcphost and a clean restart of PostgreSQL, not a
-//     crash of the server; see [OpenPostgres]). On both, appends that wait
+//     crash of PostgreSQL or of its machine; see [OpenPostgres]). On both, appends that wait
 //     at the same time share one transaction and one commit (group commit,
 //     commit.go); on PostgreSQL the whole group is one pipeline, one round
 //     trip ([Store.RoundTrips] counts them). An entry that fails alone fails

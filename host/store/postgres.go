@@ -59,7 +59,7 @@ func (m Sync) synchronousCommit() (string, bool) {
 //     mcphost, of PostgreSQL and of the server's machine.
 //   - [SyncNormal] (synchronous_commit=off): the server acknowledges before
 //     its WAL is flushed. An acknowledged entry survives a crash of mcphost
-//     and a restart of PostgreSQL, but a crash of PostgreSQL or of its
+//     and a clean restart of PostgreSQL, but a crash of PostgreSQL or of its
 //     machine can lose the last commits (up to three times
 //     wal_writer_delay); the database stays consistent.
 //
