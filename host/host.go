@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -236,6 +237,36 @@ func StoreOptionsFor(cfg *config.Config) store.Options {
 		return store.Options{Sync: store.SyncNormal}
 	}
 	return store.Options{Sync: store.SyncFull}
+}
+
+// StoreFile is the SQLite database's name in data_dir.
+const StoreFile = "mcphost.db"
+
+// OpenStore opens the daemon's store as cfg's `store` block says: the
+// PostgreSQL database of `postgres` when it is set (store.OpenPostgres),
+// else the SQLite file StoreFile in data_dir (store.OpenWith), with the
+// options of StoreOptionsFor. It logs which backend it opened, with the DSN's
+// password redacted. Every command that opens the store goes through it.
+func OpenStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*store.Store, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	opts := StoreOptionsFor(cfg)
+	if cfg.Store.Postgres != "" {
+		st, err := store.OpenPostgres(ctx, cfg.Store.Postgres, logger, opts)
+		if err != nil {
+			return nil, err
+		}
+		logger.Info("store opened", "backend", "postgres", "dsn", store.RedactDSN(cfg.Store.Postgres), "store_sync", opts.Sync.String())
+		return st, nil
+	}
+	path := filepath.Join(cfg.DataDir, StoreFile)
+	st, err := store.OpenWith(ctx, path, logger, opts)
+	if err != nil {
+		return nil, err
+	}
+	logger.Debug("store opened", "backend", "sqlite", "path", path, "store_sync", opts.Sync.String())
+	return st, nil
 }
 
 func serverNames(cfg *config.Config) []string {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -94,7 +93,7 @@ func startDaemon(ctx context.Context, cfg *config.Config, label, logPath string,
 		lf.Close()
 		return nil, su, err
 	}
-	st, err := store.OpenWith(ctx, filepath.Join(cfg.DataDir, "mcphost.db"), logger, host.StoreOptionsFor(cfg))
+	st, err := host.OpenStore(ctx, cfg, logger)
 	if err != nil {
 		lf.Close()
 		return nil, su, err

@@ -118,14 +118,18 @@ func eraCacheStore(ctx context.Context, cfg *config.Config, names []string, logg
 			auto = true
 		}
 	}
-	path := filepath.Join(cfg.DataDir, dbFile)
-	if !auto || cfg.DataDir == "" {
+	if !auto {
 		return nil
 	}
-	if _, err := os.Stat(path); err != nil {
-		return nil
+	if cfg.Store.Postgres == "" {
+		if cfg.DataDir == "" {
+			return nil
+		}
+		if _, err := os.Stat(filepath.Join(cfg.DataDir, dbFile)); err != nil {
+			return nil
+		}
 	}
-	st, err := store.OpenWith(ctx, path, logger, host.StoreOptionsFor(cfg))
+	st, err := host.OpenStore(ctx, cfg, logger)
 	if err != nil {
 		logger.Warn("era cache unavailable", "err", err)
 		return nil

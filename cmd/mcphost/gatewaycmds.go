@@ -15,7 +15,6 @@ import (
 	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/host/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -135,7 +134,7 @@ func (e *env) gatewayStandalone(ctx context.Context, cfg *config.Config, path, a
 		fmt.Fprintf(e.stderr, "mcphost gateway: data_dir: %v\n", err)
 		return exitFailure
 	}
-	st, err := store.Open(ctx, filepath.Join(cfg.DataDir, dbFile), logger)
+	st, err := host.OpenStore(ctx, cfg, logger)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost gateway: %v\n", err)
 		return exitFailure

@@ -22,12 +22,11 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/httpapi"
 	"github.com/mcphost/mcphost/host/httpapi/webshell"
-	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/telemetry"
 )
 
 // dbFile is the daemon's database in data_dir.
-const dbFile = "mcphost.db"
+const dbFile = host.StoreFile
 
 // ownerTokenFile is the file in data_dir that holds the generated owner
 // token when the config declares no principal.
@@ -104,7 +103,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		}
 	}()
 	storeOpts := host.StoreOptionsFor(cfg)
-	st, err := store.OpenWith(ctx, filepath.Join(cfg.DataDir, dbFile), logger, storeOpts)
+	st, err := host.OpenStore(ctx, cfg, logger)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitFailure

@@ -161,8 +161,14 @@ type Telemetry struct {
 // StoreConfig is the `store` block: settings of the database in data_dir,
 // read when the daemon opens it (a reload does not change them).
 type StoreConfig struct {
-	// Sync is `sync`: StoreSyncFull (default) or StoreSyncNormal.
+	// Sync is `sync`: StoreSyncFull (default) or StoreSyncNormal. On
+	// PostgreSQL it sets synchronous_commit (on or off).
 	Sync string
+	// Postgres is `postgres`: the DSN of a PostgreSQL database (a URL or
+	// key=value string, as pgx reads it) that holds the store instead of
+	// data_dir's SQLite file; "" for SQLite. It may hold a password: log it
+	// only through store.RedactDSN.
+	Postgres string
 }
 
 // Server is one `server "NAME"` block.

@@ -225,6 +225,11 @@ type storeBlock struct {
 	// sync: "full" (default) | "normal" — whether every commit is fsynced.
 	Sync      hcl.Expression `hcl:"sync,optional"`
 	SyncRange hcl.Range      `hcl:"sync,attr_value_range"`
+
+	// postgres: a PostgreSQL DSN (usually env("DATABASE_URL")); when set,
+	// the store lives there instead of in data_dir's SQLite file.
+	Postgres      hcl.Expression `hcl:"postgres,optional"`
+	PostgresRange hcl.Range      `hcl:"postgres,attr_value_range"`
 }
 
 // telemetryBlock is the `telemetry` block: where traces go.

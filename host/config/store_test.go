@@ -95,3 +95,51 @@ func TestStoreSync(t *testing.T) {
 		})
 	}
 }
+
+func TestStorePostgres(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		want    string // cfg.Store.Postgres when there are no errors
+		summary string // the one diagnostic, on line 2 at column 14
+		absent  string // never in the diagnostic
+	}{
+		{name: "not set", src: "store {\n  sync = \"normal\"\n}\n"},
+		{name: "a URL", src: "store {\n  postgres = \"postgres://u:pw@db:5432/mcphost\"\n}\n", want: "postgres://u:pw@db:5432/mcphost"},
+		{name: "key=value", src: "store {\n  postgres = \"host=db dbname=mcphost\"\n}\n", want: "host=db dbname=mcphost"},
+		{name: "from env()", src: "store {\n  postgres = env(\"DATABASE_URL\")\n}\n", want: "postgres://mcphost:s3cret@db/mcphost"},
+		{name: "empty", src: "store {\n  postgres = \"\"\n}\n", summary: "Empty store.postgres"},
+		{name: "empty env()", src: "store {\n  postgres = env(\"EMPTY_URL\")\n}\n", summary: "Empty store.postgres"},
+		{name: "does not parse", src: "store {\n  postgres = \"postgres://u:hunter2@db:port/x\"\n}\n", summary: "Invalid store.postgres", absent: "hunter2"},
+		{name: "does not parse from env()", src: "store {\n  postgres = env(\"BAD_URL\")\n}\n", summary: "Invalid store.postgres", absent: "hunter2"},
+	}
+	opts := Options{
+		LookupEnv: testEnv("DATABASE_URL", "postgres://mcphost:s3cret@db/mcphost", "EMPTY_URL", "",
+			"BAD_URL", "postgres://u:hunter2@db:port/x"),
+		Executable: testExecutable,
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, diags := Parse([]byte(tt.src), "store.hcl", opts)
+			if tt.summary == "" {
+				if diags.HasErrors() {
+					t.Fatal(diagText(diags))
+				}
+				if cfg.Store.Postgres != tt.want {
+					t.Errorf("Store.Postgres = %q, want %q", cfg.Store.Postgres, tt.want)
+				}
+				return
+			}
+			if len(diags) != 1 || diags[0].Summary != tt.summary || diags[0].Subject == nil ||
+				diags[0].Subject.Start.Line != 2 || diags[0].Subject.Start.Column != 14 {
+				t.Fatalf("diagnostics: %s, want one %q at 2:14", diagText(diags), tt.summary)
+			}
+			if tt.absent != "" && strings.Contains(diags[0].Error(), tt.absent) {
+				t.Errorf("the diagnostic %q shows %q", diags[0].Error(), tt.absent)
+			}
+			if tt.summary == "Empty store.postgres" && !strings.Contains(diags[0].Detail, "is DATABASE_URL set?") {
+				t.Errorf("detail %q does not ask about DATABASE_URL", diags[0].Detail)
+			}
+		})
+	}
+}

@@ -57,10 +57,10 @@ func (s *Store) AppHTMLStartedBefore(ctx context.Context, t time.Time, limit int
 // to more than bound bytes, largest first.
 func (s *Store) SessionsOverAppHTML(ctx context.Context, bound int64) ([]SessionAppHTML, error) {
 	rows, err := s.r.QueryContext(ctx,
-		`SELECT e.session_id, s.principal, sum(e.app_html_bytes) AS total
+		`SELECT e.session_id, s.principal, CAST(sum(e.app_html_bytes) AS BIGINT) AS total
 		 FROM entries e JOIN sessions s ON s.id = e.session_id
 		 WHERE e.app_html_bytes > 0
-		 GROUP BY e.session_id HAVING total > ? ORDER BY total DESC`, bound)
+		 GROUP BY e.session_id, s.principal HAVING sum(e.app_html_bytes) > ? ORDER BY total DESC, e.session_id`, bound)
 	if err != nil {
 		return nil, fmt.Errorf("store: App HTML by session: %w", err)
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 )
@@ -29,19 +28,26 @@ type Audit struct {
 // maxAuditReason bounds the stored reason (a CEL error can quote input).
 const maxAuditReason = 1024
 
-func (s *Store) insertAudit(ctx context.Context, tx *sql.Tx, a Audit) error {
-	at := a.At
-	if at.IsZero() {
-		at = s.now()
+// auditValues are a's time (now when it has none) in Unix nanoseconds and
+// its reason, cut to maxAuditReason bytes.
+func (s *Store) auditValues(a Audit) (at int64, reason string) {
+	t := a.At
+	if t.IsZero() {
+		t = s.now()
 	}
-	reason := a.Reason
+	reason = a.Reason
 	if len(reason) > maxAuditReason {
 		reason = reason[:maxAuditReason]
 	}
+	return t.UnixNano(), reason
+}
+
+func (s *Store) insertAudit(ctx context.Context, tx sqlTx, a Audit) error {
+	at, reason := s.auditValues(a)
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO audit (at, principal, session_id, entry_id, call_id, origin, server, tool, phase, rule, effect, reason, error, duration_us)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		at.UnixNano(), a.Principal, a.SessionID, a.EntryID, a.CallID, a.Origin, a.Server, a.Tool,
+		at, a.Principal, a.SessionID, a.EntryID, a.CallID, a.Origin, a.Server, a.Tool,
 		a.Phase, a.Rule, a.Effect, reason, a.Error, a.DurationUs)
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -111,4 +112,65 @@ func benchmarkAppendEntry(b *testing.B, mode Sync) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 		b.ReportMetric(float64(s.commit.grouped.Load()-grouped)/float64(s.commit.groups.Load()-groups), "entries/commit")
 	})
+}
+
+// BenchmarkAppendBackends compares the backends: 8 writers append at once
+// (each to its own session), with sync=full. It reports the latency of an
+// acknowledged append (p50, p99), the throughput, the entries per commit
+// and, on PostgreSQL, the round trips per append (one per group).
+//
+//	go test -run '^$' -bench AppendBackends -benchtime 3000x ./host/store/
+func BenchmarkAppendBackends(b *testing.B) {
+	const writers = 8
+	result := realisticResult("Q3")
+	for _, bk := range backends(b) {
+		b.Run(bk.name, func(b *testing.B) {
+			s, _ := bk.open(b)
+			var sessions []Session
+			for i := range writers {
+				sessions = append(sessions, mustCreate(b, s, "alice", fmt.Sprint("bench ", i)))
+			}
+			var (
+				next      atomic.Int64
+				mu        sync.Mutex
+				durations []time.Duration
+				wg        sync.WaitGroup
+			)
+			trips, groups, grouped := s.RoundTrips(), s.commit.groups.Load(), s.commit.grouped.Load()
+			b.ResetTimer()
+			for w := range writers {
+				wg.Go(func() {
+					var mine []time.Duration
+					for next.Add(1) <= int64(b.N) {
+						e := &Entry{SessionID: sessions[w].ID, CallID: "c_bench", Principal: "alice", Origin: "api",
+							Server: "revenue", Tool: "show_revenue_dashboard", Arguments: json.RawMessage(`{"quarter":"Q3"}`),
+							Status: StatusOK, Result: result, Era: "legacy", ProtocolVersion: "2025-11-25",
+							StartedAt: time.Now(), DurationMs: 12.5}
+						start := time.Now()
+						if err := s.AppendEntry(b.Context(), e); err != nil {
+							b.Error(err)
+							return
+						}
+						mine = append(mine, time.Since(start))
+					}
+					mu.Lock()
+					durations = append(durations, mine...)
+					mu.Unlock()
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			if len(durations) == 0 {
+				return
+			}
+			slices.Sort(durations)
+			b.ReportMetric(float64(len(durations))/b.Elapsed().Seconds(), "entries/s")
+			b.ReportMetric(float64(durations[len(durations)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(durations[len(durations)*99/100].Microseconds()), "p99-µs")
+			b.ReportMetric(float64(s.commit.grouped.Load()-grouped)/float64(s.commit.groups.Load()-groups), "entries/commit")
+			if bk.name == "postgres" {
+				b.ReportMetric(float64(s.RoundTrips()-trips)/float64(len(durations)), "round-trips/append")
+			}
+		})
+	}
 }

@@ -185,7 +185,14 @@ func (s *Store) runCommitter(c *committer) {
 
 // writeGroup stores the group's entries and sets each request's seq or err.
 func (s *Store) writeGroup(group []*appendReq) {
+	if h := s.beforeGroup.Load(); h != nil {
+		(*h)()
+	}
 	for len(group) > 0 {
+		if s.pg != nil {
+			group = s.tryGroupPostgres(group)
+			continue
+		}
 		group = s.tryGroup(group)
 	}
 }

@@ -67,150 +67,156 @@ func appendAsync(ctx context.Context, s *Store, e *Entry) <-chan error {
 }
 
 func TestGroupCommit(t *testing.T) {
-	s, _ := openTest(t)
-	alice := mustCreate(t, s, "alice", "a")
-	bob := mustCreate(t, s, "bob", "b")
-	_, release := holdWriter(t, s)
+	onBackends(t, func(t *testing.T, bk backend) {
+		s, _ := bk.open(t)
+		alice := mustCreate(t, s, "alice", "a")
+		bob := mustCreate(t, s, "bob", "b")
+		release := holdCommitter(t, s)
 
-	// The first append is taken by the committer, which then waits for
-	// the writer; the next ones queue behind it and form one group.
-	first := sampleEntry(alice.ID, "alice", 0)
-	firstErr := appendAsync(t.Context(), s, first)
-	waitTaken(t, s, 1)
+		// The first append is taken by the committer, which then waits for
+		// the writer; the next ones queue behind it and form one group.
+		first := sampleEntry(alice.ID, "alice", 0)
+		firstErr := appendAsync(t.Context(), s, first)
+		waitTaken(t, s, 1)
 
-	type pending struct {
-		e       *Entry
-		wantErr error
-		err     <-chan error
-	}
-	var group []pending
-	for i := 1; i <= 20; i++ {
-		e, want := sampleEntry(alice.ID, "alice", i), error(nil)
-		switch i {
-		case 5:
-			e = sampleEntry("s_missing", "alice", i) // no such session
-			want = ErrNotFound
-		case 9:
-			e = sampleEntry(bob.ID, "alice", i) // someone else's session
-			want = ErrNotFound
-		case 13:
-			e = sampleEntry(bob.ID, "bob", i)
+		type pending struct {
+			e       *Entry
+			wantErr error
+			err     <-chan error
 		}
-		group = append(group, pending{e: e, wantErr: want, err: appendAsync(t.Context(), s, e)})
-		waitQueued(t, s, i)
-	}
-	release()
+		var group []pending
+		for i := 1; i <= 20; i++ {
+			e, want := sampleEntry(alice.ID, "alice", i), error(nil)
+			switch i {
+			case 5:
+				e = sampleEntry("s_missing", "alice", i) // no such session
+				want = ErrNotFound
+			case 9:
+				e = sampleEntry(bob.ID, "alice", i) // someone else's session
+				want = ErrNotFound
+			case 13:
+				e = sampleEntry(bob.ID, "bob", i)
+			}
+			group = append(group, pending{e: e, wantErr: want, err: appendAsync(t.Context(), s, e)})
+			waitQueued(t, s, i)
+		}
+		release()
 
-	if err := <-firstErr; err != nil {
-		t.Fatalf("first append: %v", err)
-	}
-	var aliceSeqs []int64
-	for i, p := range group {
-		err := <-p.err
-		if !errors.Is(err, p.wantErr) || (p.wantErr == nil) != (err == nil) {
-			t.Errorf("append %d: error %v, want %v", i+1, err, p.wantErr)
+		if err := <-firstErr; err != nil {
+			t.Fatalf("first append: %v", err)
 		}
-		if err == nil && p.e.SessionID == alice.ID {
-			aliceSeqs = append(aliceSeqs, p.e.Seq)
+		var aliceSeqs []int64
+		for i, p := range group {
+			err := <-p.err
+			if !errors.Is(err, p.wantErr) || (p.wantErr == nil) != (err == nil) {
+				t.Errorf("append %d: error %v, want %v", i+1, err, p.wantErr)
+			}
+			if err == nil && p.e.SessionID == alice.ID {
+				aliceSeqs = append(aliceSeqs, p.e.Seq)
+			}
 		}
-	}
-	if got := s.commit.groups.Load(); got != 2 {
-		t.Errorf("the first append and the 20 queued behind it took %d commits, want 2", got)
-	}
+		if got := s.commit.groups.Load(); got != 2 {
+			t.Errorf("the first append and the 20 queued behind it took %d commits, want 2", got)
+		}
 
-	// The failed entries left no trace; the others are stored in order.
-	entries := mustEntries(t, s, "alice", alice.ID)
-	if len(entries) != 18 {
-		t.Fatalf("alice's session has %d entries, want 18", len(entries))
-	}
-	for i, e := range entries {
-		if e.Seq != int64(i+1) {
-			t.Errorf("entry %d has seq %d", i, e.Seq)
+		// The failed entries left no trace; the others are stored in order.
+		entries := mustEntries(t, s, "alice", alice.ID)
+		if len(entries) != 18 {
+			t.Fatalf("alice's session has %d entries, want 18", len(entries))
 		}
-	}
-	for i, seq := range aliceSeqs {
-		if seq != int64(i+2) {
-			t.Errorf("append acknowledged seq %d at position %d, want %d", seq, i, i+2)
+		for i, e := range entries {
+			if e.Seq != int64(i+1) {
+				t.Errorf("entry %d has seq %d", i, e.Seq)
+			}
 		}
-	}
-	if sess, _ := s.Session(t.Context(), "alice", alice.ID); sess.Entries != 18 {
-		t.Errorf("alice's session counts %d entries, want 18", sess.Entries)
-	}
-	if got := mustEntries(t, s, "bob", bob.ID); len(got) != 1 || got[0].CallID != "c_0013" {
-		t.Errorf("bob's session holds %v, want only c_0013", got)
-	}
+		for i, seq := range aliceSeqs {
+			if seq != int64(i+2) {
+				t.Errorf("append acknowledged seq %d at position %d, want %d", seq, i, i+2)
+			}
+		}
+		if sess, _ := s.Session(t.Context(), "alice", alice.ID); sess.Entries != 18 {
+			t.Errorf("alice's session counts %d entries, want 18", sess.Entries)
+		}
+		if got := mustEntries(t, s, "bob", bob.ID); len(got) != 1 || got[0].CallID != "c_0013" {
+			t.Errorf("bob's session holds %v, want only c_0013", got)
+		}
+	})
 }
 
 // TestGroupCommitCancelWhileQueued: an append whose context ends while it
 // still waits in the queue returns the context's error and is never
 // written; the rest of the queue is.
 func TestGroupCommitCancelWhileQueued(t *testing.T) {
-	s, _ := openTest(t)
-	sess := mustCreate(t, s, "alice", "a")
-	_, release := holdWriter(t, s)
+	onBackends(t, func(t *testing.T, bk backend) {
+		s, _ := bk.open(t)
+		sess := mustCreate(t, s, "alice", "a")
+		release := holdCommitter(t, s)
 
-	firstErr := appendAsync(t.Context(), s, sampleEntry(sess.ID, "alice", 0))
-	waitTaken(t, s, 1)
-	ctx, cancel := context.WithCancel(t.Context())
-	cancelled := appendAsync(ctx, s, sampleEntry(sess.ID, "alice", 1))
-	waitQueued(t, s, 1)
-	kept := appendAsync(t.Context(), s, sampleEntry(sess.ID, "alice", 2))
-	waitQueued(t, s, 2)
-	cancel()
-	if err := <-cancelled; !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled append: %v, want context.Canceled", err)
-	}
-	release()
-	if err := <-firstErr; err != nil {
-		t.Fatal(err)
-	}
-	if err := <-kept; err != nil {
-		t.Fatal(err)
-	}
-	var calls []string
-	for _, e := range mustEntries(t, s, "alice", sess.ID) {
-		calls = append(calls, e.CallID)
-	}
-	if got := strings.Join(calls, " "); got != "c_0000 c_0002" {
-		t.Errorf("stored %s, want c_0000 c_0002", got)
-	}
+		firstErr := appendAsync(t.Context(), s, sampleEntry(sess.ID, "alice", 0))
+		waitTaken(t, s, 1)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancelled := appendAsync(ctx, s, sampleEntry(sess.ID, "alice", 1))
+		waitQueued(t, s, 1)
+		kept := appendAsync(t.Context(), s, sampleEntry(sess.ID, "alice", 2))
+		waitQueued(t, s, 2)
+		cancel()
+		if err := <-cancelled; !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled append: %v, want context.Canceled", err)
+		}
+		release()
+		if err := <-firstErr; err != nil {
+			t.Fatal(err)
+		}
+		if err := <-kept; err != nil {
+			t.Fatal(err)
+		}
+		var calls []string
+		for _, e := range mustEntries(t, s, "alice", sess.ID) {
+			calls = append(calls, e.CallID)
+		}
+		if got := strings.Join(calls, " "); got != "c_0000 c_0002" {
+			t.Errorf("stored %s, want c_0000 c_0002", got)
+		}
+	})
 }
 
 // TestGroupCommitClose: Close writes the appends already queued before it
 // closes the database; appends after it fail.
 func TestGroupCommitClose(t *testing.T) {
-	s, path := openTest(t)
-	sess := mustCreate(t, s, "alice", "a")
-	_, release := holdWriter(t, s)
+	onBackends(t, func(t *testing.T, bk backend) {
+		s, reopen := bk.open(t)
+		sess := mustCreate(t, s, "alice", "a")
+		release := holdCommitter(t, s)
 
-	var errs []<-chan error
-	errs = append(errs, appendAsync(t.Context(), s, sampleEntry(sess.ID, "alice", 0)))
-	waitTaken(t, s, 1)
-	for i := 1; i <= 5; i++ {
-		errs = append(errs, appendAsync(t.Context(), s, sampleEntry(sess.ID, "alice", i)))
-		waitQueued(t, s, i)
-	}
-	closed := make(chan error, 1)
-	go func() { closed <- s.Close() }()
-	for !s.commit.isClosed() {
-		time.Sleep(time.Millisecond)
-	}
-	if err := s.AppendEntry(t.Context(), sampleEntry(sess.ID, "alice", 99)); err == nil || !strings.Contains(err.Error(), "closed") {
-		t.Errorf("append after Close: %v, want an error saying the store is closed", err)
-	}
-	release()
-	for i, ch := range errs {
-		if err := <-ch; err != nil {
-			t.Errorf("queued append %d: %v", i, err)
+		var errs []<-chan error
+		errs = append(errs, appendAsync(t.Context(), s, sampleEntry(sess.ID, "alice", 0)))
+		waitTaken(t, s, 1)
+		for i := 1; i <= 5; i++ {
+			errs = append(errs, appendAsync(t.Context(), s, sampleEntry(sess.ID, "alice", i)))
+			waitQueued(t, s, i)
 		}
-	}
-	if err := <-closed; err != nil {
-		t.Fatal(err)
-	}
-	s2 := mustOpen(t, path)
-	if got := mustEntries(t, s2, "alice", sess.ID); len(got) != 6 {
-		t.Errorf("after Close and reopen: %d entries, want 6", len(got))
-	}
+		closed := make(chan error, 1)
+		go func() { closed <- s.Close() }()
+		for !s.commit.isClosed() {
+			time.Sleep(time.Millisecond)
+		}
+		if err := s.AppendEntry(t.Context(), sampleEntry(sess.ID, "alice", 99)); err == nil || !strings.Contains(err.Error(), "closed") {
+			t.Errorf("append after Close: %v, want an error saying the store is closed", err)
+		}
+		release()
+		for i, ch := range errs {
+			if err := <-ch; err != nil {
+				t.Errorf("queued append %d: %v", i, err)
+			}
+		}
+		if err := <-closed; err != nil {
+			t.Fatal(err)
+		}
+		s2 := reopen(t)
+		if got := mustEntries(t, s2, "alice", sess.ID); len(got) != 6 {
+			t.Errorf("after Close and reopen: %d entries, want 6", len(got))
+		}
+	})
 }
 
 // TestGroupCommitFullDatabase fills the database (max_page_count) while a

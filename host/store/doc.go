@@ -1,5 +1,19 @@
-// Package store is mcphost's one embedded database: a single SQLite file in
-// data_dir (modernc.org/sqlite, no cgo), opened by [Open] or [OpenWith].
+// Package store is mcphost's database: one store contract ([Store] and
+// its methods) on two backends, chosen when it is opened.
+//
+//   - SQLite, the embedded default: a single file in data_dir
+//     (modernc.org/sqlite, no cgo), opened by [Open] or [OpenWith].
+//   - PostgreSQL, for several replicas sharing one store: opened by
+//     [OpenPostgres] with a DSN (pgx v5). Reads go through database/sql
+//     over pgx's stdlib driver; the append path uses native pgx on a
+//     connection of its own, so that a group of appends is one round trip.
+//
+// Callers cannot tell the backends apart: the same methods, the same
+// errors ([ErrNotFound], [ErrDiskFull]) and the same guarantees below; one
+// contract test suite runs against both. Inside the package the engine
+// differences sit in one place each (dialect.go): placeholders, a few
+// clauses, the migrations (migrate.go, migrate_postgres.go: same versions,
+// same meaning), the append path (commit.go, postgres.go) and error mapping.
 //
 // It owns the transcript: [Session] values, each belonging to one principal,
 // and the [Entry] values recorded in them, one per completed tool call, in
@@ -7,35 +21,61 @@
 // have run, and one per message an MCP App sent ([KindAppMessage]). For the
 // host's App compaction pass it lists records that still hold App HTML
 // ([Store.AppHTMLStartedBefore], [Store.SessionsOverAppHTML],
-// [Store.AppHTMLOfSession]). Later issues add the era cache and the audit log of policy
-// decisions to the same file, each as a new migration.
+// [Store.AppHTMLOfSession]). It also holds the era cache, the audit log of
+// policy decisions, App contexts, sealed OAuth credentials and the
+// [Replica] registrations of a cluster ([Store.PutReplica]).
 //
 // # Guarantees
 //
 //   - Durability: [Store.AppendEntry] returns only after its transaction has
-//     committed in WAL mode, so an acknowledged entry survives kill -9 of the
-//     process; with [SyncFull] (the default) the commit is also fsynced, so it
-//     survives a power loss too, while [SyncNormal] leaves the last commits
-//     to a power loss or an OS crash (see [OpenWith]). Appends that wait at
-//     the same time share one transaction and one commit (group commit,
-//     commit.go); an entry that fails alone fails only its own append.
+//     committed. On SQLite (WAL mode) an acknowledged entry survives kill -9
+//     of the process; with [SyncFull] (the default) the commit is also
+//     fsynced, so it survives a power loss too, while [SyncNormal] leaves
+//     the last commits to a power loss or an OS crash (see [OpenWith]). On
+//     PostgreSQL the mode is synchronous_commit: [SyncFull] is "on" (the
+//     commit is in the server's flushed WAL: it survives a crash of
+//     mcphost, of PostgreSQL and of its machine), [SyncNormal] is "off" (it
+//     survives a crash of mcphost and a clean restart of PostgreSQL, not a
+//     crash of PostgreSQL or of its machine; see [OpenPostgres]). On both, appends that wait
+//     at the same time share one transaction and one commit (group commit,
+//     commit.go); on PostgreSQL the whole group is one pipeline, one round
+//     trip ([Store.RoundTrips] counts them). An entry that fails alone fails
+//     only its own append; a failed connection or commit fails the whole
+//     group and stores none of it. On PostgreSQL one case is ambiguous, as
+//     with any client of a remote database: when the connection breaks after
+//     COMMIT was sent, the appends are reported failed although the server
+//     may have committed them.
 //   - Isolation between principals: every read and write takes the caller's
 //     principal, and a session owned by another principal is [ErrNotFound],
 //     exactly like a missing one.
 //   - Order: the entries of a session carry gapless sequence numbers 1, 2, 3…
-//     in the order they were appended, also under concurrent appends.
+//     in the order they were appended, also under concurrent appends (on
+//     PostgreSQL also from several replicas: an append bumps the session
+//     row's counter, whose row lock serialises the appends of one session).
 //   - Schema: versioned migrations, applied in order, each in its own
 //     transaction; a database written by a newer mcphost is refused, never
-//     downgraded, and a SQLite file that is not mcphost's is never touched.
+//     downgraded, and a database that is not mcphost's is never touched:
+//     SQLite's application_id and user_version, and on PostgreSQL the
+//     mcphost_schema table (refused: a schema with other tables and no
+//     marker). On PostgreSQL migrations run under pg_advisory_lock, so
+//     replicas starting at once apply each step once.
+//   - Recovery: on PostgreSQL a lost connection (the server restarted)
+//     fails the calls that were using it, with an error naming the server;
+//     the store then connects again by itself, without being reopened.
+//   - Secrets: errors and logs name a PostgreSQL database by its DSN with
+//     the password redacted ([RedactDSN]); connection attempts are bounded
+//     by ctx and by connect_timeout (10 s when the DSN sets none).
 //
 // # What it must never do
 //
 // The store stores what it is given. It never parses, rewrites or interprets
 // a tool result, a display record, a trail or an App message (it only checks
 // that they are valid JSON, and notes the byte length of a display record's
-// "html" string for compaction), never decides who may see what beyond matching the principal,
-// never logs entry contents (arguments and results may hold secrets), and
-// never imports host, a leaf package or gin. Its one goroutine is the group
-// committer, which [Store.Close] stops after the queued appends; it sets no
-// process-wide driver knobs (such as sqlite.Fdatasync); those belong to main.
+// "html" string for compaction; JSON is stored as text on both backends,
+// never as jsonb), never decides who may see what beyond matching the
+// principal, never logs entry contents (arguments and results may hold
+// secrets) nor a password, and never imports host, a leaf package or gin. Its
+// one goroutine is the group committer, which [Store.Close] stops after the
+// queued appends; it sets no process-wide driver knobs (such as
+// sqlite.Fdatasync); those belong to main.
 package store

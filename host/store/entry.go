@@ -135,7 +135,7 @@ func (e *Entry) check() error {
 
 // insertEntry writes r's entry in tx (the committer's group transaction)
 // and returns its seq.
-func (s *Store) insertEntry(ctx context.Context, tx *sql.Tx, r *appendReq) (seq int64, err error) {
+func (s *Store) insertEntry(ctx context.Context, tx sqlTx, r *appendReq) (seq int64, err error) {
 	id, e := r.id, r.e
 	var owner string
 	var last int64

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcphost/mcphost/internal/pgtest"
 )
 
 // childEnv names the database a re-executed test binary writes to, and
@@ -32,7 +34,7 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(childEnv); path != "" {
 		os.Exit(runChild(path, os.Getenv(childSyncEnv)))
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // runChild is the writer process of the kill -9 test. It opens path with

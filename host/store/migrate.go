@@ -163,6 +163,20 @@ CREATE TABLE oauth_tokens (
 	PRIMARY KEY (server, principal)
 ) STRICT;
 `,
+
+	// 8: the mcphost processes (replicas) registered in the store, each
+	// with its address for forwarding, when it started, its last
+	// heartbeat and whether it drains (PutReplica). A single node
+	// registers itself too.
+	`
+CREATE TABLE replicas (
+	id         TEXT    NOT NULL PRIMARY KEY,
+	addr       TEXT    NOT NULL,
+	started_at INTEGER NOT NULL,
+	seen_at    INTEGER NOT NULL,
+	draining   INTEGER NOT NULL
+) STRICT;
+`,
 }
 
 // migrate applies the steps the database has not run yet, each in its own
@@ -206,7 +220,7 @@ func (s *Store) migrateOne(ctx context.Context, migs []string) (done bool, versi
 	if err != nil {
 		return false, 0, err
 	}
-	if err := st.check(len(migs)); err != nil {
+	if err := st.check(len(migs), sqliteDialect); err != nil {
 		return false, 0, err
 	}
 	if st.version == len(migs) {

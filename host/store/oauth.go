@@ -109,7 +109,7 @@ func (s *Store) SaveCredential(ctx context.Context, r *oauth.Record) (err error)
 		}
 	}()
 	var gen int64
-	err = tx.QueryRowContext(ctx, `SELECT generation FROM oauth_tokens WHERE server = ? AND principal = ?`, r.Server, r.Principal).Scan(&gen)
+	err = tx.QueryRowContext(ctx, `SELECT generation FROM oauth_tokens WHERE server = ? AND principal = ?`+s.d.forUpdate, r.Server, r.Principal).Scan(&gen)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("store: save credential: %w", err)
 	}
@@ -126,15 +126,23 @@ ON CONFLICT (server, principal) DO UPDATE SET issuer = excluded.issuer, client_i
 		r.Server, r.Principal, r.Issuer, r.ClientID, r.ClientSecret, r.AuthStyle, r.Registration, r.TokenURL, r.RevocationURL, now); err != nil {
 		return fmt.Errorf("store: save credential: %w", err)
 	}
-	if _, err = tx.ExecContext(ctx, `
+	res, err := tx.ExecContext(ctx, `
 INSERT INTO oauth_tokens (server, principal, issuer, resource, scopes, access_token, refresh_token, token_type, expiry, generation, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (server, principal) DO UPDATE SET issuer = excluded.issuer, resource = excluded.resource,
 	scopes = excluded.scopes, access_token = excluded.access_token, refresh_token = excluded.refresh_token,
-	token_type = excluded.token_type, expiry = excluded.expiry, generation = excluded.generation, updated_at = excluded.updated_at`,
+	token_type = excluded.token_type, expiry = excluded.expiry, generation = excluded.generation, updated_at = excluded.updated_at
+WHERE oauth_tokens.generation = excluded.generation - 1`,
 		r.Server, r.Principal, r.Issuer, r.Resource, string(scopes), r.AccessToken, r.RefreshToken, r.TokenType,
-		unixOrZero(r.Expiry), r.Generation, unixOrZero(r.UpdatedAt)); err != nil {
+		unixOrZero(r.Expiry), r.Generation, unixOrZero(r.UpdatedAt))
+	if err != nil {
 		return fmt.Errorf("store: save credential: %w", err)
+	}
+	// A first save that raced another first save (no row to lock on
+	// PostgreSQL) changes nothing here: the guard above refused it.
+	if n, _ := res.RowsAffected(); n == 0 {
+		err = oauth.ErrConflict
+		return err
 	}
 	if err = tx.Commit(); err != nil {
 		return fmt.Errorf("store: save credential: %w", err)

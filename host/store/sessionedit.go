@@ -37,7 +37,7 @@ func (s *Store) DeleteSession(ctx context.Context, principal, id string) (entrie
 	}
 	defer tx.Rollback()
 	var owner string
-	if err := tx.QueryRowContext(ctx, `SELECT principal FROM sessions WHERE id = ?`, id).Scan(&owner); err != nil || owner != principal {
+	if err := tx.QueryRowContext(ctx, `SELECT principal FROM sessions WHERE id = ?`+s.d.forUpdate, id).Scan(&owner); err != nil || owner != principal {
 		return 0, ErrNotFound
 	}
 	// What the session's Apps gave for the model goes with their entries.

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite" // registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -26,14 +27,17 @@ import (
 var ErrNotFound = errors.New("store: not found")
 
 // ErrDiskFull is wrapped into the errors of writes that failed for lack of
-// space: SQLite's SQLITE_FULL, ENOSPC, or a file-size limit (EFBIG).
+// space: SQLite's SQLITE_FULL, ENOSPC, a file-size limit (EFBIG), or
+// PostgreSQL's disk_full (SQLSTATE 53100).
 var ErrDiskFull = errors.New("the data directory is full")
 
 // diskFull wraps err with ErrDiskFull when it says the disk is full, so
 // that callers can tell that case apart without reading error texts.
 func diskFull(err error) error {
 	var se *sqlite.Error
+	var pe *pgconn.PgError
 	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL ||
+		errors.As(err, &pe) && pe.Code == pgDiskFull ||
 		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG) {
 		return fmt.Errorf("%w: %w", ErrDiskFull, err)
 	}
@@ -63,10 +67,17 @@ type Store struct {
 	// contending for SQLite's write lock. Its transactions begin IMMEDIATE
 	// so a second process on the same file waits (busy_timeout) rather
 	// than failing half-way through a transaction.
-	w *sql.DB
+	//
+	// On PostgreSQL, w and r are one database/sql pool (pgx's stdlib) and
+	// the committer writes through its own connection (pg).
+	w sqlDB
 	// r is a pool of query_only connections. In WAL mode readers never
 	// block the writer nor wait for it.
-	r *sql.DB
+	r sqlDB
+
+	// d is the engine's dialect; pg is set on PostgreSQL only.
+	d  *dialect
+	pg *pgBackend
 
 	// appContexts counts the App contexts set (SetAppContext), so a
 	// reader can tell that none changed without a query.
@@ -80,6 +91,9 @@ type Store struct {
 
 	// commit is the group-commit queue every entry append goes through.
 	commit *committer
+	// beforeGroup, when set (by tests only), runs in the committer before
+	// it writes each group: a test holds it to let appends queue up.
+	beforeGroup atomic.Pointer[func()]
 
 	closeOnce sync.Once
 	closeErr  error
@@ -199,7 +213,7 @@ func open(ctx context.Context, path string, logger *slog.Logger, opts Options, m
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, logger: logger, w: w, now: time.Now}
+	s := &Store{path: path, logger: logger, w: sqlDB{w, sqliteDialect}, d: sqliteDialect, now: time.Now}
 	if err := s.prepare(ctx, migs); err != nil {
 		w.Close()
 		return nil, wrap(err)
@@ -218,7 +232,7 @@ func open(ctx context.Context, path string, logger *slog.Logger, opts Options, m
 		w.Close()
 		return nil, wrap(err)
 	}
-	s.r = r
+	s.r = sqlDB{r, sqliteDialect}
 	if err := s.prepareStatements(ctx); err != nil {
 		r.Close()
 		w.Close()
@@ -234,10 +248,14 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopCommitter() // the appends already queued are written first
 		var errs []error
-		if s.r != nil {
-			errs = append(errs, s.r.Close())
+		if s.pg != nil {
+			errs = append(errs, s.pg.close(), s.w.Close())
+		} else {
+			if s.r.DB != nil {
+				errs = append(errs, s.r.Close())
+			}
+			errs = append(errs, s.w.Close()) // last: it checkpoints and removes the WAL
 		}
-		errs = append(errs, s.w.Close()) // last: it checkpoints and removes the WAL
 		if err := errors.Join(errs...); err != nil {
 			s.closeErr = fmt.Errorf("store: close %q: %w", s.path, err)
 		}
@@ -304,7 +322,7 @@ func (s *Store) prepare(ctx context.Context, migs []string) error {
 	if err != nil {
 		return err
 	}
-	if err := st.check(len(migs)); err != nil {
+	if err := st.check(len(migs), sqliteDialect); err != nil {
 		return err
 	}
 	var mode string
@@ -346,13 +364,13 @@ func inspect(ctx context.Context, q querier) (state, error) {
 
 // check reports whether a file in state st can be opened by a release that
 // knows known migrations.
-func (st state) check(known int) error {
+func (st state) check(known int, d *dialect) error {
 	switch {
 	case st.appID != 0 && st.appID != applicationID,
 		st.appID == 0 && (st.version != 0 || st.objects != 0):
-		return fmt.Errorf("not an mcphost database (application_id %#x, user_version %d); point data_dir at another directory", st.appID, st.version)
+		return fmt.Errorf("not an mcphost database (application_id %#x, user_version %d); %s", st.appID, st.version, d.hint)
 	case st.version > known:
-		return fmt.Errorf("schema version %d is newer than this mcphost supports (%d): the file was written by a newer release; upgrade mcphost", st.version, known)
+		return fmt.Errorf("schema version %d is newer than this mcphost supports (%d): it was written by a newer release; upgrade mcphost", st.version, known)
 	}
 	return nil
 }

@@ -121,112 +121,120 @@ func mustEntries(t testing.TB, s *Store, principal, sessionID string) []Entry {
 }
 
 func TestCreateSessionTitle(t *testing.T) {
-	long := strings.Repeat("é", 250)
-	tests := []struct {
-		name, title, want string
-	}{
-		{"given", "Quarterly numbers", "Quarterly numbers"},
-		{"trimmed", "  \t Quarterly numbers \n", "Quarterly numbers"},
-		{"empty", "", "Session 2026-11-30 09:00:00"},
-		{"blank", " \t\n ", "Session 2026-11-30 09:00:00"},
-		{"capped in runes", long, strings.Repeat("é", 200)},
-		{"capped then trimmed", strings.Repeat("a", 199) + "  tail", strings.Repeat("a", 199)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, _ := openTest(t)
-			got := mustCreate(t, s, "alice", tt.title)
-			want := Session{ID: got.ID, Principal: "alice", Title: tt.want, CreatedAt: epoch, UpdatedAt: epoch}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("CreateSession (-want +got):\n%s", diff)
-			}
-			if !strings.HasPrefix(got.ID, "s_") || len(got.ID) != 18 || strings.Trim(got.ID[2:], "0123456789abcdef") != "" {
-				t.Errorf("ID = %q, want s_ and 16 hex digits", got.ID)
-			}
-			back, err := s.Session(t.Context(), "alice", got.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(got, back); diff != "" {
-				t.Errorf("Session (-created +read):\n%s", diff)
-			}
-		})
-	}
+	onBackends(t, func(t *testing.T, bk backend) {
+		long := strings.Repeat("é", 250)
+		tests := []struct {
+			name, title, want string
+		}{
+			{"given", "Quarterly numbers", "Quarterly numbers"},
+			{"trimmed", "  \t Quarterly numbers \n", "Quarterly numbers"},
+			{"empty", "", "Session 2026-11-30 09:00:00"},
+			{"blank", " \t\n ", "Session 2026-11-30 09:00:00"},
+			{"capped in runes", long, strings.Repeat("é", 200)},
+			{"capped then trimmed", strings.Repeat("a", 199) + "  tail", strings.Repeat("a", 199)},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s, _ := bk.open(t)
+				got := mustCreate(t, s, "alice", tt.title)
+				want := Session{ID: got.ID, Principal: "alice", Title: tt.want, CreatedAt: epoch, UpdatedAt: epoch}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("CreateSession (-want +got):\n%s", diff)
+				}
+				if !strings.HasPrefix(got.ID, "s_") || len(got.ID) != 18 || strings.Trim(got.ID[2:], "0123456789abcdef") != "" {
+					t.Errorf("ID = %q, want s_ and 16 hex digits", got.ID)
+				}
+				back, err := s.Session(t.Context(), "alice", got.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(got, back); diff != "" {
+					t.Errorf("Session (-created +read):\n%s", diff)
+				}
+			})
+		}
+	})
 }
 
 func TestCreateSessionEmptyPrincipal(t *testing.T) {
-	s, _ := openTest(t)
-	if _, err := s.CreateSession(t.Context(), "", "x"); err == nil {
-		t.Fatal("CreateSession with an empty principal succeeded")
-	}
+	onBackends(t, func(t *testing.T, bk backend) {
+		s, _ := bk.open(t)
+		if _, err := s.CreateSession(t.Context(), "", "x"); err == nil {
+			t.Fatal("CreateSession with an empty principal succeeded")
+		}
+	})
 }
 
 func TestSessions(t *testing.T) {
-	s, _ := openTest(t)
-	// The fake clock reads 0s, 1s, 2s, 3s for the sessions, 4s for the entry.
-	a1 := mustCreate(t, s, "alice", "a1")
-	a2 := mustCreate(t, s, "alice", "a2")
-	b1 := mustCreate(t, s, "bob", "b1")
-	a3 := mustCreate(t, s, "alice", "a3")
-	mustAppend(t, s, sampleEntry(a1.ID, "alice", 1))
+	onBackends(t, func(t *testing.T, bk backend) {
+		s, _ := bk.open(t)
+		// The fake clock reads 0s, 1s, 2s, 3s for the sessions, 4s for the entry.
+		a1 := mustCreate(t, s, "alice", "a1")
+		a2 := mustCreate(t, s, "alice", "a2")
+		b1 := mustCreate(t, s, "bob", "b1")
+		a3 := mustCreate(t, s, "alice", "a3")
+		mustAppend(t, s, sampleEntry(a1.ID, "alice", 1))
 
-	a1.UpdatedAt, a1.Entries = epoch.Add(4*time.Second), 1
-	tests := []struct {
-		principal string
-		want      []Session
-	}{
-		{"alice", []Session{a1, a3, a2}},
-		{"bob", []Session{b1}},
-		{"carol", []Session{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.principal, func(t *testing.T) {
-			got, err := s.Sessions(t.Context(), tt.principal)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Sessions (-want +got):\n%s", diff)
-			}
-		})
-	}
+		a1.UpdatedAt, a1.Entries = epoch.Add(4*time.Second), 1
+		tests := []struct {
+			principal string
+			want      []Session
+		}{
+			{"alice", []Session{a1, a3, a2}},
+			{"bob", []Session{b1}},
+			{"carol", []Session{}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.principal, func(t *testing.T) {
+				got, err := s.Sessions(t.Context(), tt.principal)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("Sessions (-want +got):\n%s", diff)
+				}
+			})
+		}
+	})
 }
 
 func TestSessionNotFound(t *testing.T) {
-	s, _ := openTest(t)
-	a := mustCreate(t, s, "alice", "mine")
-	tests := []struct {
-		name, principal, id string
-	}{
-		{"missing", "alice", "s_0000000000000000"},
-		{"another principal's", "bob", a.ID},
-		{"empty id", "alice", ""},
-		{"empty principal", "", a.ID},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := s.Session(t.Context(), tt.principal, tt.id); !errors.Is(err, ErrNotFound) {
-				t.Errorf("Session: err = %v, want ErrNotFound", err)
-			}
-			if _, _, err := s.Entries(t.Context(), tt.principal, tt.id, 0, 0); !errors.Is(err, ErrNotFound) {
-				t.Errorf("Entries: err = %v, want ErrNotFound", err)
-			}
-			e := sampleEntry(tt.id, tt.principal, 1)
-			if err := s.AppendEntry(t.Context(), e); !errors.Is(err, ErrNotFound) {
-				t.Errorf("AppendEntry: err = %v, want ErrNotFound", err)
-			}
-			if e.ID != "" || e.Seq != 0 {
-				t.Errorf("a refused AppendEntry set ID %q, Seq %d", e.ID, e.Seq)
-			}
-		})
-	}
-	got, err := s.Session(t.Context(), "alice", a.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Entries != 0 {
-		t.Errorf("Entries = %d after refused appends, want 0", got.Entries)
-	}
+	onBackends(t, func(t *testing.T, bk backend) {
+		s, _ := bk.open(t)
+		a := mustCreate(t, s, "alice", "mine")
+		tests := []struct {
+			name, principal, id string
+		}{
+			{"missing", "alice", "s_0000000000000000"},
+			{"another principal's", "bob", a.ID},
+			{"empty id", "alice", ""},
+			{"empty principal", "", a.ID},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if _, err := s.Session(t.Context(), tt.principal, tt.id); !errors.Is(err, ErrNotFound) {
+					t.Errorf("Session: err = %v, want ErrNotFound", err)
+				}
+				if _, _, err := s.Entries(t.Context(), tt.principal, tt.id, 0, 0); !errors.Is(err, ErrNotFound) {
+					t.Errorf("Entries: err = %v, want ErrNotFound", err)
+				}
+				e := sampleEntry(tt.id, tt.principal, 1)
+				if err := s.AppendEntry(t.Context(), e); !errors.Is(err, ErrNotFound) {
+					t.Errorf("AppendEntry: err = %v, want ErrNotFound", err)
+				}
+				if e.ID != "" || e.Seq != 0 {
+					t.Errorf("a refused AppendEntry set ID %q, Seq %d", e.ID, e.Seq)
+				}
+			})
+		}
+		got, err := s.Session(t.Context(), "alice", a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Entries != 0 {
+			t.Errorf("Entries = %d after refused appends, want 0", got.Entries)
+		}
+	})
 }
 
 func TestSessionJSON(t *testing.T) {
@@ -241,204 +249,210 @@ func TestSessionJSON(t *testing.T) {
 }
 
 func TestEntryRoundTrip(t *testing.T) {
-	tests := []struct {
-		name string
-		in   Entry
-		// wantJSON are the stored Arguments, Result, Display, Trail.
-		wantJSON [4]string
-	}{
-		{
-			name: "every field",
-			in: Entry{
-				CallID: "c_1", Origin: "user", Server: "revenue", Tool: "show_revenue_dashboard",
-				Arguments:       json.RawMessage(`{ "quarter" : "Q3",  "n": 1.50e2 }`),
-				Status:          StatusToolError,
-				Result:          json.RawMessage("{\"content\":[{\"type\":\"text\",\"text\":\"caf\u00e9 \\u00e9 \\ud83d\\ude00\"}],\n \"isError\":true}"),
-				Error:           "",
-				Era:             "legacy",
-				ProtocolVersion: "2025-11-25",
-				StartedAt:       time.Date(2026, 11, 30, 9, 0, 0, 123456789, time.UTC),
-				DurationMs:      12.5,
-				Display:         json.RawMessage(`{"type":"mcp_app","html":"<p>\u003c</p>"}`),
-				Trail:           json.RawMessage(`[{"plugin":"redact","changed":true}]`),
+	onBackends(t, func(t *testing.T, bk backend) {
+		tests := []struct {
+			name string
+			in   Entry
+			// wantJSON are the stored Arguments, Result, Display, Trail.
+			wantJSON [4]string
+		}{
+			{
+				name: "every field",
+				in: Entry{
+					CallID: "c_1", Origin: "user", Server: "revenue", Tool: "show_revenue_dashboard",
+					Arguments:       json.RawMessage(`{ "quarter" : "Q3",  "n": 1.50e2 }`),
+					Status:          StatusToolError,
+					Result:          json.RawMessage("{\"content\":[{\"type\":\"text\",\"text\":\"caf\u00e9 \\u00e9 \\ud83d\\ude00\"}],\n \"isError\":true}"),
+					Error:           "",
+					Era:             "legacy",
+					ProtocolVersion: "2025-11-25",
+					StartedAt:       time.Date(2026, 11, 30, 9, 0, 0, 123456789, time.UTC),
+					DurationMs:      12.5,
+					Display:         json.RawMessage(`{"type":"mcp_app","html":"<p>\u003c</p>"}`),
+					Trail:           json.RawMessage(`[{"plugin":"redact","changed":true}]`),
+				},
+				wantJSON: [4]string{
+					`{ "quarter" : "Q3",  "n": 1.50e2 }`,
+					"{\"content\":[{\"type\":\"text\",\"text\":\"caf\u00e9 \\u00e9 \\ud83d\\ude00\"}],\n \"isError\":true}",
+					`{"type":"mcp_app","html":"<p>\u003c</p>"}`,
+					`[{"plugin":"redact","changed":true}]`,
+				},
 			},
-			wantJSON: [4]string{
-				`{ "quarter" : "Q3",  "n": 1.50e2 }`,
-				"{\"content\":[{\"type\":\"text\",\"text\":\"caf\u00e9 \\u00e9 \\ud83d\\ude00\"}],\n \"isError\":true}",
-				`{"type":"mcp_app","html":"<p>\u003c</p>"}`,
-				`[{"plugin":"redact","changed":true}]`,
+			{
+				name:     "nil JSON fields become null",
+				in:       Entry{CallID: "c_2", Origin: "api", Server: "s", Tool: "t", Status: StatusError, Error: "server exited", StartedAt: epoch},
+				wantJSON: [4]string{"null", "null", "null", "null"},
 			},
-		},
-		{
-			name:     "nil JSON fields become null",
-			in:       Entry{CallID: "c_2", Origin: "api", Server: "s", Tool: "t", Status: StatusError, Error: "server exited", StartedAt: epoch},
-			wantJSON: [4]string{"null", "null", "null", "null"},
-		},
-		{
-			name: "empty JSON fields become null, explicit null kept",
-			in: Entry{CallID: "c_3", Origin: "api", Server: "s", Tool: "t", Status: StatusCancelled,
-				Arguments: json.RawMessage{}, Result: json.RawMessage("null"), Display: json.RawMessage(" null "), Trail: json.RawMessage{}},
-			wantJSON: [4]string{"null", "null", " null ", "null"},
-		},
-		{
-			name: "start time in another zone",
-			in: Entry{CallID: "c_4", Origin: "api", Server: "s", Tool: "t", Status: StatusOK,
-				Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{"content":[]}`), DurationMs: 0.001,
-				StartedAt: time.Date(2026, 11, 30, 10, 0, 0, 1, time.FixedZone("CET", 3600))},
-			wantJSON: [4]string{`{}`, `{"content":[]}`, "null", "null"},
-		},
-		{
-			name: "no start time",
-			in: Entry{CallID: "c_5", Origin: "api", Server: "s", Tool: "t", Status: StatusOK,
-				Arguments: json.RawMessage(`[]`), Result: json.RawMessage(`{"content":[]}`)},
-			wantJSON: [4]string{`[]`, `{"content":[]}`, "null", "null"},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, path := openTest(t)
-			sess := mustCreate(t, s, "alice", "")
-			in := tt.in
-			in.SessionID, in.Principal = sess.ID, "alice"
-			mustAppend(t, s, &in)
-			if !strings.HasPrefix(in.ID, "e_") || len(in.ID) != 18 {
-				t.Errorf("ID = %q, want e_ and 16 hex digits", in.ID)
-			}
-			if in.Seq != 1 {
-				t.Errorf("Seq = %d, want 1", in.Seq)
-			}
+			{
+				name: "empty JSON fields become null, explicit null kept",
+				in: Entry{CallID: "c_3", Origin: "api", Server: "s", Tool: "t", Status: StatusCancelled,
+					Arguments: json.RawMessage{}, Result: json.RawMessage("null"), Display: json.RawMessage(" null "), Trail: json.RawMessage{}},
+				wantJSON: [4]string{"null", "null", " null ", "null"},
+			},
+			{
+				name: "start time in another zone",
+				in: Entry{CallID: "c_4", Origin: "api", Server: "s", Tool: "t", Status: StatusOK,
+					Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{"content":[]}`), DurationMs: 0.001,
+					StartedAt: time.Date(2026, 11, 30, 10, 0, 0, 1, time.FixedZone("CET", 3600))},
+				wantJSON: [4]string{`{}`, `{"content":[]}`, "null", "null"},
+			},
+			{
+				name: "no start time",
+				in: Entry{CallID: "c_5", Origin: "api", Server: "s", Tool: "t", Status: StatusOK,
+					Arguments: json.RawMessage(`[]`), Result: json.RawMessage(`{"content":[]}`)},
+				wantJSON: [4]string{`[]`, `{"content":[]}`, "null", "null"},
+			},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s, reopen := bk.open(t)
+				sess := mustCreate(t, s, "alice", "")
+				in := tt.in
+				in.SessionID, in.Principal = sess.ID, "alice"
+				mustAppend(t, s, &in)
+				if !strings.HasPrefix(in.ID, "e_") || len(in.ID) != 18 {
+					t.Errorf("ID = %q, want e_ and 16 hex digits", in.ID)
+				}
+				if in.Seq != 1 {
+					t.Errorf("Seq = %d, want 1", in.Seq)
+				}
 
-			want := in
-			want.Arguments = json.RawMessage(tt.wantJSON[0])
-			want.Result = json.RawMessage(tt.wantJSON[1])
-			want.Display = json.RawMessage(tt.wantJSON[2])
-			want.Trail = json.RawMessage(tt.wantJSON[3])
-			check := func(s *Store) {
-				t.Helper()
-				got, next, err := s.Entries(t.Context(), "alice", sess.ID, 0, 0)
-				if err != nil {
+				want := in
+				want.Arguments = json.RawMessage(tt.wantJSON[0])
+				want.Result = json.RawMessage(tt.wantJSON[1])
+				want.Display = json.RawMessage(tt.wantJSON[2])
+				want.Trail = json.RawMessage(tt.wantJSON[3])
+				check := func(s *Store) {
+					t.Helper()
+					got, next, err := s.Entries(t.Context(), "alice", sess.ID, 0, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if next != 0 {
+						t.Errorf("next = %d, want 0", next)
+					}
+					if diff := cmp.Diff([]Entry{want}, got); diff != "" {
+						t.Errorf("Entries (-want +got):\n%s", diff)
+					}
+					if len(got) == 1 && got[0].StartedAt.Location() != time.UTC {
+						t.Errorf("StartedAt location = %v, want UTC", got[0].StartedAt.Location())
+					}
+				}
+				check(s)
+				if err := s.Close(); err != nil {
 					t.Fatal(err)
 				}
-				if next != 0 {
-					t.Errorf("next = %d, want 0", next)
-				}
-				if diff := cmp.Diff([]Entry{want}, got); diff != "" {
-					t.Errorf("Entries (-want +got):\n%s", diff)
-				}
-				if len(got) == 1 && got[0].StartedAt.Location() != time.UTC {
-					t.Errorf("StartedAt location = %v, want UTC", got[0].StartedAt.Location())
-				}
-			}
-			check(s)
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			check(mustOpen(t, path))
-		})
-	}
-}
-
-func TestAppendEntryInvalid(t *testing.T) {
-	tests := []struct {
-		name   string
-		modify func(e *Entry)
-	}{
-		{"malformed arguments", func(e *Entry) { e.Arguments = json.RawMessage(`{"quarter":`) }},
-		{"malformed result", func(e *Entry) { e.Result = json.RawMessage(`{"content":[}`) }},
-		{"result not JSON", func(e *Entry) { e.Result = json.RawMessage(`hello`) }},
-		{"two JSON values", func(e *Entry) { e.Arguments = json.RawMessage(`{} {}`) }},
-		{"malformed display", func(e *Entry) { e.Display = json.RawMessage(`{'a':1}`) }},
-		{"malformed trail", func(e *Entry) { e.Trail = json.RawMessage(`[1,]`) }},
-		{"empty status", func(e *Entry) { e.Status = "" }},
-		{"unknown status", func(e *Entry) { e.Status = "paused" }},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, _ := openTest(t)
-			sess := mustCreate(t, s, "alice", "")
-			e := sampleEntry(sess.ID, "alice", 1)
-			tt.modify(e)
-			err := s.AppendEntry(t.Context(), e)
-			if err == nil || errors.Is(err, ErrNotFound) {
-				t.Fatalf("AppendEntry: err = %v, want a validation error", err)
-			}
-			if e.ID != "" || e.Seq != 0 {
-				t.Errorf("a refused AppendEntry set ID %q, Seq %d", e.ID, e.Seq)
-			}
-			if got := mustEntries(t, s, "alice", sess.ID); len(got) != 0 {
-				t.Errorf("a refused entry was stored: %+v", got)
-			}
-		})
-	}
-	t.Run("nil entry", func(t *testing.T) {
-		s, _ := openTest(t)
-		if err := s.AppendEntry(t.Context(), nil); err == nil {
-			t.Fatal("AppendEntry(nil) succeeded")
+				check(reopen(t))
+			})
 		}
 	})
 }
 
-func TestEntriesPagination(t *testing.T) {
-	s, _ := openTest(t)
-	sess := mustCreate(t, s, "alice", "")
-	other := mustCreate(t, s, "alice", "")
-	for i := 1; i <= 7; i++ {
-		e := mustAppend(t, s, sampleEntry(sess.ID, "alice", i))
-		if e.Seq != int64(i) {
-			t.Fatalf("entry %d got Seq %d", i, e.Seq)
+func TestAppendEntryInvalid(t *testing.T) {
+	onBackends(t, func(t *testing.T, bk backend) {
+		tests := []struct {
+			name   string
+			modify func(e *Entry)
+		}{
+			{"malformed arguments", func(e *Entry) { e.Arguments = json.RawMessage(`{"quarter":`) }},
+			{"malformed result", func(e *Entry) { e.Result = json.RawMessage(`{"content":[}`) }},
+			{"result not JSON", func(e *Entry) { e.Result = json.RawMessage(`hello`) }},
+			{"two JSON values", func(e *Entry) { e.Arguments = json.RawMessage(`{} {}`) }},
+			{"malformed display", func(e *Entry) { e.Display = json.RawMessage(`{'a':1}`) }},
+			{"malformed trail", func(e *Entry) { e.Trail = json.RawMessage(`[1,]`) }},
+			{"empty status", func(e *Entry) { e.Status = "" }},
+			{"unknown status", func(e *Entry) { e.Status = "paused" }},
 		}
-		// Interleave another session: seqs are per session.
-		if o := mustAppend(t, s, sampleEntry(other.ID, "alice", 100+i)); o.Seq != int64(i) {
-			t.Fatalf("other session entry %d got Seq %d", i, o.Seq)
-		}
-	}
-	got, err := s.Session(t.Context(), "alice", sess.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Entries != 7 {
-		t.Errorf("session Entries = %d, want 7", got.Entries)
-	}
-
-	tests := []struct {
-		name     string
-		after    int64
-		limit    int
-		wantSeqs []int64
-		wantNext int64
-	}{
-		{"first page", 0, 3, []int64{1, 2, 3}, 3},
-		{"second page", 3, 3, []int64{4, 5, 6}, 6},
-		{"last page", 6, 3, []int64{7}, 0},
-		{"exactly the rest", 4, 3, []int64{5, 6, 7}, 0},
-		{"default limit", 2, 0, []int64{3, 4, 5, 6, 7}, 0},
-		{"negative limit", 0, -5, []int64{1, 2, 3, 4, 5, 6, 7}, 0},
-		{"limit one", 5, 1, []int64{6}, 6},
-		{"after the end", 7, 10, []int64{}, 0},
-		{"far after the end", 1000, 10, []int64{}, 0},
-		{"negative after", -3, 2, []int64{1, 2}, 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			page, next, err := s.Entries(t.Context(), "alice", sess.ID, tt.after, tt.limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			seqs := []int64{}
-			for _, e := range page {
-				seqs = append(seqs, e.Seq)
-				if e.SessionID != sess.ID {
-					t.Errorf("entry %d belongs to session %q", e.Seq, e.SessionID)
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s, _ := bk.open(t)
+				sess := mustCreate(t, s, "alice", "")
+				e := sampleEntry(sess.ID, "alice", 1)
+				tt.modify(e)
+				err := s.AppendEntry(t.Context(), e)
+				if err == nil || errors.Is(err, ErrNotFound) {
+					t.Fatalf("AppendEntry: err = %v, want a validation error", err)
 				}
-			}
-			if diff := cmp.Diff(tt.wantSeqs, seqs); diff != "" {
-				t.Errorf("seqs (-want +got):\n%s", diff)
-			}
-			if next != tt.wantNext {
-				t.Errorf("next = %d, want %d", next, tt.wantNext)
+				if e.ID != "" || e.Seq != 0 {
+					t.Errorf("a refused AppendEntry set ID %q, Seq %d", e.ID, e.Seq)
+				}
+				if got := mustEntries(t, s, "alice", sess.ID); len(got) != 0 {
+					t.Errorf("a refused entry was stored: %+v", got)
+				}
+			})
+		}
+		t.Run("nil entry", func(t *testing.T) {
+			s, _ := bk.open(t)
+			if err := s.AppendEntry(t.Context(), nil); err == nil {
+				t.Fatal("AppendEntry(nil) succeeded")
 			}
 		})
-	}
+	})
+}
+
+func TestEntriesPagination(t *testing.T) {
+	onBackends(t, func(t *testing.T, bk backend) {
+		s, _ := bk.open(t)
+		sess := mustCreate(t, s, "alice", "")
+		other := mustCreate(t, s, "alice", "")
+		for i := 1; i <= 7; i++ {
+			e := mustAppend(t, s, sampleEntry(sess.ID, "alice", i))
+			if e.Seq != int64(i) {
+				t.Fatalf("entry %d got Seq %d", i, e.Seq)
+			}
+			// Interleave another session: seqs are per session.
+			if o := mustAppend(t, s, sampleEntry(other.ID, "alice", 100+i)); o.Seq != int64(i) {
+				t.Fatalf("other session entry %d got Seq %d", i, o.Seq)
+			}
+		}
+		got, err := s.Session(t.Context(), "alice", sess.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Entries != 7 {
+			t.Errorf("session Entries = %d, want 7", got.Entries)
+		}
+
+		tests := []struct {
+			name     string
+			after    int64
+			limit    int
+			wantSeqs []int64
+			wantNext int64
+		}{
+			{"first page", 0, 3, []int64{1, 2, 3}, 3},
+			{"second page", 3, 3, []int64{4, 5, 6}, 6},
+			{"last page", 6, 3, []int64{7}, 0},
+			{"exactly the rest", 4, 3, []int64{5, 6, 7}, 0},
+			{"default limit", 2, 0, []int64{3, 4, 5, 6, 7}, 0},
+			{"negative limit", 0, -5, []int64{1, 2, 3, 4, 5, 6, 7}, 0},
+			{"limit one", 5, 1, []int64{6}, 6},
+			{"after the end", 7, 10, []int64{}, 0},
+			{"far after the end", 1000, 10, []int64{}, 0},
+			{"negative after", -3, 2, []int64{1, 2}, 2},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				page, next, err := s.Entries(t.Context(), "alice", sess.ID, tt.after, tt.limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				seqs := []int64{}
+				for _, e := range page {
+					seqs = append(seqs, e.Seq)
+					if e.SessionID != sess.ID {
+						t.Errorf("entry %d belongs to session %q", e.Seq, e.SessionID)
+					}
+				}
+				if diff := cmp.Diff(tt.wantSeqs, seqs); diff != "" {
+					t.Errorf("seqs (-want +got):\n%s", diff)
+				}
+				if next != tt.wantNext {
+					t.Errorf("next = %d, want %d", next, tt.wantNext)
+				}
+			})
+		}
+	})
 }
 
 func TestClampLimit(t *testing.T) {
@@ -455,47 +469,49 @@ func TestClampLimit(t *testing.T) {
 }
 
 func TestReopenKeepsEverything(t *testing.T) {
-	s, path := openTest(t)
-	a := mustCreate(t, s, "alice", "a")
-	b := mustCreate(t, s, "bob", "b")
-	var want []Entry
-	for i := 1; i <= 5; i++ {
-		want = append(want, stored(*mustAppend(t, s, sampleEntry(a.ID, "alice", i))))
-	}
-	mustAppend(t, s, sampleEntry(b.ID, "bob", 9))
-	wantSessions, err := s.Sessions(t.Context(), "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-
-	for round := range 3 {
-		s2 := mustOpen(t, path)
-		gotSessions, err := s2.Sessions(t.Context(), "alice")
+	onBackends(t, func(t *testing.T, bk backend) {
+		s, reopen := bk.open(t)
+		a := mustCreate(t, s, "alice", "a")
+		b := mustCreate(t, s, "bob", "b")
+		var want []Entry
+		for i := 1; i <= 5; i++ {
+			want = append(want, stored(*mustAppend(t, s, sampleEntry(a.ID, "alice", i))))
+		}
+		mustAppend(t, s, sampleEntry(b.ID, "bob", 9))
+		wantSessions, err := s.Sessions(t.Context(), "alice")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(wantSessions, gotSessions); diff != "" {
-			t.Errorf("round %d: Sessions (-want +got):\n%s", round, diff)
-		}
-		if diff := cmp.Diff(want, mustEntries(t, s2, "alice", a.ID)); diff != "" {
-			t.Errorf("round %d: Entries (-want +got):\n%s", round, diff)
-		}
-		if err := s2.Close(); err != nil {
+		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-	}
+		if err := s.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
 
-	// Appending after a reopen continues the sequence.
-	s3 := mustOpen(t, path)
-	if e := mustAppend(t, s3, sampleEntry(a.ID, "alice", 6)); e.Seq != 6 {
-		t.Errorf("Seq after reopen = %d, want 6", e.Seq)
-	}
+		for round := range 3 {
+			s2 := reopen(t)
+			gotSessions, err := s2.Sessions(t.Context(), "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(wantSessions, gotSessions); diff != "" {
+				t.Errorf("round %d: Sessions (-want +got):\n%s", round, diff)
+			}
+			if diff := cmp.Diff(want, mustEntries(t, s2, "alice", a.ID)); diff != "" {
+				t.Errorf("round %d: Entries (-want +got):\n%s", round, diff)
+			}
+			if err := s2.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		// Appending after a reopen continues the sequence.
+		s3 := reopen(t)
+		if e := mustAppend(t, s3, sampleEntry(a.ID, "alice", 6)); e.Seq != 6 {
+			t.Errorf("Seq after reopen = %d, want 6", e.Seq)
+		}
+	})
 }
 
 // rawDB opens path with database/sql directly, bypassing the store.
@@ -771,8 +787,8 @@ func TestPragmas(t *testing.T) {
 				db   *sql.DB
 				want map[string]string
 			}{
-				{"writer", s.w, map[string]string{"journal_mode": "wal", "synchronous": synchronous, "foreign_keys": "1", "busy_timeout": "10000", "query_only": "0"}},
-				{"reader", s.r, map[string]string{"journal_mode": "wal", "synchronous": synchronous, "foreign_keys": "1", "busy_timeout": "10000", "query_only": "1"}},
+				{"writer", s.w.DB, map[string]string{"journal_mode": "wal", "synchronous": synchronous, "foreign_keys": "1", "busy_timeout": "10000", "query_only": "0"}},
+				{"reader", s.r.DB, map[string]string{"journal_mode": "wal", "synchronous": synchronous, "foreign_keys": "1", "busy_timeout": "10000", "query_only": "1"}},
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
@@ -803,15 +819,17 @@ func TestPragmas(t *testing.T) {
 }
 
 func TestClosedStore(t *testing.T) {
-	s, _ := openTest(t)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.WithoutCancel(t.Context())
-	if _, err := s.CreateSession(ctx, "alice", ""); err == nil {
-		t.Error("CreateSession on a closed store succeeded")
-	}
-	if _, err := s.Sessions(ctx, "alice"); err == nil {
-		t.Error("Sessions on a closed store succeeded")
-	}
+	onBackends(t, func(t *testing.T, bk backend) {
+		s, _ := bk.open(t)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.WithoutCancel(t.Context())
+		if _, err := s.CreateSession(ctx, "alice", ""); err == nil {
+			t.Error("CreateSession on a closed store succeeded")
+		}
+		if _, err := s.Sessions(ctx, "alice"); err == nil {
+			t.Error("Sessions on a closed store succeeded")
+		}
+	})
 }

@@ -1,5 +1,6 @@
 store {
-  sync = "fsync" # ERROR: Invalid store sync
+  sync     = "fsync" # ERROR: Invalid store sync
+  postgres = "" # ERROR: Empty store.postgres
 }
 
 store { # ERROR: Duplicate store block
