@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -265,6 +266,24 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 			})
 		} else {
 			cfg.Listen = v
+		}
+	}
+
+	if v, st := l.evalStringList(f.PublicURLs, "public_urls"); st == valid {
+		for _, raw := range v {
+			u, err := checkPublicURL(raw)
+			if err != nil {
+				l.add(&hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid public_urls entry",
+					Detail:   fmt.Sprintf("The public URL %q is not valid: %v. Write the origin the browser sees, such as \"https://mcphost.example.com\" or \"http://localhost:8080\".", raw, err),
+					Subject:  f.PublicURLsRange.Ptr(),
+				})
+				continue
+			}
+			if !slices.Contains(cfg.PublicURLs, u) {
+				cfg.PublicURLs = append(cfg.PublicURLs, u)
+			}
 		}
 	}
 

@@ -15,6 +15,12 @@ type fileSchema struct {
 	Listen      hcl.Expression `hcl:"listen,optional"`
 	ListenRange hcl.Range      `hcl:"listen,attr_value_range"`
 
+	// public_urls: the URLs the WebShell and the API are reached at through
+	// a load balancer or a reverse proxy ("https://mcphost.example.com"),
+	// besides the loopback names of listen.
+	PublicURLs      hcl.Expression `hcl:"public_urls,optional"`
+	PublicURLsRange hcl.Range      `hcl:"public_urls,attr_value_range"`
+
 	// data_dir: where the database lives. "~/" expands to the home directory,
 	// a relative path is relative to the configuration file's directory.
 	DataDir      hcl.Expression `hcl:"data_dir,optional"`

@@ -612,3 +612,29 @@ func CheckRootURI(raw string) error {
 	}
 	return nil
 }
+
+// checkPublicURL checks one entry of public_urls and returns its origin:
+// http or https, a host, an optional port, and nothing else (a path, a
+// query, a fragment or credentials have no meaning for an origin).
+func checkPublicURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", errors.New("it does not parse as a URL")
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", errors.New("the scheme must be http or https")
+	case u.Host == "" || u.Hostname() == "":
+		return "", errors.New("the host is missing")
+	case u.User != nil:
+		return "", errors.New("it must not carry a user name or password")
+	case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "":
+		return "", errors.New("it must be an origin only, without a path, query or fragment")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.ParseUint(p, 10, 16); err != nil || n == 0 {
+			return "", errors.New("the port is not a number from 1 to 65535")
+		}
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Host), nil
+}

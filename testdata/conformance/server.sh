@@ -20,6 +20,14 @@
 #                         this one (default: a temporary directory, removed
 #                         after a clean run)
 #   CONFORMANCE_TIMEOUT   per-scenario timeout in ms (default 30000)
+#   CONFORMANCE_CLUSTER   1: the cluster run. A PostgreSQL of its own
+#                         (Debian's postgresql package; as root, run as the
+#                         postgres user), two `mcphost serve` replicas on
+#                         it with the same config (store.postgres) and
+#                         different -replica-id, and authproxy as a plain
+#                         round-robin load balancer in front of both, with
+#                         no stickiness: every scenario of both revisions
+#                         runs through it against the same baseline.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -30,6 +38,7 @@ baseline="$here/server-baseline.yml"
 revisions=(2026-07-28 2025-11-25)
 scenario_timeout_ms="${CONFORMANCE_TIMEOUT:-30000}"
 server=everything
+cluster="${CONFORMANCE_CLUSTER:-0}"
 
 start=$(date +%s)
 
@@ -91,6 +100,10 @@ cleanup() {
 		kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
+	if [[ -n "${pg_stop:-}" ]]; then
+		"${pg_stop[@]}" >/dev/null 2>&1 || true
+		pg_stop=()
+	fi
 }
 on_exit() {
 	local rc=$?
@@ -132,10 +145,50 @@ export MCPHOST_CONFORMANCE_TOKEN
 # server asks during a call (elicitation, sampling) reaches the client
 # that made it. (Legacy clients in front of a modern upstream are covered
 # by the Go tests of the gateway.)
+store_block=""
+if [[ "$cluster" == 1 ]]; then
+	# PostgreSQL from Debian's packages, its data and socket under $work
+	# (made traversable for the postgres user: initdb refuses to run as
+	# root), on a free loopback port, fsync off (a test database).
+	pgbin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
+	if [[ -z "$pgbin" || ! -x "$pgbin/initdb" ]]; then
+		echo "the cluster run needs PostgreSQL: apt-get install -y postgresql" >&2
+		exit 1
+	fi
+	as_pg=()
+	if [[ "$(id -u)" == 0 ]]; then
+		as_pg=(runuser -u postgres --)
+		chmod 755 "$work"
+		mkdir -p "$work/pg"
+		chown postgres "$work/pg"
+	else
+		mkdir -p "$work/pg"
+	fi
+	pgport="$("$node" -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')"
+	echo "== starting PostgreSQL ($("$pgbin/postgres" --version)) on 127.0.0.1:$pgport"
+	"${as_pg[@]}" "$pgbin/initdb" -D "$work/pg/data" -A trust -U mcphost --no-sync >"$work/pg/initdb.log" 2>&1
+	mkdir -p "$work/pg/sock" && { [[ -z "${as_pg[*]}" ]] || chown postgres "$work/pg/sock"; }
+	pg_stop=("${as_pg[@]}" "$pgbin/pg_ctl" -D "$work/pg/data" -m immediate stop)
+	"${as_pg[@]}" "$pgbin/pg_ctl" -D "$work/pg/data" -l "$work/pg/server.log" -w start \
+		-o "-c listen_addresses=127.0.0.1 -p $pgport -k $work/pg/sock -c fsync=off -c full_page_writes=off" >/dev/null
+	"${as_pg[@]}" "$pgbin/createdb" -h 127.0.0.1 -p "$pgport" -U mcphost mcphost
+	export DATABASE_URL="postgres://mcphost@127.0.0.1:$pgport/mcphost?sslmode=disable"
+	# What every replica of one cluster shares: the hop secret and the key
+	# that seals stored credentials.
+	MCPHOST_CLUSTER_SECRET="$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')"
+	MCPHOST_SECRET_KEY="$(head -c 32 /dev/urandom | base64 -w0)"
+	export MCPHOST_CLUSTER_SECRET MCPHOST_SECRET_KEY
+	store_block='store {
+  postgres = env("DATABASE_URL")
+}'
+fi
+
 cat >"$work/mcphost.hcl" <<EOF
 listen    = "127.0.0.1:0"
-data_dir  = "$work/data"
+data_dir  = env("MCPHOST_DATA_DIR")
 log_level = "debug"
+
+$store_block
 
 server "$server" {
   command             = "$work/everything-server"
@@ -158,23 +211,38 @@ principal "conformance" {
 }
 EOF
 
-echo "== starting mcphost serve"
 own_group=()
 if command -v setsid >/dev/null; then
 	own_group=(setsid)
 fi
-"${own_group[@]}" "$work/mcphost" serve -config "$work/mcphost.hcl" >"$work/mcphost.out" 2>"$work/mcphost.log" &
-pids+=($!)
-daemon=$!
-if ! line="$(wait_line "$work/mcphost.out" 'serving the WebShell at http://' 30 "$daemon")"; then
-	echo "mcphost serve did not start; its log: $work/mcphost.log" >&2
-	tail -n 20 "$work/mcphost.log" >&2 || true
-	exit 1
+replicas=(single)
+if [[ "$cluster" == 1 ]]; then
+	replicas=(a b)
 fi
-base="$(sed -E 's|.*(http://[^/ ]+)/.*|\1|' <<<"$line")"
+bases=()
+for r in "${replicas[@]}"; do
+	flags=()
+	if [[ "$cluster" == 1 ]]; then
+		flags=(-replica-id "$r")
+		echo "== starting mcphost serve, replica $r"
+	else
+		echo "== starting mcphost serve"
+	fi
+	MCPHOST_DATA_DIR="$work/data-$r" "${own_group[@]}" "$work/mcphost" serve -config "$work/mcphost.hcl" "${flags[@]}" \
+		>"$work/mcphost-$r.out" 2>"$work/mcphost-$r.log" &
+	pids+=($!)
+	daemon=$!
+	if ! line="$(wait_line "$work/mcphost-$r.out" 'serving the WebShell at http://' 30 "$daemon")"; then
+		echo "mcphost serve did not start; its log: $work/mcphost-$r.log" >&2
+		tail -n 20 "$work/mcphost-$r.log" >&2 || true
+		exit 1
+	fi
+	bases+=("$(sed -E 's|.*(http://[^/ ]+)/.*|\1|' <<<"$line")")
+done
 
 # Ready: the server is connected and its era chosen (GET /api/v1/servers;
 # Node.js rather than curl and jq, which a fresh machine may lack).
+for base in "${bases[@]}"; do
 for name in "$server" "$server-legacy"; do
 if ! ready="$("$node" - "$base/api/v1/servers" "$name" <<'EOF'
 const [url, name] = process.argv.slice(2);
@@ -197,13 +265,18 @@ const headers = { Authorization: `Bearer ${process.env.MCPHOST_CONFORMANCE_TOKEN
 })();
 EOF
 )"; then
-	echo "server $name did not become ready: $ready; mcphost's log: $work/mcphost.log" >&2
+	echo "server $name did not become ready at $base: $ready; mcphost's logs: $work/mcphost-*.log" >&2
 	exit 1
 fi
-echo "== $name ready: $ready"
+echo "== $name ready at $base: $ready"
+done
 done
 
-"$work/authproxy" -target "$base" >"$work/authproxy.out" 2>"$work/authproxy.log" &
+targets=()
+for base in "${bases[@]}"; do
+	targets+=(-target "$base")
+done
+"$work/authproxy" "${targets[@]}" >"$work/authproxy.out" 2>"$work/authproxy.log" &
 pids+=($!)
 if ! line="$(wait_line "$work/authproxy.out" '^listening on http://' 10 "$!")"; then
 	echo "authproxy did not start: $(cat "$work/authproxy.log")" >&2

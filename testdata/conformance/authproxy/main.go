@@ -12,10 +12,16 @@
 // scenario reaches mcphost's own check) and the response, streamed (SSE
 // events are flushed as they arrive).
 //
+// Given -target more than once (the cluster run of ../server.sh: two
+// replicas), it is a plain round-robin load balancer: each request goes to
+// the next target in turn, with no stickiness of any kind, so a legacy
+// session's requests land on every replica and only the replicas' own
+// forwarding keeps them on the session's owner.
+//
 // It runs until SIGINT or SIGTERM.
 //
 //	go build -o /tmp/authproxy ./testdata/conformance/authproxy
-//	MCPHOST_CONFORMANCE_TOKEN=… /tmp/authproxy -target http://127.0.0.1:PORT
+//	MCPHOST_CONFORMANCE_TOKEN=… /tmp/authproxy -target http://127.0.0.1:PORT [-target http://127.0.0.1:PORT2]
 package main
 
 import (
@@ -31,6 +37,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -44,17 +51,25 @@ func main() {
 }
 
 func run() int {
-	target := flag.String("target", "", "base `URL` of the mcphost daemon (http://127.0.0.1:PORT)")
+	var targets []*url.URL
+	flag.Func("target", "base `URL` of an mcphost daemon (http://127.0.0.1:PORT); more than one: round robin", func(v string) error {
+		u, err := url.Parse(v)
+		if err != nil || u.Scheme != "http" || u.Host == "" {
+			return fmt.Errorf("want http://HOST:PORT")
+		}
+		targets = append(targets, u)
+		return nil
+	})
 	flag.Parse()
 	token := os.Getenv("MCPHOST_CONFORMANCE_TOKEN")
-	u, err := url.Parse(*target)
-	if err != nil || u.Scheme != "http" || u.Host == "" || token == "" {
-		fmt.Fprintln(os.Stderr, "usage: MCPHOST_CONFORMANCE_TOKEN=TOKEN authproxy -target http://HOST:PORT")
+	if len(targets) == 0 || token == "" {
+		fmt.Fprintln(os.Stderr, "usage: MCPHOST_CONFORMANCE_TOKEN=TOKEN authproxy -target http://HOST:PORT [-target …]")
 		return 2
 	}
+	var next atomic.Uint64
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(u)
+			r.SetURL(targets[(next.Add(1)-1)%uint64(len(targets))])
 			r.Out.Host = r.In.Host // the client's Host, not the target's
 			r.Out.Header.Set("Authorization", "Bearer "+token)
 		},

@@ -1,0 +1,37 @@
+# The configuration every replica of the cluster reads, unchanged: the same
+# file is mounted in every container (Compose), every pod (the Kubernetes
+# ConfigMap), and is what deploy/local-cluster.sh starts by hand. What
+# differs between replicas comes from flags and the environment
+# (-replica-id, MCPHOST_ADVERTISE_URL), never from this file.
+
+# Every replica listens on all interfaces inside its container; the load
+# balancer and the other replicas reach it there. MCPHOST_LISTEN overrides it
+# (local-cluster.sh runs two replicas on one machine).
+listen   = env("MCPHOST_LISTEN", "0.0.0.0:7777")
+data_dir = env("MCPHOST_DATA_DIR", "/var/lib/mcphost")
+
+# The one shared database: transcripts, sessions, audit log, era cache,
+# OAuth credentials and the directory of replicas.
+store {
+  postgres = env("DATABASE_URL")
+}
+
+# The names and origins the WebShell and the API are reached at through the
+# load balancer (its Host header and the browser's Origin).
+public_urls = [env("MCPHOST_PUBLIC_URL", "http://localhost:8080")]
+
+gateway {
+  enabled = true
+}
+
+# The demo server, built into the binary. A stdio server runs once per
+# replica (pipes cannot be shared); stateless tools do not mind.
+server "revenue" {
+  command = executable()
+  args    = ["demo", "revenue"]
+}
+
+principal "alice" {
+  token  = env("ALICE_TOKEN")
+  groups = ["admins"]
+}
