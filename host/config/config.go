@@ -92,13 +92,13 @@ type Config struct {
 	// Filename is the name the file was loaded under (as given to Load).
 	Filename string
 
-	Listen   string     // `listen`: host:port of the HTTP API; default DefaultListen
+	Listen string // `listen`: host:port of the HTTP API; default DefaultListen
 	// PublicURLs is `public_urls`: the scheme://host[:port] origins the
 	// WebShell and the API are reached at through a load balancer or a
 	// reverse proxy, checked and normalised (no path, no trailing slash).
 	PublicURLs []string
-	DataDir  string     // `data_dir`: after ~ expansion, joined to Options.BaseDir when relative; default the XDG state dir
-	LogLevel slog.Level // `log_level`: "debug" | "info" | "warn" | "error"; default info
+	DataDir    string     // `data_dir`: after ~ expansion, joined to Options.BaseDir when relative; default the XDG state dir
+	LogLevel   slog.Level // `log_level`: "debug" | "info" | "warn" | "error"; default info
 
 	// WatchConfig is `watch_config`: the daemon reloads its config file
 	// when the file changes (as on SIGHUP); default false.
