@@ -58,7 +58,7 @@ type Gateway struct {
 	closed    bool
 	closedCh  chan struct{} // closed by Close
 
-	front    http.Handler // serve behind the cluster's front (cluster.go)
+	front http.Handler // serve behind the cluster's front (cluster.go)
 
 	sessions clientSessions
 	// relays are the legacy client sessions whose end closes their
