@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -129,7 +130,7 @@ func (n *Node) newProxy() http.Handler {
 		},
 		Transport:     tr,
 		FlushInterval: -1,
-		ErrorLog:      nil,
+		ErrorLog:      slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			t, _ := r.Context().Value(targetKey{}).(forwardTarget)
 			switch {
