@@ -38,7 +38,7 @@ type replicaEnv struct {
 // newReplica starts replica id on dir (nil: a single node, no
 // forwarding) with the wellbehaved fixture as server fx, heartbeating
 // until the test ends.
-func newReplica(t *testing.T, id string, dir cluster.Directory) *replicaEnv {
+func newReplica(t testing.TB, id string, dir cluster.Directory) *replicaEnv {
 	t.Helper()
 	bin := testbin.Build(t, wellbehavedPkg)
 	r := &replicaEnv{}
@@ -94,7 +94,7 @@ func (r *replicaEnv) kill() {
 	r.gw.Close()
 }
 
-func waitFor(t *testing.T, what string, ok func() bool) {
+func waitFor(t testing.TB, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitBound)
 	for !ok() {
@@ -117,7 +117,7 @@ type balancer struct {
 	pick     func(r *http.Request, up []int) int // nil: round robin
 }
 
-func newBalancer(t *testing.T, backends ...*replicaEnv) *balancer {
+func newBalancer(t testing.TB, backends ...*replicaEnv) *balancer {
 	t.Helper()
 	b := &balancer{backends: backends, down: map[int]bool{}}
 	proxy := &httputil.ReverseProxy{
@@ -154,7 +154,7 @@ func (b *balancer) markDown(i int) {
 	b.mu.Unlock()
 }
 
-func connectVia(t *testing.T, base, version string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+func connectVia(t testing.TB, base, version string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "lb-test", Version: "1.0"}, opts)
 	tr := &mcp.StreamableClientTransport{Endpoint: base + "/mcp",
@@ -419,4 +419,41 @@ func TestReplicasWithoutForwarding(t *testing.T) {
 		t.Fatal("a legacy client worked through round robin without forwarding: the replica tests prove nothing")
 	}
 	t.Logf("without forwarding: %v", err)
+}
+
+// BenchmarkLegacyCallForwarded: one 2025-11-25 tools/call by a go-sdk
+// client on a session of replica a, sent to a itself (direct) or, through
+// a balancer that sends it to a (balancer-owner) or everything after
+// initialize to b, forwarded by b to a (balancer-forwarded). The ratio of
+// the last two is the cost of the extra loopback hop.
+func BenchmarkLegacyCallForwarded(b *testing.B) {
+	dir := &clustertest.Directory{}
+	ra, rb := newReplica(b, "a", dir), newReplica(b, "b", dir)
+	wrong := newBalancer(b, ra, rb)
+	wrong.pick = func(r *http.Request, _ []int) int {
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			return 0
+		}
+		return 1
+	}
+	right := newBalancer(b, ra, rb)
+	right.pick = func(*http.Request, []int) int { return 0 }
+	for _, bc := range []struct {
+		name, base string
+	}{{"direct", ra.base}, {"balancer-owner", right.srv.URL}, {"balancer-forwarded", wrong.srv.URL}} {
+		b.Run(bc.name, func(b *testing.B) {
+			cs, err := connectVia(b, bc.base, legacyVersion, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			hops := ra.hops.Load()
+			for b.Loop() {
+				res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "fx__echo", Arguments: map[string]any{"text": "x"}})
+				if err != nil || textOf(res) != "x" {
+					b.Fatalf("call: %v", err)
+				}
+			}
+			b.ReportMetric(float64(ra.hops.Load()-hops)/float64(b.N), "hops/op")
+		})
+	}
 }
