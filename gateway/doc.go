@@ -41,6 +41,18 @@
 // its updates passed on; a server's list_changed reaches the clients even
 // when the list came out the same.
 //
+// Replicas (Options.Cluster, package cluster): in cluster mode a legacy
+// session's id is "<replica>.<random>", and a front handler before the era
+// dispatch forwards a request for another replica's session to that
+// replica (streams included); an owner that is gone is 404, so the client
+// starts a new session. 2026-07-28 requests are never forwarded. Every
+// replica seals requestState with the same key (Options.SealKey, derived
+// from the cluster's shared secret), so a client's next round may land on
+// any of them. On a single node none of this runs and session ids are
+// go-sdk's own. While the daemon drains, a 2026-07-28 tools/call is
+// answered 503 before its body is read (a load balancer retries it
+// elsewhere); a legacy session's new calls get the pipeline's refusal.
+//
 // The stdio bridge (Bridge) relays JSON-RPC between stdin/stdout and a
 // running daemon's /mcp, raw, so stdio-only clients share the daemon's warm
 // connections, policies and transcript.

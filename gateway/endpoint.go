@@ -75,8 +75,14 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.G
 		// for the life of a server.
 		caps.AddExtension(apps.Extension, map[string]any{"mimeTypes": []string{apps.MIMEType}})
 	}
+	var sessionID func() string // go-sdk's own random ids on a single node
+	if g.opts.Cluster.Clustered() {
+		// "<replica>.<random>": any replica can tell the owner.
+		sessionID = g.opts.Cluster.SessionID
+	}
 	e.server = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Title: "mcphost gateway", Version: g.opts.Version}, &mcp.ServerOptions{
 		Capabilities: caps,
+		GetSessionID: sessionID,
 		Logger:       g.log,
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs, c.CacheScope = 0, "private" // lists depend on the principal

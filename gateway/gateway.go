@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/cluster"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -32,6 +33,17 @@ const (
 type Options struct {
 	Logger  *slog.Logger // nil discards
 	Version string       // mcphost's version, in serverInfo
+	// Cluster is the daemon's replica (nil: a single node, as is a node
+	// without a directory). When it is clustered, legacy sessions get ids
+	// that name this replica and requests for another replica's session
+	// are forwarded to it (cluster.Node.Handler); 2026-07-28 requests
+	// never are.
+	Cluster *cluster.Node
+	// SealKey, when set, seals the requestState the gateway hands its
+	// clients instead of host.GatewaySealKey: every replica must use the
+	// same one (derived from the cluster's shared secret), so that a
+	// client's next round opens on whichever replica it lands.
+	SealKey []byte
 }
 
 // Gateway serves the host's servers over MCP. It mirrors the host's
@@ -44,6 +56,9 @@ type Gateway struct {
 	mu        sync.Mutex
 	endpoints map[string]*endpoint // by path
 	closed    bool
+	closedCh  chan struct{} // closed by Close
+
+	front http.Handler // serve behind the cluster's front (cluster.go)
 
 	sessions clientSessions
 	// relays are the legacy client sessions whose end closes their
@@ -70,9 +85,14 @@ func New(h *host.Host, opts Options) *Gateway {
 		opts.Version = "dev"
 	}
 	g := &Gateway{h: h, opts: opts, log: opts.Logger.With("component", "gateway"),
-		endpoints: map[string]*endpoint{}, done: make(chan struct{}), events: mcp.NewMemoryEventStore(nil)}
+		endpoints: map[string]*endpoint{}, done: make(chan struct{}), closedCh: make(chan struct{}), events: mcp.NewMemoryEventStore(nil)}
 	g.sessions.h = h
-	seal, err := newSealer(h.GatewaySealKey())
+	g.front = g.opts.Cluster.Handler(http.HandlerFunc(g.serve), stateless)
+	key := h.GatewaySealKey()
+	if len(opts.SealKey) > 0 {
+		key = opts.SealKey
+	}
+	seal, err := newSealer(key)
 	if err != nil {
 		panic(err) // a SHA-256 sum is always a valid AES-256 key
 	}
@@ -82,6 +102,7 @@ func New(h *host.Host, opts Options) *Gateway {
 	g.stopWatch = func() { stop(); stopLogs() }
 	g.stopUpdates = h.WatchResourceUpdates(g.resourceUpdated)
 	g.sync()
+	go g.closeWhenStopping()
 	go func() {
 		defer close(g.done)
 		for range changes {
@@ -101,6 +122,7 @@ func (g *Gateway) Close() {
 		return
 	}
 	g.closed = true
+	close(g.closedCh)
 	eps := g.endpoints
 	g.endpoints = map[string]*endpoint{}
 	g.mu.Unlock()
@@ -210,6 +232,14 @@ func Mount(g *Gateway, rest http.Handler) http.Handler {
 
 // ServeHTTP serves /mcp and the paths under it.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.front.ServeHTTP(w, r)
+}
+
+// serve serves a request that is this replica's.
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
+	if refuseDraining(g.h, w, r) {
+		return
+	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	g.mu.Lock()
 	e := g.endpoints[path]
@@ -310,12 +340,18 @@ func (g *Gateway) ServeStdio(ctx context.Context, path string, caller host.Calle
 // strings.
 func eraDispatch(modern, legacy http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernVersion {
+		if stateless(r) {
 			modern.ServeHTTP(w, r)
 			return
 		}
 		legacy.ServeHTTP(w, r)
 	})
+}
+
+// stateless reports whether a request is 2026-07-28 (or later) traffic,
+// which no session holds: any replica serves it.
+func stateless(r *http.Request) bool {
+	return r.Header.Get("Mcp-Protocol-Version") >= modernVersion
 }
 
 // sessionTimeout is the config's, or the default.

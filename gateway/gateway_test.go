@@ -54,6 +54,7 @@ type env struct {
 	st   *store.Store
 	gw   *gateway.Gateway
 	cfg  *config.Config
+	srv  *http.Server
 	base string
 }
 
@@ -88,6 +89,13 @@ func newEnvServers(t testing.TB, blocks []config.Server, rules ...policies.Rule)
 // it adds the principals, the admin and the gateway block.
 func newEnvConfig(t testing.TB, cfg *config.Config) *env {
 	t.Helper()
+	return newEnvOpts(t, cfg, func(net.Listener) gateway.Options { return gateway.Options{Version: "test"} }, nil)
+}
+
+// newEnvOpts is newEnvConfig with the gateway's options made for the
+// listener, and wrap (when set) around the daemon's handler.
+func newEnvOpts(t testing.TB, cfg *config.Config, gwOpts func(net.Listener) gateway.Options, wrap func(http.Handler) http.Handler) *env {
+	t.Helper()
 	*cfg = config.Config{Servers: cfg.Servers, PolicySet: cfg.PolicySet, Store: cfg.Store,
 		Principals: []config.Principal{
 			{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}},
@@ -111,12 +119,16 @@ func newEnvConfig(t testing.TB, cfg *config.Config) *env {
 	if err := h.WaitSettled(wctx); err != nil {
 		t.Fatal(err)
 	}
-	gw := gateway.New(h, gateway.Options{Version: "test"})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: gateway.Mount(gw, http.NotFoundHandler())}
+	gw := gateway.New(h, gwOpts(ln))
+	var handler http.Handler = gateway.Mount(gw, http.NotFoundHandler())
+	if wrap != nil {
+		handler = wrap(handler)
+	}
+	srv := &http.Server{Handler: handler}
 	go srv.Serve(ln)
 	t.Cleanup(func() {
 		srv.Close()
@@ -126,7 +138,7 @@ func newEnvConfig(t testing.TB, cfg *config.Config) *env {
 		}
 		st.Close()
 	})
-	return &env{h: h, st: st, gw: gw, cfg: cfg, base: "http://" + ln.Addr().String()}
+	return &env{h: h, st: st, gw: gw, cfg: cfg, srv: srv, base: "http://" + ln.Addr().String()}
 }
 
 // bearer adds a token to every request.

@@ -69,6 +69,13 @@ type Options struct {
 	// AppCompaction bounds how long and how much MCP App HTML the store
 	// keeps (apps.md §7); the zero value means 7 days and 16 MiB per session.
 	AppCompaction AppCompaction
+	// Replica is the daemon's replica id (package cluster), named in
+	// /readyz and in the refusal of calls while draining; "" for a host
+	// that is no daemon.
+	Replica string
+	// ShutdownGrace is how long Serve lets running calls finish once its
+	// context ends (default DefaultShutdownGrace).
+	ShutdownGrace time.Duration
 
 	// onResourceUpdated hears a server's resources/updated (set by New for
 	// WatchResourceUpdates).
@@ -114,6 +121,11 @@ type Host struct {
 	owned       sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
 	closing     atomic.Bool
 	closed      chan struct{} // closed when Close begins
+	// started is set by Start; draining once Serve's context ended (new
+	// calls are refused, running ones finish: httpserver.go); stopping is
+	// closed when the drain is over and Serve stops serving.
+	started, draining atomic.Bool
+	stopping          chan struct{}
 	// listenAddr is the address the daemon's listener is bound to, set by
 	// Serve (a listen port of 0 gets its real port only then); nil while
 	// the host serves nothing.
@@ -134,6 +146,7 @@ type Host struct {
 	startOnce   sync.Once
 	cancel      context.CancelFunc
 	closeOnce   sync.Once
+	stopOnce    sync.Once // closes stopping
 	pluginsOnce sync.Once
 }
 
@@ -161,7 +174,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.MaxSubscribersPerPrincipal <= 0 {
 		opts.MaxSubscribersPerPrincipal = DefaultMaxSubscribersPerPrincipal
 	}
-	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: newCredentialKey(opts.CredentialKey), closed: make(chan struct{})}
+	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: newCredentialKey(opts.CredentialKey), closed: make(chan struct{}), stopping: make(chan struct{})}
 	userOnStatus := opts.OnStatus
 	opts.OnStatus = func(st ServerStatus) {
 		h.publish(Event{Type: EventServer, Data: st})
@@ -288,6 +301,7 @@ func (h *Host) Start(ctx context.Context) {
 			h.startConn(c)
 		}
 		h.startAppCompaction(h.rootCtx)
+		h.started.Store(true)
 	})
 }
 

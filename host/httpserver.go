@@ -14,9 +14,13 @@ const (
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = time.Minute // request bodies are small (4 MiB cap)
 	idleTimeout       = 2 * time.Minute
-	// shutdownGrace is how long running calls may finish after a shutdown
-	// signal before they are cancelled (and recorded as cancelled).
-	shutdownGrace = 10 * time.Second
+	// DefaultShutdownGrace is how long running calls may finish after a
+	// shutdown signal before they are cancelled (and recorded as
+	// cancelled), unless Options.ShutdownGrace says otherwise.
+	DefaultShutdownGrace = 10 * time.Second
+	// closeBound is how long Serve waits for the connections to go idle
+	// after the drain, when the grace is spent.
+	closeBound = time.Second
 )
 
 // setListenAddr records the address the daemon's listener is bound to, for
@@ -42,10 +46,20 @@ func (h *Host) daemonPort() string {
 	return ""
 }
 
-// Serve serves handler (host/httpapi's) on ln until ctx ends, then shuts
-// down: it stops accepting, ends event streams, lets running calls finish
-// for shutdownGrace, cancels the rest and waits until their entries are
-// recorded. It does not close the host; call Close after it.
+// Serve serves handler (host/httpapi's) on ln until ctx ends, then drains
+// and shuts down (drain.go):
+//
+//  1. draining: /readyz answers 503 at once and new tool calls are refused
+//     (DrainingError), while the listener stays open so that a load
+//     balancer sees the change and running calls and their streams go on;
+//  2. when the running calls have finished, or the grace period
+//     (Options.ShutdownGrace) is over, event streams end, the gateway's
+//     sessions end (Stopping), the listener closes and the connections are
+//     given what is left of the grace (at least closeBound) to go idle;
+//  3. calls still running then are cancelled, and Serve waits until their
+//     entries are recorded.
+//
+// It does not close the host; call Close after it.
 //
 // There is no write timeout: calls and event streams are long-lived, and
 // every call has its own call_timeout.
@@ -69,10 +83,13 @@ func (h *Host) Serve(ctx context.Context, ln net.Listener, handler http.Handler)
 		return err
 	case <-ctx.Done():
 	}
-	h.opts.Logger.Info("http server stopping", "grace", shutdownGrace)
+	grace := h.shutdownGrace()
+	deadline := time.Now().Add(grace)
+	h.drain(grace)
 	h.closing.Store(true)
 	h.bus.closeAll()
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	h.stopOnce.Do(func() { close(h.stopping) })
+	sctx, cancel := context.WithDeadline(context.Background(), later(deadline, time.Now().Add(closeBound)))
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		h.opts.Logger.Warn("calls still running after the grace period; cancelling them", "err", err)
@@ -87,4 +104,11 @@ func (h *Host) Serve(ctx context.Context, ln net.Listener, handler http.Handler)
 		return err
 	}
 	return nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

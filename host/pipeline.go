@@ -89,6 +89,7 @@ type calls struct {
 	mu      sync.Mutex
 	running map[string]*runningCall
 	wg      sync.WaitGroup
+	idleCh  chan struct{} // closed when running becomes empty (idle)
 }
 
 // CreateSession starts a new transcript for principal.
@@ -215,6 +216,9 @@ type callOutcome struct {
 func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *callOutcome, err error) {
 	ctx, span := startCallSpan(ctx, &req)
 	defer func() { endCallSpan(span, out, err) }()
+	if err := h.refuseIfDraining(); err != nil {
+		return nil, err
+	}
 	if d.record {
 		if err := h.checkSession(ctx, req.Principal.Name, req.SessionID); err != nil {
 			return nil, err
@@ -538,6 +542,10 @@ func (cs *calls) remove(id string) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	delete(cs.running, id)
+	if len(cs.running) == 0 && cs.idleCh != nil {
+		close(cs.idleCh)
+		cs.idleCh = nil
+	}
 	cs.wg.Done()
 }
 

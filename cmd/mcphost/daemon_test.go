@@ -87,13 +87,14 @@ func writeDaemonConfig(t *testing.T, dir, listen, dataDir, extra string) string 
 	return cfg
 }
 
-// startDaemon runs `mcphost serve -config cfg` in its own process group and
-// returns once it has printed its URL line (after the listener is open).
-func startDaemon(t *testing.T, bin, cfg string) *daemon {
+// startDaemon runs `mcphost serve -config cfg [extra...]` in its own
+// process group and returns once it has printed its URL line (after the
+// listener is open).
+func startDaemon(t *testing.T, bin, cfg string, extra ...string) *daemon {
 	t.Helper()
 	stdout := &lineWriter{lines: make(chan string, 16)}
 	d := &daemon{stderr: &syncBuffer{}, exited: make(chan struct{})}
-	d.cmd = exec.Command(bin, "serve", "-config", cfg)
+	d.cmd = exec.Command(bin, append([]string{"serve", "-config", cfg}, extra...)...)
 	d.cmd.Stdout = stdout
 	d.cmd.Stderr = d.stderr
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -30,7 +30,9 @@ const (
 const usage = `mcphost runs MCP servers for people and agents.
 
 Usage:
-  mcphost serve    [-config FILE] [-v]               run the daemon (SIGHUP reloads FILE)
+  mcphost serve    [-config FILE] [-v] [-replica-id ID] [-advertise URL]
+                   [-ready-file FILE] [-shutdown-grace DURATION]
+                                                     run the daemon (SIGHUP reloads FILE; SIGTERM drains)
   mcphost reload   [-config FILE] [-dry-run] [-url URL] [-json]
                                                      reload the running daemon's config file, or plan it
   mcphost auth     login|logout SERVER | status [SERVER] [-config FILE] [-url URL]

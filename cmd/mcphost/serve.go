@@ -40,9 +40,10 @@ const credentialKeyFile = "webshell.key"
 // served on `listen`, and on the way out calls get a grace period, every
 // child process is stopped and reaped, and the store is closed.
 func (e *env) serve(ctx context.Context, args []string) int {
-	fs := e.newFlagSet("serve", "[-config FILE] [-v]")
+	fs := e.newFlagSet("serve", "[-config FILE] [-v] [-replica-id ID] [-advertise URL] [-ready-file FILE] [-shutdown-grace DURATION]")
 	cfgPath := fs.String("config", "", "config `FILE` (default: the embedded default config)")
 	verbose := fs.Bool("v", false, "log at debug level whatever the config's log_level")
+	rf := addReplicaFlags(fs)
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -116,8 +117,20 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		return exitFailure
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
+	if *rf.grace <= 0 {
+		ln.Close()
+		fmt.Fprintf(e.stderr, "mcphost serve: -shutdown-grace %s: want a positive duration such as 30s\n", *rf.grace)
+		return exitUsage
+	}
+	node, sealKey, err := newReplica(rf, ln, replicaDirectory(st), logger)
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		return exitUsage
+	}
 	logger.Info("mcphost starting", "version", version(), "config", source, "servers", len(cfg.Servers), "addr", ln.Addr().String(),
-		"store_sync", storeOpts.Sync.String())
+		"store_sync", storeOpts.Sync.String(), "replica", node.ID(), "advertise", node.Addr(), "clustered", node.Clustered(),
+		"shutdown_grace", rf.grace.String())
 
 	h, err := host.New(cfg, host.Options{
 		Logger:         logger.With("component", "host"),
@@ -128,6 +141,8 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		CredentialKey:  []byte(credKey),
 		PluginCacheDir: host.PluginCacheDirFor(cfg, logger),
 		AppCompaction:  host.AppCompaction{After: cfg.AppCompactAfter, SessionBytes: cfg.AppCompactSessionBytes},
+		Replica:        node.ID(),
+		ShutdownGrace:  *rf.grace,
 	})
 	if err != nil {
 		ln.Close()
@@ -154,7 +169,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		}
 	}
 	api := httpapi.New(h, apiOpts)
-	gw := gateway.New(h, gateway.Options{Logger: logger, Version: version()})
+	gw := gateway.New(h, gateway.Options{Logger: logger, Version: version(), Cluster: node, SealKey: sealKey})
 	defer gw.Close()
 	handler := gateway.Mount(gw, api)
 	// The servers outlive the signal: calls still running when SIGINT or
@@ -168,6 +183,13 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		go rl.watchFile(ctx, watchInterval, watchQuiet)
 	}
 	base := "http://" + net.JoinHostPort(urlHost(cfg.Listen), strconv.Itoa(port)) + "/"
+	removeReadyFile, err := writeReadyFile(*rf.readyFile, strings.TrimSuffix(base, "/"))
+	if err != nil {
+		logger.Error("mcphost serve: the ready file was not written", "err", err)
+		h.Close()
+		return exitFailure
+	}
+	defer removeReadyFile()
 	if ownerToken != "" {
 		fmt.Fprintf(e.stdout, "mcphost is serving the WebShell at %s#token=%s\n", base, ownerToken)
 		if cfg.Gateway.Enabled {
@@ -182,7 +204,9 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		logger.Warn("the CLI will not find this daemon on its own (it runs commands locally unless given -daemon URL)", "err", err)
 	}
 	defer removeDaemonFile()
+	stopReplica := runReplica(ctx, node, logger)
 	serveErr := h.Serve(ctx, ln, handler)
+	stopReplica()
 	closeErr := h.Close()
 	if serveErr != nil {
 		logger.Error("http server failed", "err", serveErr)

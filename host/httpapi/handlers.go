@@ -478,6 +478,9 @@ func (a *api) fail(c *gin.Context, err error) {
 		writeError(c, http.StatusNotFound, "not_found", err.Error())
 	case errors.As(err, &nr):
 		writeError(c, http.StatusServiceUnavailable, "not_ready", err.Error())
+	case errors.Is(err, host.ErrDraining):
+		c.Header("Retry-After", "1")
+		writeError(c, http.StatusServiceUnavailable, "draining", err.Error())
 	case errors.As(err, &ae):
 		writeError(c, http.StatusBadRequest, "invalid_arguments", err.Error())
 	case errors.As(err, &re):

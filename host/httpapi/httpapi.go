@@ -95,8 +95,28 @@ func New(h *host.Host, opts Options) http.Handler {
 	r.GET(sandbox.Path, sb)
 	r.HEAD(sandbox.Path, sb)
 
+	// Liveness: 200 while the process lives, draining included.
 	r.GET("/healthz", func(c *gin.Context) {
-		c.JSON(http.StatusOK, gin.H{"status": "ok", "version": opts.Version})
+		body := gin.H{"status": "ok", "version": opts.Version}
+		if id := h.Replica(); id != "" {
+			body["replica"] = id
+		}
+		c.JSON(http.StatusOK, body)
+	})
+	// Readiness: 200 once the servers started, 503 from the moment the
+	// daemon drains (a load balancer stops sending it new work).
+	r.GET("/readyz", func(c *gin.Context) {
+		rd := h.Readiness()
+		body := gin.H{"status": rd.Status}
+		if rd.Replica != "" {
+			body["replica"] = rd.Replica
+		}
+		if !rd.Ready {
+			c.Header("Retry-After", "1")
+			c.JSON(http.StatusServiceUnavailable, body)
+			return
+		}
+		c.JSON(http.StatusOK, body)
 	})
 	a.mountWebShell(r)
 

@@ -696,6 +696,13 @@ func TestPublicRoutes(t *testing.T) {
 			t.Errorf("healthz %s", r.body)
 		}
 	})
+	t.Run("readyz", func(t *testing.T) {
+		r := e.do(t, "GET", "/readyz", "", "")
+		wantStatus(t, r, 200)
+		if got := decode[map[string]any](t, r); got["status"] != "ready" {
+			t.Errorf("readyz %s", r.body)
+		}
+	})
 	t.Run("healthz spoofed host", func(t *testing.T) {
 		wantError(t, e.do(t, "GET", "/healthz", "", "", withHost("rebind.example")), 403, "forbidden")
 	})

@@ -1,0 +1,166 @@
+package cluster
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"syscall"
+	"time"
+)
+
+// The headers of a hop between replicas. A client's are removed before
+// anything reads the request.
+const (
+	// HeaderHop names the replica that forwarded the request.
+	HeaderHop = "Mcphost-Hop"
+	// HeaderHopAuth proves it: hex HMAC-SHA256 of HeaderHop's value under
+	// a key derived from the shared secret.
+	HeaderHopAuth = "Mcphost-Hop-Auth"
+	// headerSession is the legacy Streamable HTTP session header.
+	headerSession = "Mcp-Session-Id"
+)
+
+func hopProof(key []byte, id string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("mcphost hop v1\x00" + id))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Handler returns next behind the node's front: the hop headers of the
+// request are checked and removed; then, for a request that stateless does
+// not claim (a 2025-11-25 one) and that carries a Mcp-Session-Id, a
+// session of this replica goes to next and one of another replica is
+// forwarded to it (GET streams, POST streams and DELETE alike). A
+// malformed session id, an owner that is unknown or gone, and a hop that
+// reached a replica that is not the owner are answered 404, as for a
+// session that ended (the client then starts a new one). A hop header
+// that does not verify is 403. A single node returns next as it is.
+func (n *Node) Handler(next http.Handler, stateless func(*http.Request) bool) http.Handler {
+	if !n.Clustered() {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		from, proof := r.Header.Get(HeaderHop), r.Header.Get(HeaderHopAuth)
+		hop := from != "" || proof != ""
+		if hop {
+			if !ValidID(from) || !hmac.Equal([]byte(proof), []byte(hopProof(n.hopKey, from))) {
+				n.log.Warn("cluster: refused a request with a hop header that does not verify (a client's, or a replica with another secret)", "remote", r.RemoteAddr)
+				writeError(w, http.StatusForbidden, "forged_hop", "the "+HeaderHop+" header is for mcphost replicas only")
+				return
+			}
+			r.Header.Del(HeaderHop)
+			r.Header.Del(HeaderHopAuth)
+		}
+		sid := r.Header.Get(headerSession)
+		if sid == "" || stateless(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		owner, ok := OwnerOf(sid)
+		switch {
+		case !ok:
+			sessionGone(w, "malformed session id")
+			return
+		case owner == n.opts.ID:
+			next.ServeHTTP(w, r)
+			return
+		case hop:
+			// The forwarding replica's directory named this one; ours
+			// does not: never forward a second time.
+			n.log.Warn("cluster: a forwarded request is for another replica's session; not forwarding it again", "from", from, "owner", owner)
+			sessionGone(w, "session owner is not this replica")
+			return
+		}
+		rep, ok, err := n.Lookup(r.Context(), owner)
+		if err != nil {
+			n.log.Warn("cluster: cannot look up a session's owner", "owner", owner, "err", err)
+			writeError(w, http.StatusServiceUnavailable, "directory_unavailable", "mcphost cannot read its directory of replicas; retry")
+			return
+		}
+		if !ok {
+			sessionGone(w, "session owner "+owner+" is gone")
+			return
+		}
+		target, err := url.Parse(rep.Addr)
+		if err != nil {
+			n.log.Warn("cluster: a replica advertises an address that is no URL", "owner", owner)
+			sessionGone(w, "session owner "+owner+" has no address")
+			return
+		}
+		n.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, forwardTarget{url: target, owner: owner})))
+	})
+}
+
+type targetKey struct{}
+
+type forwardTarget struct {
+	url   *url.URL
+	owner string
+}
+
+// newProxy is the reverse proxy to owners: streaming (FlushInterval -1),
+// dialing bounded by DialTimeout, the request's path and query kept, the
+// hop headers set, everything else (Authorization included) passed as it
+// came.
+func (n *Node) newProxy() http.Handler {
+	tr := &http.Transport{
+		Proxy:                 nil, // replicas talk directly
+		DialContext:           (&net.Dialer{Timeout: n.opts.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   n.opts.DialTimeout,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			t := pr.In.Context().Value(targetKey{}).(forwardTarget)
+			pr.SetURL(t.url)
+			pr.SetXForwarded()
+			pr.Out.Header.Set(HeaderHop, n.opts.ID)
+			pr.Out.Header.Set(HeaderHopAuth, n.hopProof)
+		},
+		Transport:     tr,
+		FlushInterval: -1,
+		ErrorLog:      slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			t, _ := r.Context().Value(targetKey{}).(forwardTarget)
+			switch {
+			case r.Context().Err() != nil:
+				return // the client went away
+			case errors.Is(err, syscall.ECONNREFUSED):
+				// Nothing listens at the owner's address: its process,
+				// and the session with it, are gone.
+				n.log.Info("cluster: a session's owner refused the connection; answering 404 so the client starts a new session", "owner", t.owner)
+				sessionGone(w, "session owner "+t.owner+" is gone")
+			default:
+				n.log.Warn("cluster: forwarding to a session's owner failed", "owner", t.owner, "err", err)
+				writeError(w, http.StatusBadGateway, "owner_unreachable", "mcphost replica "+t.owner+", which holds this session, did not answer; retry, or start a new session")
+			}
+		},
+	}
+}
+
+// sessionGone answers 404 as go-sdk does for a session it does not know
+// (the 2025-11-25 spec: the client must start a new session).
+func sessionGone(w http.ResponseWriter, why string) {
+	http.Error(w, "session not found ("+why+")", http.StatusNotFound)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/mcphost/mcphost/cluster"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/oauth"
+)
+
+// replicaFlags are serve's flags for running as one replica of several.
+type replicaFlags struct {
+	id, advertise, readyFile *string
+	grace                    *time.Duration
+}
+
+func addReplicaFlags(fs *flag.FlagSet) replicaFlags {
+	return replicaFlags{
+		id:        fs.String("replica-id", "", "this replica's `ID` (default $"+cluster.EnvReplicaID+", else the host name and a random suffix): 1 to 63 of a-z, 0-9, '-'"),
+		advertise: fs.String("advertise", "", "the `URL` other replicas reach this one at (default $"+cluster.EnvAdvertise+", else http://<bound listen address>)"),
+		readyFile: fs.String("ready-file", "", "write the bound base URL to `FILE` once listening (for scripts and tests that listen on port 0)"),
+		grace:     fs.Duration("shutdown-grace", host.DefaultShutdownGrace, "how long running calls may finish after SIGTERM or SIGINT (`DURATION`); /readyz is unready and new calls are refused meanwhile"),
+	}
+}
+
+// replicaDirectory returns the directory of replicas in st, or nil: a
+// single node. The directory is the store's replicas table, which the
+// PostgreSQL backend brings (issue 17); until it is wired here every
+// daemon is a single node, and nothing about it changes: no heartbeat, no
+// forwarding, go-sdk's own session ids.
+func replicaDirectory(*store.Store) cluster.Directory { return nil }
+
+// newReplica builds this daemon's cluster node for the bound listener ln.
+// sealKey is the key the gateway seals requestState with when it must be
+// the same on every replica (nil: the host's own, derived from its
+// credential key).
+func newReplica(rf replicaFlags, ln net.Listener, dir cluster.Directory, logger *slog.Logger) (node *cluster.Node, sealKey []byte, err error) {
+	hostname, _ := os.Hostname()
+	id, err := cluster.ResolveID(*rf.id, os.Getenv(cluster.EnvReplicaID), hostname)
+	if err != nil {
+		return nil, nil, err
+	}
+	addr := *rf.advertise
+	if addr == "" {
+		addr = os.Getenv(cluster.EnvAdvertise)
+	}
+	if addr == "" {
+		addr = defaultAdvertise(ln.Addr().(*net.TCPAddr), hostname)
+	}
+	var secret []byte
+	if dir != nil || os.Getenv(cluster.EnvSecret) != "" {
+		// A key in the environment is the same on every replica; the
+		// secret.key file in data_dir is not.
+		if secret, err = cluster.SharedSecret(os.Getenv(cluster.EnvSecret), os.Getenv(oauth.KeyEnv)); err != nil {
+			return nil, nil, err
+		}
+		sealKey = cluster.DeriveKey(secret, "gateway requestState")
+	}
+	node, err = cluster.New(cluster.Options{ID: id, Addr: addr, Directory: dir, Secret: secret, Logger: logger})
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, sealKey, nil
+}
+
+// defaultAdvertise is http://<bound address>; an unspecified address
+// (0.0.0.0, ::) is replaced by the host name, which other machines may or
+// may not resolve: a cluster sets -advertise (in Kubernetes, from the pod
+// IP).
+func defaultAdvertise(a *net.TCPAddr, hostname string) string {
+	h := a.IP.String()
+	if a.IP.IsUnspecified() {
+		h = hostname
+		if h == "" {
+			h = "127.0.0.1"
+		}
+	}
+	return "http://" + net.JoinHostPort(h, strconv.Itoa(a.Port))
+}
+
+// writeReadyFile writes base (no trailing slash) and a newline to path,
+// atomically, and returns the function that removes it again.
+func writeReadyFile(path, base string) (remove func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	if err := writeFileAtomic(path, []byte(base+"\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("-ready-file: %v", err)
+	}
+	abs, _ := filepath.Abs(path)
+	return func() { _ = os.Remove(abs) }, nil
+}
+
+// runReplica heartbeats until the returned stop is called; when ctx ends
+// (SIGTERM) it marks the node draining at once. stop ends the heartbeat
+// and leaves the directory.
+func runReplica(ctx context.Context, node *cluster.Node, logger *slog.Logger) (stop func()) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	beat := make(chan struct{})
+	go func() { defer close(beat); node.Run(rctx) }()
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		select {
+		case <-ctx.Done():
+			dctx, dcancel := context.WithTimeout(rctx, 5*time.Second)
+			node.Drain(dctx)
+			dcancel()
+		case <-rctx.Done():
+		}
+	}()
+	return func() {
+		cancel()
+		<-beat
+		<-drained
+		lctx, lcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer lcancel()
+		if err := node.Leave(lctx); err != nil {
+			logger.Warn("leaving the directory of replicas failed; the others see this replica gone after three heartbeats", "err", err)
+		}
+	}
+}
