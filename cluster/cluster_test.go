@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/cluster"
 	"github.com/mcphost/mcphost/internal/clustertest"
@@ -310,5 +313,62 @@ func TestSingleNodeUnchanged(t *testing.T) {
 	n.Run(t.Context()) // returns at once
 	if err := n.Leave(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestForwardedStreamsWhole forwards 300 legacy tools/call POSTs whose
+// answers are SSE streams to their owner, a real go-sdk server: every
+// answer must arrive whole. (Before the front read the body before
+// forwarding, about one stream in a hundred was cut after its priming
+// event: once an answer's first event was flushed, net/http failed the
+// proxy's further reads of the request body and the proxy dropped the
+// connection under the stream.)
+func TestForwardedStreamsWhole(t *testing.T) {
+	dir := &clustertest.Directory{}
+	a := startReplica(t, "a", dir)
+	b := &replica{}
+	b.srv = httptest.NewUnstartedServer(nil)
+	b.srv.Start()
+	t.Cleanup(b.srv.Close)
+	b.node = newNode(t, "b", b.srv.URL, dir)
+	if err := dir.PutReplica(t.Context(), cluster.Replica{ID: "b", Addr: b.srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "owner", Version: "1"}, &mcp.ServerOptions{GetSessionID: b.node.SessionID})
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct{ Text string }) (*mcp.CallToolResult, any, error) {
+		time.Sleep(2 * time.Millisecond) // long enough for the priming event to go out first
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+		EventStore: mcp.NewMemoryEventStore(nil),
+	})
+	b.srv.Config.Handler = b.node.Handler(sdk, func(*http.Request) bool { return false })
+
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: b.srv.URL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	cut := 0
+	for i := range 300 {
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", a.srv.URL,
+			strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"Text":"x%d"}}}`, 1000+i, i)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(body), fmt.Sprintf(`"text":"x%d"`, i)) {
+			cut++
+		}
+	}
+	if cut > 0 {
+		t.Errorf("%d of 300 forwarded answers were cut short", cut)
 	}
 }

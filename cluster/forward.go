@@ -1,12 +1,14 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -95,9 +97,30 @@ func (n *Node) Handler(next http.Handler, stateless func(*http.Request) bool) ht
 			sessionGone(w, "session owner "+owner+" has no address")
 			return
 		}
+		// The body is read whole before it is forwarded. Streamed, it
+		// races the answer: once the proxy has flushed the first event of
+		// an SSE answer, net/http's server fails further reads of the
+		// incoming body, and the outgoing transport takes that for a
+		// failed request and closes the connection under the stream it is
+		// still copying (the client saw a stream cut after its priming
+		// event and had to resume).
+		if r.Body != nil && r.Body != http.NoBody {
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxForwardBody))
+			if err != nil {
+				writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the request body is over the limit a replica forwards")
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
 		n.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, forwardTarget{url: target, owner: owner})))
 	})
 }
+
+// maxForwardBody bounds a forwarded request's body, which is held in
+// memory: above the gateway's own limit, so the owner answers an oversized
+// body itself.
+const maxForwardBody = 8 << 20
 
 type targetKey struct{}
 

@@ -365,6 +365,14 @@ func (rr *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no replica", http.StatusBadGateway)
 		return
 	}
+	// Bodies are read whole first, as nginx does by default (streamed
+	// through httputil.ReverseProxy, a body races its SSE answer).
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	u := ts[(rr.next.Add(1)-1)%uint64(len(ts))]
 	p := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
