@@ -32,12 +32,39 @@ func addReplicaFlags(fs *flag.FlagSet) replicaFlags {
 	}
 }
 
-// replicaDirectory returns the directory of replicas in st, or nil: a
-// single node. The directory is the store's replicas table, which the
-// PostgreSQL backend brings (issue 17); until it is wired here every
-// daemon is a single node, and nothing about it changes: no heartbeat, no
-// forwarding, go-sdk's own session ids.
-func replicaDirectory(*store.Store) cluster.Directory { return nil }
+// replicaDirectory returns the directory of replicas in st when st is
+// shared (PostgreSQL): the daemon is then a replica of a cluster. On a
+// SQLite file it returns nil, a single node, and nothing changes: no
+// heartbeat, no forwarding, go-sdk's own session ids.
+func replicaDirectory(st *store.Store) cluster.Directory {
+	if st == nil || !st.Shared() {
+		return nil
+	}
+	return storeDirectory{st}
+}
+
+// storeDirectory is the store's replicas table as a cluster.Directory.
+type storeDirectory struct{ st *store.Store }
+
+func (d storeDirectory) PutReplica(ctx context.Context, r cluster.Replica) error {
+	return d.st.PutReplica(ctx, store.Replica{ID: r.ID, Addr: r.Addr, Started: r.Started, Seen: r.Seen, Draining: r.Draining})
+}
+
+func (d storeDirectory) Replicas(ctx context.Context) ([]cluster.Replica, error) {
+	rs, err := d.st.Replicas(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]cluster.Replica, len(rs))
+	for i, r := range rs {
+		out[i] = cluster.Replica{ID: r.ID, Addr: r.Addr, Started: r.Started, Seen: r.Seen, Draining: r.Draining}
+	}
+	return out, nil
+}
+
+func (d storeDirectory) DeleteReplica(ctx context.Context, id string) error {
+	return d.st.DeleteReplica(ctx, id)
+}
 
 // newReplica builds this daemon's cluster node for the bound listener ln.
 // sealKey is the key the gateway seals requestState with when it must be

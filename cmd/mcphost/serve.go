@@ -152,10 +152,11 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	rl := &reloader{e: e, h: h, path: *cfgPath, ownerToken: ownerToken != "", logger: logger, level: level, verbose: *verbose}
 	rl.watch.Store(cfg.WatchConfig)
 	apiOpts := httpapi.Options{
-		Logger:  logger.With("component", "http"),
-		Hosts:   allowedHosts(cfg.Listen, port),
-		Assets:  webshell.Assets(),
-		Version: version(),
+		Logger:     logger.With("component", "http"),
+		Hosts:      allowedHosts(cfg.Listen, port),
+		PublicURLs: cfg.PublicURLs,
+		Assets:     webshell.Assets(),
+		Version:    version(),
 	}
 	if *cfgPath != "" {
 		apiOpts.ConfigFile = *cfgPath

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +26,13 @@ type Options struct {
 	// Hosts are the accepted values of the Host header, as host:port
 	// (compared case-insensitively). Requests with any other Host get 403.
 	Hosts []string
+	// PublicURLs are the origins (scheme://host[:port], config
+	// public_urls) the daemon is reached at through a load balancer or a
+	// reverse proxy: each one's host is an accepted Host and the origin an
+	// accepted Origin. A loopback one (http://localhost:8080) may host
+	// Apps like the daemon's own loopback names; another cannot (Apps need
+	// two origins: they show their text there).
+	PublicURLs []string
 	// Assets is the WebShell (index.html and its files); nil serves none.
 	Assets fs.FS
 	// MaxBody bounds request bodies; 0 means DefaultMaxBody.
@@ -74,6 +83,25 @@ func New(h *host.Host, opts Options) http.Handler {
 		// (apps.md §9); CSP cannot name bracketed IPv6 hosts.
 		if strings.HasPrefix(hp, "127.0.0.1:") || strings.HasPrefix(hp, "localhost:") {
 			frames = append(frames, "http://"+hp)
+		}
+	}
+	for _, pu := range opts.PublicURLs {
+		u, err := url.Parse(strings.ToLower(pu))
+		if err != nil || u.Host == "" {
+			continue // config.checkPublicURL let it through: never
+		}
+		a.hosts[u.Host] = true
+		a.origins[u.Scheme+"://"+u.Host] = true
+		if port := u.Port(); u.Scheme == "http" && port != "" && (u.Hostname() == "127.0.0.1" || u.Hostname() == "localhost") {
+			// The other loopback name through the same balancer, where
+			// App frames load the sandbox from.
+			for _, name := range []string{"127.0.0.1", "localhost"} {
+				hp := name + ":" + port
+				a.hosts[hp], a.origins["http://"+hp] = true, true
+				if !slices.Contains(frames, "http://"+hp) {
+					frames = append(frames, "http://"+hp)
+				}
+			}
 		}
 	}
 	a.csp = webShellCSP(frames)
@@ -196,6 +224,13 @@ func (a *api) accessLog(c *gin.Context) {
 // checkHost refuses requests whose Host header is not one of the daemon's
 // own names: a DNS-rebinding page would arrive with its own host name.
 func (a *api) checkHost(c *gin.Context) {
+	// The probes answer any Host: a load balancer's or Kubernetes' health
+	// check names the replica by its address, and they tell nothing but
+	// that the daemon lives and whether it takes calls.
+	if p := c.Request.URL.Path; p == "/healthz" || p == "/readyz" {
+		c.Next()
+		return
+	}
 	if !a.hosts[strings.ToLower(c.Request.Host)] {
 		writeError(c, http.StatusForbidden, "forbidden", "this host name is not served here")
 		c.Abort()

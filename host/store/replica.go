@@ -64,3 +64,8 @@ func (s *Store) DeleteReplica(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// Shared says that the database can be shared by several mcphost
+// processes, the replicas of a cluster: it is PostgreSQL. A SQLite file
+// belongs to one daemon.
+func (s *Store) Shared() bool { return s.pg != nil }
