@@ -55,7 +55,7 @@ type AS struct {
 	// revoke every token issued from the same sign-in, as authorization
 	// servers with refresh token reuse detection do (OAuth 2.1 §4.3.1).
 	ReuseRevokesFamily bool
-	Subject     string   // the subject of the next tokens (default "user")
+	Subject            string // the subject of the next tokens (default "user")
 
 	srv *httptest.Server
 	mu  sync.Mutex
