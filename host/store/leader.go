@@ -57,6 +57,12 @@ func (l *Lease) Release() {
 			l.cancel()
 			<-l.done
 		}
+		// The holder is told before the lock is free for another.
+		select {
+		case <-l.lost:
+		default:
+			close(l.lost)
+		}
 		if l.conn != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if !l.conn.IsClosed() {
@@ -67,11 +73,6 @@ func (l *Lease) Release() {
 		}
 		if l.owner != nil {
 			l.owner.forget(l)
-		}
-		select {
-		case <-l.lost:
-		default:
-			close(l.lost)
 		}
 	})
 }
@@ -88,6 +89,12 @@ func (s *Store) TryLead(ctx context.Context, job string) (lead *Lease, ok bool, 
 			return nil, false, errors.New("store: lead: the store is closed")
 		}
 		return l, true, nil
+	}
+	s.locks.mu.Lock()
+	closed := s.locks.closed
+	s.locks.mu.Unlock()
+	if closed {
+		return nil, false, errors.New("store: lead: the store is closed")
 	}
 	cfg := s.pg.cfg.Copy()
 	// A plain dial: the committer's connections count round trips, a
