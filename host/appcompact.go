@@ -38,12 +38,19 @@ type AppCompaction struct {
 
 // appCompactor is the host's background compaction loop.
 type appCompactor struct {
-	wg  sync.WaitGroup
-	now func() time.Time // time.Now; tests substitute a clock
+	wg    sync.WaitGroup
+	now   func() time.Time // time.Now; tests substitute a clock
+	retry time.Duration    // how often a replica that does not lead tries again (0: DefaultLeadRetry)
 }
+
+// appCompactJob is the name under which one replica at a time compacts.
+const appCompactJob = "app-compaction"
 
 // startAppCompaction starts the background pass when the host has a store
 // and at least one bound is on; it ends with ctx and Close waits for it.
+// With replicas on one PostgreSQL, one replica at a time runs it (the
+// leader of appCompactJob, see whileLeading); the others wait and take
+// over when it goes.
 func (h *Host) startAppCompaction(ctx context.Context) {
 	o := h.opts.AppCompaction
 	if h.store == nil || o.After < 0 && o.SessionBytes < 0 {
@@ -56,21 +63,29 @@ func (h *Host) startAppCompaction(ctx context.Context) {
 	h.compactor.wg.Add(1)
 	go func() {
 		defer h.compactor.wg.Done()
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			if n, err := h.CompactApps(ctx); err != nil && ctx.Err() == nil {
-				h.opts.Logger.Warn("compacting App records", "err", err)
-			} else if n > 0 {
-				h.opts.Logger.Info("compacted App records", "count", n)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
+		whileLeading(ctx, h.store, h.opts.Logger, appCompactJob, h.compactor.retry, func(ctx context.Context) {
+			h.compactWhileLeading(ctx, interval)
+		})
 	}()
+}
+
+// compactWhileLeading runs a pass at once and then every interval, until
+// ctx ends (the host closes, or the leadership is lost).
+func (h *Host) compactWhileLeading(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := h.CompactApps(ctx); err != nil && ctx.Err() == nil {
+			h.opts.Logger.Warn("compacting App records", "err", err)
+		} else if n > 0 {
+			h.opts.Logger.Info("compacted App records", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // CompactApps runs one pass of App compaction over every principal's

@@ -122,23 +122,32 @@ func (c *Credential) loadLocked(ctx context.Context) error {
 
 // openLocked makes rec the current credential, its secrets opened.
 func (c *Credential) openLocked(rec *Record) error {
-	s := c.m.opts.Sealer
-	at, err := s.Open(rec.AccessToken, tableTokens, rec.Server, rec.Principal, rec.Issuer)
-	if err != nil {
-		return err
-	}
-	rt, err := s.Open(rec.RefreshToken, tableTokens, rec.Server, rec.Principal, rec.Issuer)
-	if err != nil {
-		return err
-	}
-	cs, err := s.Open(rec.ClientSecret, tableClients, rec.Server, rec.Principal, rec.Issuer)
+	tok, cs, err := c.open(rec)
 	if err != nil {
 		return err
 	}
 	c.rec = rec
 	c.secret = cs
-	c.tok = &oauth2.Token{AccessToken: at, RefreshToken: rt, TokenType: "Bearer", Expiry: rec.Expiry}
+	c.tok = tok
 	return nil
+}
+
+// open returns rec's tokens and client secret, opened.
+func (c *Credential) open(rec *Record) (*oauth2.Token, string, error) {
+	s := c.m.opts.Sealer
+	at, err := s.Open(rec.AccessToken, tableTokens, rec.Server, rec.Principal, rec.Issuer)
+	if err != nil {
+		return nil, "", err
+	}
+	rt, err := s.Open(rec.RefreshToken, tableTokens, rec.Server, rec.Principal, rec.Issuer)
+	if err != nil {
+		return nil, "", err
+	}
+	cs, err := s.Open(rec.ClientSecret, tableClients, rec.Server, rec.Principal, rec.Issuer)
+	if err != nil {
+		return nil, "", err
+	}
+	return &oauth2.Token{AccessToken: at, RefreshToken: rt, TokenType: "Bearer", Expiry: rec.Expiry}, cs, nil
 }
 
 // fresh reports whether tok can be used now without a refresh.
@@ -173,12 +182,11 @@ func (c *Credential) token(ctx context.Context) (*oauth2.Token, error) {
 	if c.tok.RefreshToken == "" {
 		return nil, nil // expired: the server's 401 asks for a new sign-in
 	}
-	if err := c.refreshLocked(ctx); err != nil {
-		var te *TokenError
-		if errors.As(err, &te) && te.Code != "" {
-			return nil, nil // refused: dropped, the request goes without and fails with auth_required
-		}
+	if err := c.refreshLocked(ctx, false); err != nil {
 		return nil, err
+	}
+	if c.tok == nil || !fresh(c.tok, c.rec.UpdatedAt, time.Now()) && c.tok.RefreshToken == "" {
+		return nil, nil // dropped (refused), or expired with nothing to refresh it
 	}
 	return c.tok, nil
 }
@@ -197,27 +205,145 @@ func (c *Credential) forceRefresh(ctx context.Context, used *oauth2.Token) bool 
 	if c.tok.RefreshToken == "" {
 		return false
 	}
-	if err := c.refreshLocked(ctx); err != nil {
+	held := c.tok.AccessToken
+	if err := c.refreshLocked(ctx, true); err != nil {
 		c.m.opts.Logger.Warn("forced OAuth refresh failed", "server", c.server, "principal", c.principal, "err", err)
 		return false
 	}
-	return true
+	return c.tok != nil && c.tok.AccessToken != held
 }
 
-// refreshLocked redeems the refresh token (with `resource`), stores the
-// new tokens before they are used, and drops the credential when the
-// authorization server refuses it.
-func (c *Credential) refreshLocked(ctx context.Context) error {
-	rec := c.rec
-	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {c.tok.RefreshToken}}
-	if rec.Resource != "" {
-		form.Set("resource", rec.Resource)
-	}
-	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, rec.TokenURL, nil)
-	if err != nil {
+// errGone says the stored credential vanished (signed out, or dropped by
+// another replica) while this one still held it.
+var errGone = errors.New("oauth: the stored credential is gone")
+
+// refreshLocked brings the credential up to date, single flight across
+// every replica of the store: under the store's lock on the credential
+// ([Store.RefreshCredential]) it reads the stored row again; when another
+// replica refreshed it meanwhile (its tokens differ from the ones held
+// here) and it is fresh, that is the result and the authorization server
+// is not asked. Otherwise it redeems the stored refresh token (with
+// `resource`) and stores the new tokens before anyone uses them, in the
+// same locked step. force refreshes even a token that looks fresh (the
+// server refused it), unless another replica already replaced it.
+//
+// When the authorization server refuses the refresh token, the row is read
+// again under the lock and deleted only when it still holds the refused
+// token: a credential that another writer replaced meanwhile is kept and
+// used. After a drop, c.tok is nil and the error is nil.
+func (c *Credential) refreshLocked(ctx context.Context, force bool) error {
+	held := *c.tok
+	var (
+		sent      string // the refresh token redeemed, "" when none was
+		rotated   bool
+		refused   error
+		conflicts int
+	)
+again:
+	rec, err := c.m.opts.Store.RefreshCredential(ctx, c.server, c.principal, func(cur *Record) (*Record, error) {
+		if cur == nil {
+			return nil, errGone
+		}
+		tok, secret, err := c.open(cur)
+		if err != nil {
+			return nil, &AuthError{Server: c.server, Err: err}
+		}
+		changed := tok.AccessToken != held.AccessToken || tok.RefreshToken != held.RefreshToken
+		if fresh(tok, cur.UpdatedAt, time.Now()) && (changed || !force) {
+			return cur, nil // another replica refreshed it: use theirs
+		}
+		if tok.RefreshToken == "" {
+			return cur, nil // nothing to refresh it with
+		}
+		sent = tok.RefreshToken
+		next, newTok, err := c.redeem(ctx, cur, tok, secret)
+		if err != nil {
+			return nil, err
+		}
+		rotated = newTok.RefreshToken != sent
+		return next, nil
+	})
+	switch {
+	case errors.Is(err, ErrConflict) && conflicts < 3:
+		// The row changed under a write that the lock did not keep out
+		// (another process on a SQLite file): read it again.
+		conflicts++
+		goto again
+	case errors.Is(err, errGone):
+		c.forgetLocked()
+		return nil
+	case err != nil:
+		var te *TokenError
+		if errors.As(err, &te) && te.Code != "" {
+			refused = err
+			break
+		}
 		return fmt.Errorf("oauth: refresh for %q: %w", c.server, err)
 	}
-	clientAuth(req, form, rec.ClientID, c.secret, oauth2.AuthStyle(rec.AuthStyle))
+	if refused != nil {
+		return c.refusedLocked(ctx, sent, refused)
+	}
+	if rec == nil {
+		c.forgetLocked()
+		return nil
+	}
+	if err := c.openLocked(rec); err != nil {
+		return &AuthError{Server: c.server, Err: err}
+	}
+	c.loaded, c.loadErr = true, nil
+	if sent != "" {
+		c.m.opts.Logger.Info("OAuth token refreshed", "server", c.server, "principal", c.principal, "rotated", rotated)
+	} else {
+		c.m.opts.Logger.Debug("OAuth token refreshed by another replica; using it", "server", c.server, "principal", c.principal)
+	}
+	return nil
+}
+
+// refusedLocked handles the authorization server's refusal of the refresh
+// token sent: under the store's lock, the credential is deleted only when
+// the stored row still holds that token; one that another writer replaced
+// meanwhile (a replica whose refresh won) is kept and used.
+func (c *Credential) refusedLocked(ctx context.Context, sent string, refused error) error {
+	ctx = context.WithoutCancel(ctx)
+	kept := false
+	rec, err := c.m.opts.Store.RefreshCredential(ctx, c.server, c.principal, func(cur *Record) (*Record, error) {
+		if cur == nil {
+			return nil, nil
+		}
+		if tok, _, err := c.open(cur); err == nil && tok.RefreshToken != sent {
+			kept = true
+			return cur, nil
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("oauth: refresh for %q: %w (and reading the credential again: %w)", c.server, refused, err)
+	}
+	if kept && rec != nil {
+		c.m.opts.Logger.Warn("OAuth refresh refused, but another writer had already replaced the credential; using theirs", "server", c.server, "principal", c.principal, "err", refused)
+		if err := c.openLocked(rec); err != nil {
+			return &AuthError{Server: c.server, Err: err}
+		}
+		return nil
+	}
+	c.m.opts.Logger.Warn("OAuth refresh refused; the credential is dropped", "server", c.server, "principal", c.principal, "err", refused)
+	c.forgetLocked()
+	return nil
+}
+
+// redeem asks the authorization server of cur for new tokens with tok's
+// refresh token and returns the record to store (sealed, its generation
+// the next one) and the tokens.
+func (c *Credential) redeem(ctx context.Context, cur *Record, tok *oauth2.Token, secret string) (*Record, *oauth2.Token, error) {
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}}
+	if cur.Resource != "" {
+		form.Set("resource", cur.Resource)
+	}
+	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, cur.TokenURL, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	clientAuth(req, form, cur.ClientID, secret, oauth2.AuthStyle(cur.AuthStyle))
 	body := form.Encode()
 	req.Body = io.NopCloser(strings.NewReader(body))
 	req.ContentLength = int64(len(body))
@@ -225,38 +351,33 @@ func (c *Credential) refreshLocked(ctx context.Context) error {
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.m.httpc.Do(req)
 	if err != nil {
-		return fmt.Errorf("oauth: refresh for %q: %w", c.server, redactURLError(err))
+		return nil, nil, redactURLError(err)
 	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponse+1))
 	resp.Body.Close()
 	if err != nil {
-		return fmt.Errorf("oauth: refresh for %q: reading the answer: %w", c.server, err)
+		return nil, nil, fmt.Errorf("reading the answer: %w", err)
 	}
 	if len(raw) > maxTokenResponse {
-		return fmt.Errorf("oauth: refresh for %q: the token endpoint's answer exceeds %d bytes", c.server, maxTokenResponse)
+		return nil, nil, fmt.Errorf("the token endpoint's answer exceeds %d bytes", maxTokenResponse)
 	}
-	tok, scopes, err := parseTokenResponse(resp.StatusCode, raw, time.Now())
+	next, scopes, err := parseTokenResponse(resp.StatusCode, raw, time.Now())
 	if err != nil {
-		var te *TokenError
-		if errors.As(err, &te) && te.Code != "" {
-			c.m.opts.Logger.Warn("OAuth refresh refused; the credential is dropped", "server", c.server, "principal", c.principal, "err", err)
-			c.dropLocked(ctx)
-		}
-		return fmt.Errorf("oauth: refresh for %q: %w", c.server, err)
+		return nil, nil, err
 	}
-	if tok.RefreshToken == "" {
-		tok.RefreshToken = c.tok.RefreshToken // not rotated: keep the one we have
+	if next.RefreshToken == "" {
+		next.RefreshToken = tok.RefreshToken // not rotated: keep the one we have
 	}
 	if len(scopes) == 0 {
-		scopes = rec.Scopes
+		scopes = cur.Scopes
 	}
-	next := *rec
-	next.Scopes = scopes
-	if err := c.storeLocked(ctx, &next, tok, c.secret); err != nil {
-		return err
+	rec := *cur
+	rec.Scopes = scopes
+	if err := c.seal(&rec, next, secret); err != nil {
+		return nil, nil, err
 	}
-	c.m.opts.Logger.Info("OAuth token refreshed", "server", c.server, "principal", c.principal, "rotated", tok.RefreshToken != "" && tok.RefreshToken != form.Get("refresh_token"))
-	return nil
+	rec.Generation = cur.Generation + 1
+	return &rec, next, nil
 }
 
 // redactURLError keeps a *url.Error's operation and cause but not its URL
@@ -270,8 +391,8 @@ func redactURLError(err error) error {
 	return err
 }
 
-// storeLocked seals and saves rec with tok, then makes it current.
-func (c *Credential) storeLocked(ctx context.Context, rec *Record, tok *oauth2.Token, secret string) error {
+// seal puts tok and secret, sealed, into rec.
+func (c *Credential) seal(rec *Record, tok *oauth2.Token, secret string) error {
 	s := c.m.opts.Sealer
 	var err error
 	if rec.AccessToken, err = s.Seal(tok.AccessToken, tableTokens, rec.Server, rec.Principal, rec.Issuer); err != nil {
@@ -286,11 +407,19 @@ func (c *Credential) storeLocked(ctx context.Context, rec *Record, tok *oauth2.T
 	rec.TokenType = "Bearer"
 	rec.Expiry = tok.Expiry
 	rec.UpdatedAt = time.Now()
+	return nil
+}
+
+// storeLocked seals and saves rec with tok, then makes it current.
+func (c *Credential) storeLocked(ctx context.Context, rec *Record, tok *oauth2.Token, secret string) error {
+	if err := c.seal(rec, tok, secret); err != nil {
+		return err
+	}
 	rec.Generation = 1
 	if c.rec != nil {
 		rec.Generation = c.rec.Generation + 1
 	}
-	err = c.m.opts.Store.SaveCredential(ctx, rec)
+	err := c.m.opts.Store.SaveCredential(ctx, rec)
 	if errors.Is(err, ErrConflict) {
 		// Another writer saved first: take what it stored.
 		if cur, lerr := c.m.opts.Store.LoadCredential(ctx, c.server, c.principal); lerr == nil && cur != nil {
@@ -314,6 +443,11 @@ func (c *Credential) dropLocked(ctx context.Context) {
 	if err := c.m.opts.Store.DeleteCredential(context.WithoutCancel(ctx), c.server, c.principal); err != nil {
 		c.m.opts.Logger.Error("deleting an OAuth credential", "server", c.server, "principal", c.principal, "err", err)
 	}
+	c.forgetLocked()
+}
+
+// forgetLocked forgets the credential in memory (it is no longer stored).
+func (c *Credential) forgetLocked() {
 	had := c.tok != nil || c.loadErr != nil
 	c.rec, c.tok, c.secret, c.loadErr = nil, nil, "", nil
 	c.loaded = true

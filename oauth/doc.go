@@ -18,7 +18,13 @@
 //     secrets sealed with AES-256-GCM by a [Sealer] whose additional data
 //     binds each row to its table, server, principal and issuer;
 //   - a refresher that sends `resource` on refresh requests, one refresh at
-//     a time per credential, rotation persisted before the token is used;
+//     a time per credential, rotation persisted before the token is used.
+//     It is single flight across replicas of one database too: the refresh
+//     runs inside [Store.RefreshCredential], which locks the stored row,
+//     reads it again (a replica that finds another's fresh result uses it
+//     and asks no authorization server) and writes under the same lock; a
+//     refused refresh token deletes the credential only when the row, read
+//     again under the lock, still holds that token;
 //   - one forced refresh on a 401 before asking anyone, a check that the
 //     authorization server is still the one that issued the credential
 //     (a changed issuer drops it), and a cap on step-up authorizations;

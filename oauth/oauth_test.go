@@ -190,9 +190,17 @@ func TestSignInCallRefreshRotation(t *testing.T) {
 func TestConcurrentExpiryOneRefresh(t *testing.T) {
 	r := newRig(t, nil, false)
 	r.signIn(t, "alice", browser(t))
+	// Expired where it is stored and in memory: a refresh is due (the
+	// refresh reads the stored row again and would take a fresh one).
+	rec, _ := r.store.LoadCredential(context.Background(), "srv", "alice")
+	rec.Expiry = time.Now().Add(-time.Minute)
+	rec.Generation++
+	if err := r.store.SaveCredential(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
 	c := r.m.credential("srv", "alice")
 	c.mu.Lock()
-	c.tok.Expiry = time.Now().Add(-time.Minute) // expired in memory: a refresh is due
+	c.rec, c.tok.Expiry = rec, rec.Expiry
 	c.mu.Unlock()
 	before := len(r.as.Requests())
 	var wg sync.WaitGroup

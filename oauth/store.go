@@ -60,16 +60,36 @@ type Store interface {
 	// ListCredentials returns the stored credentials of a server ("" for
 	// every server), secrets included (sealed).
 	ListCredentials(ctx context.Context, server string) ([]Record, error)
+	// RefreshCredential is the single flight of a refresh across every
+	// holder of the store (replicas of one database): it locks the stored
+	// credential of (server, principal) against every other
+	// RefreshCredential of it, reads it, calls fn with it (nil when there
+	// is none) and writes what fn returns before it unlocks:
+	//
+	//   - cur itself (the same pointer): nothing is written;
+	//   - another record: it is saved, its Generation must be cur's plus one;
+	//   - nil: the credential is deleted.
+	//
+	// An error from fn writes nothing and is returned as it is. It
+	// returns the record stored when it unlocked (nil when none). A write
+	// that finds the row changed since it was read (a store whose lock
+	// does not reach every writer) returns ErrConflict and writes nothing.
+	// fn may make network calls (the refresh itself) but must not use the
+	// store.
+	RefreshCredential(ctx context.Context, server, principal string, fn func(cur *Record) (*Record, error)) (*Record, error)
 }
 
 // MemoryStore is a [Store] in memory.
 type MemoryStore struct {
-	mu   sync.Mutex
-	rows map[[2]string]Record
+	mu    sync.Mutex
+	rows  map[[2]string]Record
+	locks map[[2]string]*sync.Mutex // RefreshCredential's, one per credential
 }
 
 // NewMemoryStore returns an empty in-memory store.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{rows: map[[2]string]Record{}} }
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{rows: map[[2]string]Record{}, locks: map[[2]string]*sync.Mutex{}}
+}
 
 // LoadCredential implements [Store].
 func (s *MemoryStore) LoadCredential(_ context.Context, server, principal string) (*Record, error) {
@@ -113,4 +133,39 @@ func (s *MemoryStore) ListCredentials(_ context.Context, server string) ([]Recor
 		}
 	}
 	return out, nil
+}
+
+// RefreshCredential implements [Store]: the lock is a mutex per
+// credential.
+func (s *MemoryStore) RefreshCredential(ctx context.Context, server, principal string, fn func(cur *Record) (*Record, error)) (*Record, error) {
+	k := [2]string{server, principal}
+	s.mu.Lock()
+	l := s.locks[k]
+	if l == nil {
+		l = &sync.Mutex{}
+		s.locks[k] = l
+	}
+	s.mu.Unlock()
+	l.Lock()
+	defer l.Unlock()
+	cur, _ := s.LoadCredential(ctx, server, principal)
+	next, err := fn(cur)
+	switch {
+	case err != nil:
+		return nil, err
+	case next == cur:
+		return cur, nil
+	case next == nil:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.rows[k].Generation != cur.Generation {
+			return nil, ErrConflict
+		}
+		delete(s.rows, k)
+		return nil, nil
+	}
+	if err := s.SaveCredential(ctx, next); err != nil {
+		return nil, err
+	}
+	return next, nil
 }

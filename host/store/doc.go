@@ -62,6 +62,14 @@
 //   - Recovery: on PostgreSQL a lost connection (the server restarted)
 //     fails the calls that were using it, with an error naming the server;
 //     the store then connects again by itself, without being reopened.
+//   - Once across replicas: [Store.RefreshCredential] (package oauth's
+//     refresh) holds the credential's row lock (SELECT … FOR UPDATE) while
+//     it refreshes, so one replica redeems a rotating refresh token and the
+//     others read its result; on SQLite (one node) the lock is a mutex per
+//     credential in the Store, and every write is checked against the
+//     generation read. [Store.TryLead] gives one leader per job name
+//     (pg_try_advisory_lock on a connection of the [Lease]'s own, lost when
+//     that connection ends; always granted on SQLite).
 //   - Secrets: errors and logs name a PostgreSQL database by its DSN with
 //     the password redacted ([RedactDSN]); connection attempts are bounded
 //     by ctx and by connect_timeout (10 s when the DSN sets none).
@@ -75,7 +83,8 @@
 // never as jsonb), never decides who may see what beyond matching the
 // principal, never logs entry contents (arguments and results may hold
 // secrets) nor a password, and never imports host, a leaf package or gin. Its
-// one goroutine is the group committer, which [Store.Close] stops after the
-// queued appends; it sets no process-wide driver knobs (such as
+// goroutines are the group committer, which [Store.Close] stops after the
+// queued appends, and one watcher per PostgreSQL [Lease] (Close releases
+// the leases first); it sets no process-wide driver knobs (such as
 // sqlite.Fdatasync); those belong to main.
 package store

@@ -92,13 +92,6 @@ func (s *Store) ListCredentials(ctx context.Context, server string) ([]oauth.Rec
 // in one transaction, the token row only when its generation is the
 // stored one plus one.
 func (s *Store) SaveCredential(ctx context.Context, r *oauth.Record) (err error) {
-	scopes, err := json.Marshal(r.Scopes)
-	if err != nil {
-		return fmt.Errorf("store: save credential: %w", err)
-	}
-	if r.Scopes == nil {
-		scopes = []byte("[]")
-	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: save credential: %w", err)
@@ -115,6 +108,25 @@ func (s *Store) SaveCredential(ctx context.Context, r *oauth.Record) (err error)
 	}
 	if r.Generation != gen+1 {
 		return oauth.ErrConflict
+	}
+	if err = s.saveCredentialTx(ctx, tx, r); err != nil {
+		return err
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("store: save credential: %w", err)
+	}
+	return nil
+}
+
+// saveCredentialTx writes r in tx when the stored generation is r's minus
+// one (else oauth.ErrConflict); the caller commits.
+func (s *Store) saveCredentialTx(ctx context.Context, tx sqlTx, r *oauth.Record) error {
+	scopes, err := json.Marshal(r.Scopes)
+	if err != nil {
+		return fmt.Errorf("store: save credential: %w", err)
+	}
+	if r.Scopes == nil {
+		scopes = []byte("[]")
 	}
 	now := s.now().UTC().UnixNano()
 	if _, err = tx.ExecContext(ctx, `
@@ -141,11 +153,25 @@ WHERE oauth_tokens.generation = excluded.generation - 1`,
 	// A first save that raced another first save (no row to lock on
 	// PostgreSQL) changes nothing here: the guard above refused it.
 	if n, _ := res.RowsAffected(); n == 0 {
-		err = oauth.ErrConflict
-		return err
+		return oauth.ErrConflict
 	}
-	if err = tx.Commit(); err != nil {
-		return fmt.Errorf("store: save credential: %w", err)
+	return nil
+}
+
+// deleteCredentialTx deletes the credential in tx; with generation > 0,
+// only when its token row still has that generation (else
+// oauth.ErrConflict). The caller commits.
+func (s *Store) deleteCredentialTx(ctx context.Context, tx sqlTx, server, principal string, generation int64) error {
+	res, err := tx.ExecContext(ctx, `DELETE FROM oauth_tokens WHERE server = ? AND principal = ? AND (? = 0 OR generation = ?)`,
+		server, principal, generation, generation)
+	if err != nil {
+		return fmt.Errorf("store: delete credential: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 && generation > 0 {
+		return oauth.ErrConflict
+	}
+	if _, err = tx.ExecContext(ctx, `DELETE FROM oauth_clients WHERE server = ? AND principal = ?`, server, principal); err != nil {
+		return fmt.Errorf("store: delete credential: %w", err)
 	}
 	return nil
 }
@@ -161,14 +187,129 @@ func (s *Store) DeleteCredential(ctx context.Context, server, principal string) 
 			tx.Rollback()
 		}
 	}()
-	for _, table := range []string{"oauth_tokens", "oauth_clients"} {
-		// table is one of two constants.
-		if _, err = tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE server = ? AND principal = ?`, server, principal); err != nil {
-			return fmt.Errorf("store: delete credential: %w", err)
-		}
+	if err = s.deleteCredentialTx(ctx, tx, server, principal, 0); err != nil {
+		return err
 	}
 	if err = tx.Commit(); err != nil {
 		return fmt.Errorf("store: delete credential: %w", err)
 	}
 	return nil
+}
+
+// refreshTxTimeout bounds a refresh's transaction on PostgreSQL once its
+// row lock is held: the refresh itself (the authorization server's
+// answer, 30 s at most by default) and the write. It is not the caller's
+// context: a caller that gives up after the authorization server rotated
+// the refresh token must not lose the new one.
+const refreshTxTimeout = 2 * time.Minute
+
+// refreshLockConns is how many of PostgreSQL's pooled connections
+// refreshes may hold at once (each holds one for its network call), so
+// that a wave of expiries cannot take every connection from the readers.
+const refreshLockConns = pgReaders / 2
+
+// RefreshCredential implements oauth.Store: the single flight of a
+// refresh across every Store on the same database.
+//
+// On PostgreSQL the lock is the token row's, SELECT … FOR UPDATE in a
+// transaction that stays open while fn runs (so fn's refresh holds one of
+// the pooled connections, at most refreshLockConns at once): another
+// replica's RefreshCredential of the same credential waits for the commit
+// and then reads what this one wrote. ctx bounds the wait for the lock;
+// once it is held, the transaction runs to its end within
+// refreshTxTimeout even if ctx ends.
+//
+// On SQLite (one node) the lock is a mutex per credential in this Store:
+// holding SQLite's write lock across a network call would stall every
+// append. The write is still checked against the generation read, so a
+// second process writing the same file meanwhile makes it ErrConflict,
+// never a lost update.
+func (s *Store) RefreshCredential(ctx context.Context, server, principal string, fn func(cur *oauth.Record) (*oauth.Record, error)) (*oauth.Record, error) {
+	if s.pg == nil {
+		unlock, err := s.locks.credential(ctx, server, principal)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		cur, err := s.LoadCredential(ctx, server, principal)
+		if err != nil {
+			return nil, err
+		}
+		return s.refreshWrite(context.WithoutCancel(ctx), nil, cur, fn)
+	}
+	release, err := s.locks.refreshConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	txctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTxTimeout)
+	defer cancel()
+	tx, err := s.w.BeginTx(txctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: refresh credential: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			tx.Rollback()
+		}
+	}()
+	cur, err := scanCredential(tx.QueryRowContext(ctx, selectCredential+` WHERE t.server = ? AND t.principal = ? FOR UPDATE OF t`, server, principal))
+	if errors.Is(err, sql.ErrNoRows) {
+		cur, err = nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: refresh credential: lock: %w", err)
+	}
+	out, err := s.refreshWrite(txctx, &tx, cur, fn)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("store: refresh credential: %w", err)
+	}
+	committed = true
+	return out, nil
+}
+
+// refreshWrite calls fn with cur and writes its answer: in tx when one is
+// given (PostgreSQL, under the row lock; the caller commits), else in a
+// transaction of its own with the generation check (SQLite).
+func (s *Store) refreshWrite(ctx context.Context, tx *sqlTx, cur *oauth.Record, fn func(cur *oauth.Record) (*oauth.Record, error)) (out *oauth.Record, err error) {
+	next, err := fn(cur)
+	if err != nil || next == cur {
+		return cur, err
+	}
+	if next != nil && next.Generation != generationOf(cur)+1 {
+		return nil, oauth.ErrConflict
+	}
+	if tx == nil {
+		own, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return nil, fmt.Errorf("store: refresh credential: %w", err)
+		}
+		defer func() {
+			if err == nil {
+				if err = own.Commit(); err != nil {
+					err = fmt.Errorf("store: refresh credential: %w", err)
+				}
+			}
+			if err != nil {
+				own.Rollback()
+				out = nil
+			}
+		}()
+		tx = &own
+	}
+	if next == nil {
+		return nil, s.deleteCredentialTx(ctx, *tx, cur.Server, cur.Principal, cur.Generation)
+	}
+	return next, s.saveCredentialTx(ctx, *tx, next)
+}
+
+func generationOf(r *oauth.Record) int64 {
+	if r == nil {
+		return 0
+	}
+	return r.Generation
 }

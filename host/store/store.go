@@ -95,6 +95,9 @@ type Store struct {
 	// it writes each group: a test holds it to let appends queue up.
 	beforeGroup atomic.Pointer[func()]
 
+	// locks are the leases of TryLead and RefreshCredential's locks.
+	locks storeLocks
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -246,6 +249,7 @@ func open(ctx context.Context, path string, logger *slog.Logger, opts Options, m
 // calls made after it fail. Calling it again returns the first result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.locks.close()   // leadership ends first: another replica takes over
 		s.stopCommitter() // the appends already queued are written first
 		var errs []error
 		if s.pg != nil {

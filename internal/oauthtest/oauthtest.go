@@ -51,7 +51,11 @@ type AS struct {
 	Scopes      []string // scopes_supported
 	RejectAll   bool     // the token endpoint answers invalid_grant
 	RevokeFails bool     // the revocation endpoint answers 503
-	Subject     string   // the subject of the next tokens (default "user")
+	// ReuseRevokesFamily makes a replayed (already redeemed) refresh token
+	// revoke every token issued from the same sign-in, as authorization
+	// servers with refresh token reuse detection do (OAuth 2.1 §4.3.1).
+	ReuseRevokesFamily bool
+	Subject            string // the subject of the next tokens (default "user")
 
 	srv *httptest.Server
 	mu  sync.Mutex
@@ -62,6 +66,10 @@ type AS struct {
 	refresh  map[string]Grant
 	requests []Request
 	revoked  []string
+	// family is the sign-in each token was issued from; redeemed holds
+	// the refresh tokens already used, by family.
+	family   map[string]int
+	redeemed map[string]int
 }
 
 type codeGrant struct {
@@ -72,7 +80,8 @@ type codeGrant struct {
 
 // NewAS starts an authorization server; it stops with the test.
 func NewAS(t testing.TB) *AS {
-	a := &AS{codes: map[string]codeGrant{}, access: map[string]Grant{}, refresh: map[string]Grant{}}
+	a := &AS{codes: map[string]codeGrant{}, access: map[string]Grant{}, refresh: map[string]Grant{},
+		family: map[string]int{}, redeemed: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server", a.metadata)
 	mux.HandleFunc("/register", a.register)
@@ -185,8 +194,11 @@ func (a *AS) authorize(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, u.String(), http.StatusFound)
 }
 
-func (a *AS) issue(g Grant) map[string]any {
+func (a *AS) issue(g Grant, family int) map[string]any {
 	a.seq++
+	if family == 0 {
+		family = a.seq
+	}
 	exp := a.ExpiresIn
 	if exp == 0 {
 		exp = 3600
@@ -194,10 +206,12 @@ func (a *AS) issue(g Grant) map[string]any {
 	g.Expiry = time.Now().Add(time.Duration(exp) * time.Second)
 	at := fmt.Sprintf("test-token-%d-%s", a.seq, rand.Text()[:6])
 	a.access[at] = g
+	a.family[at] = family
 	out := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": exp, "scope": strings.Join(g.Scopes, " ")}
 	if !a.NoRefresh {
 		rt := fmt.Sprintf("test-refresh-%d-%s", a.seq, rand.Text()[:6])
 		a.refresh[rt] = g
+		a.family[rt] = family
 		out["refresh_token"] = rt
 	}
 	return out
@@ -220,18 +234,27 @@ func (a *AS) token(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, 400, map[string]string{"error": "invalid_grant"})
 			return
 		}
-		writeJSON(w, 200, a.issue(Grant{Subject: cg.subject, Scopes: cg.scopes}))
+		writeJSON(w, 200, a.issue(Grant{Subject: cg.subject, Scopes: cg.scopes}, 0))
 	case "refresh_token":
 		rt := r.Form.Get("refresh_token")
 		g, ok := a.refresh[rt]
+		if f, replayed := a.redeemed[rt]; !ok && replayed && a.ReuseRevokesFamily {
+			for tok, tf := range a.family {
+				if tf == f {
+					delete(a.access, tok)
+					delete(a.refresh, tok)
+				}
+			}
+		}
 		if !ok {
 			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "unknown or replayed refresh token"})
 			return
 		}
 		if !a.NoRotate {
 			delete(a.refresh, rt) // rotation: a replayed one is refused
+			a.redeemed[rt] = a.family[rt]
 		}
-		out := a.issue(g)
+		out := a.issue(g, a.family[rt])
 		if a.NoRotate {
 			delete(a.refresh, out["refresh_token"].(string))
 			out["refresh_token"] = rt
