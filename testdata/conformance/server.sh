@@ -146,6 +146,7 @@ export MCPHOST_CONFORMANCE_TOKEN
 # that made it. (Legacy clients in front of a modern upstream are covered
 # by the Go tests of the gateway.)
 store_block=""
+modern_source="command             = \"$work/everything-server\""
 if [[ "$cluster" == 1 ]]; then
 	# PostgreSQL from Debian's packages, its data and socket under $work
 	# (made traversable for the postgres user: initdb refuses to run as
@@ -181,6 +182,16 @@ if [[ "$cluster" == 1 ]]; then
 	store_block='store {
   postgres = env("DATABASE_URL")
 }'
+	# The 2026-07-28 scenarios change the upstream's lists (a tool added
+	# through one replica must be announced on a listen stream held by
+	# the other), so both replicas front one upstream over Streamable
+	# HTTP, as a cluster's shared servers do; a stdio server would be a
+	# process per replica with lists of its own. The legacy server stays
+	# on stdio: each client's session is a process of its own anyway.
+	upport="$("$node" -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')"
+	"$work/everything-server" -http "127.0.0.1:$upport" >"$work/upstream.log" 2>&1 &
+	pids+=($!)
+	modern_source="url                 = \"http://127.0.0.1:$upport/mcp\""
 fi
 
 cat >"$work/mcphost.hcl" <<EOF
@@ -191,7 +202,7 @@ log_level = "debug"
 $store_block
 
 server "$server" {
-  command             = "$work/everything-server"
+  $modern_source
   version_negotiation = "auto"
   discovery_timeout   = "10s"
   call_timeout        = "30s"
