@@ -75,6 +75,10 @@ type Options struct {
 	// OAuthBaseURL is the daemon's origin as browsers reach it, for OAuth
 	// redirects (default http://LISTEN_HOST:PORT; a reverse proxy's URL).
 	OAuthBaseURL string
+	// OnPeerReload, when set, is called (on a goroutine of its own) when
+	// another replica sharing the store reloaded its config through the
+	// API (ReloadOptions.Announce): the daemon reloads its own config file.
+	OnPeerReload func(ctx context.Context)
 
 	oauth *oauthRef // set by New (oauth.go)
 	// onPrincipalStatus publishes the status of a per-principal session
@@ -125,6 +129,7 @@ type Host struct {
 
 	appLimits appLimits    // per-App limits of App requests (appgate.go)
 	compactor appCompactor // background App compaction (appcompact.go)
+	fanin     fanIn        // events across replicas (fanin.go)
 
 	resourceWatch listeners[func(context.Context, string, string)] // resources/updated for the gateway (WatchResourceUpdates)
 
@@ -162,6 +167,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		opts.MaxSubscribersPerPrincipal = DefaultMaxSubscribersPerPrincipal
 	}
 	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: newCredentialKey(opts.CredentialKey), closed: make(chan struct{})}
+	h.fanin.queue, h.fanin.listening = make(chan store.Poke, pokeQueue), make(chan struct{})
 	userOnStatus := opts.OnStatus
 	opts.OnStatus = func(st ServerStatus) {
 		h.publish(Event{Type: EventServer, Data: st})
@@ -288,6 +294,7 @@ func (h *Host) Start(ctx context.Context) {
 			h.startConn(c)
 		}
 		h.startAppCompaction(h.rootCtx)
+		h.startFanIn(h.rootCtx)
 	})
 }
 
@@ -338,6 +345,7 @@ func (h *Host) Close() error {
 			h.cancel()
 		}
 		h.compactor.wg.Wait()
+		h.fanin.wg.Wait()
 		h.bus.closeAll()
 	})
 	// A reload under way finishes first (later ones fail): its generation
