@@ -254,10 +254,19 @@ const StoreFile = "mcphost.db"
 // options of StoreOptionsFor. It logs which backend it opened, with the DSN's
 // password redacted. Every command that opens the store goes through it.
 func OpenStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*store.Store, error) {
+	return OpenStoreAs(ctx, cfg, logger, "")
+}
+
+// OpenStoreAs is OpenStore for the replica with id replica
+// (store.Options.Replica): on PostgreSQL its events then reach the other
+// replicas sharing the store and theirs reach it (fanin.go). "" is a
+// single node; SQLite is one whatever the id.
+func OpenStoreAs(ctx context.Context, cfg *config.Config, logger *slog.Logger, replica string) (*store.Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	opts := StoreOptionsFor(cfg)
+	opts.Replica = replica
 	if cfg.Store.Postgres != "" {
 		st, err := store.OpenPostgres(ctx, cfg.Store.Postgres, logger, opts)
 		if err != nil {
