@@ -135,6 +135,11 @@ func (h *Host) onPoke(ctx context.Context, p store.Poke) {
 		h.fanin.resyncs.Add(1)
 		n := h.bus.endAll()
 		h.opts.Logger.Info("events of other replicas may have been missed; event streams ended so that their clients read anew", "streams", n)
+		// An answer poke may have been lost too: read the rows of this
+		// replica's stored questions again.
+		for _, id := range h.storedQuestions() {
+			h.onAnswer(rctx, id)
+		}
 	case store.PokeEntry:
 		e, err := h.store.Entry(rctx, p.Principal, p.ID)
 		if err != nil {
@@ -357,6 +362,27 @@ func (h *Host) answerRemote(principal, id, kind string, answer any, check func(s
 // approvalAnswer is the stored answer of an approval.
 type approvalAnswer struct {
 	Approve bool `json:"approve"`
+}
+
+// storedQuestions lists the ids of this replica's questions that are
+// store rows.
+func (h *Host) storedQuestions() []string {
+	var ids []string
+	h.approvals.mu.Lock()
+	for id, q := range h.approvals.pending {
+		if q.stored {
+			ids = append(ids, id)
+		}
+	}
+	h.approvals.mu.Unlock()
+	h.elicits.mu.Lock()
+	for id, q := range h.elicits.pending {
+		if q.stored {
+			ids = append(ids, id)
+		}
+	}
+	h.elicits.mu.Unlock()
+	return ids
 }
 
 // onAnswer delivers the answer another replica recorded for a question
