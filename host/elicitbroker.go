@@ -156,8 +156,8 @@ func (h *Host) AnswerElicitation(p Principal, id string, ans ElicitationAnswer) 
 		if err != nil {
 			return err
 		}
-		if q.answered { // delivered meanwhile (it cannot be: the store said we won)
-			return ErrNotFound
+		if q.answered { // our answer, delivered meanwhile from its row (a resync)
+			return nil
 		}
 	}
 	q.answered = true
