@@ -69,6 +69,9 @@ type pendingApproval struct {
 	Approval
 	principal string
 	answer    chan bool // buffered 1; the first answer wins
+	// stored says the approval is also a store row (clustered): an
+	// answer is recorded there first, so one answer wins across replicas.
+	stored bool
 }
 
 // approvals holds the pending approvals by id.
@@ -93,10 +96,14 @@ func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, e
 			n++
 		}
 	}
+	h.approvals.mu.Unlock()
 	if n >= maxPendingApprovals {
-		h.approvals.mu.Unlock()
 		return "", ErrTooManyApprovals
 	}
+	// Clustered, the approval is a store row too, so that any replica
+	// lists and answers it (fanin.go).
+	p.stored = h.putQuestion(ctx, pokeApproval, a.ID, principal, a, a.Created, a.Expires)
+	h.approvals.mu.Lock()
 	if h.approvals.pending == nil {
 		h.approvals.pending = map[string]*pendingApproval{}
 	}
@@ -122,19 +129,33 @@ func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, e
 	h.approvals.mu.Lock()
 	delete(h.approvals.pending, a.ID)
 	h.approvals.mu.Unlock()
-	h.publish(Event{Type: EventApprovalDone, Principal: principal,
-		Data: ApprovalDone{ID: a.ID, SessionID: a.SessionID, CallID: a.CallID, Outcome: outcome}})
+	done := ApprovalDone{ID: a.ID, SessionID: a.SessionID, CallID: a.CallID, Outcome: outcome}
+	h.publish(Event{Type: EventApprovalDone, Principal: principal, Data: done})
+	if p.stored {
+		h.doneQuestion(pokeApprovalDone, a.ID, principal, done)
+	}
 	return outcome, nil
 }
 
 // PendingApprovals lists principal's calls that wait for approval, oldest
-// first.
+// first: on a clustered store those of every replica.
 func (h *Host) PendingApprovals(p Principal) []Approval {
 	h.approvals.mu.Lock()
-	defer h.approvals.mu.Unlock()
-	return pendingOf(h.approvals.pending, p.Name, func(q *pendingApproval) (Approval, string, time.Time) {
+	out := pendingOf(h.approvals.pending, p.Name, func(q *pendingApproval) (Approval, string, time.Time) {
 		return q.Approval, q.principal, q.Created
 	})
+	h.approvals.mu.Unlock()
+	n := len(out)
+	h.otherQuestions(p.Name, pokeApproval, func(body json.RawMessage) {
+		var a Approval
+		if json.Unmarshal(body, &a) == nil {
+			out = append(out, a)
+		}
+	})
+	if len(out) > n {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+	}
+	return out
 }
 
 // pendingOf returns what principal waits for among pending (approvals,
@@ -158,15 +179,29 @@ func pendingOf[Q any, T any](pending map[string]Q, principal string, of func(Q) 
 	return out
 }
 
-// Answer approves (once) or denies a pending approval of principal. It
-// returns ErrNotFound when there is no such approval, it belongs to someone
-// else, or it was already answered.
+// Answer approves (once) or denies a pending approval of principal, also
+// one of another replica sharing the store. It returns ErrNotFound when
+// there is no such approval, it belongs to someone else, or it was already
+// answered (here or on another replica).
 func (h *Host) Answer(p Principal, id string, approve bool) error {
 	h.approvals.mu.Lock()
-	defer h.approvals.mu.Unlock()
 	q, ok := h.approvals.pending[id]
-	if !ok || q.principal != p.Name {
+	if !ok {
+		h.approvals.mu.Unlock()
+		return h.answerRemote(p.Name, id, pokeApproval, approvalAnswer{Approve: approve}, nil)
+	}
+	defer h.approvals.mu.Unlock()
+	if q.principal != p.Name {
 		return ErrNotFound
+	}
+	if q.stored {
+		// The first answer across replicas wins: the store decides.
+		h.approvals.mu.Unlock()
+		err := h.answerStored(p.Name, id, approvalAnswer{Approve: approve})
+		h.approvals.mu.Lock()
+		if err != nil {
+			return err
+		}
 	}
 	select {
 	case q.answer <- approve:

@@ -2,10 +2,14 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"sort"
 	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mcphost/mcphost/host/store"
 )
 
 // The broker: pending elicitations of the WebShell and API doors.
@@ -16,6 +20,9 @@ type pendingElicitation struct {
 	schema    *jsonschema.Resolved
 	answer    chan ElicitationAnswer // buffered 1; the first answer wins
 	answered  bool                   // under elicitations.mu
+	// stored says the question is also a store row (clustered): an answer
+	// is recorded there first, so one answer wins across replicas.
+	stored bool
 }
 
 // elicitations holds the pending elicitations by id.
@@ -50,10 +57,14 @@ func (h *Host) elicitBroker(ctx context.Context, principal string, e Elicitation
 			n++
 		}
 	}
+	h.elicits.mu.Unlock()
 	if n >= maxPendingElicitations {
-		h.elicits.mu.Unlock()
 		return ElicitationAnswer{}, ErrTooManyElicitations
 	}
+	// Clustered, the question is a store row too (with its requested
+	// schema), so that any replica lists, checks and answers it.
+	p.stored = h.putQuestion(ctx, pokeElicitation, e.ID, principal, e, e.Created, e.Expires)
+	h.elicits.mu.Lock()
 	if h.elicits.pending == nil {
 		h.elicits.pending = map[string]*pendingElicitation{}
 	}
@@ -74,18 +85,33 @@ func (h *Host) elicitBroker(ctx context.Context, principal string, e Elicitation
 	h.elicits.mu.Lock()
 	delete(h.elicits.pending, e.ID)
 	h.elicits.mu.Unlock()
-	h.publish(Event{Type: EventElicitationDone, Principal: principal,
-		Data: ElicitationDone{ID: e.ID, SessionID: e.SessionID, CallID: e.CallID, Outcome: ans.Action}})
+	done := ElicitationDone{ID: e.ID, SessionID: e.SessionID, CallID: e.CallID, Outcome: ans.Action}
+	h.publish(Event{Type: EventElicitationDone, Principal: principal, Data: done})
+	if p.stored {
+		h.doneQuestion(pokeElicitationDone, e.ID, principal, done)
+	}
 	return ans, nil
 }
 
-// PendingElicitations lists principal's open questions, oldest first.
+// PendingElicitations lists principal's open questions, oldest first: on
+// a clustered store those of every replica.
 func (h *Host) PendingElicitations(p Principal) []Elicitation {
 	h.elicits.mu.Lock()
-	defer h.elicits.mu.Unlock()
-	return pendingOf(h.elicits.pending, p.Name, func(q *pendingElicitation) (Elicitation, string, time.Time) {
+	out := pendingOf(h.elicits.pending, p.Name, func(q *pendingElicitation) (Elicitation, string, time.Time) {
 		return q.Elicitation, q.principal, q.Created
 	})
+	h.elicits.mu.Unlock()
+	n := len(out)
+	h.otherQuestions(p.Name, pokeElicitation, func(body json.RawMessage) {
+		var e Elicitation
+		if json.Unmarshal(body, &e) == nil {
+			out = append(out, e)
+		}
+	})
+	if len(out) > n {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+	}
+	return out
 }
 
 // AnswerElicitation answers one of principal's open questions. It returns
@@ -95,22 +121,58 @@ func (h *Host) PendingElicitations(p Principal) []Elicitation {
 // requested schema or is too large), and the question stays open.
 func (h *Host) AnswerElicitation(p Principal, id string, ans ElicitationAnswer) error {
 	h.elicits.mu.Lock()
-	defer h.elicits.mu.Unlock()
 	q, ok := h.elicits.pending[id]
-	if !ok || q.principal != p.Name || q.answered {
+	if !ok {
+		h.elicits.mu.Unlock()
+		// Perhaps another replica's question: checked against its row.
+		return h.answerRemote(p.Name, id, pokeElicitation, ans, func(row store.Question) error {
+			var e Elicitation
+			if err := json.Unmarshal(row.Body, &e); err != nil {
+				return err
+			}
+			var schema *jsonschema.Resolved
+			if e.Mode != ElicitURL && len(e.RequestedSchema) > 0 {
+				rs, err := checkElicitSchema(e.RequestedSchema)
+				if err != nil {
+					return err
+				}
+				schema = rs
+			}
+			return checkElicitAnswer(e.Mode, ans, schema)
+		})
+	}
+	defer h.elicits.mu.Unlock()
+	if q.principal != p.Name || q.answered {
 		return ErrNotFound
 	}
-	if ans.Action == ElicitAccept && q.Mode == ElicitURL && len(ans.Content) > 0 {
-		return &ElicitationAnswerError{Reason: "a url-mode question takes no content"}
-	}
-	schema := q.schema
-	if q.Mode == ElicitURL {
-		schema = nil
-	}
-	if err := checkAnswer(ans, schema); err != nil {
+	if err := checkElicitAnswer(q.Mode, ans, q.schema); err != nil {
 		return err
+	}
+	if q.stored {
+		// The first answer across replicas wins: the store decides.
+		h.elicits.mu.Unlock()
+		err := h.answerStored(p.Name, id, ans)
+		h.elicits.mu.Lock()
+		if err != nil {
+			return err
+		}
+		if q.answered { // our answer, delivered meanwhile from its row (a resync)
+			return nil
+		}
 	}
 	q.answered = true
 	q.answer <- ans // buffered, and only the first answer gets here
 	return nil
+}
+
+// checkElicitAnswer checks ans against a question of mode with schema (the
+// schema is not used in url mode, which takes no content).
+func checkElicitAnswer(mode string, ans ElicitationAnswer, schema *jsonschema.Resolved) error {
+	if ans.Action == ElicitAccept && mode == ElicitURL && len(ans.Content) > 0 {
+		return &ElicitationAnswerError{Reason: "a url-mode question takes no content"}
+	}
+	if mode == ElicitURL {
+		schema = nil
+	}
+	return checkAnswer(ans, schema)
 }

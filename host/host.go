@@ -82,6 +82,10 @@ type Options struct {
 	// OAuthBaseURL is the daemon's origin as browsers reach it, for OAuth
 	// redirects (default http://LISTEN_HOST:PORT; a reverse proxy's URL).
 	OAuthBaseURL string
+	// OnPeerReload, when set, is called (on a goroutine of its own) when
+	// another replica sharing the store reloaded its config through the
+	// API (ReloadOptions.Announce): the daemon reloads its own config file.
+	OnPeerReload func(ctx context.Context)
 
 	oauth *oauthRef // set by New (oauth.go)
 	// onPrincipalStatus publishes the status of a per-principal session
@@ -137,6 +141,7 @@ type Host struct {
 
 	appLimits appLimits    // per-App limits of App requests (appgate.go)
 	compactor appCompactor // background App compaction (appcompact.go)
+	fanin     fanIn        // events across replicas (fanin.go)
 
 	resourceWatch listeners[func(context.Context, string, string)] // resources/updated for the gateway (WatchResourceUpdates)
 
@@ -175,6 +180,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		opts.MaxSubscribersPerPrincipal = DefaultMaxSubscribersPerPrincipal
 	}
 	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: newCredentialKey(opts.CredentialKey), closed: make(chan struct{}), stopping: make(chan struct{})}
+	h.fanin.queue, h.fanin.listening = make(chan store.Poke, pokeQueue), make(chan struct{})
 	userOnStatus := opts.OnStatus
 	opts.OnStatus = func(st ServerStatus) {
 		h.publish(Event{Type: EventServer, Data: st})
@@ -261,10 +267,19 @@ const StoreFile = "mcphost.db"
 // options of StoreOptionsFor. It logs which backend it opened, with the DSN's
 // password redacted. Every command that opens the store goes through it.
 func OpenStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*store.Store, error) {
+	return OpenStoreAs(ctx, cfg, logger, "")
+}
+
+// OpenStoreAs is OpenStore for the replica with id replica
+// (store.Options.Replica): on PostgreSQL its events then reach the other
+// replicas sharing the store and theirs reach it (fanin.go). "" is a
+// single node; SQLite is one whatever the id.
+func OpenStoreAs(ctx context.Context, cfg *config.Config, logger *slog.Logger, replica string) (*store.Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	opts := StoreOptionsFor(cfg)
+	opts.Replica = replica
 	if cfg.Store.Postgres != "" {
 		st, err := store.OpenPostgres(ctx, cfg.Store.Postgres, logger, opts)
 		if err != nil {
@@ -301,6 +316,7 @@ func (h *Host) Start(ctx context.Context) {
 			h.startConn(c)
 		}
 		h.startAppCompaction(h.rootCtx)
+		h.startFanIn(h.rootCtx)
 		h.started.Store(true)
 	})
 }
@@ -352,6 +368,7 @@ func (h *Host) Close() error {
 			h.cancel()
 		}
 		h.compactor.wg.Wait()
+		h.fanin.wg.Wait()
 		h.bus.closeAll()
 	})
 	// A reload under way finishes first (later ones fail): its generation

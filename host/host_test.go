@@ -14,6 +14,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,7 +26,8 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m) // stops the PostgreSQL server of the cluster tests
+
 	testbin.Cleanup()
 	os.Exit(code)
 }

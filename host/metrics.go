@@ -66,6 +66,9 @@ func (m *metrics) observeCall(server, status string, d time.Duration) {
 //	mcphost_cache_hits_total, _misses_total       counter: host cache lookups
 //	mcphost_cache_evictions_total, mcphost_cache_entries
 //	mcphost_event_subscribers_dropped_total       counter: event streams ended for falling behind
+//	mcphost_cluster_pokes_received_total          counter: pokes heard from other replicas (clustered store)
+//	mcphost_cluster_pokes_dropped_total           counter: pokes not sent (queue full, too big, store error)
+//	mcphost_cluster_resyncs_total                 counter: resyncs after a lost listen connection (each ended every event stream)
 func (h *Host) WriteMetrics(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	m := &h.metrics
@@ -138,5 +141,16 @@ func (h *Host) WriteMetrics(w io.Writer) error {
 	fmt.Fprintln(bw, "# HELP mcphost_event_subscribers_dropped_total Event streams ended because the client fell behind.")
 	fmt.Fprintln(bw, "# TYPE mcphost_event_subscribers_dropped_total counter")
 	fmt.Fprintf(bw, "mcphost_event_subscribers_dropped_total %d\n", h.bus.dropped.Load())
+	if fi := h.FanIn(); fi.Clustered {
+		fmt.Fprintln(bw, "# HELP mcphost_cluster_pokes_received_total Pokes heard from the other replicas sharing the store.")
+		fmt.Fprintln(bw, "# TYPE mcphost_cluster_pokes_received_total counter")
+		fmt.Fprintf(bw, "mcphost_cluster_pokes_received_total %d\n", fi.Received)
+		fmt.Fprintln(bw, "# HELP mcphost_cluster_pokes_dropped_total Pokes not sent to the other replicas (queue full, too big, store error).")
+		fmt.Fprintln(bw, "# TYPE mcphost_cluster_pokes_dropped_total counter")
+		fmt.Fprintf(bw, "mcphost_cluster_pokes_dropped_total %d\n", fi.Dropped)
+		fmt.Fprintln(bw, "# HELP mcphost_cluster_resyncs_total Resyncs after the connection listening to the other replicas was lost; each ended every event stream.")
+		fmt.Fprintln(bw, "# TYPE mcphost_cluster_resyncs_total counter")
+		fmt.Fprintf(bw, "mcphost_cluster_resyncs_total %d\n", fi.Resyncs)
+	}
 	return bw.Flush()
 }

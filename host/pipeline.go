@@ -355,11 +355,11 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *call
 	// The upstream call.
 	progress := d.onProgress
 	if d.record {
-		h.publish(Event{Type: EventCallStarted, Principal: req.Principal.Name,
-			Data: CallStarted{CallID: callID, SessionID: req.SessionID, Server: req.Server, Tool: req.Tool}})
+		h.publishShared(Event{Type: EventCallStarted, Principal: req.Principal.Name,
+			Data: CallStarted{CallID: callID, SessionID: req.SessionID, Server: req.Server, Tool: req.Tool}}, pokeCallStarted, callID)
 		progress = func(p Progress) {
-			h.publish(Event{Type: EventProgress, Principal: req.Principal.Name,
-				Data: CallProgress{CallID: callID, SessionID: req.SessionID, Progress: p}})
+			h.publishShared(Event{Type: EventProgress, Principal: req.Principal.Name,
+				Data: CallProgress{CallID: callID, SessionID: req.SessionID, Progress: p}}, pokeProgress, callID)
 			if d.onProgress != nil {
 				d.onProgress(p)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/policies"
 )
@@ -179,6 +180,11 @@ type ReloadOptions struct {
 	// lock, so two clients that both saw the same config cannot both
 	// reload it.
 	IfMatch []string
+	// Announce tells the other replicas sharing the store to reload too
+	// (their Options.OnPeerReload), once this reload succeeded: the reload
+	// API sets it. A reload heard from a peer leaves it unset, so that it
+	// is not announced again.
+	Announce bool
 }
 
 // ConfigChangedError refuses a reload whose ReloadOptions.IfMatch does not
@@ -325,6 +331,9 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 		h.opts.Logger.Info("event streams ended: their credential no longer authenticates", "streams", n)
 	}
 	h.publish(Event{Type: EventConfig, Data: res.Public()})
+	if opts.Announce {
+		h.poke(store.Poke{Kind: pokeReload, ID: res.To}, nil)
+	}
 	h.opts.Logger.Info("config reloaded", "kept", len(res.Kept), "started", len(res.Started),
 		"stopped", len(res.Stopped), "policies", res.Policies, "plugins", res.Plugins, "hash", res.To)
 	if len(res.Ignored) > 0 {

@@ -40,11 +40,18 @@ ON CONFLICT (entry_id) DO UPDATE SET context = excluded.context, updated_at = ex
 		return fmt.Errorf("store: set App context: %w", err)
 	}
 	s.appContexts.Add(1)
+	if s.Clustered() {
+		// The other replicas' gateways read App contexts anew too.
+		if err := s.Poke(ctx, Poke{Kind: PokeAppContext, ID: entryID, Principal: principal}); err != nil {
+			s.logger.Warn("telling the other replicas of an App context", "error", err)
+		}
+	}
 	return nil
 }
 
-// AppContextVersion changes whenever an App context is set: equal
-// versions mean no App gave context in between.
+// AppContextVersion changes whenever an App context is set (on a
+// clustered store, by any replica: see [PokeAppContext]): equal versions
+// mean no App gave context in between.
 func (s *Store) AppContextVersion() uint64 { return s.appContexts.Load() }
 
 // AppContextOf returns the model context the App of one of principal's

@@ -22,8 +22,16 @@
 // host's App compaction pass it lists records that still hold App HTML
 // ([Store.AppHTMLStartedBefore], [Store.SessionsOverAppHTML],
 // [Store.AppHTMLOfSession]). It also holds the era cache, the audit log of
-// policy decisions, App contexts, sealed OAuth credentials and the
-// [Replica] registrations of a cluster ([Store.PutReplica]).
+// policy decisions, App contexts, sealed OAuth credentials, the
+// [Replica] registrations of a cluster ([Store.PutReplica]) and the
+// [Question] rows (approvals, elicitations) any replica may answer.
+//
+// On a clustered store (PostgreSQL with [Options.Replica] set) the store
+// also carries events between replicas: [Store.Poke] sends a small
+// [Poke] with pg_notify, [Store.Listen] hears the others' on a connection
+// of its own and says to resync after a reconnect; every appended entry
+// pokes the others from inside its group's transaction (no extra round
+// trip; delivered only if it commits).
 //
 // # Guarantees
 //

@@ -177,6 +177,24 @@ CREATE TABLE replicas (
 	draining   INTEGER NOT NULL
 ) STRICT;
 `,
+
+	// 9: questions waiting for a principal's answer (approvals and
+	// elicitations) that any replica may list and answer: body is the
+	// question as JSON, answer the first answer (NULL until then), and
+	// replica the one whose call waits (PutQuestion).
+	`
+CREATE TABLE questions (
+	id         TEXT    NOT NULL PRIMARY KEY,
+	kind       TEXT    NOT NULL,
+	principal  TEXT    NOT NULL,
+	replica    TEXT    NOT NULL,
+	body       TEXT    NOT NULL,
+	created_at INTEGER NOT NULL,
+	expires_at INTEGER NOT NULL,
+	answer     TEXT
+) STRICT;
+CREATE INDEX questions_principal ON questions (principal, created_at);
+`,
 }
 
 // migrate applies the steps the database has not run yet, each in its own

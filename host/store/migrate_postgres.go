@@ -149,6 +149,20 @@ CREATE TABLE replicas (
 	draining   BOOLEAN NOT NULL
 );
 `,
+	// 9: questions any replica may answer (see migrations[8]).
+	`
+CREATE TABLE questions (
+	id         TEXT    NOT NULL PRIMARY KEY,
+	kind       TEXT    NOT NULL,
+	principal  TEXT    NOT NULL,
+	replica    TEXT    NOT NULL,
+	body       TEXT    NOT NULL,
+	created_at BIGINT  NOT NULL,
+	expires_at BIGINT  NOT NULL,
+	answer     TEXT
+);
+CREATE INDEX questions_principal ON questions (principal, created_at);
+`,
 }
 
 // pgSchemaTable marks a PostgreSQL schema as mcphost's: one row holding

@@ -104,7 +104,7 @@ func openPostgres(ctx context.Context, dsn string, logger *slog.Logger, opts Opt
 		cfg.RuntimeParams["application_name"] = "mcphost"
 	}
 
-	pg := &pgBackend{name: name, secrets: secrets}
+	pg := &pgBackend{name: name, secrets: secrets, listenCfg: cfg.Copy()}
 	wcfg := cfg.Copy()
 	dial := wcfg.DialFunc
 	wcfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -116,7 +116,7 @@ func openPostgres(ctx context.Context, dsn string, logger *slog.Logger, opts Opt
 	}
 	pg.cfg = wcfg
 
-	s := &Store{path: name, logger: logger, d: pgDialect, pg: pg, now: time.Now}
+	s := &Store{path: name, logger: logger, d: pgDialect, pg: pg, now: time.Now, replica: opts.Replica}
 	conn, err := pg.connect(ctx)
 	if err != nil {
 		return nil, wrap(err)
@@ -261,6 +261,9 @@ type pgBackend struct {
 	name    string   // the redacted DSN, for messages
 	secrets []string // passwords to scrub from errors
 	cfg     *pgx.ConnConfig
+	// listenCfg is the configuration of Listen's connection: cfg without
+	// the counting of round trips, which is the append path's.
+	listenCfg *pgx.ConnConfig
 
 	// conn is the committer's connection: only the committer goroutine
 	// uses it once the store is open. nil after a connection failure,
@@ -292,6 +295,7 @@ const (
 	pgStmtCommit = "mcphost_commit"
 	pgStmtEntry  = "mcphost_append_entry"
 	pgStmtAudit  = "mcphost_append_audit"
+	pgStmtNotify = "mcphost_notify_entry"
 )
 
 // pgAppendEntry appends one entry in one statement: it bumps the session's
@@ -322,6 +326,12 @@ SELECT $1::bigint, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $
 	$13::boolean, $14::double precision
 WHERE EXISTS (SELECT 1 FROM entries WHERE id = $4::text)`
 
+// pgNotifyEntry pokes the other replicas about an entry ([PokeEntry]),
+// only when the entry was inserted just before in the same transaction.
+// A notification is delivered at commit, and only if the transaction
+// commits: it costs the group no round trip of its own.
+const pgNotifyEntry = `SELECT pg_notify($1::text, $2::text) FROM entries WHERE id = $3::text`
+
 // connect dials a connection for the committer.
 func (pg *pgBackend) connect(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, pg.cfg)
@@ -335,6 +345,7 @@ func (pg *pgBackend) connect(ctx context.Context) (*pgx.Conn, error) {
 func (pg *pgBackend) prepare(ctx context.Context, conn *pgx.Conn) error {
 	for _, st := range []struct{ name, sql string }{
 		{pgStmtBegin, "BEGIN"}, {pgStmtCommit, "COMMIT"}, {pgStmtEntry, pgAppendEntry}, {pgStmtAudit, pgAppendAudit},
+		{pgStmtNotify, pgNotifyEntry},
 	} {
 		if _, err := conn.Prepare(ctx, st.name, st.sql); err != nil {
 			return fmt.Errorf("prepare %s: %w", st.name, err)
@@ -422,6 +433,7 @@ func (s *Store) tryGroupPostgres(group []*appendReq) (retry []*appendReq) {
 	}
 
 	now := s.now().UnixNano()
+	notify := s.Clustered()
 	b := &pgx.Batch{}
 	b.Queue(pgStmtBegin)
 	for _, r := range group {
@@ -438,6 +450,13 @@ func (s *Store) tryGroupPostgres(group []*appendReq) (retry []*appendReq) {
 			at, reason := s.auditValues(a)
 			b.Queue(pgStmtAudit, at, e.Principal, e.SessionID, r.id, a.CallID, a.Origin, a.Server, a.Tool,
 				a.Phase, a.Rule, a.Effect, reason, a.Error, a.DurationUs)
+		}
+		if notify {
+			payload, err := s.encodePoke(Poke{Kind: PokeEntry, ID: r.id, Principal: e.Principal})
+			if err != nil { // a principal name of nearly 8000 bytes: no poke
+				payload = nil
+			}
+			b.Queue(pgStmtNotify, PokeChannel, string(payload), r.id)
 		}
 	}
 	b.Queue(pgStmtCommit)
@@ -467,6 +486,15 @@ entries:
 			break entries
 		}
 		for range r.e.Audit {
+			if _, err := br.Exec(); err != nil {
+				if !isServerError(err) {
+					return broken(err)
+				}
+				bad, badErr = i, err
+				break entries
+			}
+		}
+		if notify {
 			if _, err := br.Exec(); err != nil {
 				if !isServerError(err) {
 					return broken(err)

@@ -225,9 +225,21 @@ func TestPostgresSynchronousCommit(t *testing.T) {
 }
 
 // TestPostgresRoundTrips: on PostgreSQL a group of appends is one round
-// trip, however many entries it holds.
+// trip, however many entries it holds; on a clustered store too, where the
+// group also pokes the other replicas about each entry (in the same
+// pipeline, delivered at commit).
 func TestPostgresRoundTrips(t *testing.T) {
-	s := mustOpenPostgres(t, pgtest.Shared(t).NewDatabase(t), Options{})
+	t.Run("single", func(t *testing.T) { testPostgresRoundTrips(t, "") })
+	t.Run("clustered", func(t *testing.T) { testPostgresRoundTrips(t, "A") })
+}
+
+func testPostgresRoundTrips(t *testing.T, replica string) {
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	s := mustOpenPostgres(t, dsn, Options{Replica: replica})
+	var peer *listener
+	if replica != "" {
+		peer = listen(t, mustOpenPostgres(t, dsn, Options{Replica: "B"}))
+	}
 	sess := mustCreate(t, s, "alice", "")
 	before := s.RoundTrips()
 	e := sampleEntry(sess.ID, "alice", 0)
@@ -257,6 +269,12 @@ func TestPostgresRoundTrips(t *testing.T) {
 	}
 	if got := s.RoundTrips() - before; got != 2 {
 		t.Errorf("two groups (1 and 20 entries) took %d round trips, want 2", got)
+	}
+	if peer != nil {
+		for range 22 {
+			peer.want(t, PokeEntry)
+		}
+		peer.none(t)
 	}
 }
 

@@ -79,6 +79,9 @@ type Store struct {
 	d  *dialect
 	pg *pgBackend
 
+	// replica is Options.Replica: the origin of this store's pokes.
+	replica string
+
 	// appContexts counts the App contexts set (SetAppContext), so a
 	// reader can tell that none changed without a query.
 	appContexts atomic.Uint64
@@ -143,6 +146,10 @@ func (m Sync) pragma() (string, bool) {
 type Options struct {
 	// Sync is SyncFull (the default) or SyncNormal.
 	Sync Sync
+	// Replica is this process's id among the replicas sharing a
+	// PostgreSQL store; empty (the default) is a single node. With it,
+	// pokes travel between replicas (see [Store.Poke], [Store.Listen]).
+	Replica string
 }
 
 // Open opens the database at path with the default [Options]
@@ -216,7 +223,7 @@ func open(ctx context.Context, path string, logger *slog.Logger, opts Options, m
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, logger: logger, w: sqlDB{w, sqliteDialect}, d: sqliteDialect, now: time.Now}
+	s := &Store{path: path, logger: logger, w: sqlDB{w, sqliteDialect}, d: sqliteDialect, now: time.Now, replica: opts.Replica}
 	if err := s.prepare(ctx, migs); err != nil {
 		w.Close()
 		return nil, wrap(err)

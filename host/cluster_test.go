@@ -1,0 +1,342 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/pgtest"
+)
+
+// replica is one of two hosts sharing a PostgreSQL store in one test
+// process, as two replicas would.
+type replica struct {
+	h  *host.Host
+	st *store.Store
+}
+
+// clusterDB returns a fresh database on the shared PostgreSQL server.
+func clusterDB(t *testing.T) (*pgtest.Server, string) {
+	srv := pgtest.Shared(t)
+	return srv, srv.NewDatabase(t)
+}
+
+// startReplica starts a host with replica id on the store dsn.
+func startReplica(t *testing.T, dsn, id string, cfg *config.Config, opts host.Options) replica {
+	t.Helper()
+	st, err := store.OpenPostgres(t.Context(), dsn, nil, store.Options{Replica: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	opts.Store = st
+	h, err := host.New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	h.Start(t.Context())
+	t.Cleanup(func() { h.Close() })
+	if err := h.WaitSettled(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WaitListening(ctx); err != nil {
+		t.Fatalf("replica %s does not listen: %v", id, err)
+	}
+	return replica{h, st}
+}
+
+func policyConfig(t *testing.T) *config.Config {
+	t.Helper()
+	cfg, diags := config.Parse([]byte(policySet), "policies.hcl", config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	cfg.Servers = []config.Server{remoteServer("files", config.TransportStreamableHTTP, policyServer(t))}
+	return cfg
+}
+
+// TestClusterEntries: an entry recorded by a call on replica A reaches an
+// event stream of its principal on replica B (and no one else's), with the
+// call's start; a notify→event latency figure over 200 entries is logged.
+func TestClusterEntries(t *testing.T) {
+	_, dsn := clusterDB(t)
+	a := startReplica(t, dsn, "A", policyConfig(t), host.Options{})
+	b := startReplica(t, dsn, "B", &config.Config{}, host.Options{})
+	if !a.h.FanIn().Clustered || !b.h.FanIn().Listening {
+		t.Fatalf("fan-in A %+v B %+v", a.h.FanIn(), b.h.FanIn())
+	}
+	evs, stop, err := b.h.Subscribe(host.Caller{Principal: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	bobs, stopBob, err := b.h.Subscribe(host.Caller{Principal: bob})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopBob()
+
+	e, err := sessionCall(t, a.h, alice, "read", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := waitEvent(t, evs, host.EventCallStarted).Data.(host.CallStarted)
+	if started.CallID != e.CallID || started.Tool != "read" {
+		t.Errorf("call_started on B: %+v, want call %s", started, e.CallID)
+	}
+	got := waitEvent(t, evs, host.EventEntry).Data.(*store.Entry)
+	if got.ID != e.ID || got.Principal != "alice" || !strings.Contains(string(got.Result), "read ok") {
+		t.Errorf("entry on B: %+v, want %s", got, e.ID)
+	}
+	select {
+	case ev := <-bobs:
+		t.Errorf("bob's stream on B got %s", ev.Type)
+	case <-time.After(100 * time.Millisecond):
+	}
+
+	// Latency: from the append on A to the event on B.
+	sess, err := a.h.CreateSession(t.Context(), alice, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	lat, acks := make([]time.Duration, 0, n), make([]time.Duration, 0, n)
+	for i := range n {
+		t0 := time.Now()
+		ent := &store.Entry{SessionID: sess.ID, CallID: fmt.Sprintf("c_%d", i), Principal: "alice", Server: "files", Tool: "read",
+			Status: host.StatusOK, Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`), StartedAt: t0}
+		if err := a.st.AppendEntry(t.Context(), ent); err != nil {
+			t.Fatal(err)
+		}
+		acks = append(acks, time.Since(t0))
+		for {
+			ev := waitEvent(t, evs, host.EventEntry)
+			if ev.Data.(*store.Entry).ID == ent.ID {
+				break
+			}
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	slices.Sort(acks)
+	t.Logf("over %d entries: append acknowledged on A p50 %v p99 %v; append on A → EventEntry on B p50 %v, p99 %v, max %v",
+		n, acks[n/2], acks[n*99/100], lat[n/2], lat[n*99/100], lat[n-1])
+}
+
+// TestClusterResync: when B's listening connection is killed, B ends its
+// event streams (their clients reconnect and read anew), counts the
+// resync, and entries made on A reach B's new streams.
+func TestClusterResync(t *testing.T) {
+	srv, dsn := clusterDB(t)
+	a := startReplica(t, dsn, "A", policyConfig(t), host.Options{})
+	b := startReplica(t, dsn, "B", &config.Config{}, host.Options{})
+	evs, stop, err := b.h.Subscribe(host.Caller{Principal: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Exec(t.Context(), cfg.Database, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mcphost listen B'`); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(30 * time.Second)
+	for open := true; open; {
+		select {
+		case _, open = <-evs:
+		case <-timeout:
+			t.Fatal("B's event stream was not ended after its listener lost its connection")
+		}
+	}
+	if st := b.h.FanIn(); st.Resyncs != 1 {
+		t.Errorf("B's fan-in %+v, want 1 resync", st)
+	}
+	evs, stop2, err := b.h.Subscribe(host.Caller{Principal: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop2()
+	e, err := sessionCall(t, a.h, alice, "read", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitEvent(t, evs, host.EventEntry).Data.(*store.Entry); got.ID != e.ID {
+		t.Errorf("entry after the resync %s, want %s", got.ID, e.ID)
+	}
+}
+
+// TestClusterApproval: an approval raised by a call on A is listed and
+// published on B and answered there, and the call on A goes on; a second
+// answer, from either replica, is refused; bob can neither see nor answer
+// it.
+func TestClusterApproval(t *testing.T) {
+	_, dsn := clusterDB(t)
+	a := startReplica(t, dsn, "A", policyConfig(t), host.Options{})
+	b := startReplica(t, dsn, "B", &config.Config{}, host.Options{})
+	evs, stop, err := b.h.Subscribe(host.Caller{Principal: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+
+	type result struct {
+		e   *store.Entry
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		e, err := sessionCall(t, a.h, alice, "write", `{"path":"/srv/a"}`)
+		done <- result{e, err}
+	}()
+	ap := waitEvent(t, evs, host.EventApproval).Data.(host.Approval)
+	if ap.Tool != "write" || ap.Rule != "approve-writes" || !strings.Contains(string(ap.Arguments), "/srv/a") {
+		t.Errorf("approval on B: %+v", ap)
+	}
+	if got := b.h.PendingApprovals(alice); len(got) != 1 || got[0].ID != ap.ID {
+		t.Fatalf("B lists %+v", got)
+	}
+	if got := a.h.PendingApprovals(alice); len(got) != 1 || got[0].ID != ap.ID {
+		t.Fatalf("A lists %+v (want it once)", got)
+	}
+	if got := b.h.PendingApprovals(bob); len(got) != 0 {
+		t.Fatalf("bob sees %+v", got)
+	}
+	if err := b.h.Answer(bob, ap.ID, true); !errors.Is(err, host.ErrNotFound) {
+		t.Fatalf("bob's answer on B: %v", err)
+	}
+	if err := b.h.Answer(alice, ap.ID, true); err != nil {
+		t.Fatalf("answer on B: %v", err)
+	}
+	if err := b.h.Answer(alice, ap.ID, false); !errors.Is(err, host.ErrNotFound) {
+		t.Errorf("second answer on B: %v, want ErrNotFound", err)
+	}
+	if err := a.h.Answer(alice, ap.ID, false); !errors.Is(err, host.ErrNotFound) {
+		t.Errorf("second answer on A: %v, want ErrNotFound", err)
+	}
+	r := <-done
+	if r.err != nil || r.e.Status != host.StatusOK || trailOf(t, r.e).Approval != host.ApprovalApproved {
+		t.Fatalf("the call on A: %v %+v", r.err, r.e)
+	}
+	if d := waitEvent(t, evs, host.EventApprovalDone).Data.(host.ApprovalDone); d.ID != ap.ID || d.Outcome != host.ApprovalApproved {
+		t.Errorf("done on B: %+v", d)
+	}
+	if got := b.h.PendingApprovals(alice); len(got) != 0 {
+		t.Errorf("B still lists %+v", got)
+	}
+
+	// Answered on A (its own), the row still decides: B cannot answer too.
+	go func() {
+		e, err := sessionCall(t, a.h, alice, "write", `{"path":"/srv/b"}`)
+		done <- result{e, err}
+	}()
+	ap = waitEvent(t, evs, host.EventApproval).Data.(host.Approval)
+	if err := a.h.Answer(alice, ap.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.h.Answer(alice, ap.ID, true); !errors.Is(err, host.ErrNotFound) {
+		t.Errorf("B answers after A: %v, want ErrNotFound", err)
+	}
+	if r := <-done; r.e == nil || r.e.Status != host.StatusDenied {
+		t.Fatalf("denied call on A: %v %+v", r.err, r.e)
+	}
+}
+
+// TestClusterElicitation: a question with a schema asked by a call on A is
+// answered on B: an answer that does not fit the schema is refused on B
+// with the schema's error and the question stays open; a good one
+// completes the call on A; a second is refused.
+func TestClusterElicitation(t *testing.T) {
+	_, dsn := clusterDB(t)
+	a := startReplica(t, dsn, "A", &config.Config{Servers: []config.Server{elicitServer(t, config.NegotiationLegacy)}}, host.Options{})
+	b := startReplica(t, dsn, "B", &config.Config{}, host.Options{})
+	sess, err := a.h.CreateSession(t.Context(), alice, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, stop, err := b.h.Subscribe(host.Caller{Principal: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	type result struct {
+		e   *store.Entry
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		e, err := a.h.Call(t.Context(), host.SessionCall{Principal: alice, SessionID: sess.ID, Server: "ask", Tool: "ask_password", Arguments: json.RawMessage(`{}`)})
+		done <- result{e, err}
+	}()
+	q := waitEvent(t, evs, host.EventElicitation).Data.(host.Elicitation)
+	if q.Tool != "ask_password" || !strings.Contains(string(q.RequestedSchema), `"password"`) {
+		t.Fatalf("question on B: %+v", q)
+	}
+	if got := b.h.PendingElicitations(alice); len(got) != 1 || got[0].ID != q.ID {
+		t.Fatalf("B lists %+v", got)
+	}
+	if err := b.h.AnswerElicitation(bob, q.ID, host.ElicitationAnswer{Action: host.ElicitDecline}); !errors.Is(err, host.ErrNotFound) {
+		t.Fatalf("bob's answer: %v", err)
+	}
+	var ae *host.ElicitationAnswerError
+	err = b.h.AnswerElicitation(alice, q.ID, host.ElicitationAnswer{Action: host.ElicitAccept, Content: map[string]any{"user": "ada"}})
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "password") {
+		t.Fatalf("an answer without the required password on B: %v, want the schema's ElicitationAnswerError", err)
+	}
+	if got := b.h.PendingElicitations(alice); len(got) != 1 {
+		t.Fatalf("after a refused answer B lists %+v", got)
+	}
+	if err := b.h.AnswerElicitation(alice, q.ID, host.ElicitationAnswer{Action: host.ElicitAccept, Content: map[string]any{"user": "ada", "password": "hunter2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.h.AnswerElicitation(alice, q.ID, host.ElicitationAnswer{Action: host.ElicitDecline}); !errors.Is(err, host.ErrNotFound) {
+		t.Errorf("second answer: %v, want ErrNotFound", err)
+	}
+	r := <-done
+	if r.err != nil || !strings.Contains(string(r.e.Result), "user ada, password of 7 bytes") {
+		t.Fatalf("the call on A: %v %+v", r.err, r.e)
+	}
+	if d := waitEvent(t, evs, host.EventElicitationDone).Data.(host.ElicitationDone); d.ID != q.ID || d.Outcome != host.ElicitAccept {
+		t.Errorf("done on B: %+v", d)
+	}
+	if got := b.h.PendingElicitations(alice); len(got) != 0 {
+		t.Errorf("B still lists %+v", got)
+	}
+}
+
+// TestClusterReload: a reload announced on A calls B's OnPeerReload; one
+// not announced (SIGHUP, or a reload heard from a peer) does not.
+func TestClusterReload(t *testing.T) {
+	_, dsn := clusterDB(t)
+	a := startReplica(t, dsn, "A", &config.Config{}, host.Options{})
+	heard := make(chan struct{}, 4)
+	startReplica(t, dsn, "B", &config.Config{}, host.Options{OnPeerReload: func(context.Context) { heard <- struct{}{} }})
+	if _, err := a.h.ReloadWith(t.Context(), &config.Config{}, host.ReloadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.h.ReloadWith(t.Context(), &config.Config{}, host.ReloadOptions{Announce: true}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-heard:
+	case <-time.After(10 * time.Second):
+		t.Fatal("B did not hear of A's reload")
+	}
+	select {
+	case <-heard:
+		t.Error("B heard of a reload that was not announced")
+	case <-time.After(200 * time.Millisecond):
+	}
+}

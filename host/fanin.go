@@ -1,0 +1,424 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcphost/mcphost/host/store"
+)
+
+// Events across replicas (fan-in). When the store is clustered (PostgreSQL
+// shared by replicas, store.Options.Replica set) the host pokes the other
+// replicas about what its subscribers hear, and publishes what the others
+// poke to its own subscribers, so that a WebShell on one replica sees the
+// calls, entries, approvals and elicitations of every replica. A poke names
+// a row ("poke, then read") or carries small data directly:
+//
+//	entry             sent by the store in the append's transaction; read with store.Entry
+//	call_started      Data: CallStarted
+//	progress          Data: CallProgress (not sent when too big for a poke)
+//	appcontext        sent by the store; it bumps AppContextVersion itself
+//	reload            a reload made through the API (ReloadOptions.Announce): Options.OnPeerReload
+//	approval          a question row (store.Question) to publish as EventApproval
+//	approval_done     Data: ApprovalDone
+//	elicitation       a question row to publish as EventElicitation
+//	elicitation_done  Data: ElicitationDone
+//	answer            a question row of this replica was answered elsewhere: deliver it
+//	resync            (from Listen) pokes were lost: every event stream is ended, so its
+//	                  client reconnects and reads anew
+//
+// A host never re-pokes what it heard.
+
+// Kinds of pokes the host sends (store.PokeEntry and store.PokeAppContext
+// are sent by the store).
+const (
+	pokeCallStarted     = "call_started"
+	pokeProgress        = "progress"
+	pokeReload          = "reload"
+	pokeApproval        = "approval"
+	pokeApprovalDone    = "approval_done"
+	pokeElicitation     = "elicitation"
+	pokeElicitationDone = "elicitation_done"
+	pokeAnswer          = "answer"
+)
+
+// pokeQueue is how many pokes may wait for the sender; beyond it they are
+// dropped (and counted), never waited for on the call path.
+const pokeQueue = 1024
+
+// fanIn is the host's half of the events across replicas.
+type fanIn struct {
+	wg    sync.WaitGroup
+	queue chan store.Poke
+	// listening is closed when the Listen loop first listens.
+	listening     chan struct{}
+	listeningOnce sync.Once
+	// resyncs counts the resyncs after a lost listen connection, dropped
+	// the pokes not sent (queue full, too big), received the pokes heard.
+	resyncs, dropped, received atomic.Int64
+}
+
+// clustered says that the host shares its store with other replicas.
+func (h *Host) clustered() bool { return h.store != nil && h.store.Clustered() }
+
+// startFanIn starts the poke sender and the Listen loop (from Start).
+func (h *Host) startFanIn(ctx context.Context) {
+	if !h.clustered() {
+		return
+	}
+	h.fanin.wg.Add(2)
+	go func() {
+		defer h.fanin.wg.Done()
+		for {
+			select {
+			case p := <-h.fanin.queue:
+				pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				if err := h.store.Poke(pctx, p); err != nil && ctx.Err() == nil {
+					h.fanin.dropped.Add(1)
+					h.opts.Logger.Warn("telling the other replicas", "kind", p.Kind, "err", err)
+				}
+				cancel()
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		defer h.fanin.wg.Done()
+		if err := h.store.Listen(ctx, func(p store.Poke) { h.onPoke(ctx, p) }); err != nil {
+			h.opts.Logger.Error("listening for the other replicas' events", "err", err)
+		}
+	}()
+}
+
+// poke queues p for the other replicas, when clustered. data, when not
+// nil, is encoded into p.Data; a poke too big is dropped.
+func (h *Host) poke(p store.Poke, data any) {
+	if !h.clustered() {
+		return
+	}
+	if data != nil {
+		raw, err := json.Marshal(data)
+		if err != nil || len(raw) > store.MaxPokeBytes-512 {
+			h.fanin.dropped.Add(1)
+			return
+		}
+		p.Data = raw
+	}
+	select {
+	case h.fanin.queue <- p:
+	default:
+		h.fanin.dropped.Add(1)
+	}
+}
+
+// publishShared publishes ev here and pokes the other replicas with its
+// data (call_started, progress).
+func (h *Host) publishShared(ev Event, kind, id string) {
+	h.publish(ev)
+	h.poke(store.Poke{Kind: kind, ID: id, Principal: ev.Principal}, ev.Data)
+}
+
+// onPoke handles one poke of another replica.
+func (h *Host) onPoke(ctx context.Context, p store.Poke) {
+	h.fanin.received.Add(1)
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	switch p.Kind {
+	case store.PokeListening:
+		h.fanin.listeningOnce.Do(func() { close(h.fanin.listening) })
+	case store.PokeResync:
+		h.fanin.resyncs.Add(1)
+		n := h.bus.endAll()
+		h.opts.Logger.Info("events of other replicas may have been missed; event streams ended so that their clients read anew", "streams", n)
+		// An answer poke may have been lost too: read the rows of this
+		// replica's stored questions again.
+		for _, id := range h.storedQuestions() {
+			h.onAnswer(rctx, id)
+		}
+	case store.PokeEntry:
+		e, err := h.store.Entry(rctx, p.Principal, p.ID)
+		if err != nil {
+			h.opts.Logger.Warn("reading an entry another replica recorded", "entry", p.ID, "err", err)
+			return
+		}
+		h.publish(Event{Type: EventEntry, Principal: p.Principal, Data: &e})
+	case store.PokeAppContext:
+		// The store bumped AppContextVersion: the gateway reads anew.
+	case pokeCallStarted:
+		publishData[CallStarted](h, EventCallStarted, p)
+	case pokeProgress:
+		publishData[CallProgress](h, EventProgress, p)
+	case pokeApprovalDone:
+		publishData[ApprovalDone](h, EventApprovalDone, p)
+	case pokeElicitationDone:
+		publishData[ElicitationDone](h, EventElicitationDone, p)
+	case pokeApproval:
+		if q, ok := h.questionOf(rctx, p); ok {
+			var a Approval
+			if json.Unmarshal(q.Body, &a) == nil {
+				h.publish(Event{Type: EventApproval, Principal: q.Principal, Data: a})
+			}
+		}
+	case pokeElicitation:
+		if q, ok := h.questionOf(rctx, p); ok {
+			var e Elicitation
+			if json.Unmarshal(q.Body, &e) == nil {
+				h.publish(Event{Type: EventElicitation, Principal: q.Principal, Data: e})
+			}
+		}
+	case pokeAnswer:
+		h.onAnswer(rctx, p.ID)
+	case pokeReload:
+		if f := h.opts.OnPeerReload; f != nil {
+			go f(ctx)
+		}
+	}
+}
+
+// publishData publishes the data a poke carries as an event of type typ.
+func publishData[T any](h *Host, typ string, p store.Poke) {
+	var v T
+	if err := json.Unmarshal(p.Data, &v); err != nil {
+		h.opts.Logger.Warn("a poke of another replica does not decode", "kind", p.Kind, "err", err)
+		return
+	}
+	h.publish(Event{Type: typ, Principal: p.Principal, Data: v})
+}
+
+// questionOf reads the question row a poke names.
+func (h *Host) questionOf(ctx context.Context, p store.Poke) (store.Question, bool) {
+	q, err := h.store.Question(ctx, p.ID)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) { // not found: it was answered already
+			h.opts.Logger.Warn("reading a question of another replica", "id", p.ID, "err", err)
+		}
+		return store.Question{}, false
+	}
+	return q, true
+}
+
+// endAll ends every subscription (the host goes on), and returns how many.
+func (b *bus) endAll() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for s := range b.subs {
+		b.end(s)
+		n++
+	}
+	return n
+}
+
+// FanInStats are counters of the events across replicas.
+type FanInStats struct {
+	// Clustered says the host shares its store with other replicas.
+	Clustered bool
+	// Listening says the Listen loop has listened at least once.
+	Listening bool
+	// Received pokes from other replicas; Resyncs after a lost connection
+	// (each ended every event stream); Dropped pokes not sent.
+	Received, Resyncs, Dropped int64
+}
+
+// FanIn returns the counters of the events across replicas.
+func (h *Host) FanIn() FanInStats {
+	st := FanInStats{Clustered: h.clustered(), Received: h.fanin.received.Load(),
+		Resyncs: h.fanin.resyncs.Load(), Dropped: h.fanin.dropped.Load()}
+	select {
+	case <-h.fanin.listening:
+		st.Listening = true
+	default:
+	}
+	return st
+}
+
+// WaitListening waits until the host listens for the other replicas'
+// events (at once when the store is not clustered) or ctx ends.
+func (h *Host) WaitListening(ctx context.Context) error {
+	if !h.clustered() {
+		return nil
+	}
+	select {
+	case <-h.fanin.listening:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// The questions (approvals, elicitations) of a cluster: stored as rows so
+// that any replica lists and answers them; the replica whose call waits
+// owns the row, deletes it when done, and hears of an answer given
+// elsewhere by an answer poke.
+
+// questionTimeout bounds the store work of one question.
+const questionTimeout = 5 * time.Second
+
+// putQuestion stores a question of this replica; false when not clustered
+// or the store failed (the question is then answerable here only).
+func (h *Host) putQuestion(ctx context.Context, kind, id, principal string, body any, created, expires time.Time) bool {
+	if !h.clustered() {
+		return false
+	}
+	raw, err := json.Marshal(body)
+	if err == nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), questionTimeout)
+		err = h.store.PutQuestion(sctx, store.Question{ID: id, Kind: kind, Principal: principal,
+			Replica: h.store.Replica(), Body: raw, Created: created, Expires: expires})
+		cancel()
+	}
+	if err != nil {
+		h.opts.Logger.Warn("storing a question for the other replicas; it can be answered on this one only", "id", id, "err", err)
+		return false
+	}
+	h.poke(store.Poke{Kind: kind, ID: id, Principal: principal}, nil)
+	return true
+}
+
+// doneQuestion deletes a stored question and pokes its end.
+func (h *Host) doneQuestion(kind, id, principal string, done any) {
+	ctx, cancel := context.WithTimeout(context.Background(), questionTimeout)
+	defer cancel()
+	if err := h.store.DeleteQuestion(ctx, id); err != nil {
+		h.opts.Logger.Warn("deleting an ended question", "id", id, "err", err)
+	}
+	h.poke(store.Poke{Kind: kind, ID: id, Principal: principal}, done)
+}
+
+// otherQuestions lists principal's questions of kind held by other
+// replicas (not expired, not answered), calling add with each body.
+func (h *Host) otherQuestions(principal, kind string, add func(json.RawMessage)) {
+	if !h.clustered() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), questionTimeout)
+	defer cancel()
+	qs, err := h.store.Questions(ctx, principal)
+	if err != nil {
+		h.opts.Logger.Warn("listing the other replicas' questions", "err", err)
+		return
+	}
+	for _, q := range qs {
+		if q.Kind == kind && q.Replica != h.store.Replica() {
+			add(q.Body)
+		}
+	}
+}
+
+// answerStored records answer to a stored question (the first answer
+// wins, across replicas): ErrNotFound when someone answered first.
+func (h *Host) answerStored(principal, id string, answer any) error {
+	raw, err := json.Marshal(answer)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), questionTimeout)
+	defer cancel()
+	err = h.store.AnswerQuestion(ctx, principal, id, raw)
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// answerRemote answers principal's question id of kind held by another
+// replica: check is run on its row first (an elicitation's schema), the
+// answer is recorded (first wins) and the owner poked.
+func (h *Host) answerRemote(principal, id, kind string, answer any, check func(store.Question) error) error {
+	if !h.clustered() {
+		return ErrNotFound
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), questionTimeout)
+	defer cancel()
+	q, err := h.store.Question(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return ErrNotFound
+	case err != nil:
+		return err
+	case q.Kind != kind || q.Principal != principal || q.Answer != nil ||
+		q.Replica == h.store.Replica() || !time.Now().Before(q.Expires):
+		// Another kind, someone else's, answered, a question of an earlier
+		// life of this replica, or expired (its replica may be gone).
+		return ErrNotFound
+	}
+	if check != nil {
+		if err := check(q); err != nil {
+			return err
+		}
+	}
+	if err := h.answerStored(principal, id, answer); err != nil {
+		return err
+	}
+	h.poke(store.Poke{Kind: pokeAnswer, ID: id, Principal: principal}, nil)
+	return nil
+}
+
+// approvalAnswer is the stored answer of an approval.
+type approvalAnswer struct {
+	Approve bool `json:"approve"`
+}
+
+// storedQuestions lists the ids of this replica's questions that are
+// store rows.
+func (h *Host) storedQuestions() []string {
+	var ids []string
+	h.approvals.mu.Lock()
+	for id, q := range h.approvals.pending {
+		if q.stored {
+			ids = append(ids, id)
+		}
+	}
+	h.approvals.mu.Unlock()
+	h.elicits.mu.Lock()
+	for id, q := range h.elicits.pending {
+		if q.stored {
+			ids = append(ids, id)
+		}
+	}
+	h.elicits.mu.Unlock()
+	return ids
+}
+
+// onAnswer delivers the answer another replica recorded for a question
+// of this one.
+func (h *Host) onAnswer(ctx context.Context, id string) {
+	h.approvals.mu.Lock()
+	qa := h.approvals.pending[id]
+	h.approvals.mu.Unlock()
+	h.elicits.mu.Lock()
+	qe := h.elicits.pending[id]
+	h.elicits.mu.Unlock()
+	if qa == nil && qe == nil {
+		return
+	}
+	q, err := h.store.Question(ctx, id)
+	if err != nil || q.Answer == nil {
+		return
+	}
+	if qa != nil {
+		var a approvalAnswer
+		if json.Unmarshal(q.Answer, &a) == nil {
+			select {
+			case qa.answer <- a.Approve:
+			default: // answered already
+			}
+		}
+	}
+	if qe != nil {
+		var a ElicitationAnswer
+		if json.Unmarshal(q.Answer, &a) == nil {
+			h.elicits.mu.Lock()
+			if !qe.answered {
+				qe.answered = true
+				qe.answer <- a
+			}
+			h.elicits.mu.Unlock()
+		}
+	}
+}

@@ -1,0 +1,256 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/internal/pgtest"
+)
+
+// listener collects the pokes a store's Listen delivers.
+type listener struct {
+	mu    sync.Mutex
+	pokes []Poke
+	ch    chan Poke
+}
+
+func listen(t *testing.T, s *Store) *listener {
+	t.Helper()
+	l := &listener{ch: make(chan Poke, 1024)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Listen(ctx, func(p Poke) { l.ch <- p }) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Listen: %v", err)
+		}
+	})
+	l.want(t, PokeListening)
+	return l
+}
+
+// want waits for the next poke of kind, skipping others.
+func (l *listener) want(t *testing.T, kind string) Poke {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case p := <-l.ch:
+			if p.Kind == kind {
+				return p
+			}
+		case <-timeout:
+			t.Fatalf("no %q poke within 10s", kind)
+		}
+	}
+}
+
+// none checks that no poke arrives for a moment.
+func (l *listener) none(t *testing.T) {
+	t.Helper()
+	select {
+	case p := <-l.ch:
+		t.Fatalf("unexpected poke %+v", p)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func TestPokesBetweenReplicas(t *testing.T) {
+	srv := pgtest.Shared(t)
+	dsn := srv.NewDatabase(t)
+	a := mustOpenPostgres(t, dsn, Options{Replica: "A"})
+	b := mustOpenPostgres(t, dsn, Options{Replica: "B"})
+	if !a.Clustered() || !b.Clustered() {
+		t.Fatal("two PostgreSQL stores with replica ids are not clustered")
+	}
+	la, lb := listen(t, a), listen(t, b)
+
+	if err := a.Poke(t.Context(), Poke{Kind: "progress", ID: "c_1", Principal: "alice", Data: json.RawMessage(`{"n":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	got := lb.want(t, "progress")
+	if got.ID != "c_1" || got.Principal != "alice" || got.Origin != "A" || string(got.Data) != `{"n":1}` {
+		t.Errorf("B got %+v", got)
+	}
+	la.none(t) // its own poke is skipped
+
+	// An entry appended on A pokes B at commit, with its id and principal.
+	sess := mustCreate(t, a, "alice", "")
+	e := mustAppend(t, a, sampleEntry(sess.ID, "alice", 1))
+	got = lb.want(t, PokeEntry)
+	if got.ID != e.ID || got.Principal != "alice" || got.Origin != "A" {
+		t.Errorf("entry poke %+v, want id %s", got, e.ID)
+	}
+	if _, err := b.Entry(t.Context(), got.Principal, got.ID); err != nil {
+		t.Errorf("B reads the poked entry: %v", err)
+	}
+	// A failed append pokes no one.
+	if err := a.AppendEntry(t.Context(), sampleEntry("s_missing", "alice", 2)); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("append to a missing session: %v", err)
+	}
+	lb.none(t)
+
+	// An App context set on A bumps B's version.
+	v := b.AppContextVersion()
+	if err := a.SetAppContext(t.Context(), "alice", e.ID, json.RawMessage(`{"x":1}`), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	lb.want(t, PokeAppContext)
+	if b.AppContextVersion() == v {
+		t.Error("B's AppContextVersion did not change")
+	}
+}
+
+func TestPokeTooBig(t *testing.T) {
+	s := mustOpenPostgres(t, pgtest.Shared(t).NewDatabase(t), Options{Replica: "A"})
+	err := s.Poke(t.Context(), Poke{Kind: "progress", Data: json.RawMessage(`"` + strings.Repeat("x", MaxPokeBytes) + `"`)})
+	var big *PokeTooBigError
+	if !errors.As(err, &big) || big.Bytes < MaxPokeBytes || !strings.Contains(err.Error(), "fewer than 8000") {
+		t.Fatalf("err = %v, want a *PokeTooBigError", err)
+	}
+	// Just under the bound is sent (PostgreSQL takes it).
+	p := Poke{Kind: "progress"}
+	b, _ := s.encodePoke(p)
+	pad := MaxPokeBytes - 1 - len(b) - len(`,"data":""`)
+	p.Data = json.RawMessage(`"` + strings.Repeat("x", pad) + `"`)
+	if b, _ := s.encodePoke(p); len(b) != MaxPokeBytes-1 {
+		t.Fatalf("test payload has %d bytes, want %d", len(b), MaxPokeBytes-1)
+	}
+	if err := s.Poke(t.Context(), p); err != nil {
+		t.Errorf("a poke of %d bytes: %v", MaxPokeBytes-1, err)
+	}
+}
+
+func TestPokesNotClustered(t *testing.T) {
+	lite, err := OpenWith(t.Context(), filepath.Join(t.TempDir(), "mcphost.db"), nil, Options{Replica: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lite.Close() })
+	// SQLite is one process whatever the id; PostgreSQL without an id too.
+	for _, b := range []struct {
+		name string
+		s    *Store
+	}{{"sqlite", lite}, {"postgres", mustOpenPostgres(t, pgtest.Shared(t).NewDatabase(t), Options{})}} {
+		s := b.s
+		if s.Clustered() {
+			t.Errorf("%s is clustered", b.name)
+		}
+		if err := s.Poke(t.Context(), Poke{Kind: "x", Data: json.RawMessage(`"` + strings.Repeat("x", 9000) + `"`)}); err != nil {
+			t.Errorf("%s: Poke: %v", b.name, err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		if err := s.Listen(ctx, func(Poke) { t.Error("a poke") }); err != nil || ctx.Err() != nil {
+			t.Errorf("%s: Listen = %v, %v; want it to return nil at once", b.name, err, ctx.Err())
+		}
+		cancel()
+	}
+}
+
+// TestListenResyncs: when the listener's connection is killed, Listen
+// connects again, says so with a resync poke, and pokes arrive again.
+func TestListenResyncs(t *testing.T) {
+	srv := pgtest.Shared(t)
+	dsn := srv.NewDatabase(t)
+	a := mustOpenPostgres(t, dsn, Options{Replica: "A"})
+	b := mustOpenPostgres(t, dsn, Options{Replica: "B"})
+	lb := listen(t, b)
+	if err := srv.Exec(t.Context(), dbOf(t, dsn), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mcphost listen B'`); err != nil {
+		t.Fatal(err)
+	}
+	lb.want(t, PokeResync)
+	if err := a.Poke(t.Context(), Poke{Kind: "reload"}); err != nil {
+		t.Fatal(err)
+	}
+	lb.want(t, "reload")
+}
+
+func TestQuestions(t *testing.T) {
+	onBackends(t, func(t *testing.T, b backend) {
+		s, _ := b.open(t)
+		now := s.now().UTC()
+		q := Question{ID: "a_1", Kind: "approval", Principal: "alice", Replica: "A",
+			Body: json.RawMessage(`{"id":"a_1"}`), Created: now, Expires: now.Add(time.Minute)}
+		if err := s.PutQuestion(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+		old := q
+		old.ID, old.Created, old.Expires = "a_old", now.Add(-time.Hour), now.Add(-time.Minute)
+		if err := s.PutQuestion(t.Context(), old); err != nil {
+			t.Fatal(err)
+		}
+		list, err := s.Questions(t.Context(), "alice")
+		if err != nil || len(list) != 1 || list[0].ID != "a_1" || string(list[0].Body) != `{"id":"a_1"}` || list[0].Replica != "A" {
+			t.Fatalf("Questions = %+v, %v; want a_1 only", list, err)
+		}
+		if _, err := s.Question(t.Context(), "a_old"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("an expired question is still stored after Questions: %v", err)
+		}
+		if list, _ := s.Questions(t.Context(), "bob"); len(list) != 0 {
+			t.Errorf("bob sees %+v", list)
+		}
+		if err := s.AnswerQuestion(t.Context(), "bob", "a_1", json.RawMessage(`true`)); !errors.Is(err, ErrNotFound) {
+			t.Errorf("bob answers alice's question: %v", err)
+		}
+		if err := s.AnswerQuestion(t.Context(), "alice", "a_1", json.RawMessage(`{"approve":true}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AnswerQuestion(t.Context(), "alice", "a_1", json.RawMessage(`{"approve":false}`)); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a second answer: %v, want ErrNotFound", err)
+		}
+		got, err := s.Question(t.Context(), "a_1")
+		if err != nil || string(got.Answer) != `{"approve":true}` {
+			t.Errorf("Question = %+v, %v; want the first answer", got, err)
+		}
+		if list, _ := s.Questions(t.Context(), "alice"); len(list) != 0 {
+			t.Errorf("an answered question is listed: %+v", list)
+		}
+		if err := s.DeleteQuestion(t.Context(), "a_1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AnswerQuestion(t.Context(), "alice", "missing", json.RawMessage(`1`)); !errors.Is(err, ErrNotFound) {
+			t.Errorf("answering a missing question: %v", err)
+		}
+	})
+}
+
+// TestQuestionsFirstAnswerWins: replicas answering at once, one wins.
+func TestQuestionsFirstAnswerWins(t *testing.T) {
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	a := mustOpenPostgres(t, dsn, Options{Replica: "A"})
+	b := mustOpenPostgres(t, dsn, Options{Replica: "B"})
+	now := time.Now()
+	if err := a.PutQuestion(t.Context(), Question{ID: "e_1", Kind: "elicitation", Principal: "alice", Replica: "A",
+		Body: json.RawMessage(`{}`), Created: now, Expires: now.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for i := range errs {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		wg.Go(func() { errs[i] = s.AnswerQuestion(t.Context(), "alice", "e_1", json.RawMessage(`1`)) })
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, ErrNotFound):
+			t.Error(err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d answers won, want 1", won)
+	}
+}
