@@ -43,6 +43,13 @@ func replicaDirectory(st *store.Store) cluster.Directory {
 	return storeDirectory{st}
 }
 
+// replicaID is this daemon's replica id: -replica-id, then
+// MCPHOST_REPLICA_ID, else one made from the host name.
+func replicaID(rf replicaFlags) (string, error) {
+	hostname, _ := os.Hostname()
+	return cluster.ResolveID(*rf.id, os.Getenv(cluster.EnvReplicaID), hostname)
+}
+
 // storeDirectory is the store's replicas table as a cluster.Directory.
 type storeDirectory struct{ st *store.Store }
 
@@ -70,12 +77,8 @@ func (d storeDirectory) DeleteReplica(ctx context.Context, id string) error {
 // sealKey is the key the gateway seals requestState with when it must be
 // the same on every replica (nil: the host's own, derived from its
 // credential key).
-func newReplica(rf replicaFlags, ln net.Listener, dir cluster.Directory, logger *slog.Logger) (node *cluster.Node, sealKey []byte, err error) {
+func newReplica(rf replicaFlags, id string, ln net.Listener, dir cluster.Directory, logger *slog.Logger) (node *cluster.Node, sealKey []byte, err error) {
 	hostname, _ := os.Hostname()
-	id, err := cluster.ResolveID(*rf.id, os.Getenv(cluster.EnvReplicaID), hostname)
-	if err != nil {
-		return nil, nil, err
-	}
 	addr := *rf.advertise
 	if addr == "" {
 		addr = os.Getenv(cluster.EnvAdvertise)

@@ -104,7 +104,14 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		}
 	}()
 	storeOpts := host.StoreOptionsFor(cfg)
-	st, err := host.OpenStore(ctx, cfg, logger)
+	id, err := replicaID(rf)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		return exitUsage
+	}
+	// On PostgreSQL the store carries this replica's events to the others
+	// and theirs to it; on SQLite the id changes nothing.
+	st, err := host.OpenStoreAs(ctx, cfg, logger, id)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitFailure
@@ -122,7 +129,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost serve: -shutdown-grace %s: want a positive duration such as 30s\n", *rf.grace)
 		return exitUsage
 	}
-	node, sealKey, err := newReplica(rf, ln, replicaDirectory(st), logger)
+	node, sealKey, err := newReplica(rf, id, ln, replicaDirectory(st), logger)
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
@@ -132,7 +139,18 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		"store_sync", storeOpts.Sync.String(), "replica", node.ID(), "advertise", node.Addr(), "clustered", node.Clustered(),
 		"shutdown_grace", rf.grace.String())
 
+	var rl *reloader // set once the host exists; a peer's reload needs it
+	var onPeerReload func(context.Context)
+	if *cfgPath != "" {
+		onPeerReload = func(context.Context) {
+			// The daemon's context, as for SIGHUP.
+			if _, err := rl.reload(ctx, "peer", "", host.ReloadOptions{}); err != nil {
+				logger.Warn("another replica reloaded its config; this one's reload failed", "err", err)
+			}
+		}
+	}
 	h, err := host.New(cfg, host.Options{
+		OnPeerReload:   onPeerReload,
 		Logger:         logger.With("component", "host"),
 		Version:        version(),
 		Restart:        true,
@@ -149,7 +167,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		e.printHostError(cfg, err)
 		return exitUsage
 	}
-	rl := &reloader{e: e, h: h, path: *cfgPath, ownerToken: ownerToken != "", logger: logger, level: level, verbose: *verbose}
+	rl = &reloader{e: e, h: h, path: *cfgPath, ownerToken: ownerToken != "", logger: logger, level: level, verbose: *verbose}
 	rl.watch.Store(cfg.WatchConfig)
 	apiOpts := httpapi.Options{
 		Logger:     logger.With("component", "http"),
@@ -166,6 +184,11 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		// The daemon's context, not the request's: a client that goes
 		// away does not cut a reload short, as nothing cuts SIGHUP's.
 		apiOpts.Reload = func(_ context.Context, by host.Principal, opts host.ReloadOptions) (host.ReloadPlan, error) {
+			// A reload through the API reaches the other replicas (they
+			// reload their own copy of the file); SIGHUP and the file
+			// watcher are per process, and a reload heard from a peer is
+			// never announced again.
+			opts.Announce = !opts.DryRun
 			return rl.reload(ctx, "API", by.Name, opts)
 		}
 	}
