@@ -423,7 +423,8 @@ func startReplica(t *testing.T, bin, name string, s composeService, env map[stri
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), pairs...)
 	r := &replica{name: name, cmd: cmd, log: &bytes.Buffer{}}
-	cmd.Stdout, cmd.Stderr = &lockedWriter{w: r.log}, &lockedWriter{w: r.log}
+	out := &lockedWriter{w: r.log}
+	cmd.Stdout, cmd.Stderr = out, out // one lock for both: exec copies each on a goroutine of its own
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

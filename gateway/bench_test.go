@@ -18,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/benchpair"
 	"github.com/mcphost/mcphost/internal/benchrules"
+	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -85,13 +86,13 @@ func startBareRelay(tb testing.TB, up *mcp.ClientSession) string {
 
 // gatewayEnv runs the gateway in front of one server block, with the ten
 // benchmark rules and a transcript with the given store sync.
-func gatewayEnv(b *testing.B, server config.Server, sync string) *env {
+func gatewayEnv(b *testing.B, server config.Server, sync, postgres string) *env {
 	cfg, diags := config.Parse([]byte(benchrules.HCL), "bench.hcl", config.Options{})
 	if diags.HasErrors() {
 		b.Fatal(diags)
 	}
 	cfg.Servers = []config.Server{server}
-	cfg.Store.Sync = sync
+	cfg.Store.Sync, cfg.Store.Postgres = sync, postgres
 	e := newEnvConfig(b, cfg)
 	if st := e.h.Servers()[0]; st.State != host.StateReady {
 		b.Fatalf("fx is %s: %s", st.State, st.LastError)
@@ -118,6 +119,9 @@ func BenchmarkGatewayCall(b *testing.B) {
 		{"http-modern-normal", "http", modernVersion, config.StoreSyncNormal},
 		{"http-legacy-full", "http", legacyVersion, config.StoreSyncFull},
 		{"stdio-legacy-normal", "stdio", legacyVersion, config.StoreSyncNormal},
+		// The transcript on PostgreSQL (a local server, pgtest: fsync
+		// off, synchronous_commit on), as a replica of a cluster writes it.
+		{"http-legacy-postgres", "http", legacyVersion, config.StoreSyncFull},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var direct, relayUp *mcp.ClientSession
@@ -137,7 +141,11 @@ func BenchmarkGatewayCall(b *testing.B) {
 				server.Transport, server.Command = config.TransportStdio, bin
 			}
 			relay := connectURL(b, startBareRelay(b, relayUp), "", tc.version)
-			e := gatewayEnv(b, server, tc.sync)
+			dsn := ""
+			if strings.HasSuffix(tc.name, "-postgres") {
+				dsn = pgtest.Start(b).NewDatabase(b)
+			}
+			e := gatewayEnv(b, server, tc.sync, dsn)
 			gw := connectURL(b, e.base+"/mcp", aliceToken, tc.version)
 			call := func(cs *mcp.ClientSession, name string) error {
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
@@ -165,6 +173,7 @@ func BenchmarkGatewayCall(b *testing.B) {
 				}
 			}
 			durations := make([][]time.Duration, len(sides))
+			trips := e.st.RoundTrips()
 			b.ResetTimer()
 			for b.Loop() {
 				for i, s := range sides {
@@ -185,6 +194,11 @@ func BenchmarkGatewayCall(b *testing.B) {
 			b.ReportMetric(p50[2]/p50[1], "gateway-x-relay")
 			b.ReportMetric(p50[2]/p50[0], "gateway-x-direct")
 			b.ReportMetric(p50[1]/p50[0], "relay-x-direct")
+			if dsn != "" {
+				// Round trips of the transcript's writes: each call's
+				// entry is one group commit, alone or shared.
+				b.ReportMetric(float64(e.st.RoundTrips()-trips)/float64(len(durations[2])), "pg-round-trips/call")
+			}
 		})
 	}
 }

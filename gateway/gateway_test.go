@@ -104,7 +104,13 @@ func newEnvOpts(t testing.TB, cfg *config.Config, gwOpts func(net.Listener) gate
 		Admins:  []string{"alice"},
 		Gateway: config.Gateway{Enabled: true, SessionTimeout: config.DefaultGatewaySessionTimeout},
 	}
-	st, err := store.OpenWith(t.Context(), filepath.Join(t.TempDir(), "mcphost.db"), nil, host.StoreOptionsFor(cfg))
+	var st *store.Store
+	var err error
+	if cfg.Store.Postgres != "" {
+		st, err = store.OpenPostgres(t.Context(), cfg.Store.Postgres, nil, host.StoreOptionsFor(cfg))
+	} else {
+		st, err = store.OpenWith(t.Context(), filepath.Join(t.TempDir(), "mcphost.db"), nil, host.StoreOptionsFor(cfg))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

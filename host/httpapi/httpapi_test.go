@@ -703,8 +703,15 @@ func TestPublicRoutes(t *testing.T) {
 			t.Errorf("readyz %s", r.body)
 		}
 	})
-	t.Run("healthz spoofed host", func(t *testing.T) {
-		wantError(t, e.do(t, "GET", "/healthz", "", "", withHost("rebind.example")), 403, "forbidden")
+	t.Run("probes answer any host", func(t *testing.T) {
+		// A balancer's or Kubernetes' probe names the replica by its
+		// address; the probes say only that it lives and takes calls.
+		for _, path := range []string{"/healthz", "/readyz"} {
+			wantStatus(t, e.do(t, "GET", path, "", "", withHost("10.0.0.7:7777")), 200)
+		}
+	})
+	t.Run("API spoofed host", func(t *testing.T) {
+		wantError(t, e.do(t, "GET", "/api/v1/servers", "", "", withHost("rebind.example")), 403, "forbidden")
 	})
 	t.Run("index", func(t *testing.T) {
 		r := e.do(t, "GET", "/", "", "")
