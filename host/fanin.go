@@ -60,6 +60,47 @@ type fanIn struct {
 	// resyncs counts the resyncs after a lost listen connection, dropped
 	// the pokes not sent (queue full, too big), received the pokes heard.
 	resyncs, dropped, received atomic.Int64
+
+	// ended holds the call ids of the last entries heard from other
+	// replicas. An entry's poke travels with its commit, a call's start
+	// and progress on another connection, so they may arrive after the
+	// entry: a start or progress of an ended call is dropped, lest a
+	// WebShell show a finished call as running.
+	mu    sync.Mutex
+	ended map[string]struct{}
+	order []string
+}
+
+// endedCalls bounds fanIn.ended.
+const endedCalls = 1024
+
+// markEnded notes that the call's entry was heard.
+func (f *fanIn) markEnded(callID string) {
+	if callID == "" {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ended == nil {
+		f.ended = map[string]struct{}{}
+	}
+	if _, ok := f.ended[callID]; ok {
+		return
+	}
+	if len(f.order) >= endedCalls {
+		delete(f.ended, f.order[0])
+		f.order = f.order[1:]
+	}
+	f.ended[callID] = struct{}{}
+	f.order = append(f.order, callID)
+}
+
+// hasEnded says that the call's entry was heard already.
+func (f *fanIn) hasEnded(callID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.ended[callID]
+	return ok
 }
 
 // clustered says that the host shares its store with other replicas.
@@ -146,13 +187,18 @@ func (h *Host) onPoke(ctx context.Context, p store.Poke) {
 			h.opts.Logger.Warn("reading an entry another replica recorded", "entry", p.ID, "err", err)
 			return
 		}
+		h.fanin.markEnded(e.CallID)
 		h.publish(Event{Type: EventEntry, Principal: p.Principal, Data: &e})
 	case store.PokeAppContext:
 		// The store bumped AppContextVersion: the gateway reads anew.
 	case pokeCallStarted:
-		publishData[CallStarted](h, EventCallStarted, p)
+		if !h.fanin.hasEnded(p.ID) {
+			publishData[CallStarted](h, EventCallStarted, p)
+		}
 	case pokeProgress:
-		publishData[CallProgress](h, EventProgress, p)
+		if !h.fanin.hasEnded(p.ID) {
+			publishData[CallProgress](h, EventProgress, p)
+		}
 	case pokeApprovalDone:
 		publishData[ApprovalDone](h, EventApprovalDone, p)
 	case pokeElicitationDone:
