@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/mcphost/mcphost/host/httpapi"
+	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/internal/testbin"
 )
 
@@ -34,7 +35,7 @@ const (
 
 func TestMain(m *testing.M) {
 	httpapi.DisableDebugOutput()
-	code := m.Run()
+	code := pgtest.Main(m)
 	closeBrowser()
 	testbin.Cleanup()
 	os.Exit(code)

@@ -37,6 +37,9 @@ const (
 type daemon struct {
 	cfg    *config.Config
 	dbPath string
+	// postgres and replica, when set, put the daemon's store on that
+	// PostgreSQL database as that replica of a cluster (dbPath unused).
+	postgres, replica string
 	// credKey derives the WebShell credentials; kept across restarts, as
 	// the real daemon keeps data_dir/webshell.key.
 	credKey []byte
@@ -97,6 +100,13 @@ func newDaemon(t *testing.T) *daemon {
 // servers that run one of its variants.
 func newDaemonWith(t *testing.T, edit func(cfg *config.Config, revenueBin string)) *daemon {
 	t.Helper()
+	return newReplicaDaemon(t, "", "", edit)
+}
+
+// newReplicaDaemon is newDaemonWith for the replica id of a cluster whose
+// store is the PostgreSQL database postgres ("": SQLite, a single node).
+func newReplicaDaemon(t *testing.T, postgres, id string, edit func(cfg *config.Config, revenueBin string)) *daemon {
+	t.Helper()
 	requireBrowser(t) // skip before building and starting anything
 	revenueBin := testbin.Build(t, revenuePkg)
 	cfg := &config.Config{
@@ -110,7 +120,8 @@ func newDaemonWith(t *testing.T, edit func(cfg *config.Config, revenueBin string
 	if edit != nil {
 		edit(cfg, revenueBin)
 	}
-	d := &daemon{cfg: cfg, dbPath: filepath.Join(t.TempDir(), "mcphost.db"), credKey: []byte(t.Name() + " credential key")}
+	d := &daemon{cfg: cfg, dbPath: filepath.Join(t.TempDir(), "mcphost.db"), credKey: []byte(t.Name() + " credential key"),
+		postgres: postgres, replica: id}
 	t.Cleanup(func() { d.stop(t) })
 	if err := d.start(t, 0); err != nil {
 		t.Fatal(err)
@@ -129,7 +140,12 @@ func (d *daemon) start(t *testing.T, port int) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(context.Background(), d.dbPath, nil)
+	var st *store.Store
+	if d.postgres != "" {
+		st, err = store.OpenPostgres(context.Background(), d.postgres, nil, store.Options{Replica: d.replica})
+	} else {
+		st, err = store.Open(context.Background(), d.dbPath, nil)
+	}
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)
@@ -221,19 +237,27 @@ func (d *daemon) loginURL(token string) string { return d.base + "/#token=" + to
 // not nil, as JSON) and decodes the 200 answer into v.
 func (d *daemon) apiJSON(t *testing.T, method, path string, body, v any) {
 	t.Helper()
+	if err := d.apiJSONErr(method, path, body, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// apiJSONErr is apiJSON returning its error, for goroutines other than
+// the test's.
+func (d *daemon) apiJSONErr(method, path string, body, v any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, d.base+"/api/v1"+path, rd)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+aliceToken)
 	if body != nil {
@@ -242,19 +266,20 @@ func (d *daemon) apiJSON(t *testing.T, method, path string, body, v any) {
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		return fmt.Errorf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	got, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		return fmt.Errorf("%s %s: %v", method, path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: status %d: %s", method, path, resp.StatusCode, got)
+		return fmt.Errorf("%s %s: status %d: %s", method, path, resp.StatusCode, got)
 	}
 	if err := json.Unmarshal(got, v); err != nil {
-		t.Fatalf("%s %s: decoding %q: %v", method, path, got, err)
+		return fmt.Errorf("%s %s: decoding %q: %v", method, path, got, err)
 	}
+	return nil
 }
 
 // apiSession is the part of the API's Session the tests look at.
