@@ -669,3 +669,247 @@ func TestComposeCluster(t *testing.T) {
 		t.Errorf("%s lists %d entries after the kill, want %d: nothing acknowledged is lost", alive.name, n, 2*calls+2)
 	}
 }
+
+// metric reads one counter of replica r's /metrics (as alice, an admin).
+func metric(t *testing.T, r *replica, name string) int64 {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, r.base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s /metrics: %v", r.name, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\d+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("%s /metrics (%d) has no %s", r.name, res.StatusCode, name)
+	}
+	var n int64
+	fmt.Sscan(string(m[1]), &n)
+	return n
+}
+
+// apiCall makes one revenue call through the API at base into session
+// sid and returns the entry's id.
+func apiCall(ctx context.Context, base, sid string) (string, error) {
+	body := `{"server":"revenue","tool":"show_revenue_dashboard","arguments":{"quarter":"Q2"}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/sessions/"+sid+"/calls", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	var e struct {
+		ID, Status string
+	}
+	if res.StatusCode != http.StatusOK || json.Unmarshal(b, &e) != nil || e.Status != "ok" {
+		return "", fmt.Errorf("status %d: %.200s", res.StatusCode, b)
+	}
+	return e.ID, nil
+}
+
+// TestComposeClusterFaults: the cluster of compose.yaml under a steady
+// burst of API and gateway calls through the balancer, while one replica
+// is killed -9 and started again and then PostgreSQL is stopped as by a
+// crash and started again. Calls fail only while their replica or the
+// database is down; every acknowledged API call's entry is in the
+// database; the replicas recover without a restart, and events cross
+// between them again (their listen connections resynced).
+func TestComposeClusterFaults(t *testing.T) {
+	c := readCompose(t)
+	bin := testbin.Build(t, "github.com/mcphost/mcphost/cmd/mcphost")
+	pg := pgtest.Start(t) // its own: this test stops it
+	dsn := pg.NewDatabase(t)
+	rr := &roundRobin{}
+	lb := httptest.NewServer(rr)
+	t.Cleanup(lb.Close)
+	env := map[string]string{
+		"DATABASE_URL":           dsn,
+		"MCPHOST_CLUSTER_SECRET": "cluster-secret-for-the-test-0123456789abcdef",
+		"MCPHOST_SECRET_KEY":     "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+		"MCPHOST_PUBLIC_URL":     lb.URL,
+		"ALICE_TOKEN":            aliceToken,
+	}
+	reps := map[string]*replica{}
+	setTargets := func() {
+		var ts []*url.URL
+		for _, name := range replicaServices {
+			if r := reps[name]; r != nil {
+				u, _ := url.Parse(r.base)
+				ts = append(ts, u)
+			}
+		}
+		rr.set(ts)
+	}
+	for _, name := range replicaServices {
+		reps[name] = startReplica(t, bin, name, c.Services[name], env)
+		waitReady(t, reps[name])
+	}
+	setTargets()
+
+	// One session for the API calls, made through the balancer.
+	var sess struct {
+		ID string `json:"id"`
+	}
+	{
+		req, _ := http.NewRequest(http.MethodPost, lb.URL+"/api/v1/sessions", strings.NewReader(`{"title":"burst"}`))
+		req.Header.Set("Authorization", "Bearer "+aliceToken)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.NewDecoder(res.Body).Decode(&sess)
+		res.Body.Close()
+		if sess.ID == "" {
+			t.Fatalf("creating a session through the balancer: %d", res.StatusCode)
+		}
+	}
+
+	var (
+		mu        sync.Mutex
+		acked     []string // entry ids of acknowledged API calls
+		failures  int
+		gwOK      int
+		lastError string
+	)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var modern *mcp.ClientSession
+			for ctx.Err() == nil {
+				cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
+				var err error
+				if w%2 == 0 {
+					var id string
+					if id, err = apiCall(cctx, lb.URL, sess.ID); err == nil {
+						mu.Lock()
+						acked = append(acked, id)
+						mu.Unlock()
+					}
+				} else {
+					if modern == nil {
+						modern, err = connect(t, lb.URL, "2026-07-28")
+					}
+					if err == nil {
+						if err = callRevenue(cctx, modern, "Q3"); err == nil {
+							mu.Lock()
+							gwOK++
+							mu.Unlock()
+						}
+					}
+				}
+				ccancel()
+				if err != nil && ctx.Err() == nil {
+					mu.Lock()
+					failures++
+					lastError = err.Error()
+					mu.Unlock()
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+			if modern != nil {
+				modern.Close()
+			}
+		}()
+	}
+	progress := func(what string) (int, int) {
+		deadline := time.Now().Add(waitBound)
+		mu.Lock()
+		a0, g0 := len(acked), gwOK
+		mu.Unlock()
+		for {
+			time.Sleep(100 * time.Millisecond)
+			mu.Lock()
+			a, g := len(acked), gwOK
+			mu.Unlock()
+			if a >= a0+10 && g >= g0+10 {
+				return a, g
+			}
+			if time.Now().After(deadline) {
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("%s: no progress (%d API and %d gateway calls acknowledged, %d failures, the last: %s)", what, a, g, failures, lastError)
+			}
+		}
+	}
+	progress("before the faults")
+
+	// Replica 1 dies; the balancer's health check takes it out; it comes
+	// back (a new process, the same id) and is put back.
+	dead := reps[replicaServices[0]]
+	_ = syscall.Kill(-dead.cmd.Process.Pid, syscall.SIGKILL)
+	_ = dead.cmd.Wait()
+	reps[replicaServices[0]] = nil
+	setTargets()
+	progress("with one replica dead")
+	reps[replicaServices[0]] = startReplica(t, bin, replicaServices[0], c.Services[replicaServices[0]], env)
+	waitReady(t, reps[replicaServices[0]])
+	setTargets()
+	progress("with the replica back")
+
+	// PostgreSQL crashes and comes back under the burst.
+	resyncs := map[string]int64{}
+	for name, r := range reps {
+		resyncs[name] = metric(t, r, "mcphost_cluster_resyncs_total")
+	}
+	pg.Down(t)
+	time.Sleep(time.Second)
+	pg.Up(t)
+	progress("after PostgreSQL came back")
+	cancel()
+	wg.Wait()
+
+	// Every acknowledged API call's entry is in the database.
+	var got struct {
+		Entries []struct {
+			ID string `json:"id"`
+		} `json:"entries"`
+	}
+	for _, r := range reps {
+		if code := getJSON(t, r.base+"/api/v1/sessions/"+sess.ID+"/entries?limit=1000", &got); code != http.StatusOK {
+			t.Fatalf("%s: entries: %d", r.name, code)
+		}
+		have := map[string]bool{}
+		for _, e := range got.Entries {
+			have[e.ID] = true
+		}
+		lost := 0
+		for _, id := range acked {
+			if !have[id] {
+				lost++
+			}
+		}
+		if lost > 0 {
+			t.Errorf("%s: %d of %d acknowledged entries are not in the database", r.name, lost, len(acked))
+		}
+	}
+	t.Logf("%d API and %d gateway calls acknowledged, %d failed while a replica or the database was down", len(acked), gwOK, failures)
+
+	// The replicas listen to each other again: each resynced after the
+	// database came back, and an entry made through one reaches the other.
+	for name, r := range reps {
+		if n := metric(t, r, "mcphost_cluster_resyncs_total"); n <= resyncs[name] {
+			t.Errorf("%s did not resync after PostgreSQL came back (resyncs %d, before %d)", name, n, resyncs[name])
+		}
+	}
+	a, b := reps[replicaServices[0]], reps[replicaServices[1]]
+	before := metric(t, b, "mcphost_cluster_pokes_received_total")
+	if _, err := apiCall(t.Context(), a.base, sess.ID); err != nil {
+		t.Fatalf("a call on %s after the faults: %v", a.name, err)
+	}
+	deadline := time.Now().Add(waitBound)
+	for metric(t, b, "mcphost_cluster_pokes_received_total") <= before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s heard nothing of a call on %s after the faults", b.name, a.name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

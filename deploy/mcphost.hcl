@@ -31,6 +31,10 @@ server "revenue" {
   args    = ["demo", "revenue"]
 }
 
+# Principals in these groups (or with these names) are admins: they see
+# every server with its details, and /metrics.
+admins = ["admins"]
+
 principal "alice" {
   token  = env("ALICE_TOKEN")
   groups = ["admins"]
