@@ -868,18 +868,25 @@ func TestComposeClusterFaults(t *testing.T) {
 	wg.Wait()
 
 	// Every acknowledged API call's entry is in the database.
-	var got struct {
-		Entries []struct {
-			ID string `json:"id"`
-		} `json:"entries"`
-	}
 	for _, r := range reps {
-		if code := getJSON(t, r.base+"/api/v1/sessions/"+sess.ID+"/entries?limit=1000", &got); code != http.StatusOK {
-			t.Fatalf("%s: entries: %d", r.name, code)
-		}
 		have := map[string]bool{}
-		for _, e := range got.Entries {
-			have[e.ID] = true
+		for after := int64(0); ; {
+			var page struct {
+				Entries []struct {
+					ID string `json:"id"`
+				} `json:"entries"`
+				Next int64 `json:"next"`
+			}
+			if code := getJSON(t, fmt.Sprintf("%s/api/v1/sessions/%s/entries?after=%d&limit=200", r.base, sess.ID, after), &page); code != http.StatusOK {
+				t.Fatalf("%s: entries: %d", r.name, code)
+			}
+			for _, e := range page.Entries {
+				have[e.ID] = true
+			}
+			if page.Next == 0 {
+				break
+			}
+			after = page.Next
 		}
 		lost := 0
 		for _, id := range acked {
