@@ -22,6 +22,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/clustertest"
 	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -39,7 +40,7 @@ type replicaEnv struct {
 // newReplica starts replica id on dir (nil: a single node, no
 // forwarding) with the wellbehaved fixture as server fx, heartbeating
 // until the test ends.
-func newReplica(t testing.TB, id string, dir cluster.Directory) *replicaEnv {
+func newReplica(t testing.TB, id string, dir cluster.Directory, rules ...policies.Rule) *replicaEnv {
 	t.Helper()
 	bin := testbin.Build(t, wellbehavedPkg)
 	r := &replicaEnv{}
@@ -69,7 +70,14 @@ func newReplica(t testing.TB, id string, dir cluster.Directory) *replicaEnv {
 			next.ServeHTTP(w, req)
 		})
 	}
-	r.env = newEnvOpts(t, &config.Config{Servers: []config.Server{stdioServer("fx", bin)}}, opts, count)
+	var set *policies.Set
+	if len(rules) > 0 {
+		var errs []policies.CompileError
+		if set, errs = policies.Compile(rules, policies.EffectAllow); len(errs) > 0 {
+			t.Fatal(errs)
+		}
+	}
+	r.env = newEnvOpts(t, &config.Config{Servers: []config.Server{stdioServer("fx", bin)}, PolicySet: set}, opts, count)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); r.node.Run(ctx) }()
@@ -467,5 +475,43 @@ func BenchmarkLegacyCallForwarded(b *testing.B) {
 			}
 			b.ReportMetric(float64(ra.hops.Load()-hops)/float64(b.N), "hops/op")
 		})
+	}
+}
+
+// TestReplicasInputRequiredRound: a 2026-07-28 client's ask round (an
+// input_required answer of the gateway's own, its requestState sealed)
+// begins on one replica and its retry lands on the other, behind a round
+// robin balancer: the retry opens there because every replica seals with
+// the key derived from the cluster secret. (With a key of each replica's
+// own, the retry on the other is refused and this test fails.)
+func TestReplicasInputRequiredRound(t *testing.T) {
+	ask := policies.Rule{Name: "ask-echo", Phase: policies.PhaseCall, Effect: policies.EffectAsk, When: `tool.name == "echo"`, Message: "echo needs a yes"}
+	dir := &clustertest.Directory{}
+	a, b := newReplica(t, "a", dir, ask), newReplica(t, "b", dir, ask)
+	lb := newBalancer(t, a, b)
+	asked := 0
+	cs, err := connectVia(t, lb.srv.URL, modernVersion, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked++
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seenA, seenB := a.seen.Load(), b.seen.Load()
+	for i := range 4 {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "fx__echo", Arguments: map[string]any{"text": fmt.Sprint("round ", i)}})
+		if err != nil || res.IsError || textOf(res) != fmt.Sprint("round ", i) {
+			t.Fatalf("call %d through the balancer: %+v, %v", i, res, err)
+		}
+	}
+	if asked != 4 {
+		t.Errorf("the client was asked %d times, want 4", asked)
+	}
+	// Each call is two requests (the round and its retry), which round
+	// robin sends to different replicas.
+	if a.seen.Load() == seenA || b.seen.Load() == seenB {
+		t.Errorf("requests a %d, b %d: the balancer did not spread the rounds", a.seen.Load()-seenA, b.seen.Load()-seenB)
 	}
 }
