@@ -543,6 +543,19 @@ func gatewayEntries(t *testing.T, r *replica) int {
 	return n
 }
 
+// clusterEnv is what the test gives the replicas in place of
+// compose.yaml's values: the database, the shared secrets, the balancer's
+// URL and alice's token.
+func clusterEnv(dsn, lb string) map[string]string {
+	return map[string]string{
+		"DATABASE_URL":           dsn,
+		"MCPHOST_CLUSTER_SECRET": "cluster-secret-for-the-test-0123456789abcdef",
+		"MCPHOST_SECRET_KEY":     "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+		"MCPHOST_PUBLIC_URL":     lb,
+		"ALICE_TOKEN":            aliceToken,
+	}
+}
+
 // TestComposeCluster starts the cluster of compose.yaml by hand: a real
 // PostgreSQL, the two replicas with compose.yaml's command and environment
 // and the shared deploy/mcphost.hcl, and a plain round-robin balancer. A
@@ -560,13 +573,7 @@ func TestComposeCluster(t *testing.T) {
 	rr := &roundRobin{}
 	lb := httptest.NewServer(rr)
 	t.Cleanup(lb.Close)
-	env := map[string]string{
-		"DATABASE_URL":           dsn,
-		"MCPHOST_CLUSTER_SECRET": "cluster-secret-for-the-test-0123456789abcdef",
-		"MCPHOST_SECRET_KEY":     "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
-		"MCPHOST_PUBLIC_URL":     lb.URL,
-		"ALICE_TOKEN":            aliceToken,
-	}
+	env := clusterEnv(dsn, lb.URL)
 	var reps []*replica
 	var targets []*url.URL
 	for _, name := range replicaServices {
@@ -727,13 +734,7 @@ func TestComposeClusterFaults(t *testing.T) {
 	rr := &roundRobin{}
 	lb := httptest.NewServer(rr)
 	t.Cleanup(lb.Close)
-	env := map[string]string{
-		"DATABASE_URL":           dsn,
-		"MCPHOST_CLUSTER_SECRET": "cluster-secret-for-the-test-0123456789abcdef",
-		"MCPHOST_SECRET_KEY":     "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
-		"MCPHOST_PUBLIC_URL":     lb.URL,
-		"ALICE_TOKEN":            aliceToken,
-	}
+	env := clusterEnv(dsn, lb.URL)
 	reps := map[string]*replica{}
 	setTargets := func() {
 		var ts []*url.URL

@@ -145,15 +145,22 @@ func (h *Host) PendingApprovals(p Principal) []Approval {
 		return q.Approval, q.principal, q.Created
 	})
 	h.approvals.mu.Unlock()
+	return withOthers(h, out, p.Name, pokeApproval, func(a Approval) time.Time { return a.Created })
+}
+
+// withOthers appends to out, which is oldest first, the questions of kind
+// that other replicas hold for principal (decoded as T), and keeps it
+// oldest first by created.
+func withOthers[T any](h *Host, out []T, principal, kind string, created func(T) time.Time) []T {
 	n := len(out)
-	h.otherQuestions(p.Name, pokeApproval, func(body json.RawMessage) {
-		var a Approval
-		if json.Unmarshal(body, &a) == nil {
-			out = append(out, a)
+	h.otherQuestions(principal, kind, func(body json.RawMessage) {
+		var v T
+		if json.Unmarshal(body, &v) == nil {
+			out = append(out, v)
 		}
 	})
 	if len(out) > n {
-		sort.SliceStable(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+		sort.SliceStable(out, func(i, j int) bool { return created(out[i]).Before(created(out[j])) })
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"sort"
 	"sync"
 	"time"
 
@@ -101,17 +100,7 @@ func (h *Host) PendingElicitations(p Principal) []Elicitation {
 		return q.Elicitation, q.principal, q.Created
 	})
 	h.elicits.mu.Unlock()
-	n := len(out)
-	h.otherQuestions(p.Name, pokeElicitation, func(body json.RawMessage) {
-		var e Elicitation
-		if json.Unmarshal(body, &e) == nil {
-			out = append(out, e)
-		}
-	})
-	if len(out) > n {
-		sort.SliceStable(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
-	}
-	return out
+	return withOthers(h, out, p.Name, pokeElicitation, func(e Elicitation) time.Time { return e.Created })
 }
 
 // AnswerElicitation answers one of principal's open questions. It returns
