@@ -224,8 +224,14 @@ func TestOfficialExamples(t *testing.T) {
 		e := tb.callExample("shadertoy", "render-shadertoy")
 		sel := entryOf(e.ID)
 		tb.waitReady(sel)
-		if n := tb.frameColors(sel + ` iframe.app-frame`); n < 60 {
-			t.Errorf("the shader has %d colours, want a drawn gradient", n)
+		// WebGL draws on animation frames after the handshake: a frame
+		// caught before the first one is still blank.
+		deadline := time.Now().Add(waitBound)
+		for n := 0; n < 60; n = tb.frameColors(sel + ` iframe.app-frame`) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the shader has %d colours, want a drawn gradient", n)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 		tool := sel + ` [data-testid="app-tool-get-shader-info"]`
 		tb.waitFor("the App's tools", `!!document.querySelector('`+tool+`')`)
