@@ -25,7 +25,7 @@ const (
 const DefaultApprovalTimeout = 2 * time.Minute
 
 // maxPendingApprovals bounds the pending approvals of one principal, so a
-// client cannot pile up paused calls.
+// client cannot pile up paused calls: across every replica of a cluster.
 const maxPendingApprovals = 32
 
 // Approval is a call paused by an `ask` policy, waiting for its principal
@@ -97,7 +97,7 @@ func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, e
 		}
 	}
 	h.approvals.mu.Unlock()
-	if n >= maxPendingApprovals {
+	if n >= maxPendingApprovals || n+h.otherQuestionCount(principal, pokeApproval) >= maxPendingApprovals {
 		return "", ErrTooManyApprovals
 	}
 	// Clustered, the approval is a store row too, so that any replica

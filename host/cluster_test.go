@@ -356,3 +356,49 @@ func TestClusterReload(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+// TestClusterApprovalLimit: the cap on a principal's pending approvals
+// (32) holds across the cluster: with 16 calls waiting on A and 16 on B,
+// the next call on either is refused at once.
+func TestClusterApprovalLimit(t *testing.T) {
+	_, dsn := clusterDB(t)
+	a := startReplica(t, dsn, "A", policyConfig(t), host.Options{ApprovalTimeout: time.Minute})
+	b := startReplica(t, dsn, "B", policyConfig(t), host.Options{ApprovalTimeout: time.Minute})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	write := func(ctx context.Context, h *host.Host) error {
+		sess, err := h.CreateSession(t.Context(), alice, "")
+		if err != nil {
+			return err
+		}
+		_, err = h.Call(ctx, host.SessionCall{Principal: alice, SessionID: sess.ID, Server: "files", Tool: "write",
+			Arguments: json.RawMessage(`{"path":"/srv/a"}`), Origin: host.OriginUser})
+		return err
+	}
+	done := make(chan error, 32)
+	for i := range 32 {
+		h := a.h
+		if i%2 == 1 {
+			h = b.h
+		}
+		go func() { done <- write(ctx, h) }()
+	}
+	deadline := time.Now().Add(time.Minute)
+	for len(a.h.PendingApprovals(alice)) < 32 || len(b.h.PendingApprovals(alice)) < 32 {
+		if time.Now().After(deadline) {
+			t.Fatalf("pending: %d listed on A, %d on B, want 32 on both", len(a.h.PendingApprovals(alice)), len(b.h.PendingApprovals(alice)))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, r := range []replica{a, b} {
+		if err := write(t.Context(), r.h); !errors.Is(err, host.ErrTooManyApprovals) {
+			t.Errorf("call 33 on %s: %v, want ErrTooManyApprovals", r.st.Replica(), err)
+		}
+	}
+	cancel()
+	for range 32 {
+		if err := <-done; err == nil {
+			t.Error("a call cancelled while waiting for approval succeeded")
+		}
+	}
+}

@@ -65,7 +65,8 @@ const (
 	// MaxElicitationsPerCall is how many questions one call may ask; a
 	// server asking more is declined without asking the user.
 	MaxElicitationsPerCall = 8
-	// maxPendingElicitations bounds one principal's open questions.
+	// maxPendingElicitations bounds one principal's open questions, across
+	// every replica of a cluster.
 	maxPendingElicitations = 32
 )
 

@@ -57,7 +57,7 @@ func (h *Host) elicitBroker(ctx context.Context, principal string, e Elicitation
 		}
 	}
 	h.elicits.mu.Unlock()
-	if n >= maxPendingElicitations {
+	if n >= maxPendingElicitations || n+h.otherQuestionCount(principal, pokeElicitation) >= maxPendingElicitations {
 		return ElicitationAnswer{}, ErrTooManyElicitations
 	}
 	// Clustered, the question is a store row too (with its requested

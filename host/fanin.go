@@ -356,6 +356,16 @@ func (h *Host) otherQuestions(principal, kind string, add func(json.RawMessage))
 	}
 }
 
+// otherQuestionCount counts the questions of kind that other replicas
+// hold for principal, so that the caps on pending questions hold across
+// the cluster, not per replica. On a single node, or when the store
+// cannot say, it is 0 (the local count still bounds).
+func (h *Host) otherQuestionCount(principal, kind string) int {
+	n := 0
+	h.otherQuestions(principal, kind, func(json.RawMessage) { n++ })
+	return n
+}
+
 // answerStored records answer to a stored question (the first answer
 // wins, across replicas): ErrNotFound when someone answered first.
 func (h *Host) answerStored(principal, id string, answer any) error {
