@@ -188,6 +188,25 @@ func connectVia(t testing.TB, base, version string, opts *mcp.ClientOptions) (*m
 	return cs, err
 }
 
+// connectWatching connects a legacy client through base whose
+// tools/list_changed notifications arrive on changed.
+func connectWatching(t *testing.T, base string) (cs *mcp.ClientSession, changed <-chan struct{}) {
+	t.Helper()
+	ch := make(chan struct{}, 8)
+	cs, err := connectVia(t, base, legacyVersion, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, ch
+}
+
 // exercise lists and calls tools n times on cs.
 func exercise(ctx context.Context, cs *mcp.ClientSession, n int) error {
 	for i := range n {
@@ -230,18 +249,7 @@ func TestReplicasLegacySessions(t *testing.T) {
 
 	t.Run("round robin", func(t *testing.T) {
 		lb := newBalancer(t, a, b)
-		changed := make(chan struct{}, 8)
-		cs, err := connectVia(t, lb.srv.URL, legacyVersion, &mcp.ClientOptions{
-			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-				select {
-				case changed <- struct{}{}:
-				default:
-				}
-			},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs, changed := connectWatching(t, lb.srv.URL)
 		if err := exercise(t.Context(), cs, 20); err != nil {
 			t.Fatal(err)
 		}
@@ -276,18 +284,7 @@ func TestReplicasLegacySessions(t *testing.T) {
 			return 0
 		}
 		hopsBefore := b.hops.Load()
-		changed := make(chan struct{}, 8)
-		cs, err := connectVia(t, lb.srv.URL, legacyVersion, &mcp.ClientOptions{
-			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-				select {
-				case changed <- struct{}{}:
-				default:
-				}
-			},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs, changed := connectWatching(t, lb.srv.URL)
 		if owner(t, cs) != "a" {
 			t.Fatalf("owner %s, want a", owner(t, cs))
 		}

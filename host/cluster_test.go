@@ -39,17 +39,9 @@ func startReplica(t *testing.T, dsn, id string, cfg *config.Config, opts host.Op
 	}
 	t.Cleanup(func() { st.Close() })
 	opts.Store = st
-	h, err := host.New(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := startHostConfig(t, cfg, opts)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	h.Start(t.Context())
-	t.Cleanup(func() { h.Close() })
-	if err := h.WaitSettled(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if err := h.WaitListening(ctx); err != nil {
 		t.Fatalf("replica %s does not listen: %v", id, err)
 	}

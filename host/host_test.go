@@ -62,7 +62,13 @@ func remoteServer(name, transport, url string) config.Server {
 // finished its first attempt. The host is closed at the end of the test.
 func startHost(t *testing.T, opts host.Options, servers ...config.Server) *host.Host {
 	t.Helper()
-	h, err := host.New(&config.Config{Servers: servers}, opts)
+	return startHostConfig(t, &config.Config{Servers: servers}, opts)
+}
+
+// startHostConfig is startHost for a whole config.
+func startHostConfig(t *testing.T, cfg *config.Config, opts host.Options) *host.Host {
+	t.Helper()
+	h, err := host.New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
@@ -45,17 +44,7 @@ func pluginHost(t *testing.T, hcl, wasm string) *host.Host {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h, err := host.New(cfg, host.Options{Store: st, PluginCacheDir: testbin.PluginCacheDir(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	h.Start(t.Context())
-	t.Cleanup(func() { h.Close() })
-	if err := h.WaitSettled(ctx); err != nil {
-		t.Fatal(err)
-	}
+	h := startHostConfig(t, cfg, host.Options{Store: st, PluginCacheDir: testbin.PluginCacheDir(t)})
 	return h
 }
 

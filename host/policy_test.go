@@ -113,17 +113,7 @@ func policyHost(t *testing.T, hcl string, opts host.Options, tweak ...func(*conf
 	}
 	t.Cleanup(func() { st.Close() })
 	opts.Store = st
-	h, err := host.New(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	h.Start(t.Context())
-	t.Cleanup(func() { h.Close() })
-	if err := h.WaitSettled(ctx); err != nil {
-		t.Fatal(err)
-	}
+	h := startHostConfig(t, cfg, opts)
 	return h, st
 }
 
