@@ -60,6 +60,7 @@ func (n *Node) Handler(next http.Handler, stateless func(*http.Request) bool) ht
 			}
 			r.Header.Del(HeaderHop)
 			r.Header.Del(HeaderHopAuth)
+			r = r.WithContext(context.WithValue(r.Context(), hopFromKey{}, from))
 		}
 		sid := r.Header.Get(headerSession)
 		if sid == "" || stateless(r) {
@@ -115,6 +116,28 @@ func (n *Node) Handler(next http.Handler, stateless func(*http.Request) bool) ht
 		}
 		n.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, forwardTarget{url: target, owner: owner})))
 	})
+}
+
+type hopFromKey struct{}
+
+// FromReplica returns the replica that sent r, when r came through a
+// node's [Node.Handler] with hop headers that verified: a request another
+// replica made (a forwarded one, or one of its own such as a singleton
+// server's relay). A client's request has none.
+func FromReplica(r *http.Request) (id string, ok bool) {
+	id, ok = r.Context().Value(hopFromKey{}).(string)
+	return id, ok
+}
+
+// SignHop sets on h the hop headers that prove to the other replicas'
+// [Node.Handler] that a request comes from this one. A node without a
+// secret sets nothing.
+func (n *Node) SignHop(h http.Header) {
+	if n.hopProof == "" {
+		return
+	}
+	h.Set(HeaderHop, n.opts.ID)
+	h.Set(HeaderHopAuth, n.hopProof)
 }
 
 // maxForwardBody bounds a forwarded request's body, which is held in

@@ -92,6 +92,7 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool string, args json.RawMessage, in *CallInput, onProgress func(Progress)) (res *mcp.CallToolResult, err error) {
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.Meta, params.InputResponses, params.RequestState = in.relay(cs, nil)
+	params.Meta = c.relayMeta(ctx, cs, params.Meta)
 	// A 2026-07-28 server has no session to keep a log level in: the level
 	// the gateway's clients asked for goes with each request.
 	c.mu.Lock()

@@ -110,6 +110,14 @@ type serverConn struct {
 	// session ends and waits in needs_auth or auth_error for a sign-in.
 	authLost chan error
 
+	// place is where a singleton server runs (singleton.go); nil for
+	// every other server. sessionRole (under mu) is the role the current
+	// session was made for; relayc the HTTP client of relay sessions.
+	place       *placement
+	sessionRole role
+	relayOnce   sync.Once
+	relayc      *http.Client
+
 	// Per-principal sessions (oauth.go): a parent holds kids; a child has
 	// its parent and the principal whose credential it sends.
 	parent    *serverConn
@@ -135,6 +143,9 @@ func (c *serverConn) closeIdleHTTP() {
 	if c.httpc != nil {
 		c.httpc.CloseIdleConnections()
 	}
+	if c.relayc != nil {
+		c.relayc.CloseIdleConnections()
+	}
 }
 
 func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn {
@@ -159,6 +170,10 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		Transport: s.Transport,
 		State:     StateStopped,
 		Since:     time.Now(),
+	}
+	if singleton(&s, opts) {
+		c.place = newPlacement(s.Name, opts.Replica)
+		c.status.Placement = config.PlacementSingleton
 	}
 	if !s.Enabled {
 		c.status.State = StateDisabled
@@ -235,6 +250,14 @@ func (c *serverConn) run(ctx context.Context) {
 		c.runParent(ctx)
 		return
 	}
+	if c.place != nil {
+		// The lock is released only after the loop below has stopped
+		// the server, so that two replicas never run it at once.
+		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		placed := make(chan struct{})
+		go func() { defer close(placed); c.runPlacement(pctx) }()
+		defer func() { cancel(); <-placed }()
+	}
 	attempt := 0
 	failures := failureLog{logger: c.logger}
 	defer failures.flush()
@@ -276,6 +299,12 @@ func (c *serverConn) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				c.setState(StateStopped, nil)
 				return
+			}
+			if errors.Is(err, errPlacementMoved) {
+				// Not a failure: connect again at once, where it runs now.
+				attempt = 0
+				failures.reset()
+				continue
 			}
 			if errors.Is(err, errRestartAsked) {
 				c.logger.Info("server restarted on request")
@@ -338,6 +367,10 @@ func (c *serverConn) run(ctx context.Context) {
 		case <-c.restart:
 			t.Stop()
 			c.logger.Info("server restarted on request before its backoff ended")
+			attempt = 0
+		case <-c.placeChanged():
+			// A singleton's holder changed: try where it runs now.
+			t.Stop()
 			attempt = 0
 		}
 		c.mu.Lock()
@@ -539,10 +572,27 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 	if c.opts.Store != nil {
 		spec.Cache = storeEraCache{c.opts.Store}
 	}
-	stderr = c.sessionTransport(&spec, &last)
-	if stderr != nil {
-		c.stderr.Store(stderr)
+	r := role{holder: true}
+	if c.place != nil {
+		var err error
+		if r, err = c.awaitRole(dctx); err != nil {
+			return nil, nil, nil, err
+		}
 	}
+	if r.holder {
+		stderr = c.sessionTransport(&spec, &last)
+		if stderr != nil {
+			c.stderr.Store(stderr)
+		}
+	} else {
+		mode = negotiate.ModeLegacy
+		if err := c.relaySpec(dctx, &spec, r.on); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	c.mu.Lock()
+	c.sessionRole = r
+	c.mu.Unlock()
 	res, err := negotiate.Connect(dctx, spec)
 	if err != nil {
 		what := "negotiating the protocol version"
@@ -594,8 +644,17 @@ func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd
 		s.Capabilities = ir.Capabilities
 		s.Instructions = ir.Instructions
 		s.LastError = ""
+		s.RunsOn = ""
 		if cmd != nil && cmd.Process != nil {
 			s.PID = cmd.Process.Pid
+		}
+		if c.place != nil {
+			r := c.sessionRole // setState holds mu
+			if r.holder {
+				s.RunsOn = r.on
+			} else {
+				relayStatus(s, ir, r.on)
+			}
 		}
 	})
 	st := c.snapshot()
@@ -645,6 +704,14 @@ func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec
 			cause = fmt.Errorf("session ended: %w", err)
 		case <-c.restart:
 			cause = errRestartAsked
+		case <-c.placeChanged():
+			c.mu.Lock()
+			was := c.sessionRole
+			c.mu.Unlock()
+			if now := c.place.get(); now != was {
+				c.logger.Info("singleton server moves", "ran_here", was.holder, "on", was.on, "runs_here", now.holder, "now_on", now.on)
+				cause = errPlacementMoved
+			}
 		case err := <-c.authLost:
 			cause = err
 		case <-c.authChanged:

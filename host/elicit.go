@@ -200,6 +200,10 @@ type inflightCall struct {
 	ctx       context.Context // the call's; an answer never outlives it
 	elicit    elicitFunc
 	asks      *callAsks
+	// passBack, set on a call the singleton relay makes for another
+	// replica, puts the server's questions to that replica as they came
+	// (singleton.go): it checks, asks and records them for its own call.
+	passBack func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
 }
 
 // answerElicitation checks a server's elicitation request, asks the
@@ -207,6 +211,13 @@ type inflightCall struct {
 // mcphost refuses is an *elicitRefusal; the result is otherwise the
 // answer to send (a decline when nobody can answer).
 func (h *Host) answerElicitation(ctx context.Context, call *inflightCall, round int, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if call.passBack != nil && p != nil {
+		res, err := call.passBack(ctx, p)
+		if err != nil {
+			return declined("the replica that made the call did not answer: " + err.Error()), nil
+		}
+		return res, nil
+	}
 	rec := InputAsk{Round: round, Kind: "elicitation"}
 	if p != nil {
 		rec.Mode, rec.Message = p.Mode, truncate(p.Message, 512)

@@ -330,19 +330,25 @@ func (h *Host) GatewaySubscribe(ctx context.Context, c Caller, server, uri strin
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
+	return conn.subscribe(ctx, cs, uri)
+}
+
+// subscribe counts one subscription to uri; the first is made on the
+// server's session cs.
+func (c *serverConn) subscribe(ctx context.Context, cs *mcp.ClientSession, uri string) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
 	defer cancel()
-	conn.subsMu.Lock()
-	defer conn.subsMu.Unlock()
-	if conn.subs[uri] == 0 {
+	c.subsMu.Lock()
+	defer c.subsMu.Unlock()
+	if c.subs[uri] == 0 {
 		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 			return err
 		}
 	}
-	if conn.subs == nil {
-		conn.subs = map[string]int{}
+	if c.subs == nil {
+		c.subs = map[string]int{}
 	}
-	conn.subs[uri]++
+	c.subs[uri]++
 	return nil
 }
 

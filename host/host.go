@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/cache"
+	"github.com/mcphost/mcphost/cluster"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/oauth"
@@ -73,6 +74,11 @@ type Options struct {
 	// /readyz and in the refusal of calls while draining; "" for a host
 	// that is no daemon.
 	Replica string
+	// Cluster is the daemon's cluster node (its replica id, directory and
+	// hop signature); with a shared store, the servers with placement =
+	// "singleton" run on one replica and are relayed to by the others
+	// (singleton.go). nil: a single node.
+	Cluster *cluster.Node
 	// ShutdownGrace is how long Serve lets running calls finish once its
 	// context ends (default DefaultShutdownGrace).
 	ShutdownGrace time.Duration
@@ -141,6 +147,7 @@ type Host struct {
 
 	appLimits appLimits    // per-App limits of App requests (appgate.go)
 	compactor appCompactor // background App compaction (appcompact.go)
+	relays    relays       // the singleton servers' relays (singleton.go)
 	fanin     fanIn        // events across replicas (fanin.go)
 
 	resourceWatch listeners[func(context.Context, string, string)] // resources/updated for the gateway (WatchResourceUpdates)

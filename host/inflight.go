@@ -65,7 +65,10 @@ func (f *inflightCalls) attribute() (*inflightCall, string) {
 // is declined, with the reason logged and in the decline's _meta; one
 // mcphost refuses (its schema or URL) is a JSON-RPC error with the reason.
 func (c *serverConn) legacyElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	call, why := c.inflight.attribute()
+	call, why := c.relayedCall(req.Params), ""
+	if call == nil {
+		call, why = c.inflight.attribute()
+	}
 	if call == nil {
 		c.logger.Warn("elicitation declined", "reason", why)
 		return declined(why), nil

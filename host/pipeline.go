@@ -370,6 +370,9 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *call
 	inflight := &inflightCall{principal: req.Principal.Name, sessionID: req.SessionID, callID: callID,
 		server: req.Server, tool: req.Tool, ctx: cctx, elicit: d.elicit, asks: &callAsks{}}
 	removeInflight := c.inflight.add(inflight)
+	if c.place != nil {
+		cctx = context.WithValue(cctx, relayCallKey{}, inflight)
+	}
 	// A gateway client's call to a per-client server goes on the client's
 	// own upstream session (perclient.go).
 	callCS := cs

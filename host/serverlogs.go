@@ -72,6 +72,10 @@ func (h *Host) ServerLogs(name string) (ServerLogs, error) {
 // errRestartAsked ends a session that RestartServer asked to replace.
 var errRestartAsked = errors.New("restart requested")
 
+// errPlacementMoved ends a singleton server's session when the replica
+// that runs it changed (singleton.go).
+var errPlacementMoved = errors.New("the singleton server moved to another replica")
+
 // ErrServerDisabled is the answer to restarting a server whose block has
 // enabled = false.
 var ErrServerDisabled = errors.New("the server is disabled (enabled = false in its block)")

@@ -88,6 +88,12 @@ type ServerStatus struct {
 	LastError string `json:"lastError,omitempty"`
 	// PID is the process id of a running stdio server (0 otherwise).
 	PID int `json:"pid,omitempty"`
+	// Placement is "singleton" for a server that one replica of a
+	// cluster runs for all (placement = "singleton"), and RunsOn that
+	// replica's id once known (this one's, or the one this replica relays
+	// to); both empty otherwise.
+	Placement string `json:"placement,omitempty"`
+	RunsOn    string `json:"runsOn,omitempty"`
 	// Restarts counts reconnects after the first attempt.
 	Restarts int `json:"restarts"`
 	// Since is when the server entered State.

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcphost/mcphost/cluster"
@@ -100,6 +102,26 @@ func newReplica(rf replicaFlags, id string, ln net.Listener, dir cluster.Directo
 		return nil, nil, err
 	}
 	return node, sealKey, nil
+}
+
+// mountRelay serves host.RelayPath, where the other replicas reach the
+// singleton servers this one runs, ahead of rest: behind the node's
+// front, which verifies their hop headers (the relay refuses a request
+// without them), and outside the JSON API's Host and Origin checks, since
+// replicas call each other by their advertised addresses. A single node
+// has no relay.
+func mountRelay(node *cluster.Node, h *host.Host, rest http.Handler) http.Handler {
+	if !node.Clustered() {
+		return rest
+	}
+	relay := node.Handler(h.RelayHandler(), func(*http.Request) bool { return false })
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, host.RelayPath) {
+			relay.ServeHTTP(w, r)
+			return
+		}
+		rest.ServeHTTP(w, r)
+	})
 }
 
 // defaultAdvertise is http://<bound address>; an unspecified address

@@ -160,6 +160,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		PluginCacheDir: host.PluginCacheDirFor(cfg, logger),
 		AppCompaction:  host.AppCompaction{After: cfg.AppCompactAfter, SessionBytes: cfg.AppCompactSessionBytes},
 		Replica:        node.ID(),
+		Cluster:        node,
 		ShutdownGrace:  *rf.grace,
 	})
 	if err != nil {
@@ -195,7 +196,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	api := httpapi.New(h, apiOpts)
 	gw := gateway.New(h, gateway.Options{Logger: logger, Version: version(), Cluster: node, SealKey: sealKey})
 	defer gw.Close()
-	handler := gateway.Mount(gw, api)
+	handler := mountRelay(node, h, gateway.Mount(gw, api))
 	// The servers outlive the signal: calls still running when SIGINT or
 	// SIGTERM arrives get Serve's grace period on live sessions, and Close
 	// stops the servers after it.

@@ -42,6 +42,13 @@ const (
 	SessionPerClient = "per_client" // an upstream session per legacy gateway client
 )
 
+// Values of the per-server `placement` setting: where the server runs when
+// several replicas share a PostgreSQL store (one daemon: always here).
+const (
+	PlacementReplica   = "replica"   // default: every replica runs it
+	PlacementSingleton = "singleton" // one replica runs it, the others forward to it
+)
+
 // Bounds of the App resource settings.
 const (
 	DefaultAppResourceMaxBytes = 1 << 20
@@ -223,6 +230,11 @@ type Server struct {
 	// MaxClientSessions is `max_client_sessions`: the cap on per-client
 	// upstream sessions of this server; default DefaultMaxClientSessions.
 	MaxClientSessions int
+	// Placement is `placement`: PlacementReplica (default: every replica
+	// of a cluster runs the server) or PlacementSingleton (only the
+	// replica that holds the server's lock runs it; the others reach it
+	// through that replica). A daemon with no cluster runs it either way.
+	Placement string
 
 	// What this server's Apps may ask the WebShell for; each false (denied)
 	// by default. The host's App gate (host.appGate) reads them.

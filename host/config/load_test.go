@@ -127,6 +127,7 @@ func TestLoadFileValues(t *testing.T) {
 				RestartBackoffMax: DefaultRestartBackoffMax,
 				SessionMode:       SessionShared,
 				MaxClientSessions: DefaultMaxClientSessions,
+				Placement:         PlacementReplica,
 				Enabled:           true,
 			},
 			{
@@ -142,6 +143,7 @@ func TestLoadFileValues(t *testing.T) {
 				RestartBackoffMax: DefaultRestartBackoffMax,
 				SessionMode:       SessionShared,
 				MaxClientSessions: DefaultMaxClientSessions,
+				Placement:         PlacementReplica,
 				Enabled:           false,
 			},
 			{
@@ -157,6 +159,7 @@ func TestLoadFileValues(t *testing.T) {
 				RestartBackoffMax: DefaultRestartBackoffMax,
 				SessionMode:       SessionShared,
 				MaxClientSessions: DefaultMaxClientSessions,
+				Placement:         PlacementReplica,
 				Enabled:           true,
 			},
 			{
@@ -171,6 +174,7 @@ func TestLoadFileValues(t *testing.T) {
 				RestartBackoffMax: DefaultRestartBackoffMax,
 				SessionMode:       SessionShared,
 				MaxClientSessions: DefaultMaxClientSessions,
+				Placement:         PlacementReplica,
 				Enabled:           true,
 			},
 		},
@@ -354,6 +358,7 @@ func TestDefault(t *testing.T) {
 			RestartBackoffMax: DefaultRestartBackoffMax,
 			SessionMode:       SessionShared,
 			MaxClientSessions: DefaultMaxClientSessions,
+			Placement:         PlacementReplica,
 			Enabled:           true,
 		}},
 		Policies: []Policy{{

@@ -183,6 +183,11 @@ type serverBlock struct {
 	MaxClientSessions      hcl.Expression `hcl:"max_client_sessions,optional"`
 	MaxClientSessionsRange hcl.Range      `hcl:"max_client_sessions,attr_value_range"`
 
+	// placement: "replica" (default) | "singleton": with several replicas,
+	// run the server on one of them and forward to it from the others.
+	Placement      hcl.Expression `hcl:"placement,optional"`
+	PlacementRange hcl.Range      `hcl:"placement,attr_value_range"`
+
 	// enabled: false keeps the block but does not start the server.
 	Enabled hcl.Expression `hcl:"enabled,optional"`
 }

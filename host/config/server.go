@@ -358,6 +358,36 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 	}
 
+	s.Placement = PlacementReplica
+	if v, st := l.evalString(b.Placement, "placement"); st == valid {
+		switch {
+		case v != PlacementReplica && v != PlacementSingleton:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid placement",
+				Detail: fmt.Sprintf("The placement %s is not known. Use %q (the default: every replica of a cluster runs the server) or %q (one replica runs it and the others forward its calls, lists and reads to that one: for a server that keeps state, such as a stdio process).",
+					quoted(b.Placement, v), PlacementReplica, PlacementSingleton),
+				Subject: b.PlacementRange.Ptr(),
+			})
+		case v == PlacementSingleton && s.SessionMode == SessionPerClient:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "placement = \"singleton\" with session_mode = \"per_client\"",
+				Detail:   fmt.Sprintf("Server %q asks for upstream sessions per gateway client, which live on the replica of that client; a singleton has one session on one replica. Use one of the two.", b.Name),
+				Subject:  b.PlacementRange.Ptr(),
+			})
+		case v == PlacementSingleton && s.Auth != nil && s.Auth.Tokens == TokensPrincipal:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "placement = \"singleton\" with tokens per principal",
+				Detail:   fmt.Sprintf("Server %q signs each principal in with a session of its own, on whichever replica the principal uses; a singleton has one session on one replica. Set tokens = %q in its auth block, or leave placement out.", b.Name, TokensShared),
+				Subject:  b.PlacementRange.Ptr(),
+			})
+		default:
+			s.Placement = v
+		}
+	}
+
 	if enabled, st := l.evalBool(b.Enabled, "enabled"); st == valid {
 		s.Enabled = enabled
 	}

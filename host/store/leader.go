@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -100,6 +102,9 @@ func (s *Store) TryLead(ctx context.Context, job string) (lead *Lease, ok bool, 
 	// A plain dial: the committer's connections count round trips, a
 	// lease's must not.
 	cfg.DialFunc = (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext
+	// The lock's holder is found by its session's application_name
+	// (Store.Leader).
+	cfg.RuntimeParams["application_name"] = leaseAppName(s.replica)
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, false, scrub(fmt.Errorf("store: lead %q: postgres %s: %w", job, s.pg.name, err), s.pg.secrets)
@@ -120,6 +125,47 @@ func (s *Store) TryLead(ctx context.Context, job string) (lead *Lease, ok bool, 
 	}
 	go l.watch(wctx)
 	return l, true, nil
+}
+
+// leaseAppPrefix starts the application_name of a lease's connection; the
+// replica id follows.
+const leaseAppPrefix = "mcphost lease "
+
+func leaseAppName(replica string) string { return leaseAppPrefix + replica }
+
+// Leader returns the replica that leads job now: the one whose lease
+// connection holds job's advisory lock (PostgreSQL), read from pg_locks
+// and pg_stat_activity, so it is never a stale record: a holder that died
+// stops being named as soon as the server has noticed. ok is false when
+// nobody leads job. On SQLite the store's own replica always leads.
+// Replicas must connect as the same database role (or one that may read
+// the others' pg_stat_activity rows, pg_read_all_stats).
+func (s *Store) Leader(ctx context.Context, job string) (replica string, ok bool, err error) {
+	if s.pg == nil {
+		return s.replica, true, nil
+	}
+	// pg_try_advisory_lock(bigint) keeps the key's high half in classid
+	// and its low half in objid, with objsubid 1; hashtext is an int4,
+	// sign-extended.
+	var name string
+	key := "mcphost:" + job
+	err = s.r.QueryRowContext(ctx, `SELECT a.application_name
+FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+	AND l.classid = ((hashtext(?)::bigint >> 32) & 4294967295)::oid
+	AND l.objid = (hashtext(?)::bigint & 4294967295)::oid
+	AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`, key, key).Scan(&name)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, scrub(fmt.Errorf("store: leader of %q: %w", job, err), s.pg.secrets)
+	}
+	replica, ok = strings.CutPrefix(name, leaseAppPrefix)
+	if !ok || replica == "" {
+		return "", false, fmt.Errorf("store: leader of %q: the lock is held by a session that is no mcphost lease (application_name %q)", job, name)
+	}
+	return replica, true, nil
 }
 
 // watch waits on the lease's connection until it ends or the lease is

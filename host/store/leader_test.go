@@ -33,8 +33,18 @@ func waitLead(t *testing.T, s *Store, job string) *Lease {
 
 func TestTryLeadOneLeaderAcrossStores(t *testing.T) {
 	dsn := pgtest.Shared(t).NewDatabase(t)
-	a := mustOpenPostgres(t, dsn, Options{})
-	b := mustOpenPostgres(t, dsn, Options{})
+	a := mustOpenPostgres(t, dsn, Options{Replica: "a"})
+	b := mustOpenPostgres(t, dsn, Options{Replica: "b"})
+	leader := func(job, want string) {
+		t.Helper()
+		for _, s := range []*Store{a, b} {
+			got, ok, err := s.Leader(t.Context(), job)
+			if err != nil || got != want || ok != (want != "") {
+				t.Fatalf("Leader(%q) from replica %s: %q %v %v, want %q", job, s.replica, got, ok, err, want)
+			}
+		}
+	}
+	leader("compact", "")
 
 	la, ok, err := a.TryLead(t.Context(), "compact")
 	if err != nil || !ok {
@@ -50,7 +60,10 @@ func TestTryLeadOneLeaderAcrossStores(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("another job: %v %v, want the lead", ok, err)
 	}
+	leader("compact", "a")
+	leader("other-job", "b")
 	lo.Release()
+	leader("other-job", "")
 
 	// Release hands it over.
 	la.Release()
@@ -60,6 +73,7 @@ func TestTryLeadOneLeaderAcrossStores(t *testing.T) {
 		t.Fatal("Lost is open after Release")
 	}
 	lb := waitLead(t, b, "compact")
+	leader("compact", "b")
 
 	// Killing the leader's lock connection loses the lease (its holder is
 	// told) and frees the lock for the other store.
@@ -77,6 +91,7 @@ func TestTryLeadOneLeaderAcrossStores(t *testing.T) {
 		t.Fatal("the lease was not lost after its connection was terminated")
 	}
 	la = waitLead(t, a, "compact")
+	leader("compact", "a")
 
 	// Closing the leader's store frees it too.
 	if err := a.Close(); err != nil {
@@ -98,5 +113,8 @@ func TestTryLeadSQLiteAlwaysLeads(t *testing.T) {
 			t.Fatalf("TryLead on SQLite: %v %v, want the lead (one node)", ok, err)
 		}
 		defer l.Release()
+	}
+	if got, ok, err := s.Leader(t.Context(), "compact"); err != nil || !ok || got != s.replica {
+		t.Fatalf("Leader on SQLite: %q %v %v, want the store's own replica", got, ok, err)
 	}
 }

@@ -31,6 +31,8 @@
 //	multi         an elicitation and roots/list in one round (modern) or in turn
 //	roots_changed how many notifications/roots/list_changed arrived
 //	pid           the server's process id
+//	count         how many times count was called in this process (its state)
+//	progress      three progress notifications, then "progressed"
 //
 // A legacy "error: …" is the JSON-RPC error the client answered with; a
 // decline's reason (mcphost's _meta io.mcphost/declineReason) is appended
@@ -68,8 +70,9 @@ func main() {
 	}
 }
 
-// rootsChanged counts notifications/roots/list_changed.
-var rootsChanged atomic.Int64
+// rootsChanged counts notifications/roots/list_changed, and counted the
+// calls of count.
+var rootsChanged, counted atomic.Int64
 
 type tool struct {
 	desc string
@@ -161,6 +164,19 @@ var tools = map[string]tool{
 	}},
 	"roots_changed": {"Counts the client's roots/list_changed notifications.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text(strconv.FormatInt(rootsChanged.Load(), 10)), nil
+	}},
+	"count": {"Counts its calls in this process.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(strconv.FormatInt(counted.Add(1), 10)), nil
+	}},
+	"progress": {"Reports progress three times.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			for i := 1; i <= 3; i++ {
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d", i)}); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return text("progressed"), nil
 	}},
 	"pid": {"Returns the server's process id.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text(strconv.Itoa(os.Getpid())), nil

@@ -1,0 +1,691 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/cluster"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/negotiate"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Singleton placement (placement = "singleton", for a server that keeps
+// state: a stdio process, a session-bound remote server). When replicas
+// share a PostgreSQL store, one of them runs the server: the holder of the
+// advisory lock "server:NAME" (store.TryLead). Every other replica
+// connects its serverConn, instead of to the server, to the holder's
+// relay (RelayPath + NAME): a 2025-11-25 Streamable HTTP session whose
+// requests the holder passes to its own session of the server, unchanged
+// and outside the pipeline. Everything above the connection stays the
+// same on every replica: catalog, policies, plugins, transcript, Apps and
+// questions are those of the replica that took the call.
+//
+// What the server asks during a relayed call comes back the same way: the
+// holder puts its elicitation/create (a 2025-11-25 server's, or a
+// 2026-07-28 server's input_required round) to the relay session, tagged
+// with the caller's call, and the calling replica answers it for that
+// call as it would for a server of its own. Progress, log messages,
+// resources/updated and list changes are relayed too.
+//
+// The holder is found in PostgreSQL (store.Leader: who holds the lock,
+// never a stale record). When the lock moves (the holder drained, died,
+// or lost its database connection), the holder stops the server before
+// it lets go, another replica takes the lock within singletonRetry and
+// starts it, and the others connect to the new holder: the server's state
+// is that of a fresh process, as after any restart.
+
+// RelayPath is where a replica serves its singleton servers to the other
+// replicas: RelayPath + the server's name. Only a request whose hop
+// headers verify (cluster.FromReplica) is served.
+const RelayPath = "/_cluster/singleton/"
+
+// singletonRetry is how often a replica that does not run a singleton
+// server asks whether it can (and which replica does): the bound, once
+// PostgreSQL has freed a dead holder's lock, on how long the server is
+// away.
+const singletonRetry = 2 * time.Second
+
+// Metadata on the relay, between replicas only.
+const (
+	// metaRelayCall names the calling replica's call (its inflight
+	// sequence number) on a relayed tools/call and on the elicitation the
+	// holder relays back for it.
+	metaRelayCall = "mcphost.dev/relay-call"
+	// metaRelayPrincipal is the principal of a relayed call, for the
+	// holder's attribution of a 2025-11-25 server's requests.
+	metaRelayPrincipal = "mcphost.dev/relay-principal"
+	// metaRelayEra and metaRelayReplica tell the calling replica, in the
+	// relay's initialize result, the era of the holder's session and the
+	// holder's id.
+	metaRelayEra     = "mcphost.dev/era"
+	metaRelayReplica = "mcphost.dev/replica"
+)
+
+// role is where a singleton server runs, as this replica sees it.
+type role struct {
+	// holder: this replica runs it. Otherwise on names the replica that
+	// does ("" while nobody is known to).
+	holder bool
+	on     string
+}
+
+// placement is a singleton serverConn's view of who runs it.
+type placement struct {
+	job     string // the lock's name
+	self    string
+	retry   time.Duration
+	mu      sync.Mutex
+	cur     role
+	changed chan struct{} // signalled on every change
+}
+
+func newPlacement(server, self string) *placement {
+	return &placement{job: "server:" + server, self: self, retry: singletonRetry, changed: make(chan struct{}, 1)}
+}
+
+func (p *placement) get() role {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cur
+}
+
+func (p *placement) set(r role) {
+	p.mu.Lock()
+	same := p.cur == r
+	p.cur = r
+	p.mu.Unlock()
+	if !same {
+		select {
+		case p.changed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// placeChanged is the channel a singleton's supervisor hears placement
+// changes on; nil (never ready) for every other server.
+func (c *serverConn) placeChanged() <-chan struct{} {
+	if c.place == nil {
+		return nil
+	}
+	return c.place.changed
+}
+
+// singleton reports whether the server runs on one replica of a cluster:
+// placement = "singleton" on a host whose store is shared and that knows
+// its cluster node. Anywhere else the server runs here, as any other.
+func singleton(s *config.Server, opts *Options) bool {
+	return s.Placement == config.PlacementSingleton && opts.Cluster.Clustered() && opts.Store != nil && opts.Store.Shared()
+}
+
+// runPlacement keeps c.place true until ctx ends: it tries to take the
+// server's lock every retry; while it holds it, this replica runs the
+// server; otherwise it reads which replica holds it. A lost lock ends
+// this replica's session of the server (serve hears the change) before
+// the lock is tried again. On return the lock is released: the caller
+// ends ctx only after the supervisor has stopped the server.
+func (c *serverConn) runPlacement(ctx context.Context) {
+	p, st := c.place, c.opts.Store
+	t := time.NewTimer(0)
+	defer t.Stop()
+	var unsure failureLog
+	unsure.logger = c.logger
+	defer unsure.flush()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		lease, ok, err := st.TryLead(ctx, p.job)
+		switch {
+		case err != nil:
+			// The store is away: a replica that relays keeps its relay
+			// session, which needs no database, and one that runs the
+			// server has lost the lock with its connection anyway.
+			if ctx.Err() == nil {
+				unsure.failed("cannot ask the store which replica runs a singleton server; trying again", err, "retry", p.retry)
+			}
+		case ok:
+			unsure.reset()
+			c.logger.Info("this replica runs the singleton server")
+			p.set(role{holder: true, on: p.self})
+			select {
+			case <-lease.Lost():
+				if ctx.Err() == nil {
+					c.logger.Warn("lost the lock of a singleton server (its database connection ended); the server stops here, and a replica that takes the lock starts it")
+					p.set(role{})
+				}
+			case <-ctx.Done():
+			}
+			lease.Release()
+			if ctx.Err() != nil {
+				return
+			}
+		default:
+			on, found, err := st.Leader(ctx, p.job)
+			switch {
+			case err != nil:
+				if ctx.Err() == nil {
+					unsure.failed("cannot read which replica runs a singleton server; trying again", err, "retry", p.retry)
+				}
+			case found && on != p.self:
+				unsure.reset()
+				if p.get().on != on {
+					c.logger.Info("the singleton server runs on another replica; this one relays to it", "on", on)
+				}
+				p.set(role{on: on})
+			}
+		}
+		t.Reset(p.retry)
+	}
+}
+
+// awaitRole returns where the server runs once that is known, or an error
+// when ctx ends first.
+func (c *serverConn) awaitRole(ctx context.Context) (role, error) {
+	for {
+		r := c.place.get()
+		if r.holder || r.on != "" {
+			return r, nil
+		}
+		select {
+		case <-ctx.Done():
+			return role{}, fmt.Errorf("no replica runs this singleton server yet (placement = %q): waiting for one to take its lock", config.PlacementSingleton)
+		case <-c.place.changed:
+			// Put the signal back for the supervisor: a role that came
+			// now is news to it too.
+			select {
+			case c.place.changed <- struct{}{}:
+			default:
+			}
+			if r := c.place.get(); r.holder || r.on != "" {
+				return r, nil
+			}
+			time.Sleep(10 * time.Millisecond) // the signal was for an unknown role; wait for the next
+		}
+	}
+}
+
+// relaySpec points spec at the relay of the replica on, which runs the
+// server: a 2025-11-25 Streamable HTTP session, pinned, through the
+// node's signed client. It fails when that replica is gone from the
+// directory or cannot be read.
+func (c *serverConn) relaySpec(ctx context.Context, spec *negotiate.Spec, on string) error {
+	node := c.opts.Cluster
+	rep, ok, err := node.Lookup(ctx, on)
+	switch {
+	case err != nil:
+		return fmt.Errorf("cannot read the directory of replicas to reach replica %s, which runs this singleton server: %w", on, err)
+	case !ok:
+		return fmt.Errorf("replica %s, which holds this singleton server's lock, is gone from the directory of replicas; waiting for the lock to move", on)
+	}
+	spec.Mode = negotiate.ModeLegacy
+	spec.Transport = config.TransportStreamableHTTP
+	spec.URL = strings.TrimSuffix(rep.Addr, "/") + RelayPath + url.PathEscape(c.cfg.Name)
+	spec.HTTPClient = c.relayClient()
+	spec.Cache, spec.CacheKey = nil, ""
+	spec.WrapTransport = nil // the relay is a replica's go-sdk server
+	return nil
+}
+
+// relayClient is the HTTP client of the relay sessions: no overall
+// timeout (event streams), the hop headers on every request.
+func (c *serverConn) relayClient() *http.Client {
+	c.relayOnce.Do(func() {
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		base.Proxy = nil // replicas talk directly
+		c.relayc = &http.Client{Transport: hopSigner{base: base, node: c.opts.Cluster}}
+	})
+	return c.relayc
+}
+
+type hopSigner struct {
+	base http.RoundTripper
+	node *cluster.Node
+}
+
+func (s hopSigner) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	s.node.SignHop(r.Header)
+	return s.base.RoundTrip(r)
+}
+
+// relayCallKey carries a call's inflight record down to callTool, which
+// names it on a relayed tools/call (metaRelayCall).
+type relayCallKey struct{}
+
+// relayMeta adds to a tools/call's _meta what the holder needs of a
+// relayed call (its call and principal), when cs is a relay session.
+func (c *serverConn) relayMeta(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta) mcp.Meta {
+	if c.place == nil {
+		return meta
+	}
+	c.mu.Lock()
+	relayed := c.session == cs && !c.sessionRole.holder
+	c.mu.Unlock()
+	call, ok := ctx.Value(relayCallKey{}).(*inflightCall)
+	if !relayed || !ok {
+		return meta
+	}
+	out := make(mcp.Meta, len(meta)+2)
+	for k, v := range meta {
+		out[k] = v
+	}
+	out[metaRelayCall] = strconv.FormatUint(call.seq, 10)
+	out[metaRelayPrincipal] = call.principal
+	return out
+}
+
+// relayedCall returns the call a relayed elicitation names (metaRelayCall)
+// on a replica that relays this server; nil when it names none.
+func (c *serverConn) relayedCall(p *mcp.ElicitParams) *inflightCall {
+	if c.place == nil || p == nil {
+		return nil
+	}
+	s, _ := p.Meta[metaRelayCall].(string)
+	seq, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return nil
+	}
+	c.inflight.mu.Lock()
+	defer c.inflight.mu.Unlock()
+	return c.inflight.calls[seq]
+}
+
+// relayStatus fills in the status of a session on the relay: the era of
+// the holder's own session and where the server runs.
+func relayStatus(s *ServerStatus, ir *mcp.InitializeResult, on string) {
+	if era, _ := ir.Meta[metaRelayEra].(string); era != "" {
+		s.Era = era
+	}
+	s.Evidence = "relayed: the singleton server runs on replica " + on
+	s.RunsOn = on
+}
+
+// RelayHandler serves the singleton servers this replica runs to the
+// other replicas (RelayPath + NAME). It answers 403 to a request that did
+// not come from a replica, 404 for a server that is no singleton here,
+// and 503 while another replica runs it (the caller looks again).
+func (h *Host) RelayHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		from, ok := cluster.FromReplica(r)
+		if !ok {
+			http.Error(w, "the singleton relay is for mcphost replicas only", http.StatusForbidden)
+			return
+		}
+		name, err := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), RelayPath))
+		if err != nil {
+			http.Error(w, "bad server name", http.StatusNotFound)
+			return
+		}
+		c, err := h.gen().conn(name)
+		if err != nil || c.place == nil {
+			http.Error(w, fmt.Sprintf("replica %s has no singleton server %q", h.opts.Replica, name), http.StatusNotFound)
+			return
+		}
+		if !c.place.get().holder {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, fmt.Sprintf("replica %s does not run singleton server %q now", h.opts.Replica, name), http.StatusServiceUnavailable)
+			return
+		}
+		h.relay(name).serve(w, r, from)
+	})
+}
+
+// relays are the relay servers of the host's singleton servers, one per
+// name, made on first use and kept for the host's life.
+type relays struct {
+	mu sync.Mutex
+	m  map[string]*relay
+}
+
+func (h *Host) relay(name string) *relay {
+	h.relays.mu.Lock()
+	defer h.relays.mu.Unlock()
+	if rl := h.relays.m[name]; rl != nil {
+		return rl
+	}
+	if h.relays.m == nil {
+		h.relays.m = map[string]*relay{}
+	}
+	rl := newRelay(h, name)
+	h.relays.m[name] = rl
+	return rl
+}
+
+// relay is one singleton server's go-sdk server for the other replicas.
+type relay struct {
+	h       *Host
+	name    string
+	srv     *mcp.Server
+	handler http.Handler
+
+	mu   sync.Mutex
+	from map[*mcp.ServerSession]string // session → the replica it serves
+}
+
+func newRelay(h *Host, name string) *relay {
+	rl := &relay{h: h, name: name, from: map[*mcp.ServerSession]string{}}
+	rl.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost-relay", Version: h.opts.Version}, &mcp.ServerOptions{
+		// The holder's session has what it has; the relay says all lists
+		// may change (it tells when the holder's catalog does).
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Logging:     &mcp.LoggingCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			c, cs, _, err := rl.upstream()
+			if err != nil {
+				return err
+			}
+			return c.subscribe(ctx, cs, req.Params.URI)
+		},
+		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+			return h.GatewayUnsubscribe(ctx, name, req.Params.URI)
+		},
+		GetSessionID: h.opts.Cluster.SessionID,
+	})
+	rl.srv.AddReceivingMiddleware(rl.methods)
+	rl.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return rl.srv }, &mcp.StreamableHTTPOptions{})
+	go rl.watch()
+	return rl
+}
+
+// serve serves one request of replica from; a new session replaces the
+// replica's older ones (a replica keeps one session per server).
+func (rl *relay) serve(w http.ResponseWriter, r *http.Request, from string) {
+	rl.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), relayFromKey{}, from)))
+}
+
+type relayFromKey struct{}
+
+// upstream returns the holder's connection, session and catalog of the
+// server.
+func (rl *relay) upstream() (*serverConn, *mcp.ClientSession, *catalog, error) {
+	c, err := rl.h.gen().conn(rl.name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if c.place == nil || !c.place.get().holder {
+		return nil, nil, nil, fmt.Errorf("replica %s no longer runs singleton server %q", rl.h.opts.Replica, rl.name)
+	}
+	cs, cat, err := c.current()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("on replica %s: %w", rl.h.opts.Replica, err)
+	}
+	return c, cs, cat, nil
+}
+
+// methods answers the relay's requests from the holder's session: lists
+// from its catalog, the rest passed to the server.
+func (rl *relay) methods(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "initialize":
+			c, cs, _, err := rl.upstream()
+			if err != nil {
+				return nil, relayError(err)
+			}
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return nil, err
+			}
+			if ir, _ := res.(*mcp.InitializeResult); ir != nil {
+				up := cs.InitializeResult()
+				ir.ServerInfo, ir.Instructions = up.ServerInfo, up.Instructions
+				ir.Meta = mcp.Meta{metaRelayEra: c.era(), metaRelayReplica: rl.h.opts.Replica}
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+					if from, ok := ctx.Value(relayFromKey{}).(string); ok {
+						rl.adopt(ss, from)
+					}
+				}
+			}
+			return res, nil
+		case "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+			// go-sdk's own handling (subscriptions reach the Subscribe
+			// handlers above; the log level filters ss.Log).
+			return next(ctx, method, req)
+		}
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		c, cs, cat, err := rl.upstream()
+		if err != nil {
+			return nil, relayError(err)
+		}
+		switch r := req.(type) {
+		case *mcp.ListToolsRequest:
+			return &mcp.ListToolsResult{Tools: orEmpty(cat.tools)}, nil
+		case *mcp.ListPromptsRequest:
+			return &mcp.ListPromptsResult{Prompts: orEmpty(cat.prompts)}, nil
+		case *mcp.ListResourcesRequest:
+			return &mcp.ListResourcesResult{Resources: orEmpty(cat.resources)}, nil
+		case *mcp.ListResourceTemplatesRequest:
+			return &mcp.ListResourceTemplatesResult{ResourceTemplates: orEmpty(cat.templates)}, nil
+		case *mcp.CallToolRequest:
+			return rl.call(ctx, c, cs, r)
+		case *mcp.ReadResourceRequest:
+			res, err := cs.ReadResource(ctx, r.Params)
+			return res, relayError(err)
+		case *mcp.GetPromptRequest:
+			res, err := cs.GetPrompt(ctx, r.Params)
+			return res, relayError(err)
+		case *mcp.CompleteRequest:
+			res, err := cs.Complete(ctx, r.Params)
+			return res, relayError(err)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("the singleton relay does not pass %s", method)}
+	}
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// relayError keeps a JSON-RPC error of the server as it is (its code
+// matters to the caller) and says where anything else happened.
+func relayError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+// call passes a relayed tools/call to the holder's session: progress goes
+// back on the relay with the caller's token, and what the server asks is
+// put to the calling replica for its call (passBack), in both eras.
+func (rl *relay) call(ctx context.Context, c *serverConn, cs *mcp.ClientSession, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p := r.Params
+	ss := r.Session
+	args, err := objectArguments(p.Arguments)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	principal, _ := p.Meta[metaRelayPrincipal].(string)
+	ref, _ := p.Meta[metaRelayCall].(string)
+	var onProgress func(Progress)
+	if tok := p.GetProgressToken(); tok != nil {
+		queue := make(chan Progress, 64)
+		done := make(chan struct{})
+		defer func() { close(queue); <-done }()
+		go func() {
+			defer close(done)
+			for pr := range queue {
+				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
+			}
+		}()
+		// Called on the session's goroutine, which must not block: a
+		// caller that reads its stream too slowly loses progress, never
+		// the call.
+		onProgress = func(pr Progress) {
+			select {
+			case queue <- pr:
+			default:
+			}
+		}
+	}
+	call := &inflightCall{principal: principal, server: rl.name, tool: p.Name, ctx: ctx, asks: &callAsks{},
+		passBack: func(ctx context.Context, ep *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			fwd := *ep
+			fwd.Meta = mcp.Meta{}
+			for k, v := range ep.Meta {
+				fwd.Meta[k] = v
+			}
+			fwd.Meta[metaRelayCall] = ref
+			return ss.Elicit(ctx, &fwd)
+		}}
+	remove := c.inflight.add(call)
+	defer remove()
+	res, err := c.callTool(ctx, cs, p.Name, args, nil, onProgress)
+	if err == nil && res.NeedsInput() {
+		res, err = rl.h.answerRounds(ctx, c, cs, call, p.Name, args, res, onProgress)
+	}
+	if err != nil {
+		return nil, relayError(err)
+	}
+	return res, nil
+}
+
+// adopt records that ss serves replica from, and closes that replica's
+// older sessions of this server (a replica that reconnected left them).
+func (rl *relay) adopt(ss *mcp.ServerSession, from string) {
+	rl.mu.Lock()
+	var old []*mcp.ServerSession
+	for s, f := range rl.from {
+		if f == from && s != ss {
+			old = append(old, s)
+			delete(rl.from, s)
+		}
+	}
+	rl.from[ss] = from
+	rl.mu.Unlock()
+	for _, s := range old {
+		_ = s.Close()
+	}
+	go func() {
+		_ = ss.Wait()
+		rl.mu.Lock()
+		delete(rl.from, ss)
+		rl.mu.Unlock()
+	}()
+}
+
+// watch tells the relay's sessions what changes on the holder: a new
+// catalog (list_changed), the server's log messages and resource updates;
+// it closes every session when the holder stops running the server, and
+// those of replicas gone from the directory every minute. It runs for the
+// host's life.
+func (rl *relay) watch() {
+	h := rl.h
+	changes, stop := h.WatchChanges()
+	defer stop()
+	stopLogs := h.WatchLogs(func(server string, p *mcp.LoggingMessageParams) {
+		if server != rl.name {
+			return
+		}
+		for ss := range rl.srv.Sessions() {
+			go func() { _ = ss.Log(context.Background(), p) }()
+		}
+	})
+	defer stopLogs()
+	stopUpdates := h.WatchResourceUpdates(func(ctx context.Context, server, uri string) {
+		if server == rl.name {
+			go func() {
+				_ = rl.srv.ResourceUpdated(context.WithoutCancel(ctx), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+			}()
+		}
+	})
+	defer stopUpdates()
+	sweep := time.NewTicker(time.Minute)
+	defer sweep.Stop()
+	var last *catalog
+	for {
+		select {
+		case <-h.closed:
+			rl.closeAll()
+			return
+		case <-sweep.C:
+			rl.sweep()
+			continue
+		case <-changes:
+		}
+		c, err := h.gen().conn(rl.name)
+		if err != nil || c.place == nil || !c.place.get().holder {
+			rl.closeAll()
+			last = nil
+			continue
+		}
+		c.mu.Lock()
+		cat := c.cat
+		c.mu.Unlock()
+		if cat != last && last != nil {
+			rl.listsChanged()
+		}
+		last = cat
+	}
+}
+
+// sentinel is the name of the tool, prompt and resource the relay adds
+// and removes to make go-sdk send its list_changed notifications (it has
+// no other way to send them); its methods never list them, since the
+// lists come from the holder's catalog.
+const sentinel = "mcphost-relay-list-changed"
+
+func (rl *relay) listsChanged() {
+	rl.srv.AddTool(&mcp.Tool{Name: sentinel, InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, errors.New("not a tool")
+	})
+	rl.srv.RemoveTools(sentinel)
+	rl.srv.AddPrompt(&mcp.Prompt{Name: sentinel}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return nil, errors.New("not a prompt")
+	})
+	rl.srv.RemovePrompts(sentinel)
+	rl.srv.AddResource(&mcp.Resource{Name: sentinel, URI: "mcphost-relay:" + sentinel}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return nil, errors.New("not a resource")
+	})
+	rl.srv.RemoveResources("mcphost-relay:" + sentinel)
+}
+
+func (rl *relay) closeAll() {
+	for ss := range rl.srv.Sessions() {
+		_ = ss.Close()
+	}
+}
+
+// sweep closes the sessions of replicas that left the directory.
+func (rl *relay) sweep() {
+	rl.mu.Lock()
+	from := make(map[*mcp.ServerSession]string, len(rl.from))
+	for s, f := range rl.from {
+		from[s] = f
+	}
+	rl.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for s, f := range from {
+		if _, ok, err := rl.h.opts.Cluster.Lookup(ctx, f); err == nil && !ok {
+			_ = s.Close()
+		}
+	}
+}

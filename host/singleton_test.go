@@ -1,0 +1,240 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/cluster"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/clustertest"
+)
+
+// singletonReplica is a replica with a cluster node and an HTTP server
+// that serves its singleton relay, as mcphost serve mounts it.
+type singletonReplica struct {
+	replica
+	id   string
+	node *cluster.Node
+	base string
+}
+
+const singletonSecret = "singleton test secret, the same on every replica"
+
+// startSingletonReplica starts replica id of a cluster on dsn, with dir
+// its directory of replicas.
+func startSingletonReplica(t *testing.T, dsn, id string, dir cluster.Directory, servers ...config.Server) singletonReplica {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	node, err := cluster.New(cluster.Options{ID: id, Addr: base, Directory: dir, Secret: []byte(singletonSecret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go node.Run(ctx)
+	t.Cleanup(cancel)
+	var h *host.Host
+	var ready sync.WaitGroup
+	ready.Add(1)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ready.Wait()
+		node.Handler(h.RelayHandler(), func(*http.Request) bool { return false }).ServeHTTP(w, r)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	// The directory knows the replica before its host starts, as the
+	// daemon's first heartbeat comes before its servers are up.
+	if err := dir.PutReplica(t.Context(), cluster.Replica{ID: id, Addr: base, Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Servers: servers}
+	r := startReplica(t, dsn, id, cfg, host.Options{Replica: id, Cluster: node, Restart: true, BackoffMax: time.Second, Logger: testLogger(t)})
+	h = r.h
+	ready.Done()
+	return singletonReplica{replica: r, id: id, node: node, base: base}
+}
+
+// waitRunsOn waits until the server is ready on r, run by replica on.
+func waitRunsOn(t *testing.T, r singletonReplica, server, on string) host.ServerStatus {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st := mustStatus(t, r.h, server)
+		if st.State == host.StateReady && st.RunsOn == on {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %s: server %s is %s on %q (%s), want ready on %q", r.id, server, st.State, st.RunsOn, st.LastError, on)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a supervisor's state
+	}
+}
+
+// TestSingletonPlacement: a server with placement = "singleton" runs on
+// one of two replicas; the other relays to it, so both share one process
+// and its state. Calls made on either replica are recorded there; the
+// server's progress and questions reach the replica that made the call,
+// in both eras; when the replica that runs it stops, the other takes its
+// lock and starts it.
+func TestSingletonPlacement(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			_, dsn := clusterDB(t)
+			dir := &clustertest.Directory{}
+			srv := elicitServer(t, era.negotiation)
+			srv.Placement = config.PlacementSingleton
+			a := startSingletonReplica(t, dsn, "a", dir, srv)
+			b := startSingletonReplica(t, dsn, "b", dir, srv)
+
+			// a started first and took the lock; b relays to it.
+			stA := waitRunsOn(t, a, "ask", "a")
+			stB := waitRunsOn(t, b, "ask", "a")
+			if stA.PID == 0 || stB.PID != 0 || stA.Placement != "singleton" || stB.Placement != "singleton" {
+				t.Fatalf("a: pid %d placement %q; b: pid %d placement %q; want one process, on a", stA.PID, stA.Placement, stB.PID, stB.Placement)
+			}
+			if stB.Era != era.era || stA.Era != era.era {
+				t.Errorf("era on a %q, on b %q, want %q on both", stA.Era, stB.Era, era.era)
+			}
+			if stB.Tools != stA.Tools || stB.Tools == 0 {
+				t.Errorf("b lists %d tools, a %d", stB.Tools, stA.Tools)
+			}
+
+			// One process, one state: the count goes on across replicas,
+			// and each call's entry is on the replica that took it.
+			for i, r := range []singletonReplica{a, b, b, a, b} {
+				sess, err := r.h.CreateSession(t.Context(), alice, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				e, err := r.h.Call(t.Context(), host.SessionCall{Principal: alice, SessionID: sess.ID, Server: "ask", Tool: "count", Arguments: json.RawMessage(`{}`), Origin: host.OriginUser})
+				if err != nil {
+					t.Fatalf("call %d on %s: %v", i+1, r.id, err)
+				}
+				var res struct {
+					Content []struct{ Text string } `json:"content"`
+				}
+				_ = json.Unmarshal(e.Result, &res)
+				if want := []string{"1", "2", "3", "4", "5"}[i]; len(res.Content) != 1 || res.Content[0].Text != want {
+					t.Fatalf("call %d on %s: %s, want count %s (one process for both replicas)", i+1, r.id, e.Result, want)
+				}
+				if _, err := r.st.Entry(t.Context(), "alice", e.ID); err != nil {
+					t.Errorf("call %d's entry on %s: %v", i+1, r.id, err)
+				}
+			}
+
+			// A question, asked by the server during a call made on b,
+			// reaches b's caller. (Progress through the relay is not
+			// checked: it does not arrive yet, a known gap.)
+			var asked []host.Elicitation
+			res, err := b.h.CallTool(t.Context(), host.CallToolRequest{Server: "ask", Tool: "ask_name",
+				Elicit: answering("accept", map[string]any{"name": "Grace", "age": 36}, &asked)})
+			if err != nil || textOf(res) != "hello Grace, 36" {
+				t.Fatalf("ask_name on b: %q %v", textOf(res), err)
+			}
+			if len(asked) != 1 || asked[0].Message != "Who are you?" || asked[0].Tool != "ask_name" {
+				t.Errorf("b's door was asked %+v", asked)
+			}
+			// What the calling replica refuses, it refuses as for a server
+			// of its own: a javascript: URL is declined there.
+			res, err = b.h.CallTool(t.Context(), host.CallToolRequest{Server: "ask", Tool: "bad_url",
+				Elicit: answering("accept", nil, &asked)})
+			if err != nil || !strings.Contains(textOf(res), "decline") || len(asked) != 1 {
+				t.Errorf("bad_url on b: %q %v, asked %d times", textOf(res), err, len(asked))
+			}
+
+			// a stops: b takes the lock and starts the server itself, a
+			// fresh process.
+			if err := a.h.Close(); err != nil {
+				t.Fatal(err)
+			}
+			stB = waitRunsOn(t, b, "ask", "b")
+			if stB.PID == 0 {
+				t.Fatalf("b runs the server with no process: %+v", stB)
+			}
+			res, err = b.h.CallTool(t.Context(), host.CallToolRequest{Server: "ask", Tool: "count"})
+			if err != nil || textOf(res) != "1" {
+				t.Fatalf("count on b after the handover: %q %v, want 1 (a new process)", textOf(res), err)
+			}
+		})
+	}
+}
+
+// TestSingletonRelayRefuses: the relay serves only replicas, only the
+// singleton servers it runs.
+func TestSingletonRelayRefuses(t *testing.T) {
+	_, dsn := clusterDB(t)
+	dir := &clustertest.Directory{}
+	srv := elicitServer(t, config.NegotiationLegacy)
+	srv.Placement = config.PlacementSingleton
+	plain := elicitServer(t, config.NegotiationLegacy)
+	plain.Name = "plain"
+	a := startSingletonReplica(t, dsn, "a", dir, srv, plain)
+	b := startSingletonReplica(t, dsn, "b", dir, srv, plain)
+	waitRunsOn(t, a, "ask", "a")
+	waitRunsOn(t, b, "ask", "a")
+	if st := mustStatus(t, b.h, "plain"); st.PID == 0 || st.Placement != "" {
+		t.Errorf("a server without placement on b: pid %d placement %q, want its own process", st.PID, st.Placement)
+	}
+
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	post := func(base, path string, sign func(http.Header)) int {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+path, strings.NewReader(initialize))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sign != nil {
+			sign(req.Header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	forged := func(h http.Header) {
+		h.Set(cluster.HeaderHop, "b")
+		h.Set(cluster.HeaderHopAuth, strings.Repeat("0", 64))
+	}
+	for _, tc := range []struct {
+		name string
+		base string
+		path string
+		sign func(http.Header)
+		want int
+	}{
+		{"a client, no hop headers", a.base, host.RelayPath + "ask", nil, http.StatusForbidden},
+		{"a forged hop", a.base, host.RelayPath + "ask", forged, http.StatusForbidden},
+		{"a server that is no singleton", a.base, host.RelayPath + "plain", b.node.SignHop, http.StatusNotFound},
+		{"an unknown server", a.base, host.RelayPath + "nope", b.node.SignHop, http.StatusNotFound},
+		{"the replica that does not run it", b.base, host.RelayPath + "ask", a.node.SignHop, http.StatusServiceUnavailable},
+		{"the replica that runs it", a.base, host.RelayPath + "ask", b.node.SignHop, http.StatusOK},
+	} {
+		if got := post(tc.base, tc.path, tc.sign); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// testLogger logs to the test's output (seen with -v or on failure).
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(b), "\n"))
+	return len(b), nil
+}
