@@ -35,6 +35,13 @@ func (f *inflightCalls) add(call *inflightCall) (remove func()) {
 	}
 }
 
+// get returns the call in flight with sequence number seq, or nil.
+func (f *inflightCalls) get(seq uint64) *inflightCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[seq]
+}
+
 // attribute returns the call a server request on the shared session
 // belongs to: the only call in flight; with several, all of one
 // principal, that principal's most recent one. With calls of several

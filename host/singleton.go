@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -81,34 +82,46 @@ type role struct {
 
 // placement is a singleton serverConn's view of who runs it.
 type placement struct {
-	job     string // the lock's name
-	self    string
-	retry   time.Duration
-	mu      sync.Mutex
-	cur     role
-	changed chan struct{} // signalled on every change
+	job   string // the lock's name
+	self  string
+	retry time.Duration
+	mu    sync.Mutex
+	cur   role
+	// changed signals the supervisor of every change; moved is closed
+	// (and replaced) on every change, for whoever waits for one.
+	changed chan struct{}
+	moved   chan struct{}
 }
 
 func newPlacement(server, self string) *placement {
-	return &placement{job: "server:" + server, self: self, retry: singletonRetry, changed: make(chan struct{}, 1)}
+	return &placement{job: "server:" + server, self: self, retry: singletonRetry,
+		changed: make(chan struct{}, 1), moved: make(chan struct{})}
 }
 
 func (p *placement) get() role {
+	r, _ := p.watch()
+	return r
+}
+
+// watch returns the role and a channel closed when it next changes.
+func (p *placement) watch() (role, <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.cur
+	return p.cur, p.moved
 }
 
 func (p *placement) set(r role) {
 	p.mu.Lock()
-	same := p.cur == r
+	defer p.mu.Unlock()
+	if p.cur == r {
+		return
+	}
 	p.cur = r
-	p.mu.Unlock()
-	if !same {
-		select {
-		case p.changed <- struct{}{}:
-		default:
-		}
+	close(p.moved)
+	p.moved = make(chan struct{})
+	select {
+	case p.changed <- struct{}{}:
+	default:
 	}
 }
 
@@ -195,24 +208,14 @@ func (c *serverConn) runPlacement(ctx context.Context) {
 // when ctx ends first.
 func (c *serverConn) awaitRole(ctx context.Context) (role, error) {
 	for {
-		r := c.place.get()
+		r, moved := c.place.watch()
 		if r.holder || r.on != "" {
 			return r, nil
 		}
 		select {
 		case <-ctx.Done():
 			return role{}, fmt.Errorf("no replica runs this singleton server yet (placement = %q): waiting for one to take its lock", config.PlacementSingleton)
-		case <-c.place.changed:
-			// Put the signal back for the supervisor: a role that came
-			// now is news to it too.
-			select {
-			case c.place.changed <- struct{}{}:
-			default:
-			}
-			if r := c.place.get(); r.holder || r.on != "" {
-				return r, nil
-			}
-			time.Sleep(10 * time.Millisecond) // the signal was for an unknown role; wait for the next
+		case <-moved:
 		}
 	}
 }
@@ -278,9 +281,9 @@ func (c *serverConn) relayMeta(ctx context.Context, cs *mcp.ClientSession, meta 
 	if !relayed || !ok {
 		return meta
 	}
-	out := make(mcp.Meta, len(meta)+2)
-	for k, v := range meta {
-		out[k] = v
+	out := maps.Clone(meta)
+	if out == nil {
+		out = mcp.Meta{}
 	}
 	out[metaRelayCall] = strconv.FormatUint(call.seq, 10)
 	out[metaRelayPrincipal] = call.principal
@@ -298,9 +301,7 @@ func (c *serverConn) relayedCall(p *mcp.ElicitParams) *inflightCall {
 	if err != nil {
 		return nil
 	}
-	c.inflight.mu.Lock()
-	defer c.inflight.mu.Unlock()
-	return c.inflight.calls[seq]
+	return c.inflight.get(seq)
 }
 
 // relayStatus fills in the status of a session on the relay: the era of
@@ -548,9 +549,9 @@ func (rl *relay) call(ctx context.Context, c *serverConn, cs *mcp.ClientSession,
 	call := &inflightCall{principal: principal, server: rl.name, tool: p.Name, ctx: ctx, asks: &callAsks{},
 		passBack: func(ctx context.Context, ep *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			fwd := *ep
-			fwd.Meta = mcp.Meta{}
-			for k, v := range ep.Meta {
-				fwd.Meta[k] = v
+			fwd.Meta = maps.Clone(ep.Meta)
+			if fwd.Meta == nil {
+				fwd.Meta = mcp.Meta{}
 			}
 			fwd.Meta[metaRelayCall] = ref
 			return ss.Elicit(ctx, &fwd)

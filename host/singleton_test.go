@@ -47,10 +47,11 @@ func startSingletonReplica(t *testing.T, dsn, id string, dir cluster.Directory, 
 	var h *host.Host
 	var ready sync.WaitGroup
 	ready.Add(1)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	relay := node.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ready.Wait()
-		node.Handler(h.RelayHandler(), func(*http.Request) bool { return false }).ServeHTTP(w, r)
-	})}
+		h.RelayHandler().ServeHTTP(w, r)
+	}), func(*http.Request) bool { return false })
+	srv := &http.Server{Handler: relay}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	// The directory knows the replica before its host starts, as the
