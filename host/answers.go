@@ -93,14 +93,15 @@ var errNoID = func() error {
 
 // guardAnswers wraps the transport of a stdio or SSE session in an
 // answerGuard. Stray answers are logged through limit.
-func guardAnswers(t mcp.Transport, logger *slog.Logger, limit *logLimiter) mcp.Transport {
-	return answerGuardTransport{inner: t, logger: logger, limit: limit}
+func guardAnswers(t mcp.Transport, logger *slog.Logger, limit *logLimiter, progress func(params json.RawMessage)) mcp.Transport {
+	return answerGuardTransport{inner: t, logger: logger, limit: limit, progress: progress}
 }
 
 type answerGuardTransport struct {
-	inner  mcp.Transport
-	logger *slog.Logger
-	limit  *logLimiter
+	inner    mcp.Transport
+	logger   *slog.Logger
+	limit    *logLimiter
+	progress func(params json.RawMessage) // hears each progress notification read (progress.go)
 }
 
 func (t answerGuardTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -108,7 +109,7 @@ func (t answerGuardTransport) Connect(ctx context.Context) (mcp.Connection, erro
 	if err != nil {
 		return nil, err
 	}
-	return &answerGuard{Connection: conn, logger: t.logger, limit: t.limit, pending: map[jsonrpc.ID]struct{}{}}, nil
+	return &answerGuard{Connection: conn, logger: t.logger, limit: t.limit, progress: t.progress, pending: map[jsonrpc.ID]struct{}{}}, nil
 }
 
 // answerGuard is the mcp.Connection of a stdio or SSE session with the
@@ -116,8 +117,9 @@ func (t answerGuardTransport) Connect(ctx context.Context) (mcp.Connection, erro
 // goroutine and writes from many.
 type answerGuard struct {
 	mcp.Connection
-	logger *slog.Logger
-	limit  *logLimiter
+	logger   *slog.Logger
+	limit    *logLimiter
+	progress func(params json.RawMessage)
 
 	mu      sync.Mutex
 	maxSent int64                   // go-sdk numbers its calls 1, 2, 3, …
@@ -166,6 +168,9 @@ func (g *answerGuard) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			g.stray(nil)
 			continue
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == methodProgress && g.progress != nil {
+			g.progress(req.Params)
 		}
 		resp, ok := msg.(*jsonrpc.Response)
 		if !ok || g.answers(resp.ID) {
@@ -243,6 +248,10 @@ func (g *answerGuard) stray(id any) {
 // version probe uses string ids and matches its answer itself.
 type answerCheck struct {
 	base http.RoundTripper
+	// progress hears each message of a call's event stream before go-sdk
+	// reads it, to count progress notifications (progress.go); nil for
+	// none.
+	progress func(data []byte)
 }
 
 // CloseIdleConnections passes on to the base transport (headerShim's).
@@ -266,7 +275,7 @@ func (a answerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
 	case "application/json":
 		resp.Body = &jsonAnswerCheck{body: resp.Body, id: id}
 	case "text/event-stream":
-		resp.Body = &sseAnswerCheck{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 64<<10), id: id}
+		resp.Body = &sseAnswerCheck{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 64<<10), id: id, progress: a.progress}
 	}
 	return resp, nil
 }
@@ -395,6 +404,8 @@ type sseAnswerCheck struct {
 	body io.ReadCloser
 	br   *bufio.Reader
 	id   int64
+	// progress hears each message passed on (answerCheck.progress).
+	progress func(data []byte)
 
 	out       []byte // ready for the reader
 	event     []byte // the raw lines of the event being read
@@ -460,6 +471,9 @@ func (s *sseAnswerCheck) step() {
 		s.out = append(append([]byte("event: message\ndata: "), answer...), '\n', '\n')
 		s.err = io.EOF
 		return
+	}
+	if s.progress != nil && !other {
+		s.progress(data)
 	}
 	s.out = event
 }

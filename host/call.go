@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"strconv"
 	"strings"
 	"time"
 
@@ -108,9 +107,10 @@ func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool s
 		}
 	}
 	if onProgress != nil {
-		token := "mcphost-" + strconv.FormatUint(c.progressSeq.Add(1), 10)
-		c.progress.Store(token, onProgress)
-		defer c.progress.Delete(token)
+		token, stop := c.watchProgress(onProgress)
+		// The reports read before the answer are delivered before the
+		// call returns (progress.go).
+		defer stop(ctx)
 		params.SetProgressToken(token)
 	}
 

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,7 +80,7 @@ type serverConn struct {
 	client  *mcp.Client
 
 	progressSeq atomic.Uint64
-	progress    sync.Map // progress token (string) → func(Progress)
+	progress    sync.Map // progress token (string) → *progressWatch (progress.go)
 
 	// listChanged counts the server's list_changed notifications per list,
 	// across its sessions (see ListChanges).
@@ -128,7 +127,7 @@ type serverConn struct {
 // httpClient returns the server's HTTP client (remote servers).
 func (c *serverConn) httpClient() *http.Client {
 	c.httpOnce.Do(func() {
-		c.httpc = httpClient(c.cfg.Headers)
+		c.httpc = httpClient(c.cfg.Headers, c.readMessage)
 		if m := c.opts.oauth.Load(); m != nil && usesOAuth(&c.cfg) {
 			shim := c.httpc.Transport.(headerShim)
 			shim.base = m.Transport(c.cfg.Name, c.credentialKey(), shim.base)
@@ -753,17 +752,12 @@ func (c *serverConn) deliverProgress(p *mcp.ProgressNotificationParams) {
 	if p == nil {
 		return
 	}
-	var key string
-	switch t := p.ProgressToken.(type) {
-	case string:
-		key = t
-	case float64:
-		key = strconv.FormatFloat(t, 'f', -1, 64)
-	default:
+	key, ok := progressKey(p.ProgressToken)
+	if !ok {
 		return
 	}
-	if f, ok := c.progress.Load(key); ok {
-		f.(func(Progress))(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	if w, ok := c.progress.Load(key); ok {
+		w.(*progressWatch).send(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 	}
 }
 
@@ -774,7 +768,7 @@ func (c *serverConn) guardAnswers(t mcp.Transport) mcp.Transport {
 	if c.cfg.Transport == config.TransportStreamableHTTP {
 		return t
 	}
-	return guardAnswers(t, c.logger, c.strayLimit)
+	return guardAnswers(t, c.logger, c.strayLimit, c.readProgress)
 }
 
 // httpClient returns the HTTP client of a remote server: the default
@@ -784,8 +778,8 @@ func (c *serverConn) guardAnswers(t mcp.Transport) mcp.Transport {
 // the answers to go-sdk's calls).
 // It has no overall timeout, because responses may be long-lived event
 // streams; contexts bound each request.
-func httpClient(headers map[string]string) *http.Client {
+func httpClient(headers map[string]string, progress func(data []byte)) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.ResponseHeaderTimeout = 0
-	return &http.Client{Transport: headerShim{base: answerCheck{base: base}, static: headers}}
+	return &http.Client{Transport: headerShim{base: answerCheck{base: base, progress: progress}, static: headers}}
 }

@@ -272,8 +272,8 @@ func TestInteropEverythingStdio(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if len(got) == 0 {
-			t.Fatal("no progress notification reached OnProgress")
+		if len(got) != 3 {
+			t.Fatalf("%d progress notifications reached OnProgress by the time the call returned (%+v), want the 3 steps", len(got), got)
 		}
 		for i, p := range got {
 			if p.Total != 3 || p.Progress < 1 || p.Progress > 3 || (i > 0 && p.Progress <= got[i-1].Progress) {

@@ -243,12 +243,13 @@ func (c *serverConn) relaySpec(ctx context.Context, spec *negotiate.Spec, on str
 }
 
 // relayClient is the HTTP client of the relay sessions: no overall
-// timeout (event streams), the hop headers on every request.
+// timeout (event streams), the hop headers on every request, and the
+// answers checked and progress counted as for any remote server.
 func (c *serverConn) relayClient() *http.Client {
 	c.relayOnce.Do(func() {
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		base.Proxy = nil // replicas talk directly
-		c.relayc = &http.Client{Transport: hopSigner{base: base, node: c.opts.Cluster}}
+		c.relayc = &http.Client{Transport: hopSigner{base: answerCheck{base: base, progress: c.readMessage}, node: c.opts.Cluster}}
 	})
 	return c.relayc
 }

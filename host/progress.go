@@ -1,0 +1,141 @@
+package host
+
+// Progress that arrives just before a result.
+//
+// go-sdk v1.8.0 completes a call the moment its response is read
+// (internal/jsonrpc2/conn.go, readIncoming), while the notifications read
+// before that response wait in the connection's handler queue and are
+// handled one at a time on another goroutine (handleAsync). A server that
+// reports progress and then answers therefore often has its last reports,
+// or all of them, handled after CallTool has returned: the caller would
+// never hear them, and a relaying replica would have nobody to pass them
+// to.
+//
+// mcphost counts the progress notifications of each call as they are read
+// off the wire, below go-sdk (answerGuard.Read for stdio and SSE, the event
+// stream of the call's POST for Streamable HTTP, where answerCheck sees
+// every event), and counts them again as they are delivered. When the call
+// returns, callTool waits until every notification read before the answer
+// has been delivered. The wait is bounded (progressDrainMax): a report that
+// go-sdk refuses to decode is counted but never delivered.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// progressDrainMax bounds how long a returned call waits for progress read
+// before its answer to be delivered.
+const progressDrainMax = 250 * time.Millisecond
+
+// methodProgress is the method of a progress notification.
+const methodProgress = "notifications/progress"
+
+// progressWatch is one call's progress token: where its reports go, and
+// how many were read and delivered.
+type progressWatch struct {
+	deliver   func(Progress)
+	read      atomic.Int64
+	delivered atomic.Int64
+	kick      chan struct{} // a report was delivered (capacity 1)
+
+	mu    sync.Mutex
+	ended bool
+}
+
+// watchProgress registers a new token for a call whose reports go to
+// deliver; stop unregisters it after waiting (up to progressDrainMax, or
+// until ctx ends) for the reports already read to be delivered.
+func (c *serverConn) watchProgress(deliver func(Progress)) (token string, stop func(ctx context.Context)) {
+	token = "mcphost-" + strconv.FormatUint(c.progressSeq.Add(1), 10)
+	w := &progressWatch{deliver: deliver, kick: make(chan struct{}, 1)}
+	c.progress.Store(token, w)
+	return token, func(ctx context.Context) {
+		defer func() {
+			c.progress.Delete(token)
+			w.mu.Lock()
+			w.ended = true
+			w.mu.Unlock()
+		}()
+		if w.delivered.Load() >= w.read.Load() {
+			return
+		}
+		timer := time.NewTimer(progressDrainMax)
+		defer timer.Stop()
+		for w.delivered.Load() < w.read.Load() {
+			select {
+			case <-w.kick:
+			case <-timer.C:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// progressKey is the key of a progress token in serverConn.progress: a
+// string as it is, a number in its shortest form.
+func progressKey(tok any) (string, bool) {
+	switch t := tok.(type) {
+	case string:
+		return t, true
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64), true
+	}
+	return "", false
+}
+
+// readProgress counts a progress notification read off the wire (params,
+// its raw params) for the call whose token it names, if any.
+func (c *serverConn) readProgress(params json.RawMessage) {
+	var p struct {
+		ProgressToken any `json:"progressToken"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	key, ok := progressKey(p.ProgressToken)
+	if !ok {
+		return
+	}
+	if w, ok := c.progress.Load(key); ok {
+		w.(*progressWatch).read.Add(1)
+	}
+}
+
+// readMessage counts data, one JSON-RPC message of an event stream, if it
+// is a progress notification. Most messages are not; they are not decoded.
+func (c *serverConn) readMessage(data []byte) {
+	if !bytes.Contains(data, []byte(methodProgress)) {
+		return
+	}
+	var m struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(data, &m) == nil && m.Method == methodProgress {
+		c.readProgress(m.Params)
+	}
+}
+
+// send delivers a report to the call, unless the call has ended (a
+// report go-sdk handles after the wait gave up is dropped, so deliver is
+// never called after the call returned).
+func (w *progressWatch) send(pr Progress) {
+	w.mu.Lock()
+	if !w.ended {
+		w.deliver(pr)
+	}
+	w.mu.Unlock()
+	w.delivered.Add(1)
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
