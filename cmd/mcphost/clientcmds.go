@@ -187,6 +187,13 @@ func (e *env) printServers(statuses []host.ServerStatus, asJSON bool) int {
 		}
 		tw.Flush()
 		for _, s := range statuses {
+			if s.Placement == config.PlacementSingleton {
+				on := "no replica yet (waiting for the one that holds its lock)"
+				if s.RunsOn != "" {
+					on = "replica " + termsafe.Line(s.RunsOn)
+				}
+				fmt.Fprintf(e.stdout, "\n%s: placement = \"singleton\", runs on %s\n", s.Name, on)
+			}
 			if s.LastError != "" {
 				fmt.Fprintf(e.stdout, "\n%s: %s\n", s.Name, termsafe.Line(s.LastError))
 			}

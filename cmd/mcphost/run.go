@@ -57,7 +57,7 @@ Usage:
                                                      what to paste into an MCP client's config
   mcphost import   [-from FORMAT] [-o FILE] [-force] [FILE...]
                                                      mcphost servers from MCP client configs
-  mcphost demo     revenue                           the built-in demo MCP server (stdio)
+  mcphost demo     revenue | notes                   a built-in demo MCP server (stdio)
   mcphost version
 
 Client flags: [-config FILE] [-json] [-v] [-as NAME] [-daemon URL | -local].
@@ -225,13 +225,14 @@ func (e *env) newLogger(level slog.Leveler, enabled bool) *slog.Logger {
 }
 
 func (e *env) demo(ctx context.Context, args []string) int {
-	fs := e.newFlagSet("demo", "revenue [-variant NAME]")
-	variant := fs.String("variant", "", "a misbehaving variant of the demo, for tests: "+strings.Join(demo.Variants(), ", "))
+	fs := e.newFlagSet("demo", "revenue [-variant NAME] | notes")
+	variant := fs.String("variant", "", "a misbehaving variant of the revenue demo, for tests: "+strings.Join(demo.Variants(), ", "))
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	if fs.NArg() < 1 || fs.Arg(0) != "revenue" {
-		fmt.Fprintln(e.stderr, "mcphost demo: name a demo server; available: revenue")
+	name := fs.Arg(0)
+	if fs.NArg() < 1 || (name != "revenue" && name != "notes") {
+		fmt.Fprintln(e.stderr, "mcphost demo: name a demo server; available: revenue, notes")
 		return exitUsage
 	}
 	// Flags may also follow the server's name.
@@ -239,15 +240,26 @@ func (e *env) demo(ctx context.Context, args []string) int {
 		return code
 	}
 	if fs.NArg() != 0 {
-		fmt.Fprintf(e.stderr, "mcphost demo revenue: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(e.stderr, "mcphost demo %s: unexpected argument %q\n", name, fs.Arg(0))
 		return exitUsage
 	}
-	if err := demo.CheckVariant(*variant); err != nil {
-		fmt.Fprintf(e.stderr, "mcphost demo revenue: %v\n", err)
-		return exitUsage
+	var err error
+	switch name {
+	case "notes":
+		if *variant != "" {
+			fmt.Fprintln(e.stderr, "mcphost demo notes: -variant is for the revenue demo")
+			return exitUsage
+		}
+		err = demo.ServeNotes(ctx, e.stdin, e.stdout)
+	default:
+		if verr := demo.CheckVariant(*variant); verr != nil {
+			fmt.Fprintf(e.stderr, "mcphost demo revenue: %v\n", verr)
+			return exitUsage
+		}
+		err = demo.ServeRevenueVariant(ctx, e.stdin, e.stdout, *variant)
 	}
-	if err := demo.ServeRevenueVariant(ctx, e.stdin, e.stdout, *variant); err != nil && ctx.Err() == nil {
-		fmt.Fprintf(e.stderr, "mcphost demo revenue: %v\n", err)
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintf(e.stderr, "mcphost demo %s: %v\n", name, err)
 		return exitFailure
 	}
 	return exitOK

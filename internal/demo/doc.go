@@ -1,7 +1,10 @@
 // Package demo owns the built-in demo MCP servers that `mcphost demo NAME`
-// runs over stdio. Today there is one: the revenue dashboard
-// ([NewRevenueServer], [ServeRevenue]), the App fixture of the embedded
-// default config and of every MCP Apps test (shared/docs/apps.md §16).
+// runs over stdio. There are two. The revenue dashboard ([NewRevenueServer],
+// [ServeRevenue]) is the App fixture of the embedded default config and of
+// every MCP Apps test (shared/docs/apps.md §16). The notes server
+// ([NewNotesServer], [ServeNotes]) keeps notes in its process's memory: the
+// example of a stateful server, which the cluster example in deploy/ runs
+// with placement = "singleton".
 //
 // The revenue server advertises the "io.modelcontextprotocol/ui" extension,
 // offers the tool show_revenue_dashboard (deterministic figures, a readable

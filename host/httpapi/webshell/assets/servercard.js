@@ -43,6 +43,20 @@ export function serverDetails(s, opts) {
   return d;
 }
 
+/**
+ * placementText says where a server with placement = "singleton" runs: the
+ * replica that holds it (one replica of the cluster runs it for all), or
+ * that none does yet. Empty for any other server, which runs on every
+ * replica.
+ */
+export function placementText(s) {
+  if (!isPlainObject(s) || s.placement !== 'singleton') {
+    return '';
+  }
+  const on = str(s.runsOn);
+  return on ? `replica ${on} (singleton: one replica runs it for all)` : 'no replica yet (singleton: waiting for the one that runs it)';
+}
+
 function detailRows(s) {
   const info = isPlainObject(s.serverInfo) ? [str(s.serverInfo.name), str(s.serverInfo.version)].filter(Boolean).join(' ') : '';
   const rows = [
@@ -51,6 +65,7 @@ function detailRows(s) {
     ['server', info],
     ['why this era', str(s.evidence)],
     ['restarts', Number.isFinite(s.restarts) && s.restarts > 0 ? String(s.restarts) : ''],
+    ['runs on', placementText(s)],
     ['pid', Number.isFinite(s.pid) && s.pid > 0 ? String(s.pid) : ''],
     ['client sessions', Number.isFinite(s.clientSessions) && s.clientSessions > 0 ? String(s.clientSessions) : ''],
   ].filter(([, v]) => v);
