@@ -279,6 +279,32 @@ func TestHandler(t *testing.T) {
 		}
 		t.Logf("answered in %s", time.Since(start))
 	})
+	t.Run("owner started again elsewhere", func(t *testing.T) {
+		// a forwards to m, and so has m's address in its cache; m is
+		// started again at another address with the same id. The next
+		// request, within a's cache time, finds the old address refusing
+		// and reaches m at the new one.
+		m := startReplica(t, "m", dir)
+		sidM := m.node.SessionID()
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			// a reads again after a miss only once its read is
+			// missRefetch old.
+			res, _ := do(t, a.srv.URL, sidM, nil)
+			if res.Header.Get("X-Served-By") == "m" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("before the restart: status %d by %q", res.StatusCode, res.Header.Get("X-Served-By"))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		m.srv.Close()
+		startReplica(t, "m", dir)
+		res, body := do(t, a.srv.URL, sidM, nil)
+		if res.StatusCode != 200 || res.Header.Get("X-Served-By") != "m" {
+			t.Fatalf("after the restart: status %d by %q (%s), want m at its new address", res.StatusCode, res.Header.Get("X-Served-By"), body)
+		}
+	})
 	t.Run("owner unreachable", func(t *testing.T) {
 		// TEST-NET-1: nothing answers; the dial timeout bounds the wait.
 		dir.Set(cluster.Replica{ID: "blackhole", Addr: "http://192.0.2.1:9", Seen: time.Now()})

@@ -92,7 +92,8 @@ func (n *Node) Handler(next http.Handler, stateless func(*http.Request) bool) ht
 			sessionGone(w, "session owner "+owner+" is gone")
 			return
 		}
-		target, err := url.Parse(rep.Addr)
+		addr := rep.Addr
+		target, err := url.Parse(addr)
 		if err != nil {
 			n.log.Warn("cluster: a replica advertises an address that is no URL", "owner", owner)
 			sessionGone(w, "session owner "+owner+" has no address")
@@ -105,17 +106,42 @@ func (n *Node) Handler(next http.Handler, stateless func(*http.Request) bool) ht
 		// failed request and closes the connection under the stream it is
 		// still copying (the client saw a stream cut after its priming
 		// event and had to resume).
+		var body []byte
 		if r.Body != nil && r.Body != http.NoBody {
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxForwardBody))
+			body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxForwardBody))
 			if err != nil {
 				writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the request body is over the limit a replica forwards")
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.ContentLength = int64(len(body))
 		}
-		n.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, forwardTarget{url: target, owner: owner})))
+		if !n.forward(w, r, body, target, owner) {
+			// Nothing listens at the address this replica knew. The owner
+			// may have been started again elsewhere (a new port or pod
+			// address, the same id) since the directory was last read:
+			// read it again, and try once more if the address moved.
+			rep, ok, err := n.lookup(r.Context(), owner, true)
+			if err == nil && ok && rep.Addr != addr {
+				if moved, perr := url.Parse(rep.Addr); perr == nil && n.forward(w, r, body, moved, owner) {
+					return
+				}
+			}
+			n.log.Info("cluster: a session's owner refused the connection; answering 404 so the client starts a new session", "owner", owner)
+			sessionGone(w, "session owner "+owner+" is gone")
+		}
 	})
+}
+
+// forward passes r, with body, to the owner at target. It returns false,
+// having written nothing, when the connection was refused (nothing listens
+// there); every other outcome it answers itself.
+func (n *Node) forward(w http.ResponseWriter, r *http.Request, body []byte, target *url.URL, owner string) bool {
+	if body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	t := &forwardTarget{url: target, owner: owner}
+	n.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, t)))
+	return !t.refused
 }
 
 type hopFromKey struct{}
@@ -148,8 +174,9 @@ const maxForwardBody = 8 << 20
 type targetKey struct{}
 
 type forwardTarget struct {
-	url   *url.URL
-	owner string
+	url     *url.URL
+	owner   string
+	refused bool // set by the proxy's ErrorHandler: nothing listens at url
 }
 
 // newProxy is the reverse proxy to owners: streaming (FlushInterval -1),
@@ -168,7 +195,7 @@ func (n *Node) newProxy() http.Handler {
 	}
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			t := pr.In.Context().Value(targetKey{}).(forwardTarget)
+			t := pr.In.Context().Value(targetKey{}).(*forwardTarget)
 			pr.SetURL(t.url)
 			pr.SetXForwarded()
 			pr.Out.Header.Set(HeaderHop, n.opts.ID)
@@ -178,15 +205,15 @@ func (n *Node) newProxy() http.Handler {
 		FlushInterval: -1,
 		ErrorLog:      slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			t, _ := r.Context().Value(targetKey{}).(forwardTarget)
+			t := r.Context().Value(targetKey{}).(*forwardTarget)
 			switch {
 			case r.Context().Err() != nil:
 				return // the client went away
 			case errors.Is(err, syscall.ECONNREFUSED):
 				// Nothing listens at the owner's address: its process,
-				// and the session with it, are gone.
-				n.log.Info("cluster: a session's owner refused the connection; answering 404 so the client starts a new session", "owner", t.owner)
-				sessionGone(w, "session owner "+t.owner+" is gone")
+				// and the session with it, are gone, unless it now runs
+				// elsewhere (the handler decides, and answers).
+				t.refused = true
 			default:
 				n.log.Warn("cluster: forwarding to a session's owner failed", "owner", t.owner, "err", err)
 				writeError(w, http.StatusBadGateway, "owner_unreachable", "mcphost replica "+t.owner+", which holds this session, did not answer; retry, or start a new session")

@@ -206,12 +206,17 @@ const missRefetch = 100 * time.Millisecond
 // the last GoneAfter heartbeats. The directory is read at most once per
 // cacheFor (and again on a miss once the read is missRefetch old).
 func (n *Node) Lookup(ctx context.Context, id string) (Replica, bool, error) {
+	return n.lookup(ctx, id, false)
+}
+
+// lookup is Lookup; fresh reads the directory whatever the cache's age.
+func (n *Node) lookup(ctx context.Context, id string, fresh bool) (Replica, bool, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := n.opts.Now()
 	age := now.Sub(n.fetched)
 	r, found := find(n.cache, id)
-	if n.fetched.IsZero() || age >= n.cacheFor() || (!found && age >= missRefetch) {
+	if fresh || n.fetched.IsZero() || age >= n.cacheFor() || (!found && age >= missRefetch) {
 		rs, err := n.opts.Directory.Replicas(ctx)
 		if err != nil {
 			return Replica{}, false, errors.Join(errors.New("cluster: reading the directory of replicas"), err)

@@ -479,8 +479,9 @@ func getJSON(t *testing.T, url string, v any) int {
 	return res.StatusCode
 }
 
-// waitReady waits until the replica's /readyz says ready and its revenue
-// server is ready.
+// waitReady waits until the replica's /readyz says ready and its servers
+// (revenue, and notes, run here or relayed to the replica that runs it)
+// are ready.
 func waitReady(t *testing.T, r *replica) {
 	t.Helper()
 	deadline := time.Now().Add(waitBound)
@@ -492,7 +493,8 @@ func waitReady(t *testing.T, r *replica) {
 			Servers []struct{ Name, Status string } `json:"servers"`
 		}
 		if getJSON(t, r.base+"/readyz", &rd) == http.StatusOK && rd.Replica == r.name &&
-			getJSON(t, r.base+"/api/v1/servers", &st) == http.StatusOK && len(st.Servers) == 1 && st.Servers[0].Status == "ready" {
+			getJSON(t, r.base+"/api/v1/servers", &st) == http.StatusOK && len(st.Servers) == 2 &&
+			!slices.ContainsFunc(st.Servers, func(s struct{ Name, Status string }) bool { return s.Status != "ready" }) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -674,6 +676,170 @@ func TestComposeCluster(t *testing.T) {
 	}
 	if n := gatewayEntries(t, alive); n != 2*calls+2 {
 		t.Errorf("%s lists %d entries after the kill, want %d: nothing acknowledged is lost", alive.name, n, 2*calls+2)
+	}
+}
+
+// notesStatus is the notes server's status on replica r.
+type notesStatus struct {
+	Status, Placement, RunsOn, LastError string
+	PID                                  int
+}
+
+func notesOn(t *testing.T, r *replica) notesStatus {
+	t.Helper()
+	var st struct {
+		Servers []struct {
+			Name string
+			notesStatus
+		} `json:"servers"`
+	}
+	if code := getJSON(t, r.base+"/api/v1/servers", &st); code != http.StatusOK {
+		t.Fatalf("%s: GET /api/v1/servers: %d", r.name, code)
+	}
+	for _, s := range st.Servers {
+		if s.Name == "notes" {
+			return s.notesStatus
+		}
+	}
+	t.Fatalf("%s lists no notes server", r.name)
+	return notesStatus{}
+}
+
+// waitNotesOn waits until every replica of reps has the notes server
+// ready, run by replica on, and returns how long that took.
+func waitNotesOn(t *testing.T, on string, reps ...*replica) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		ok := true
+		var got []string
+		for _, r := range reps {
+			st := notesOn(t, r)
+			got = append(got, fmt.Sprintf("%s: %s on %q (%s)", r.name, st.Status, st.RunsOn, st.LastError))
+			ok = ok && st.Status == "ready" && st.RunsOn == on
+		}
+		if ok {
+			return time.Since(start)
+		}
+		if time.Since(start) > waitBound {
+			t.Fatalf("the notes server is not ready on %s everywhere: %s", on, strings.Join(got, "; "))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// addNote adds a note through the gateway session cs and returns the
+// server's answer ("N notes").
+func addNote(ctx context.Context, cs *mcp.ClientSession, text string) (string, error) {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes__add_note", Arguments: map[string]any{"text": text}})
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	if res.IsError {
+		return "", fmt.Errorf("add_note failed: %s", b.String())
+	}
+	return b.String(), nil
+}
+
+// TestComposeSingleton: deploy/mcphost.hcl's notes server (placement =
+// "singleton") in the cluster of compose.yaml. One replica runs the one
+// process; notes added through the balancer, in both eras, land in it
+// whichever replica takes the call, and each replica's transcript has the
+// calls it took. When that replica is killed -9, the survivor takes the
+// lock and starts a fresh process; the killed replica, started again,
+// relays to the survivor.
+func TestComposeSingleton(t *testing.T) {
+	c := readCompose(t)
+	bin := testbin.Build(t, "github.com/mcphost/mcphost/cmd/mcphost")
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	rr := &roundRobin{}
+	lb := httptest.NewServer(rr)
+	t.Cleanup(lb.Close)
+	env := clusterEnv(dsn, lb.URL)
+	reps := map[string]*replica{}
+	for _, name := range replicaServices {
+		reps[name] = startReplica(t, bin, name, c.Services[name], env)
+		waitReady(t, reps[name])
+	}
+	first, second := reps[replicaServices[0]], reps[replicaServices[1]]
+	u1, _ := url.Parse(first.base)
+	u2, _ := url.Parse(second.base)
+	rr.set([]*url.URL{u1, u2})
+	ctx, cancel := context.WithTimeout(t.Context(), 3*waitBound)
+	defer cancel()
+
+	// The first replica started first: it runs the server, the second
+	// relays to it. One process in all.
+	waitNotesOn(t, first.name, first, second)
+	if a, b := notesOn(t, first), notesOn(t, second); a.PID == 0 || b.PID != 0 || a.Placement != "singleton" || b.Placement != "singleton" {
+		t.Fatalf("notes on %s: %+v; on %s: %+v; want one process, on %s", first.name, a, second.name, b, first.name)
+	}
+
+	// Through the balancer, both eras: every call counts in the one list.
+	legacy, err := connect(t, lb.URL, "2025-11-25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer legacy.Close()
+	modern, err := connect(t, lb.URL, "2026-07-28")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer modern.Close()
+	const notes = 6
+	for i := range notes {
+		cs := legacy
+		if i%2 == 1 {
+			cs = modern
+		}
+		got, err := addNote(ctx, cs, fmt.Sprintf("note %d", i+1))
+		if want := fmt.Sprintf("%d notes", i+1); err != nil || got != want {
+			t.Fatalf("note %d through the balancer: %q %v, want %q (one process for both replicas)", i+1, got, err, want)
+		}
+	}
+	if n := gatewayEntries(t, second); n != notes {
+		t.Errorf("%s lists %d entries, want %d", second.name, n, notes)
+	}
+
+	// The holder dies. The survivor takes the lock and runs a fresh
+	// process: the old one's notes are gone.
+	_ = syscall.Kill(-first.cmd.Process.Pid, syscall.SIGKILL)
+	_ = first.cmd.Wait()
+	rr.set([]*url.URL{u2})
+	took := waitNotesOn(t, second.name, second)
+	t.Logf("%s runs notes %s after %s was killed", second.name, took.Round(10*time.Millisecond), first.name)
+	if st := notesOn(t, second); st.PID == 0 {
+		t.Errorf("notes on %s after the handover: %+v, want a process of its own", second.name, st)
+	}
+	if got, err := addNote(ctx, modern, "after the kill"); err != nil || got != "1 notes" {
+		t.Errorf("a note after the handover: %q %v, want \"1 notes\" (a fresh process)", got, err)
+	}
+
+	// The killed replica comes back and relays to the survivor, which
+	// keeps the lock.
+	first = startReplica(t, bin, first.name, c.Services[first.name], env)
+	waitReady(t, first)
+	u1, _ = url.Parse(first.base)
+	rr.set([]*url.URL{u1, u2})
+	waitNotesOn(t, second.name, first, second)
+	if st := notesOn(t, first); st.PID != 0 {
+		t.Errorf("notes on %s after its restart: %+v, want relayed (no process)", first.name, st)
+	}
+	again, err := connect(t, lb.URL, "2025-11-25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	for i, want := range []string{"2 notes", "3 notes"} {
+		if got, err := addNote(ctx, again, fmt.Sprintf("back %d", i)); err != nil || got != want {
+			t.Errorf("note %d with both replicas back: %q %v, want %q", i, got, err, want)
+		}
 	}
 }
 

@@ -31,6 +31,18 @@ server "revenue" {
   args    = ["demo", "revenue"]
 }
 
+# A stateful demo server: its notes live in its process's memory, so two
+# processes would keep two lists. placement = "singleton" runs it on one
+# replica, the holder of its lock in PostgreSQL; the other replicas pass
+# its calls there. When that replica stops or dies, another takes the lock
+# within seconds and starts a fresh process (what the old one kept in
+# memory is gone).
+server "notes" {
+  command   = executable()
+  args      = ["demo", "notes"]
+  placement = "singleton"
+}
+
 # Principals in these groups (or with these names) are admins: they see
 # every server with its details, and /metrics.
 admins = ["admins"]
