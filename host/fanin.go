@@ -350,7 +350,7 @@ func (h *Host) otherQuestions(principal, kind string, add func(json.RawMessage))
 		return
 	}
 	for _, q := range qs {
-		if q.Kind == kind && q.Replica != h.store.Replica() {
+		if q.Kind == kind && q.Replica != h.store.Replica() && h.questionAlive(ctx, q) {
 			add(q.Body)
 		}
 	}
@@ -402,6 +402,8 @@ func (h *Host) answerRemote(principal, id, kind string, answer any, check func(s
 		// Another kind, someone else's, answered, a question of an earlier
 		// life of this replica, or expired (its replica may be gone).
 		return ErrNotFound
+	case !h.questionAlive(ctx, q):
+		return ErrNotFound // its call died with its replica
 	}
 	if check != nil {
 		if err := check(q); err != nil {

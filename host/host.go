@@ -145,10 +145,11 @@ type Host struct {
 	rootCtx  context.Context // Start's context: every server connection runs under it
 	retiring sync.WaitGroup  // retired generations still draining
 
-	appLimits appLimits    // per-App limits of App requests (appgate.go)
-	compactor appCompactor // background App compaction (appcompact.go)
-	relays    relays       // the singleton servers' relays (singleton.go)
-	fanin     fanIn        // events across replicas (fanin.go)
+	appLimits appLimits      // per-App limits of App requests (appgate.go)
+	compactor appCompactor   // background App compaction (appcompact.go)
+	sweep     sync.WaitGroup // the sweep of dead replicas' questions (questionsweep.go)
+	relays    relays         // the singleton servers' relays (singleton.go)
+	fanin     fanIn          // events across replicas (fanin.go)
 
 	resourceWatch listeners[func(context.Context, string, string)] // resources/updated for the gateway (WatchResourceUpdates)
 
@@ -323,6 +324,7 @@ func (h *Host) Start(ctx context.Context) {
 			h.startConn(c)
 		}
 		h.startAppCompaction(h.rootCtx)
+		h.startQuestionSweep(h.rootCtx)
 		h.startFanIn(h.rootCtx)
 		h.started.Store(true)
 	})
@@ -375,6 +377,7 @@ func (h *Host) Close() error {
 			h.cancel()
 		}
 		h.compactor.wg.Wait()
+		h.sweep.Wait()
 		h.fanin.wg.Wait()
 		h.bus.closeAll()
 	})

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/mcphost/mcphost/cluster"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/clustertest"
 )
 
@@ -24,6 +26,8 @@ type singletonReplica struct {
 	id   string
 	node *cluster.Node
 	base string
+	// stopNode stops the node's heartbeat.
+	stopNode func()
 }
 
 const singletonSecret = "singleton test secret, the same on every replica"
@@ -31,6 +35,14 @@ const singletonSecret = "singleton test secret, the same on every replica"
 // startSingletonReplica starts replica id of a cluster on dsn, with dir
 // its directory of replicas.
 func startSingletonReplica(t *testing.T, dsn, id string, dir cluster.Directory, servers ...config.Server) singletonReplica {
+	t.Helper()
+	return startNodeReplica(t, dsn, id, dir, &config.Config{Servers: servers})
+}
+
+// startNodeReplica starts replica id of a cluster on dsn with cfg: a host
+// with a cluster node on dir (its heartbeat stops with stopNode) and an
+// HTTP server for the other replicas' relay sessions.
+func startNodeReplica(t *testing.T, dsn, id string, dir cluster.Directory, cfg *config.Config) singletonReplica {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,11 +71,10 @@ func startSingletonReplica(t *testing.T, dsn, id string, dir cluster.Directory, 
 	if err := dir.PutReplica(t.Context(), cluster.Replica{ID: id, Addr: base, Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := &config.Config{Servers: servers}
 	r := startReplica(t, dsn, id, cfg, host.Options{Replica: id, Cluster: node, Restart: true, BackoffMax: time.Second, Logger: testLogger(t)})
 	h = r.h
 	ready.Done()
-	return singletonReplica{replica: r, id: id, node: node, base: base}
+	return singletonReplica{replica: r, id: id, node: node, base: base, stopNode: cancel}
 }
 
 // waitRunsOn waits until the server is ready on r, run by replica on.
@@ -252,4 +263,79 @@ type tWriter struct{ t *testing.T }
 func (w tWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(b), "\n"))
 	return len(b), nil
+}
+
+// TestClusterQuestionOfADeadReplica: an approval raised by a call on
+// replica a, whose replica then dies (its heartbeat stops and it leaves
+// the directory, or a new process under its id registers), is no longer
+// listed or answerable on b at once, and the sweep deletes it and tells
+// b's WebShells that it ended.
+func TestClusterQuestionOfADeadReplica(t *testing.T) {
+	host.SetQuestionSweepEvery(t, 100*time.Millisecond)
+	for _, tc := range []struct {
+		name string
+		die  func(t *testing.T, dir *clustertest.Directory, a singletonReplica)
+	}{
+		{"gone from the directory", func(t *testing.T, dir *clustertest.Directory, a singletonReplica) {
+			if err := dir.DeleteReplica(t.Context(), "a"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"started again", func(t *testing.T, dir *clustertest.Directory, a singletonReplica) {
+			dir.Set(cluster.Replica{ID: "a", Addr: a.base, Started: time.Now(), Seen: time.Now()})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { questionOfADeadReplica(t, tc.die) })
+	}
+}
+
+func questionOfADeadReplica(t *testing.T, die func(t *testing.T, dir *clustertest.Directory, a singletonReplica)) {
+	_, dsn := clusterDB(t)
+	dir := &clustertest.Directory{}
+	a := startNodeReplica(t, dsn, "a", dir, policyConfig(t))
+	b := startNodeReplica(t, dsn, "b", dir, &config.Config{})
+	evs, stop, err := b.h.Subscribe(host.Caller{Principal: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		sess, err := a.h.CreateSession(ctx, alice, "")
+		if err == nil {
+			_, _ = a.h.Call(ctx, host.SessionCall{Principal: alice, SessionID: sess.ID, Server: "files", Tool: "write",
+				Arguments: json.RawMessage(`{"path":"/srv/a"}`), Origin: host.OriginUser})
+		}
+	}()
+	ap := waitEvent(t, evs, host.EventApproval).Data.(host.Approval)
+	if got := b.h.PendingApprovals(alice); len(got) != 1 || got[0].ID != ap.ID {
+		t.Fatalf("b lists %+v while a lives", got)
+	}
+
+	// a dies: its heartbeat stops.
+	a.stopNode()
+	die(t, dir, a)
+	deadline := time.Now().Add(time.Minute)
+	for len(b.h.PendingApprovals(alice)) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("b still lists %+v after a died", b.h.PendingApprovals(alice))
+		}
+		time.Sleep(20 * time.Millisecond) // the directory cache (under a second)
+	}
+	if err := b.h.Answer(alice, ap.ID, true); !errors.Is(err, host.ErrNotFound) {
+		t.Errorf("answering a dead replica's question on b: %v, want ErrNotFound", err)
+	}
+	if d := waitEvent(t, evs, host.EventApprovalDone).Data.(host.ApprovalDone); d.ID != ap.ID || d.Outcome != host.ApprovalCancelled {
+		t.Errorf("b's WebShells were told %+v, want %s cancelled", d, ap.ID)
+	}
+	for {
+		if _, err := b.st.Question(t.Context(), ap.ID); errors.Is(err, store.ErrNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dead replica's question is still stored")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -186,6 +186,18 @@ func TestQuestions(t *testing.T) {
 		if err := s.PutQuestion(t.Context(), old); err != nil {
 			t.Fatal(err)
 		}
+		bobs := q
+		bobs.ID, bobs.Principal, bobs.Created = "b_1", "bob", now.Add(time.Second)
+		if err := s.PutQuestion(t.Context(), bobs); err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.OpenQuestions(t.Context())
+		if err != nil || len(all) != 2 || all[0].ID != "a_1" || all[1].ID != "b_1" {
+			t.Fatalf("OpenQuestions = %+v, %v; want a_1 and b_1 (every principal's, not the expired one)", all, err)
+		}
+		if err := s.DeleteQuestion(t.Context(), "b_1"); err != nil {
+			t.Fatal(err)
+		}
 		list, err := s.Questions(t.Context(), "alice")
 		if err != nil || len(list) != 1 || list[0].ID != "a_1" || string(list[0].Body) != `{"id":"a_1"}` || list[0].Replica != "A" {
 			t.Fatalf("Questions = %+v, %v; want a_1 only", list, err)
@@ -211,6 +223,9 @@ func TestQuestions(t *testing.T) {
 		}
 		if list, _ := s.Questions(t.Context(), "alice"); len(list) != 0 {
 			t.Errorf("an answered question is listed: %+v", list)
+		}
+		if all, _ := s.OpenQuestions(t.Context()); len(all) != 0 {
+			t.Errorf("an answered question is open: %+v", all)
 		}
 		if err := s.DeleteQuestion(t.Context(), "a_1"); err != nil {
 			t.Fatal(err)

@@ -135,3 +135,27 @@ WHERE id = ? AND principal = ? AND answer IS NULL AND expires_at > ?`, string(an
 	}
 	return nil
 }
+
+// OpenQuestions returns every unanswered question that has not expired,
+// of every principal, oldest first: for the sweep of questions whose
+// replica died (an empty, non-nil slice when there is none).
+func (s *Store) OpenQuestions(ctx context.Context) ([]Question, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+questionColumns+` FROM questions
+WHERE answer IS NULL AND expires_at > ? ORDER BY created_at, id`, s.now().UTC().UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("store: open questions: %w", err)
+	}
+	defer rows.Close()
+	out := []Question{}
+	for rows.Next() {
+		q, err := scanQuestion(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: open questions: %w", err)
+		}
+		out = append(out, q)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: open questions: %w", err)
+	}
+	return out, nil
+}
