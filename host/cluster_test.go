@@ -25,13 +25,13 @@ type replica struct {
 }
 
 // clusterDB returns a fresh database on the shared PostgreSQL server.
-func clusterDB(t *testing.T) (*pgtest.Server, string) {
+func clusterDB(t testing.TB) (*pgtest.Server, string) {
 	srv := pgtest.Shared(t)
 	return srv, srv.NewDatabase(t)
 }
 
 // startReplica starts a host with replica id on the store dsn.
-func startReplica(t *testing.T, dsn, id string, cfg *config.Config, opts host.Options) replica {
+func startReplica(t testing.TB, dsn, id string, cfg *config.Config, opts host.Options) replica {
 	t.Helper()
 	st, err := store.OpenPostgres(t.Context(), dsn, nil, store.Options{Replica: id})
 	if err != nil {

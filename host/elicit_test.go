@@ -23,7 +23,7 @@ var eras = []struct{ name, negotiation, era string }{
 	{"modern", config.NegotiationAuto, host.EraModern},
 }
 
-func elicitServer(t *testing.T, negotiation string, roots ...string) config.Server {
+func elicitServer(t testing.TB, negotiation string, roots ...string) config.Server {
 	s := stdioServer("ask", testbin.Build(t, elicitPkg))
 	s.VersionNegotiation = negotiation
 	s.Roots = roots

@@ -66,7 +66,7 @@ func startHost(t *testing.T, opts host.Options, servers ...config.Server) *host.
 }
 
 // startHostConfig is startHost for a whole config.
-func startHostConfig(t *testing.T, cfg *config.Config, opts host.Options) *host.Host {
+func startHostConfig(t testing.TB, cfg *config.Config, opts host.Options) *host.Host {
 	t.Helper()
 	h, err := host.New(cfg, opts)
 	if err != nil {
@@ -86,7 +86,7 @@ func startHostConfig(t *testing.T, cfg *config.Config, opts host.Options) *host.
 	return h
 }
 
-func mustStatus(t *testing.T, h *host.Host, name string) host.ServerStatus {
+func mustStatus(t testing.TB, h *host.Host, name string) host.ServerStatus {
 	t.Helper()
 	st, err := h.Server(name)
 	if err != nil {

@@ -34,7 +34,7 @@ const singletonSecret = "singleton test secret, the same on every replica"
 
 // startSingletonReplica starts replica id of a cluster on dsn, with dir
 // its directory of replicas.
-func startSingletonReplica(t *testing.T, dsn, id string, dir cluster.Directory, servers ...config.Server) singletonReplica {
+func startSingletonReplica(t testing.TB, dsn, id string, dir cluster.Directory, servers ...config.Server) singletonReplica {
 	t.Helper()
 	return startNodeReplica(t, dsn, id, dir, &config.Config{Servers: servers})
 }
@@ -42,7 +42,7 @@ func startSingletonReplica(t *testing.T, dsn, id string, dir cluster.Directory, 
 // startNodeReplica starts replica id of a cluster on dsn with cfg: a host
 // with a cluster node on dir (its heartbeat stops with stopNode) and an
 // HTTP server for the other replicas' relay sessions.
-func startNodeReplica(t *testing.T, dsn, id string, dir cluster.Directory, cfg *config.Config) singletonReplica {
+func startNodeReplica(t testing.TB, dsn, id string, dir cluster.Directory, cfg *config.Config) singletonReplica {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -78,7 +78,7 @@ func startNodeReplica(t *testing.T, dsn, id string, dir cluster.Directory, cfg *
 }
 
 // waitRunsOn waits until the server is ready on r, run by replica on.
-func waitRunsOn(t *testing.T, r singletonReplica, server, on string) host.ServerStatus {
+func waitRunsOn(t testing.TB, r singletonReplica, server, on string) host.ServerStatus {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -254,11 +254,14 @@ func TestSingletonRelayRefuses(t *testing.T) {
 }
 
 // testLogger logs to the test's output (seen with -v or on failure).
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
+	if _, bench := t.(*testing.B); bench {
+		return slog.New(slog.DiscardHandler) // a benchmark's log is printed with its results
+	}
 	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
-type tWriter struct{ t *testing.T }
+type tWriter struct{ t testing.TB }
 
 func (w tWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(b), "\n"))
