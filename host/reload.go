@@ -419,6 +419,12 @@ func restartOnly(a, b *config.Config) []string {
 	if a.DataDir != b.DataDir {
 		out = append(out, "data_dir")
 	}
+	if !slices.Equal(a.PublicURLs, b.PublicURLs) {
+		out = append(out, "public_urls") // the HTTP API's Host and Origin checks are set up once
+	}
+	if a.AppsSandboxURL != b.AppsSandboxURL {
+		out = append(out, "apps_sandbox_url")
+	}
 	if a.AppCompactAfter != b.AppCompactAfter {
 		out = append(out, "app_compact_after")
 	}

@@ -251,10 +251,11 @@ func TestPlan(t *testing.T) {
 			edit: planEdit{
 				`"127.0.0.1:7777"`, `"127.0.0.1:7778"`,
 				`"/var/lib/mcphost"`, `"/srv/mcphost"`,
-				"\napp_compact_after = \"1h\"\napp_compact_session_bytes = 1024\nstore {\n  sync = \"normal\"\n}\n",
+				"\napp_compact_after = \"1h\"\napp_compact_session_bytes = 1024\nstore {\n  sync = \"normal\"\n}\n" +
+					"public_urls = [\"https://mcphost.example.com\"]\napps_sandbox_url = \"https://apps.example.com\"\n",
 			},
 			want: func(p *ReloadPlan) {
-				p.Ignored = []string{"listen", "data_dir", "app_compact_after", "app_compact_session_bytes", "store.sync"}
+				p.Ignored = []string{"listen", "data_dir", "public_urls", "apps_sandbox_url", "app_compact_after", "app_compact_session_bytes", "store.sync"}
 			},
 		},
 	}

@@ -302,9 +302,13 @@ func questionOfADeadReplica(t *testing.T, die func(t *testing.T, dir *clustertes
 		t.Fatal(err)
 	}
 	defer stop()
+	// The call waits on a until the end of the test, which ends it and
+	// waits for it before the hosts close.
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
+	called := make(chan struct{})
+	defer func() { cancel(); <-called }()
 	go func() {
+		defer close(called)
 		sess, err := a.h.CreateSession(ctx, alice, "")
 		if err == nil {
 			_, _ = a.h.Call(ctx, host.SessionCall{Principal: alice, SessionID: sess.ID, Server: "files", Tool: "write",

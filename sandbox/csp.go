@@ -30,14 +30,15 @@ type CSP = appdisplay.CSP
 // BaseURIDomains; font-src is left out when R is empty. There is no 'self',
 // 'unsafe-eval' or blob:. Sources are emitted with scheme and host in lower
 // case and duplicates dropped. Header never trusts its input: a source that
-// fails [ValidSource] is left out, and a hostOrigin that is not an http
-// loopback origin with a port (as the handler requires) yields
-// frame-ancestors 'none'. Callers should still validate first and refuse bad
+// fails [ValidSource] is left out, and a hostOrigin that is neither an http
+// loopback origin with a port nor a public http(s) origin in the form a
+// browser serializes (as the handler requires) yields frame-ancestors
+// 'none'. Callers should still validate first and refuse bad
 // input, as [Handler] does, rather than rely on this filtering.
 func Header(c CSP, hostOrigin string) string {
 	res := cleanSources(c.ResourceDomains)
 	ancestor := "'none'"
-	if checkHostOrigin(hostOrigin) == nil {
+	if checkAncestor(hostOrigin) == nil {
 		ancestor = hostOrigin
 	}
 	d := []string{

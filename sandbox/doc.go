@@ -8,7 +8,9 @@
 // An MCP App is server-supplied HTML and is treated as hostile code. The
 // WebShell shows it in two nested iframes, both sandboxed without
 // allow-same-origin: the outer one loads this proxy page, under the other
-// loopback name than the WebShell's (127.0.0.1 ⇄ localhost), and the proxy
+// loopback name than the WebShell's (127.0.0.1 ⇄ localhost), or, for a
+// WebShell opened at a public URL, under the host name of its own the
+// config gives the sandbox (apps_sandbox_url), and the proxy
 // creates the inner srcdoc iframe holding the App. The proxy relays
 // JSON-RPC messages between the WebShell and the App, identifying senders by
 // event.source because every opaque frame's origin is "null" (§13). The App

@@ -102,7 +102,7 @@ func checkPolicy(t *testing.T, h string) policy {
 		case "base-uri":
 			p.base = noneOr(name, tokens)
 		case "frame-ancestors":
-			if len(tokens) != 1 || (tokens[0] != "'none'" && checkHostOrigin(tokens[0]) != nil) {
+			if len(tokens) != 1 || (tokens[0] != "'none'" && checkAncestor(tokens[0]) != nil) {
 				t.Fatalf("policy %q: frame-ancestors = %q", h, tokens)
 			}
 			p.ancestor = tokens[0]

@@ -30,9 +30,11 @@ const errorCSP = "default-src 'none'; frame-ancestors 'none'; sandbox"
 // Options configures [Handler].
 type Options struct {
 	// AllowedHostOrigin reports whether origin is one of the daemon's own
-	// WebShell origins, http://127.0.0.1:P or http://localhost:P with P the
-	// daemon's port; compare exactly. It only sees origins that already have
-	// that form. Nil refuses every request.
+	// WebShell origins: http://127.0.0.1:P or http://localhost:P with P the
+	// daemon's port, or one of its public URLs (config public_urls, for a
+	// WebShell behind a load balancer whose Apps' sandbox has a host name
+	// of its own, apps_sandbox_url); compare exactly. It only sees origins
+	// that already have one of those forms. Nil refuses every request.
 	AllowedHostOrigin func(origin string) bool
 	// Logger receives one record per refused request; nil discards them.
 	Logger *slog.Logger
@@ -42,8 +44,9 @@ type Options struct {
 //
 // The query must be at most [MaxQueryBytes] bytes and hold exactly:
 //   - hostOrigin (required, once): an http origin on 127.0.0.1 or localhost
-//     with a port and nothing else (no path, userinfo, other scheme or host,
-//     no bracketed IPv6), accepted by Options.AllowedHostOrigin;
+//     with a port, or an http or https origin with a lower-case ASCII host
+//     name and an optional port, and nothing else (no path, userinfo, other
+//     scheme, no bracketed IPv6), accepted by Options.AllowedHostOrigin;
 //   - csp (optional, once): a JSON object with at most the keys
 //     connectDomains, resourceDomains, frameDomains and baseUriDomains, each
 //     an array of at most [MaxSourcesPerList] strings that pass [ValidSource].
@@ -113,7 +116,7 @@ func (h *handler) parse(raw string) (string, error) {
 	if origin == "" {
 		return "", errors.New("hostOrigin is required")
 	}
-	if err := checkHostOrigin(origin); err != nil {
+	if err := checkAncestor(origin); err != nil {
 		return "", err
 	}
 	if h.allowed == nil || !h.allowed(origin) {
@@ -145,6 +148,54 @@ func checkHostOrigin(s string) error {
 		return errors.New("hostOrigin must have a port")
 	}
 	if checkPort(port) != nil || port[0] == '0' {
+		return errors.New("hostOrigin must end with a port of 1–65535 and nothing after it")
+	}
+	return nil
+}
+
+// checkAncestor requires a hostOrigin that may go into frame-ancestors:
+// the loopback form of checkHostOrigin, or checkPublicOrigin's. The error
+// is the loopback form's for an http origin on a loopback name, the public
+// form's otherwise.
+func checkAncestor(s string) error {
+	err := checkHostOrigin(s)
+	if err == nil {
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(s, "http://"); ok {
+		if h, _, _ := strings.Cut(rest, ":"); h == "127.0.0.1" || h == "localhost" {
+			return err
+		}
+	}
+	return checkPublicOrigin(s)
+}
+
+// checkPublicOrigin requires the origin of a public URL as a browser
+// serializes it: "http://" or "https://", a host name of lower-case ASCII
+// letters, digits and '-' in non-empty labels separated by '.', and an
+// optional port of 1–65535 without leading zeros. Nothing else passes, so
+// the value is one CSP source and cannot end or add a directive. Loopback
+// names are checkHostOrigin's (a loopback page gets the loopback swap).
+func checkPublicOrigin(s string) error {
+	rest, ok := strings.CutPrefix(s, "https://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(s, "http://"); !ok {
+			return errors.New(`hostOrigin must start with "http://" or "https://"`)
+		}
+	}
+	host, port, hasPort := strings.Cut(rest, ":")
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; c >= 'A' && c <= 'Z' {
+			return errors.New("hostOrigin's host must be in lower case, as a browser writes an origin")
+		}
+	}
+	if err := checkHost(host, len(s)-len(rest)); err != nil {
+		return fmt.Errorf("hostOrigin: %w", err)
+	}
+	if LocalSource(s) {
+		return errors.New("hostOrigin on a loopback name must be http://127.0.0.1:P or http://localhost:P")
+	}
+	if hasPort && (checkPort(port) != nil || port[0] == '0') {
 		return errors.New("hostOrigin must end with a port of 1–65535 and nothing after it")
 	}
 	return nil

@@ -315,13 +315,14 @@ func TestHandlerRefusesBadHostOrigin(t *testing.T) {
 	}
 	// Without AllowedHostOrigin nothing is allowed.
 	checkRefused(t, serve(Handler(Options{}), http.MethodGet, query(testOrigin, nil)), http.StatusBadRequest)
-	// The caller's func only ever sees well-formed loopback origins.
+	// The caller's func only ever sees well-formed origins: loopback, or
+	// public (which the daemon allows only when they are its public URLs).
 	seen := []string{}
 	spy := Handler(Options{AllowedHostOrigin: func(o string) bool { seen = append(seen, o); return true }})
 	for _, tt := range tests {
 		serve(spy, http.MethodGet, tt.rawQuery)
 	}
-	if diff := cmp.Diff([]string{"http://127.0.0.1:9090", "http://localhost:1"}, seen); diff != "" {
+	if diff := cmp.Diff([]string{"https://evil.example", "http://evil.example:8080", "http://127.0.0.1:9090", "http://localhost:1"}, seen); diff != "" {
 		t.Errorf("AllowedHostOrigin saw (-want +got):\n%s", diff)
 	}
 }
@@ -401,6 +402,7 @@ func TestPageScript(t *testing.T) {
 		`window.top === window`,
 		`new URLSearchParams(location.search).get("hostOrigin")`,
 		`/^http:\/\/(127\.0\.0\.1|localhost):[1-9][0-9]{0,4}$/`,
+		`/^https?:\/\/[a-z0-9-]+(\.[a-z0-9-]+)*(:[1-9][0-9]{0,4})?$/`,
 		`document.referrer`,
 		`window.top.location.href`,
 		`inner.setAttribute("sandbox", "allow-scripts allow-forms")`,

@@ -177,9 +177,13 @@ func TestHeader(t *testing.T) {
 			testOrigin,
 			defaultPolicy,
 		},
-		{"bad host origin: frame-ancestors 'none'", CSP{}, "https://evil.example",
+		{"bad host origin: frame-ancestors 'none'", CSP{}, "https://evil.example/path",
 			strings.Replace(defaultPolicy, "frame-ancestors http://127.0.0.1:8080", "frame-ancestors 'none'", 1)},
 		{"injected host origin: frame-ancestors 'none'", CSP{}, "http://127.0.0.1:8080; script-src *",
+			strings.Replace(defaultPolicy, "frame-ancestors http://127.0.0.1:8080", "frame-ancestors 'none'", 1)},
+		{"public host origin: it frames", CSP{}, "https://mcphost.example.com",
+			strings.Replace(defaultPolicy, "frame-ancestors http://127.0.0.1:8080", "frame-ancestors https://mcphost.example.com", 1)},
+		{"injected public host origin: frame-ancestors 'none'", CSP{}, "https://mcphost.example.com 'unsafe-eval'",
 			strings.Replace(defaultPolicy, "frame-ancestors http://127.0.0.1:8080", "frame-ancestors 'none'", 1)},
 		{"bracketed host origin: frame-ancestors 'none'", CSP{}, "http://[::1]:8080",
 			strings.Replace(defaultPolicy, "frame-ancestors http://127.0.0.1:8080", "frame-ancestors 'none'", 1)},
@@ -190,6 +194,41 @@ func TestHeader(t *testing.T) {
 				t.Errorf("Header (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCheckAncestor: the hostOrigins that may frame the proxy, loopback
+// or public: one CSP source each, in the form a browser serializes.
+func TestCheckAncestor(t *testing.T) {
+	valid := []string{
+		"http://127.0.0.1:8080", "http://localhost:1", "https://mcphost.example.com", "http://shell.mcphost.test:8080",
+		"https://a-b.example.com:8443", "https://10.0.0.7", "http://xn--bcher-kva.example",
+	}
+	invalid := []string{
+		"", "null", "file://", "ws://example.com", "HTTPS://example.com", "https://Example.com",
+		"https://example.com/", "https://example.com/x", "https://example.com?x", "https://example.com#x",
+		"https://u@example.com", "https://[::1]:8080", "https://example.com:0", "https://example.com:080",
+		"https://example.com:65536", "https://example.com:", "https://example.com:8080:9", "https://example.com.",
+		"https://.example.com", "https://exa mple.com", "https://example.com;", "https://example.com,https://x.com",
+		"https://example.com 'unsafe-inline'", "https://ex\u212Aample.com", "https://*.example.com",
+		"https://127.0.0.1:8080", "http://localhost", "https://localhost:8080", "https://app.localhost",
+		"http://127.0.0.2:8080", "http://0.0.0.0:8080", "http://127.0.0.1:08080",
+	}
+	for _, s := range valid {
+		if err := checkAncestor(s); err != nil {
+			t.Errorf("checkAncestor(%q) = %v, want nil", s, err)
+		}
+		if got := Header(CSP{}, s); !strings.Contains(got, "frame-ancestors "+s+";") {
+			t.Errorf("Header with hostOrigin %q: %q, want it as frame-ancestors", s, got)
+		}
+	}
+	for _, s := range invalid {
+		if checkAncestor(s) == nil {
+			t.Errorf("checkAncestor(%q) = nil, want an error", s)
+		}
+		if got := Header(CSP{}, s); !strings.Contains(got, "frame-ancestors 'none';") {
+			t.Errorf("Header with hostOrigin %q: %q, want frame-ancestors 'none'", s, got)
+		}
 	}
 }
 

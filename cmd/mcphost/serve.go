@@ -171,11 +171,12 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	rl = &reloader{e: e, h: h, path: *cfgPath, ownerToken: ownerToken != "", logger: logger, level: level, verbose: *verbose}
 	rl.watch.Store(cfg.WatchConfig)
 	apiOpts := httpapi.Options{
-		Logger:     logger.With("component", "http"),
-		Hosts:      allowedHosts(cfg.Listen, port),
-		PublicURLs: cfg.PublicURLs,
-		Assets:     webshell.Assets(),
-		Version:    version(),
+		Logger:         logger.With("component", "http"),
+		Hosts:          allowedHosts(cfg.Listen, port),
+		PublicURLs:     cfg.PublicURLs,
+		AppsSandboxURL: cfg.AppsSandboxURL,
+		Assets:         webshell.Assets(),
+		Version:        version(),
 	}
 	if *cfgPath != "" {
 		apiOpts.ConfigFile = *cfgPath
@@ -196,7 +197,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	api := httpapi.New(h, apiOpts)
 	gw := gateway.New(h, gateway.Options{Logger: logger, Version: version(), Cluster: node, SealKey: sealKey})
 	defer gw.Close()
-	handler := mountRelay(node, h, gateway.Mount(gw, api))
+	handler := httpapi.SandboxHostOnly(cfg.AppsSandboxURL, mountRelay(node, h, gateway.Mount(gw, api)))
 	// The servers outlive the signal: calls still running when SIGINT or
 	// SIGTERM arrives get Serve's grace period on live sessions, and Close
 	// stops the servers after it.

@@ -104,8 +104,12 @@ type Config struct {
 	// WebShell and the API are reached at through a load balancer or a
 	// reverse proxy, checked and normalised (no path, no trailing slash).
 	PublicURLs []string
-	DataDir    string     // `data_dir`: after ~ expansion, joined to Options.BaseDir when relative; default the XDG state dir
-	LogLevel   slog.Level // `log_level`: "debug" | "info" | "warn" | "error"; default info
+	// AppsSandboxURL is `apps_sandbox_url`: the origin that serves the MCP
+	// App sandbox to a WebShell opened at one of PublicURLs that is not a
+	// loopback name (checked and normalised as PublicURLs are); "" for none.
+	AppsSandboxURL string
+	DataDir        string     // `data_dir`: after ~ expansion, joined to Options.BaseDir when relative; default the XDG state dir
+	LogLevel       slog.Level // `log_level`: "debug" | "info" | "warn" | "error"; default info
 
 	// WatchConfig is `watch_config`: the daemon reloads its config file
 	// when the file changes (as on SIGHUP); default false.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -287,6 +288,33 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 		}
 	}
 
+	if v, st := l.evalString(f.AppsSandboxURL, "apps_sandbox_url"); st == valid && v != "" {
+		u, err := checkPublicURL(v)
+		var problem string
+		switch {
+		case err != nil:
+			problem = fmt.Sprintf("%v. Write an origin, such as \"https://mcphost-apps.example.com\"", err)
+		case loopbackOrigin(u):
+			problem = "it is a loopback name: a WebShell opened at a loopback name puts Apps on the other loopback name by itself, and the sandbox needs a host name of its own"
+		case slices.Contains(cfg.PublicURLs, u):
+			problem = "it is also one of public_urls: the sandbox must have an origin of its own, or an App would share the WebShell's"
+		case len(cfg.PublicURLs) == 0:
+			problem = "public_urls is empty: the sandbox URL serves a WebShell opened at a public URL (on the loopback names of listen, Apps use the other loopback name)"
+		case strings.HasPrefix(u, "http://") && slices.ContainsFunc(cfg.PublicURLs, func(p string) bool { return strings.HasPrefix(p, "https://") }):
+			problem = "it is http while a public URL is https: a browser blocks an http frame in an https page"
+		}
+		if problem != "" {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid apps_sandbox_url",
+				Detail:   fmt.Sprintf("The Apps sandbox URL %q cannot be used: %s.", v, problem),
+				Subject:  f.AppsSandboxURLRange.Ptr(),
+			})
+		} else {
+			cfg.AppsSandboxURL = u
+		}
+	}
+
 	cfg.LogLevel = slog.LevelInfo
 	if v, st := l.evalString(f.LogLevel, "log_level"); st == valid {
 		if lvl, ok := logLevels[v]; ok {
@@ -424,4 +452,15 @@ func (l *loader) defaultDataDir() string {
 		Detail:   "data_dir is not set, and neither XDG_STATE_HOME nor HOME is set, so there is no default data directory. Set data_dir in the configuration, or set HOME.",
 	})
 	return ""
+}
+
+// loopbackOrigin reports whether origin (checkPublicURL's form) names this
+// machine: localhost, a name under .localhost, 127.0.0.0/8 or [::1].
+func loopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	return h == "localhost" || strings.HasSuffix(h, ".localhost") || strings.HasPrefix(h, "127.") || h == "::1"
 }

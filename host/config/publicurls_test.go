@@ -55,3 +55,50 @@ func TestPublicURLs(t *testing.T) {
 		})
 	}
 }
+
+func TestAppsSandboxURL(t *testing.T) {
+	const pub = `public_urls = ["https://mcphost.example.com", "http://localhost:8080"]` + "\n"
+	tests := []struct {
+		name   string
+		src    string
+		want   string
+		diag   string
+		detail string
+		line   int
+	}{
+		{name: "unset", src: pub},
+		{name: "set", src: pub + `apps_sandbox_url = "HTTPS://Apps.Example.com/"` + "\n", want: "https://apps.example.com"},
+		{name: "empty", src: pub + `apps_sandbox_url = ""` + "\n"},
+		{name: "from env()", src: pub + `apps_sandbox_url = env("MCPHOST_UNSET", "https://apps.example.com")` + "\n", want: "https://apps.example.com"},
+		{name: "a public URL", src: pub + `apps_sandbox_url = "https://mcphost.example.com"` + "\n", diag: "Invalid apps_sandbox_url", detail: "origin of its own", line: 2},
+		{name: "loopback", src: pub + `apps_sandbox_url = "https://localhost:8443"` + "\n", diag: "Invalid apps_sandbox_url", detail: "loopback name", line: 2},
+		{name: "no public URLs", src: `apps_sandbox_url = "https://apps.example.com"` + "\n", diag: "Invalid apps_sandbox_url", detail: "public_urls is empty", line: 1},
+		{name: "http under https", src: pub + "\napps_sandbox_url = \"http://apps.example.com\"\n", diag: "Invalid apps_sandbox_url", detail: "blocks an http frame", line: 3},
+		{name: "a path", src: pub + `apps_sandbox_url = "https://apps.example.com/sandbox"` + "\n", diag: "Invalid apps_sandbox_url", detail: "origin only", line: 2},
+		{name: "not a string", src: pub + `apps_sandbox_url = ["https://apps.example.com"]` + "\n", diag: "Incorrect attribute value type", line: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, diags := Parse([]byte(tt.src), "inline.hcl", testOptions())
+			if tt.diag == "" {
+				if diags.HasErrors() {
+					t.Fatalf("diagnostics:%s", diagText(diags))
+				}
+				if cfg.AppsSandboxURL != tt.want {
+					t.Errorf("AppsSandboxURL = %q, want %q", cfg.AppsSandboxURL, tt.want)
+				}
+				return
+			}
+			if len(diags) == 0 {
+				t.Fatalf("no diagnostics, want %q", tt.diag)
+			}
+			d := diags[0]
+			if d.Summary != tt.diag || !strings.Contains(d.Detail, tt.detail) {
+				t.Errorf("diagnostic %q: %q, want %q containing %q", d.Summary, d.Detail, tt.diag, tt.detail)
+			}
+			if d.Subject == nil || d.Subject.Start.Line != tt.line {
+				t.Errorf("subject %v, want line %d", d.Subject, tt.line)
+			}
+		})
+	}
+}

@@ -21,6 +21,12 @@ type fileSchema struct {
 	PublicURLs      hcl.Expression `hcl:"public_urls,optional"`
 	PublicURLsRange hcl.Range      `hcl:"public_urls,attr_value_range"`
 
+	// apps_sandbox_url: the origin, another host name of the same daemon
+	// (or balancer), that MCP Apps' sandbox is served at for a WebShell
+	// opened at a public URL that is not a loopback name.
+	AppsSandboxURL      hcl.Expression `hcl:"apps_sandbox_url,optional"`
+	AppsSandboxURLRange hcl.Range      `hcl:"apps_sandbox_url,attr_value_range"`
+
 	// data_dir: where the database lives. "~/" expands to the home directory,
 	// a relative path is relative to the configuration file's directory.
 	DataDir      hcl.Expression `hcl:"data_dir,optional"`

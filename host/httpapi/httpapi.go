@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -33,6 +34,11 @@ type Options struct {
 	// Apps like the daemon's own loopback names; another cannot (Apps need
 	// two origins: they show their text there).
 	PublicURLs []string
+	// AppsSandboxURL is the origin (config apps_sandbox_url) that serves
+	// the MCP App sandbox to a WebShell opened at a public URL that is not
+	// a loopback name: its host is an accepted Host for the sandbox route
+	// only, and never an accepted Origin. "" for none.
+	AppsSandboxURL string
 	// Assets is the WebShell (index.html and its files); nil serves none.
 	Assets fs.FS
 	// MaxBody bounds request bodies; 0 means DefaultMaxBody.
@@ -63,6 +69,9 @@ type api struct {
 	hosts   map[string]bool
 	origins map[string]bool
 	csp     string // the WebShell page's Content-Security-Policy
+	// sandboxHost and sandboxOrigin are AppsSandboxURL's host (lower
+	// case, as compared with Host) and origin; "" for none.
+	sandboxHost, sandboxOrigin string
 }
 
 // New returns the daemon's HTTP handler over h.
@@ -103,6 +112,13 @@ func New(h *host.Host, opts Options) http.Handler {
 				}
 			}
 		}
+	}
+	if u, err := url.Parse(strings.ToLower(opts.AppsSandboxURL)); err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https") {
+		// Another name of this daemon, for App frames only (config
+		// checked it: an origin, none of the public URLs).
+		a.sandboxHost, a.sandboxOrigin = u.Host, u.Scheme+"://"+u.Host
+		a.hosts[u.Host] = true
+		frames = append(frames, a.sandboxOrigin)
 	}
 	a.csp = webShellCSP(frames)
 
@@ -231,12 +247,44 @@ func (a *api) checkHost(c *gin.Context) {
 		c.Next()
 		return
 	}
-	if !a.hosts[strings.ToLower(c.Request.Host)] {
+	host := strings.ToLower(c.Request.Host)
+	if !a.hosts[host] {
 		writeError(c, http.StatusForbidden, "forbidden", "this host name is not served here")
 		c.Abort()
 		return
 	}
+	if host == a.sandboxHost && c.Request.URL.Path != sandbox.Path {
+		// The Apps' origin serves their sandbox and nothing else: no
+		// WebShell (a token signed in there would live in the Apps'
+		// origin) and no API.
+		writeError(c, http.StatusNotFound, "not_found", sandboxHostOnly)
+		c.Abort()
+		return
+	}
 	c.Next()
+}
+
+// sandboxHostOnly says why the sandbox's host name answers 404.
+const sandboxHostOnly = "this host name serves only the MCP App sandbox (apps_sandbox_url)"
+
+// SandboxHostOnly wraps the daemon's whole handler (the gateway's /mcp,
+// which is mounted outside the API, included) so that the host name of
+// sandboxURL (config apps_sandbox_url; "" for none) serves the MCP App
+// sandbox and nothing else, as the API's own Host check does.
+func SandboxHostOnly(sandboxURL string, next http.Handler) http.Handler {
+	u, err := url.Parse(strings.ToLower(sandboxURL))
+	if sandboxURL == "" || err != nil || u.Host == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.ToLower(r.Host) == u.Host && r.URL.Path != sandbox.Path {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_ = json.NewEncoder(w).Encode(errorBody{Error: errorDetail{Code: "not_found", Message: sandboxHostOnly}})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // checkOrigin refuses cross-origin API requests: a browser sends Origin on

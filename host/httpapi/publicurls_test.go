@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -43,5 +45,78 @@ func TestPublicURLs(t *testing.T) {
 	wantStatus(t, r, http.StatusOK)
 	if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "http://127.0.0.1:8080") {
 		t.Errorf("the WebShell's CSP through the loopback balancer %q does not let Apps frame its other name", csp)
+	}
+}
+
+// TestAppsSandboxURL: the host name of apps_sandbox_url serves the App
+// sandbox, to the public URLs' WebShell, and nothing else; it is never an
+// accepted Origin; the WebShell page names it and may frame it.
+func TestAppsSandboxURL(t *testing.T) {
+	e := newEnvOptions(t, &config.Config{}, func(_ *host.Host, o *httpapi.Options) {
+		o.PublicURLs = []string{"https://mcphost.example.com"}
+		o.AppsSandboxURL = "https://apps.example.com"
+	})
+	sandboxQuery := "/mcp-app-sandbox?hostOrigin=" + url.QueryEscape("https://mcphost.example.com")
+	tests := []struct {
+		name, host, path, token, origin string
+		want                            int
+	}{
+		{"the sandbox, for the public WebShell", "apps.example.com", sandboxQuery, "", "", 200},
+		{"the sandbox, for a foreign page", "apps.example.com", "/mcp-app-sandbox?hostOrigin=" + url.QueryEscape("https://evil.example"), "", "", 400},
+		{"the WebShell", "apps.example.com", "/", "", "", 404},
+		{"an asset", "apps.example.com", "/assets/app.js", "", "", 404},
+		{"the API", "apps.example.com", "/api/v1/servers", aliceToken, "", 404},
+		{"the gateway", "apps.example.com", "/mcp", aliceToken, "", 404},
+		{"the API from the sandbox's origin", "mcphost.example.com", "/api/v1/servers", aliceToken, "https://apps.example.com", 403},
+		{"the sandbox on the public host", "mcphost.example.com", sandboxQuery, "", "", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := []reqOpt{withHost(tt.host)}
+			if tt.origin != "" {
+				opts = append(opts, withHeader("Origin", tt.origin))
+			}
+			r := e.do(t, "GET", tt.path, tt.token, "", opts...)
+			wantStatus(t, r, tt.want)
+			if tt.want == 200 && strings.HasPrefix(tt.path, "/mcp-app-sandbox") {
+				if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors https://mcphost.example.com;") {
+					t.Errorf("the sandbox's CSP %q does not let the public WebShell frame it", csp)
+				}
+			}
+		})
+	}
+	r := e.do(t, "GET", "/", "", "", withHost("mcphost.example.com"))
+	wantStatus(t, r, http.StatusOK)
+	if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-src https://apps.example.com") && !strings.Contains(csp, " https://apps.example.com;") {
+		t.Errorf("the WebShell's CSP %q does not let Apps frame the sandbox's origin", csp)
+	}
+	if !strings.Contains(string(r.body), `<meta name="mcphost-apps-sandbox" content="https://apps.example.com">`) {
+		t.Errorf("the WebShell page does not name the sandbox's origin:\n%.600s", r.body)
+	}
+}
+
+// TestSandboxHostOnly: the wrapper of the daemon's whole handler lets the
+// sandbox's host name reach the sandbox route only.
+func TestSandboxHostOnly(t *testing.T) {
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	h := httpapi.SandboxHostOnly("https://Apps.Example.com", next)
+	for _, tc := range []struct {
+		host, path string
+		want       int
+	}{
+		{"apps.example.com", "/mcp-app-sandbox", http.StatusTeapot},
+		{"APPS.example.com", "/mcp", http.StatusNotFound},
+		{"apps.example.com", "/", http.StatusNotFound},
+		{"mcphost.example.com", "/mcp", http.StatusTeapot},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "http://"+tc.host+tc.path, nil)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.want {
+			t.Errorf("%s%s: %d, want %d (%s)", tc.host, tc.path, w.Code, tc.want, w.Body)
+		}
+	}
+	if httpapi.SandboxHostOnly("", next) == nil {
+		t.Error("no sandbox URL: nil handler")
 	}
 }

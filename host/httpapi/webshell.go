@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bytes"
+	"html"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -36,6 +38,11 @@ func (a *api) mountWebShell(r *gin.Engine) {
 		ctype := mime.TypeByExtension(path.Ext(name))
 		if ctype == "" {
 			ctype = "application/octet-stream"
+		}
+		if name == "index.html" && a.sandboxOrigin != "" {
+			// The page learns where Apps' sandbox is served for it.
+			data = bytes.Replace(data, []byte(`<meta name="mcphost-apps-sandbox" content="">`),
+				[]byte(`<meta name="mcphost-apps-sandbox" content="`+html.EscapeString(a.sandboxOrigin)+`">`), 1)
 		}
 		hd := c.Writer.Header()
 		hd.Set("Content-Security-Policy", a.csp)

@@ -575,6 +575,65 @@ func TestAppFromLocalhostPage(t *testing.T) {
 	}
 }
 
+// TestAppBehindPublicURL: a WebShell opened at a public URL that is not a
+// loopback name (a load balancer's) shows Apps when the daemon has a host
+// name for their sandbox (apps_sandbox_url): the frame loads the proxy
+// from that origin, the App initializes and draws, and that host name
+// serves nothing but the sandbox. Without one it shows the text fallback
+// with a note naming the setting. Chromium resolves *.mcphost.test to
+// 127.0.0.1 (browser_helpers_test.go).
+func TestAppBehindPublicURL(t *testing.T) {
+	d := newDaemon(t)
+	port := d.port
+	shell := fmt.Sprintf("http://shell.mcphost.test:%d", port)
+	apps := fmt.Sprintf("http://apps.mcphost.test:%d", port)
+	restart := func(sandbox string) {
+		d.stop(t)
+		d.cfg.PublicURLs = []string{shell}
+		d.cfg.AppsSandboxURL = sandbox
+		if err := d.start(t, port); err != nil {
+			t.Skipf("port %d cannot be bound again: %v", port, err)
+		}
+	}
+	// Without a sandbox host name: the text fallback, saying what is missing.
+	restart("")
+	tb := newTab(t)
+	tb.navigate(shell + "/#token=" + aliceToken)
+	tb.waitVisible(tid("principal"))
+	tb.waitServerReady("revenue")
+	tb.callRevenue("Q2", 1)
+	tb.waitAppState("fallback")
+	if note := eval[string](tb, `document.querySelector('`+appSlotSel+` [data-testid=app-note]')?.textContent ?? ''`); !strings.Contains(note, "apps_sandbox_url") {
+		t.Errorf("the fallback's note %q does not name apps_sandbox_url", note)
+	}
+	// With one, the same entry shows its App once the page is opened again.
+	restart(apps)
+	tb.reloadWithAppLog()
+	tb.waitServerReady("revenue")
+	tb.waitAppState("ready")
+	tb.waitAppEvent("drew")
+	src := eval[string](tb, `document.querySelector('`+appFrameSel+`').src`)
+	u, err := url.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Scheme+"://"+u.Host != apps || u.Query().Get("hostOrigin") != shell {
+		t.Errorf("frame src %q, want the proxy at %s with hostOrigin %s", src, apps, shell)
+	}
+	// The sandbox's host name serves nothing else (the WebShell's page
+	// there would keep a token in the Apps' origin).
+	req, _ := http.NewRequest(http.MethodGet, d.base+"/", nil)
+	req.Host = strings.TrimPrefix(apps, "http://")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("the WebShell at the sandbox's host name: %d, want 404", res.StatusCode)
+	}
+}
+
 // hostileView is an App that misbehaves in every way the first slice must
 // survive (apps.md §14 rows 21–30). It reports what happened through
 // notifications/message: {event: "report", ...} once it has the result,

@@ -158,11 +158,13 @@ func (d *daemon) start(t *testing.T, port int) error {
 	}
 	d.port = ln.Addr().(*net.TCPAddr).Port
 	d.base = fmt.Sprintf("http://127.0.0.1:%d", d.port)
-	api := httpapi.New(h, httpapi.Options{
-		Hosts:   []string{fmt.Sprintf("127.0.0.1:%d", d.port), fmt.Sprintf("localhost:%d", d.port)},
-		Assets:  webshell.Assets(),
-		Version: "test",
-	})
+	api := httpapi.SandboxHostOnly(d.cfg.AppsSandboxURL, httpapi.New(h, httpapi.Options{
+		Hosts:          []string{fmt.Sprintf("127.0.0.1:%d", d.port), fmt.Sprintf("localhost:%d", d.port)},
+		PublicURLs:     d.cfg.PublicURLs,
+		AppsSandboxURL: d.cfg.AppsSandboxURL,
+		Assets:         webshell.Assets(),
+		Version:        "test",
+	}))
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.mu.Lock()
 		d.requests = append(d.requests, seenRequest{Method: r.Method, Path: r.URL.Path, Origin: r.Header.Get("Origin"),

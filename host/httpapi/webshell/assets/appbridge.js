@@ -184,25 +184,41 @@ export function checkDisplay(d) {
 /**
  * sandboxURL returns the URL of the sandbox proxy for a page at loc (a
  * Location or URL) with the CSP lists csp (or undefined), or '' when this
- * page cannot host Apps (§9): the page must be http on 127.0.0.1 or
- * localhost with an explicit port; the proxy goes on the other name.
+ * page cannot host Apps (§9). A page on http 127.0.0.1 or localhost with an
+ * explicit port gets the proxy on the other loopback name. Any other page
+ * gets it at appsSandbox, the origin the daemon names for Apps behind a
+ * public URL (config apps_sandbox_url; '' for none), when that is an
+ * origin of its own and the page could frame it (no http frame in an https
+ * page).
  */
-export function sandboxURL(loc, csp) {
-  if (loc.protocol !== 'http:' || !/^[1-9][0-9]{0,4}$/.test(loc.port)) return '';
-  const port = Number(loc.port);
-  if (port > 65535) return '';
-  let other;
-  if (loc.hostname === '127.0.0.1') other = 'localhost';
-  else if (loc.hostname === 'localhost') other = '127.0.0.1';
-  else return '';
-  const hostOrigin = `http://${loc.hostname}:${port}`;
+export function sandboxURL(loc, csp, appsSandbox = '') {
+  let base;
+  let hostOrigin;
+  const loopback = loc.hostname === '127.0.0.1' || loc.hostname === 'localhost';
+  if (loopback) {
+    if (loc.protocol !== 'http:' || !/^[1-9][0-9]{0,4}$/.test(loc.port)) return '';
+    const port = Number(loc.port);
+    if (port > 65535) return '';
+    hostOrigin = `http://${loc.hostname}:${port}`;
+    base = `http://${loc.hostname === '127.0.0.1' ? 'localhost' : '127.0.0.1'}:${port}`;
+  } else {
+    if (!PUBLIC_ORIGIN.test(appsSandbox) || !PUBLIC_ORIGIN.test(loc.origin)) return '';
+    if (appsSandbox === loc.origin) return '';
+    if (loc.protocol === 'https:' && appsSandbox.startsWith('http:')) return '';
+    hostOrigin = loc.origin;
+    base = appsSandbox;
+  }
   if (loc.origin !== hostOrigin) return '';
   const q = new URLSearchParams({ hostOrigin });
   if (csp !== undefined) q.set('csp', JSON.stringify(csp));
   const query = q.toString();
   if (query.length > MAX_SANDBOX_QUERY) return '';
-  return `http://${other}:${port}${SANDBOX_PATH}?${query}`;
+  return `${base}${SANDBOX_PATH}?${query}`;
 }
+
+// PUBLIC_ORIGIN is an http(s) origin as a browser writes it: a lower-case
+// host name and an optional port (what the sandbox proxy accepts).
+const PUBLIC_ORIGIN = /^https?:\/\/[a-z0-9-]+(\.[a-z0-9-]+)*(:[1-9][0-9]{0,4})?$/;
 
 // ------------------------------------------------------------------ inbound messages
 

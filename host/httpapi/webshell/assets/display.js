@@ -37,13 +37,20 @@ export function renderDisplay(entry) {
     showFallback(slot, rec, '');
     return slot;
   }
-  const url = sandboxURL(window.location, rec.csp);
+  const url = sandboxURL(window.location, rec.csp, appsSandbox());
   if (!url) {
-    showFallback(slot, rec, 'Apps are shown only when the WebShell is opened at http://127.0.0.1:PORT or http://localhost:PORT.');
+    showFallback(slot, rec, 'Apps are shown only when the WebShell is opened at http://127.0.0.1:PORT or http://localhost:PORT, or at a public URL when the daemon is given a host name for their sandbox (apps_sandbox_url).');
     return slot;
   }
   mountApp(slot, rec, { url, tool: entry.tool, entryId: entry.id, sessionId: entry.sessionId });
   return slot;
+}
+
+// appsSandbox is the origin the daemon serves Apps' sandbox at for a page
+// opened at a public URL ('' for none), from the page's meta tag.
+function appsSandbox() {
+  const m = document.querySelector('meta[name="mcphost-apps-sandbox"]');
+  return m ? m.getAttribute('content') ?? '' : '';
 }
 
 /** teardownDisplay releases whatever renderDisplay mounted in slot. */
