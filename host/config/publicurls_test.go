@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/hashicorp/hcl/v2"
 )
 
 func TestPublicURLs(t *testing.T) {
@@ -42,16 +43,7 @@ func TestPublicURLs(t *testing.T) {
 				}
 				return
 			}
-			if len(diags) == 0 {
-				t.Fatalf("no diagnostics, want %q", tt.diag)
-			}
-			d := diags[0]
-			if d.Summary != tt.diag || !strings.Contains(d.Detail, tt.detail) {
-				t.Errorf("diagnostic %q: %q, want %q containing %q", d.Summary, d.Detail, tt.diag, tt.detail)
-			}
-			if d.Subject == nil || d.Subject.Start.Line != tt.line {
-				t.Errorf("subject %v, want line %d", d.Subject, tt.line)
-			}
+			wantFirstDiag(t, diags, tt.diag, tt.detail, tt.line)
 		})
 	}
 }
@@ -89,16 +81,23 @@ func TestAppsSandboxURL(t *testing.T) {
 				}
 				return
 			}
-			if len(diags) == 0 {
-				t.Fatalf("no diagnostics, want %q", tt.diag)
-			}
-			d := diags[0]
-			if d.Summary != tt.diag || !strings.Contains(d.Detail, tt.detail) {
-				t.Errorf("diagnostic %q: %q, want %q containing %q", d.Summary, d.Detail, tt.diag, tt.detail)
-			}
-			if d.Subject == nil || d.Subject.Start.Line != tt.line {
-				t.Errorf("subject %v, want line %d", d.Subject, tt.line)
-			}
+			wantFirstDiag(t, diags, tt.diag, tt.detail, tt.line)
 		})
+	}
+}
+
+// wantFirstDiag checks the first of diags: its summary, a part of its
+// detail and the line of its subject.
+func wantFirstDiag(t *testing.T, diags hcl.Diagnostics, summary, detail string, line int) {
+	t.Helper()
+	if len(diags) == 0 {
+		t.Fatalf("no diagnostics, want %q", summary)
+	}
+	d := diags[0]
+	if d.Summary != summary || !strings.Contains(d.Detail, detail) {
+		t.Errorf("diagnostic %q: %q, want %q containing %q", d.Summary, d.Detail, summary, detail)
+	}
+	if d.Subject == nil || d.Subject.Start.Line != line {
+		t.Errorf("subject %v, want line %d", d.Subject, line)
 	}
 }

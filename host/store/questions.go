@@ -78,22 +78,28 @@ func (s *Store) Questions(ctx context.Context, principal string) ([]Question, er
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM questions WHERE expires_at <= ?`, now); err != nil {
 		s.logger.Warn("deleting expired questions", "error", err)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+questionColumns+` FROM questions
+	return s.queryQuestions(ctx, "questions", `SELECT `+questionColumns+` FROM questions
 WHERE principal = ? AND answer IS NULL AND expires_at > ? ORDER BY created_at, id`, principal, now)
+}
+
+// queryQuestions runs query and returns its rows as questions (an empty,
+// non-nil slice when there is none); what names it in errors.
+func (s *Store) queryQuestions(ctx context.Context, what, query string, args ...any) ([]Question, error) {
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: questions: %w", err)
+		return nil, fmt.Errorf("store: %s: %w", what, err)
 	}
 	defer rows.Close()
 	out := []Question{}
 	for rows.Next() {
 		q, err := scanQuestion(rows)
 		if err != nil {
-			return nil, fmt.Errorf("store: questions: %w", err)
+			return nil, fmt.Errorf("store: %s: %w", what, err)
 		}
 		out = append(out, q)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: questions: %w", err)
+		return nil, fmt.Errorf("store: %s: %w", what, err)
 	}
 	return out, nil
 }
@@ -140,22 +146,6 @@ WHERE id = ? AND principal = ? AND answer IS NULL AND expires_at > ?`, string(an
 // of every principal, oldest first: for the sweep of questions whose
 // replica died (an empty, non-nil slice when there is none).
 func (s *Store) OpenQuestions(ctx context.Context) ([]Question, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+questionColumns+` FROM questions
+	return s.queryQuestions(ctx, "open questions", `SELECT `+questionColumns+` FROM questions
 WHERE answer IS NULL AND expires_at > ? ORDER BY created_at, id`, s.now().UTC().UnixNano())
-	if err != nil {
-		return nil, fmt.Errorf("store: open questions: %w", err)
-	}
-	defer rows.Close()
-	out := []Question{}
-	for rows.Next() {
-		q, err := scanQuestion(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: open questions: %w", err)
-		}
-		out = append(out, q)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: open questions: %w", err)
-	}
-	return out, nil
 }
