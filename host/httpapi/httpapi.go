@@ -31,8 +31,9 @@ type Options struct {
 	// public_urls) the daemon is reached at through a load balancer or a
 	// reverse proxy: each one's host is an accepted Host and the origin an
 	// accepted Origin. A loopback one (http://localhost:8080) may host
-	// Apps like the daemon's own loopback names; another cannot (Apps need
-	// two origins: they show their text there).
+	// Apps like the daemon's own loopback names; another needs
+	// AppsSandboxURL for Apps (they need an origin of their own, else they
+	// show their text there).
 	PublicURLs []string
 	// AppsSandboxURL is the origin (config apps_sandbox_url) that serves
 	// the MCP App sandbox to a WebShell opened at a public URL that is not

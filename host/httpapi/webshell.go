@@ -14,7 +14,8 @@ import (
 
 // webShellCSP is the Content-Security-Policy of the WebShell: only its own
 // files, no inline script or style, no framing by anyone; frames only from
-// the daemon's loopback origins (the MCP App sandbox proxy).
+// the origins of the MCP App sandbox proxy (the daemon's loopback names,
+// and AppsSandboxURL's origin).
 func webShellCSP(frameOrigins []string) string {
 	frameSrc := "'self'"
 	if len(frameOrigins) > 0 {
