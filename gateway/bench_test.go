@@ -214,30 +214,51 @@ func tenListRules() []policies.Rule {
 	return rules
 }
 
-// BenchmarkGatewayToolsList lists 1,000 tools from 20 servers through /mcp
-// for a principal with ten list rules: "uncached" is the evaluation of a
-// caller's view (every rule on every tool, what the first tools/list after
-// a change costs), "tools/list" the round trip a client sees afterwards.
+// BenchmarkGatewayToolsList lists the tools of 10 servers through /mcp as
+// the catalog grows (100, 1,000 and 10,000 tools in all) and with 0 and 10
+// list rules: "uncached" is the evaluation of a caller's view (every rule
+// on every tool, what the first tools/list after a change costs),
+// "tools/list" the round trip a client sees afterwards, paired with a bare
+// go-sdk server listing the same tools over the same transport.
 //
 //	go test -run '^$' -bench BenchmarkGatewayToolsList -count 5 ./gateway/
 func BenchmarkGatewayToolsList(b *testing.B) {
 	upstream := startHTTPFixture(b)
 	seed := connectURL(b, upstream, "", legacyVersion)
-	res, err := seed.ListTools(b.Context(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := len(res.Tools); i < 50; i++ { // the fixture server is shared by every session
-		if _, err := seed.CallTool(b.Context(), &mcp.CallToolParams{Name: "grow", Arguments: map[string]any{"name": fmt.Sprintf("tool_%02d", i)}}); err != nil {
+	const servers = 10
+	// The fixture server is shared by every session: it grows from the
+	// smallest catalog to the largest, and each size gets hosts of its own.
+	for _, total := range []int{100, 1000, 10000} {
+		perServer := total / servers
+		res, err := seed.ListTools(b.Context(), nil)
+		if err != nil {
 			b.Fatal(err)
 		}
+		for i := len(res.Tools); i < perServer; i++ {
+			if _, err := seed.CallTool(b.Context(), &mcp.CallToolParams{Name: "grow", Arguments: map[string]any{"name": fmt.Sprintf("tool_%04d", i)}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, rules := range [][]policies.Rule{nil, tenListRules()} {
+			b.Run(fmt.Sprintf("tools=%d/rules=%d", total, len(rules)), func(b *testing.B) {
+				toolsList(b, upstream, servers, total, rules)
+			})
+		}
 	}
-	set, errs := policies.Compile(tenListRules(), policies.EffectAllow)
-	if len(errs) > 0 {
-		b.Fatal(errs)
+}
+
+// toolsList is one point of BenchmarkGatewayToolsList: servers servers on
+// upstream listing total tools in all, under rules.
+func toolsList(b *testing.B, upstream string, servers, total int, rules []policies.Rule) {
+	cfg := &config.Config{}
+	if len(rules) > 0 {
+		set, errs := policies.Compile(rules, policies.EffectAllow)
+		if len(errs) > 0 {
+			b.Fatal(errs)
+		}
+		cfg.PolicySet = set
 	}
-	cfg := &config.Config{PolicySet: set}
-	for i := range 20 {
+	for i := range servers {
 		cfg.Servers = append(cfg.Servers, config.Server{
 			Name: fmt.Sprintf("s%02d", i), Transport: config.TransportStreamableHTTP, URL: upstream,
 			VersionNegotiation: config.NegotiationLegacy, DiscoveryTimeout: 20 * time.Second,
@@ -250,15 +271,15 @@ func BenchmarkGatewayToolsList(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if len(lr.Tools) != 1000 {
-		b.Fatalf("listed %d tools, want 1000", len(lr.Tools))
+	if len(lr.Tools) != total {
+		b.Fatalf("listed %d tools, want %d", len(lr.Tools), total)
 	}
 	caller, _ := e.h.GatewayAuthenticate(bobToken)
 	b.Run("uncached", func(b *testing.B) {
 		cat := e.h.GatewayCatalog(host.GatewayEndpoint{Prefix: true})
 		b.ReportAllocs()
 		for b.Loop() {
-			if tools, _ := e.h.GatewayFilter(context.Background(), caller, cat); len(tools) != 1000 {
+			if tools, _ := e.h.GatewayFilter(context.Background(), caller, cat); len(tools) != total {
 				b.Fatalf("%d tools", len(tools))
 			}
 		}
@@ -290,9 +311,10 @@ func BenchmarkGatewayToolsList(b *testing.B) {
 		}
 		return int(n), err
 	}
-	// The physical limit: a go-sdk server of its own listing the same 1,000
+	// The physical limit: a go-sdk server of its own listing the same
 	// tools (as the gateway lists them) over the same transport.
-	bare := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	// (One page, as the gateway answers: go-sdk pages at 1,000 by default.)
+	bare := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, &mcp.ServerOptions{PageSize: total + 1})
 	for _, tl := range lr.Tools {
 		cp := *tl
 		cp.InputSchema = rawSchemaOf(b, tl.InputSchema)
