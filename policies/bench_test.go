@@ -128,6 +128,52 @@ func BenchmarkDecide(b *testing.B) {
 	})
 }
 
+// curveRules returns n call rules, none of which matches benchInput: the
+// call rules of benchRules over and over, each copy with constants of its
+// own so that no two rules are the same program.
+func curveRules(n int) []Rule {
+	var call []Rule
+	for _, r := range benchRules {
+		if r.Phase == PhaseCall {
+			call = append(call, r)
+		}
+	}
+	out := make([]Rule, 0, n)
+	for i := range n {
+		r := call[i%len(call)]
+		r.Name = fmt.Sprintf("%s-%d", r.Name, i)
+		r.When = fmt.Sprintf("(%s) && %d >= 0", r.When, i)
+		out = append(out, r)
+	}
+	return out
+}
+
+// BenchmarkDecideRules is one call decision (2 KB of raw arguments, as a
+// call brings them) as the rule set grows: 1, 10 and 100 call rules, none
+// of which matches, so every rule runs.
+//
+//	go test -run '^$' -bench BenchmarkDecideRules -count 5 ./policies/
+func BenchmarkDecideRules(b *testing.B) {
+	raw := benchArgs()
+	ctx := context.Background()
+	for _, n := range []int{1, 10, 100} {
+		set, errs := Compile(curveRules(n), EffectAllow)
+		if errs != nil {
+			b.Fatal(errs)
+		}
+		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				in := benchInput()
+				in.RawArgs = raw
+				if d := set.Decide(ctx, PhaseCall, &in); d.Effect != EffectAllow || d.Rule != "" {
+					b.Fatalf("decision %+v, want default allow", d)
+				}
+			}
+		})
+	}
+}
+
 func BenchmarkCompile(b *testing.B) {
 	for _, r := range []Rule{benchRules[0], benchRules[3], benchRules[8]} {
 		b.Run(r.Name, func(b *testing.B) {
