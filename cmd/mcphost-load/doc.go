@@ -25,6 +25,12 @@
 //     must reach. With -warm-start (the default) the daemon starts twice
 //     on one data_dir: cold (empty era cache, plugin compiled) and warm
 //     (verdicts and compiled plugin cached); the rest runs on the warm one.
+//     Before it, the start-up curve (-startup-curve, default 10, 50 and
+//     200): a daemon of that many stdio servers (the three stdio kinds in
+//     turn), each size in a data_dir of its own, cold and then warm, with
+//     the time until all are ready, the live heap and resident memory per
+//     idle server (the cold daemon, all ready, after a GC), and the same
+//     check that each daemon left nothing behind.
 //  2. Sanity. The ten policy rules are on (rule r6 must deny the "blocked"
 //     principal) and the result plugin runs (redact must replace a secret
 //     in an echo result).

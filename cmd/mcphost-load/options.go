@@ -43,6 +43,9 @@ type options struct {
 	Verbose     bool          `json:"verbose"`
 	Profile     bool          `json:"profile"`
 	SettleLimit time.Duration `json:"settleLimit"`
+	// StartupCurve is the sizes of the start-up curve (stdio servers);
+	// empty skips it.
+	StartupCurve []int `json:"startupCurve"`
 }
 
 // shortPreset is what -short sets, for every flag not given explicitly: a
@@ -59,6 +62,7 @@ var shortPreset = map[string]string{
 	"sample":           "1s",
 	"soak-concurrency": "4",
 	"soak-rate":        "100",
+	"startup-curve":    "3",
 }
 
 const usageText = `mcphost-load measures the mcphost daemon under load, in this process:
@@ -107,6 +111,7 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 	fs.BoolVar(&o.Verbose, "v", false, "debug logging")
 	fs.BoolVar(&o.Profile, "profile", false, "write a CPU profile of the soak (soak-cpu.pprof) and a heap profile at its end (soak-heap.pprof) to -out")
 	fs.DurationVar(&o.SettleLimit, "settle-limit", 5*time.Minute, "how long start-up may take before the run fails")
+	curve := fs.String("startup-curve", "10,50,200", "sizes of the start-up curve, comma-separated: that many stdio servers started cold and warm, and the daemon's memory per idle server; empty skips it")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, 0
@@ -131,6 +136,10 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 	var err error
 	if o.Steps, err = parseSteps(*steps); err != nil {
 		fmt.Fprintf(stderr, "mcphost-load: -steps: %v\n", err)
+		return o, 2
+	}
+	if o.StartupCurve, err = parseSteps(*curve); err != nil {
+		fmt.Fprintf(stderr, "mcphost-load: -startup-curve: %v\n", err)
 		return o, 2
 	}
 	if o.SoakWarmup == 0 {
@@ -210,6 +219,8 @@ func (o *options) check() string {
 		return "-plugin-timeout is from 0 to 1m"
 	case o.SettleLimit <= 0:
 		return "-settle-limit must be positive"
+	case len(o.StartupCurve) > 0 && o.StartupCurve[len(o.StartupCurve)-1] > 500:
+		return "-startup-curve goes up to 500 servers"
 	}
 	return ""
 }

@@ -18,21 +18,23 @@ import (
 
 // results is everything one run measured; it is written as results.json.
 type results struct {
-	Tool       string           `json:"tool"`
-	Pass       bool             `json:"pass"`
-	Failures   []string         `json:"failures"`
-	Command    string           `json:"command"`
-	Options    map[string]any   `json:"options"`
-	Machine    machine          `json:"machine"`
-	Started    time.Time        `json:"started"`
-	Finished   time.Time        `json:"finished"`
-	Servers    serversInfo      `json:"servers"`
-	Startup    []startup        `json:"startup"`
-	Sanity     sanityInfo       `json:"sanity"`
-	Load       *loadResult      `json:"load,omitempty"`
-	Soak       *soakResult      `json:"soak,omitempty"`
-	Transcript *transcriptCheck `json:"transcript,omitempty"`
-	Lifecycle  lifecycle        `json:"lifecycle"`
+	Tool     string         `json:"tool"`
+	Pass     bool           `json:"pass"`
+	Failures []string       `json:"failures"`
+	Command  string         `json:"command"`
+	Options  map[string]any `json:"options"`
+	Machine  machine        `json:"machine"`
+	Started  time.Time      `json:"started"`
+	Finished time.Time      `json:"finished"`
+	Servers  serversInfo    `json:"servers"`
+	Startup  []startup      `json:"startup"`
+	// StartupCurve is the start-up curve (curve.go), smallest first.
+	StartupCurve []startupPoint   `json:"startupCurve,omitempty"`
+	Sanity       sanityInfo       `json:"sanity"`
+	Load         *loadResult      `json:"load,omitempty"`
+	Soak         *soakResult      `json:"soak,omitempty"`
+	Transcript   *transcriptCheck `json:"transcript,omitempty"`
+	Lifecycle    lifecycle        `json:"lifecycle"`
 }
 
 type sanityInfo struct {
@@ -260,6 +262,13 @@ func (res *results) summary() string {
 			}
 		}
 		fmt.Fprintf(&b, "    by kind (ms): %s\n", strings.Join(parts, "; "))
+	}
+	if len(res.StartupCurve) > 0 {
+		fmt.Fprintf(&b, "\nStart-up curve: stdio servers, all ready (cold / warm era cache), the daemon's memory per idle server\n")
+		for _, p := range res.StartupCurve {
+			fmt.Fprintf(&b, "  %4d servers: %.0f / %.0f ms (per server p50 %.0f / %.0f ms); live heap %.1f KiB and RSS %.1f KiB per server; %d processes\n",
+				p.Servers, p.Cold.TotalMs, p.Warm.TotalMs, p.Cold.ServerP50Ms, p.Warm.ServerP50Ms, p.HeapPerServerKB, p.RSSPerServerKB, p.Children)
+		}
 	}
 	if res.Sanity.Policy != "" || res.Sanity.Plugin != "" {
 		fmt.Fprintf(&b, "Sanity: %s; %s\n", orDash(res.Sanity.Policy), orDash(res.Sanity.Plugin))

@@ -195,9 +195,13 @@ func (r *runner) run(ctx context.Context) error {
 		return fmt.Errorf("the generated config %s does not load: %v", cfgPath, diags)
 	}
 
-	// Start-up, cold and then warm.
+	// Start-up, cold and then warm: first the curve of -startup-curve
+	// (stdio servers only), then the daemon of -servers.
 	r.res.Lifecycle.Before = readCounters(r.own)
 	r.dump("before")
+	if err := r.startupCurve(ctx, bins, principals); err != nil {
+		return err
+	}
 	label := "cold"
 	if o.WarmStart {
 		d, err := r.startup(ctx, cfg, label, plan)
