@@ -19,12 +19,13 @@ type startupPoint struct {
 	Servers int     `json:"servers"`
 	Cold    startup `json:"cold"`
 	Warm    startup `json:"warm"`
-	// HeapPerServerKB is the live heap the cold daemon holds above what the
-	// process held before it started, after a GC, divided by Servers;
-	// RSSPerServerKB the same of the resident set (the Go runtime keeps
-	// memory it freed, so for a size after a larger one it reads low).
-	HeapPerServerKB float64 `json:"heapPerServerKB"`
-	RSSPerServerKB  float64 `json:"rssPerServerKB"`
+	// HeapKB is the live heap the cold daemon holds, all servers ready and
+	// idle, above what the process held before it started (after a GC);
+	// RSSKB the same of the resident set. They include what a daemon holds
+	// whatever its servers (the compiled plugin, the store): the cost of
+	// one more server is the slope between two sizes (marginal).
+	HeapKB float64 `json:"heapKB"`
+	RSSKB  float64 `json:"rssKB"`
 	// Children is the server processes the daemon ran (one per server).
 	Children int `json:"children"`
 }
@@ -81,8 +82,8 @@ func (r *runner) startupCurve(ctx context.Context, bins binaries, principals []p
 			if label == "cold" {
 				p.Cold = su
 				after := settledCounters(r.own)
-				p.HeapPerServerKB = float64(after.HeapLive-before.HeapLive) / float64(n) / 1024
-				p.RSSPerServerKB = float64(after.RSS-before.RSS) / float64(n) / 1024
+				p.HeapKB = float64(after.HeapLive-before.HeapLive) / 1024
+				p.RSSKB = float64(after.RSS-before.RSS) / 1024
 				p.Children = after.Children
 			} else {
 				p.Warm = su
@@ -108,4 +109,11 @@ func settledCounters(own *owned) counters {
 	time.Sleep(50 * time.Millisecond)
 	runtime.GC()
 	return readCounters(own)
+}
+
+// marginal returns the heap and RSS one more idle server costs between
+// points a and b (KiB per server; b the larger).
+func marginal(a, b startupPoint) (heapKB, rssKB float64) {
+	d := float64(b.Servers - a.Servers)
+	return (b.HeapKB - a.HeapKB) / d, (b.RSSKB - a.RSSKB) / d
 }

@@ -63,7 +63,7 @@ func TestSmoke(t *testing.T) {
 	if len(res.StartupCurve) != 1 {
 		t.Fatalf("start-up curve: %+v, want one size (-short's 3)", res.StartupCurve)
 	}
-	if p := res.StartupCurve[0]; p.Servers != 3 || p.Cold.Ready != 3 || p.Warm.Ready != 3 || p.Children != 3 || p.HeapPerServerKB <= 0 {
+	if p := res.StartupCurve[0]; p.Servers != 3 || p.Cold.Ready != 3 || p.Warm.Ready != 3 || p.Children != 3 || p.HeapKB <= 0 {
 		t.Errorf("start-up curve point %+v: want 3 servers ready cold and warm, 3 processes, a heap figure", p)
 	}
 	if res.Sanity.Policy == "" || res.Sanity.Plugin == "" {

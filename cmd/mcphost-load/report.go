@@ -265,9 +265,14 @@ func (res *results) summary() string {
 	}
 	if len(res.StartupCurve) > 0 {
 		fmt.Fprintf(&b, "\nStart-up curve: stdio servers, all ready (cold / warm era cache), the daemon's memory per idle server\n")
-		for _, p := range res.StartupCurve {
-			fmt.Fprintf(&b, "  %4d servers: %.0f / %.0f ms (per server p50 %.0f / %.0f ms); live heap %.1f KiB and RSS %.1f KiB per server; %d processes\n",
-				p.Servers, p.Cold.TotalMs, p.Warm.TotalMs, p.Cold.ServerP50Ms, p.Warm.ServerP50Ms, p.HeapPerServerKB, p.RSSPerServerKB, p.Children)
+		for i, p := range res.StartupCurve {
+			fmt.Fprintf(&b, "  %4d servers: %.0f / %.0f ms (per server p50 %.0f / %.0f ms); live heap %.1f MiB, RSS %.1f MiB above the process before; %d processes",
+				p.Servers, p.Cold.TotalMs, p.Warm.TotalMs, p.Cold.ServerP50Ms, p.Warm.ServerP50Ms, p.HeapKB/1024, p.RSSKB/1024, p.Children)
+			if i > 0 {
+				h, r := marginal(res.StartupCurve[i-1], p)
+				fmt.Fprintf(&b, "; one more idle server: %.0f KiB heap, %.0f KiB RSS", h, r)
+			}
+			fmt.Fprintln(&b)
 		}
 	}
 	if res.Sanity.Policy != "" || res.Sanity.Plugin != "" {
