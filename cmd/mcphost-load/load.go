@@ -20,6 +20,7 @@ type window struct {
 	errors  int
 	errs    []string // the first few
 	elapsed time.Duration
+	cpu     time.Duration // CPU of this process and its children over the window (cpuTime); -1 unknown
 }
 
 // runWindow runs conc workers calling fn until d has passed, and waits for
@@ -31,6 +32,7 @@ func runWindow(ctx context.Context, conc int, d time.Duration, fn callFunc) wind
 		errs   []string
 	}
 	locals := make([]local, conc)
+	cpu0 := cpuTime()
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
@@ -57,7 +59,10 @@ func runWindow(ctx context.Context, conc int, d time.Duration, fn callFunc) wind
 		})
 	}
 	wg.Wait()
-	out := window{lat: make([][]time.Duration, len(kinds)), elapsed: time.Since(start)}
+	out := window{lat: make([][]time.Duration, len(kinds)), elapsed: time.Since(start), cpu: -1}
+	if cpu1 := cpuTime(); cpu0 >= 0 && cpu1 >= 0 {
+		out.cpu = cpu1 - cpu0
+	}
 	for _, l := range locals {
 		for k := range kinds {
 			out.lat[k] = append(out.lat[k], l.lat[k]...)
@@ -78,6 +83,11 @@ type side struct {
 	P99Ms      float64            `json:"p99Ms"`
 	ByKind     map[string]latency `json:"byKind"`
 	FirstErrs  []string           `json:"firstErrors,omitempty"`
+	// CPUPerCallUs is the CPU time per call of every process of the run
+	// (this one, with the daemon and the clients, and its children, the
+	// servers): on the host side minus the direct side it is what a call
+	// through the daemon costs beyond the call itself. 0 when unknown.
+	CPUPerCallUs float64 `json:"cpuPerCallUs"`
 }
 
 // latency is a per-kind part of a side.
@@ -104,6 +114,7 @@ func accumulate(ws []window) side {
 		all     []time.Duration
 		byKind  = make([][]time.Duration, len(kinds))
 		elapsed time.Duration
+		cpu     time.Duration
 		s       = side{ByKind: map[string]latency{}}
 	)
 	for _, w := range ws {
@@ -115,6 +126,14 @@ func accumulate(ws []window) side {
 		s.Errors += w.errors
 		s.FirstErrs = append(s.FirstErrs, w.errs...)
 		elapsed += w.elapsed
+		if w.cpu < 0 || cpu < 0 {
+			cpu = -1
+		} else {
+			cpu += w.cpu
+		}
+	}
+	if cpu > 0 && s.Calls > 0 {
+		s.CPUPerCallUs = float64(cpu.Microseconds()) / float64(s.Calls)
 	}
 	if len(s.FirstErrs) > 5 {
 		s.FirstErrs = s.FirstErrs[:5]

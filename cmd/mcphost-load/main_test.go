@@ -76,6 +76,9 @@ func TestSmoke(t *testing.T) {
 		if s.Host.Calls == 0 || s.Direct.Calls == 0 || s.P50XDirect <= 0 {
 			t.Errorf("step %d: host %d calls, direct %d calls, p50 ratio %v", s.Concurrency, s.Host.Calls, s.Direct.Calls, s.P50XDirect)
 		}
+		if procSupported && (s.Host.CPUPerCallUs <= 0 || s.Direct.CPUPerCallUs <= 0) {
+			t.Errorf("step %d: CPU per call host %v µs, direct %v µs; want both measured", s.Concurrency, s.Host.CPUPerCallUs, s.Direct.CPUPerCallUs)
+		}
 		if len(s.Host.ByKind) != len(kinds) {
 			t.Errorf("step %d: host calls reached %d kinds, want %d", s.Concurrency, len(s.Host.ByKind), len(kinds))
 		}

@@ -2,7 +2,10 @@
 
 package main
 
-import "os/exec"
+import (
+	"os/exec"
+	"time"
+)
 
 // procSupported says whether the /proc counters are real; elsewhere they
 // report -1 and the leak checks that need them are skipped.
@@ -22,3 +25,4 @@ func cpuModel() string                       { return "" }
 func memTotal() int64                        { return -1 }
 func kernel() string                         { return "" }
 func dieWithParent(*exec.Cmd)                {}
+func cpuTime() time.Duration                 { return -1 }

@@ -290,12 +290,13 @@ func (res *results) summary() string {
 		}
 		fmt.Fprintf(&b, "\nLoad: POST /api/v1/sessions/{id}/calls (echo, %d B text) with %s and %s, %v principals, over %d target servers; direct = go-sdk to a twin of each target\n",
 			l.TextBytes, rules, plugin, res.Options["principals"], l.Targets)
-		fmt.Fprintf(&b, "  %5s | %10s %8s %8s | %10s %8s %8s | %6s %6s %6s\n", "conc", "host c/s", "p50 ms", "p99 ms", "direct c/s", "p50 ms", "p99 ms", "thr×", "p50×", "p99×")
+		fmt.Fprintf(&b, "  %5s | %10s %8s %8s | %10s %8s %8s | %6s %6s %6s | %9s %9s %9s\n", "conc", "host c/s", "p50 ms", "p99 ms", "direct c/s", "p50 ms", "p99 ms", "thr×", "p50×", "p99×", "CPU µs h", "CPU µs d", "daemon")
 		for _, s := range l.Steps {
-			fmt.Fprintf(&b, "  %5d | %10.0f %8.3f %8.3f | %10.0f %8.3f %8.3f | %6.2f %6.2f %6.2f\n", s.Concurrency,
+			fmt.Fprintf(&b, "  %5d | %10.0f %8.3f %8.3f | %10.0f %8.3f %8.3f | %6.2f %6.2f %6.2f | %9.0f %9.0f %9.0f\n", s.Concurrency,
 				s.Host.Throughput, s.Host.P50Ms, s.Host.P99Ms, s.Direct.Throughput, s.Direct.P50Ms, s.Direct.P99Ms,
-				s.ThroughputXDirect, s.P50XDirect, s.P99XDirect)
+				s.ThroughputXDirect, s.P50XDirect, s.P99XDirect, s.Host.CPUPerCallUs, s.Direct.CPUPerCallUs, s.Host.CPUPerCallUs-s.Direct.CPUPerCallUs)
 		}
+		fmt.Fprintf(&b, "  CPU µs: per call, all processes of the run (clients, daemon, servers) over the windows of that side; daemon = host − direct, what a call through the daemon adds\n")
 		fmt.Fprintf(&b, "  knee (p50 grows faster than throughput): host %s; direct %s\n", l.KneeHost, l.KneeDirect)
 	}
 
