@@ -6,12 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
-	"runtime/metrics"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/mcphost/mcphost/internal/benchpair"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -73,7 +71,7 @@ func sessionsHeap(b *testing.B, url, token string, n int) float64 {
 		return res.Header.Get("Mcp-Session-Id"), nil
 	}
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`
-	before := liveHeap()
+	before := benchpair.LiveHeap()
 	sids := make([]string, 0, n)
 	for range n {
 		sid, err := post("", initialize)
@@ -88,7 +86,7 @@ func sessionsHeap(b *testing.B, url, token string, n int) float64 {
 		}
 		sids = append(sids, sid)
 	}
-	per := float64(liveHeap()-before) / float64(n)
+	per := float64(benchpair.LiveHeap()-before) / float64(n)
 	for _, sid := range sids {
 		req, _ := http.NewRequestWithContext(b.Context(), http.MethodDelete, url, nil)
 		req.Header.Set("Mcp-Session-Id", sid)
@@ -101,14 +99,4 @@ func sessionsHeap(b *testing.B, url, token string, n int) float64 {
 		}
 	}
 	return per
-}
-
-// liveHeap is the live heap after a GC.
-func liveHeap() int64 {
-	runtime.GC()
-	time.Sleep(20 * time.Millisecond)
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	return int64(s[0].Value.Uint64())
 }

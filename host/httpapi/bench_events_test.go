@@ -7,15 +7,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
-	"runtime/metrics"
 	"testing"
-	"time"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/httpapi"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/benchpair"
 )
 
 // BenchmarkEventStreamMemory is the memory one more open event stream
@@ -88,7 +86,7 @@ func streamsHeap(b *testing.B, url string, tokens []string, n int) float64 {
 	hc := &http.Client{Transport: tr}
 	ctx, cancel := context.WithCancel(b.Context())
 	defer cancel()
-	before := heapLive()
+	before := benchpair.LiveHeap()
 	var bodies []*http.Response
 	defer func() {
 		for _, r := range bodies {
@@ -111,15 +109,5 @@ func streamsHeap(b *testing.B, url string, tokens []string, n int) float64 {
 			b.Fatalf("stream %d at %s sent nothing: %v", i, url, err)
 		}
 	}
-	return float64(heapLive()-before) / float64(n)
-}
-
-// heapLive is the live heap after a GC.
-func heapLive() int64 {
-	runtime.GC()
-	time.Sleep(20 * time.Millisecond)
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	return int64(s[0].Value.Uint64())
+	return float64(benchpair.LiveHeap()-before) / float64(n)
 }

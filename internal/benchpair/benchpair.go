@@ -10,6 +10,8 @@ package benchpair
 import (
 	"context"
 	"os/exec"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"testing"
 	"time"
@@ -95,4 +97,16 @@ func DirectStdio(tb testing.TB, bin, version string) *mcp.ClientSession {
 	}
 	tb.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// LiveHeap returns the live heap in bytes after a GC (two, a moment
+// apart, so that what finalizers free is gone): for benchmarks of the
+// memory something holds, read before and after it.
+func LiveHeap() int64 {
+	runtime.GC()
+	time.Sleep(20 * time.Millisecond)
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }
