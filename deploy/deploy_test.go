@@ -450,6 +450,30 @@ func startReplica(t *testing.T, bin, name string, s composeService, env map[stri
 	return r
 }
 
+// startReplicas starts the replicas of compose.yaml, in replicaServices
+// order, each ready before the next starts (the first takes the
+// singleton's lock).
+func startReplicas(t *testing.T, bin string, c composeFile, env map[string]string) []*replica {
+	t.Helper()
+	var reps []*replica
+	for _, name := range replicaServices {
+		r := startReplica(t, bin, name, c.Services[name], env)
+		waitReady(t, r)
+		reps = append(reps, r)
+	}
+	return reps
+}
+
+// urlsOf is the balancer's targets: the replicas' own URLs.
+func urlsOf(reps ...*replica) []*url.URL {
+	var out []*url.URL
+	for _, r := range reps {
+		u, _ := url.Parse(r.base)
+		out = append(out, u)
+	}
+	return out
+}
+
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -576,15 +600,8 @@ func TestComposeCluster(t *testing.T) {
 	lb := httptest.NewServer(rr)
 	t.Cleanup(lb.Close)
 	env := clusterEnv(dsn, lb.URL)
-	var reps []*replica
-	var targets []*url.URL
-	for _, name := range replicaServices {
-		r := startReplica(t, bin, name, c.Services[name], env)
-		waitReady(t, r)
-		u, _ := url.Parse(r.base)
-		reps, targets = append(reps, r), append(targets, u)
-	}
-	rr.set(targets)
+	reps := startReplicas(t, bin, c, env)
+	rr.set(urlsOf(reps...))
 	ctx, cancel := context.WithTimeout(t.Context(), 3*waitBound)
 	defer cancel()
 
@@ -661,8 +678,7 @@ func TestComposeCluster(t *testing.T) {
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("a request of the dead owner's session at %s: %d, want 404", alive.name, res.StatusCode)
 	}
-	u, _ := url.Parse(alive.base)
-	rr.set([]*url.URL{u}) // the balancer's health check takes the dead one out
+	rr.set(urlsOf(alive)) // the balancer's health check takes the dead one out
 	again, err := connect(t, lb.URL, "2025-11-25")
 	if err != nil {
 		t.Fatalf("a new legacy session on the survivor: %v", err)
@@ -762,15 +778,9 @@ func TestComposeSingleton(t *testing.T) {
 	lb := httptest.NewServer(rr)
 	t.Cleanup(lb.Close)
 	env := clusterEnv(dsn, lb.URL)
-	reps := map[string]*replica{}
-	for _, name := range replicaServices {
-		reps[name] = startReplica(t, bin, name, c.Services[name], env)
-		waitReady(t, reps[name])
-	}
-	first, second := reps[replicaServices[0]], reps[replicaServices[1]]
-	u1, _ := url.Parse(first.base)
-	u2, _ := url.Parse(second.base)
-	rr.set([]*url.URL{u1, u2})
+	reps := startReplicas(t, bin, c, env)
+	first, second := reps[0], reps[1]
+	rr.set(urlsOf(first, second))
 	ctx, cancel := context.WithTimeout(t.Context(), 3*waitBound)
 	defer cancel()
 
@@ -811,7 +821,7 @@ func TestComposeSingleton(t *testing.T) {
 	// process: the old one's notes are gone.
 	_ = syscall.Kill(-first.cmd.Process.Pid, syscall.SIGKILL)
 	_ = first.cmd.Wait()
-	rr.set([]*url.URL{u2})
+	rr.set(urlsOf(second))
 	took := waitNotesOn(t, second.name, second)
 	t.Logf("%s runs notes %s after %s was killed", second.name, took.Round(10*time.Millisecond), first.name)
 	if st := notesOn(t, second); st.PID == 0 {
@@ -825,8 +835,7 @@ func TestComposeSingleton(t *testing.T) {
 	// keeps the lock.
 	first = startReplica(t, bin, first.name, c.Services[first.name], env)
 	waitReady(t, first)
-	u1, _ = url.Parse(first.base)
-	rr.set([]*url.URL{u1, u2})
+	rr.set(urlsOf(first, second))
 	waitNotesOn(t, second.name, first, second)
 	if st := notesOn(t, first); st.PID != 0 {
 		t.Errorf("notes on %s after its restart: %+v, want relayed (no process)", first.name, st)
@@ -903,14 +912,13 @@ func TestComposeClusterFaults(t *testing.T) {
 	env := clusterEnv(dsn, lb.URL)
 	reps := map[string]*replica{}
 	setTargets := func() {
-		var ts []*url.URL
+		var live []*replica
 		for _, name := range replicaServices {
 			if r := reps[name]; r != nil {
-				u, _ := url.Parse(r.base)
-				ts = append(ts, u)
+				live = append(live, r)
 			}
 		}
-		rr.set(ts)
+		rr.set(urlsOf(live...))
 	}
 	for _, name := range replicaServices {
 		reps[name] = startReplica(t, bin, name, c.Services[name], env)

@@ -6,9 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/benchpair"
-	"github.com/mcphost/mcphost/internal/clustertest"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,14 +25,7 @@ func BenchmarkSingletonRelay(b *testing.B) {
 	bin := testbin.Build(b, elicitPkg)
 	for _, era := range eras {
 		b.Run(era.name, func(b *testing.B) {
-			_, dsn := clusterDB(b)
-			dir := &clustertest.Directory{}
-			srv := elicitServer(b, era.negotiation)
-			srv.Placement = config.PlacementSingleton
-			a := startSingletonReplica(b, dsn, "a", dir, srv)
-			r := startSingletonReplica(b, dsn, "b", dir, srv)
-			waitRunsOn(b, a, "ask", "a")
-			waitRunsOn(b, r, "ask", "a")
+			a, r := startSingletonPair(b, era.negotiation)
 			version := host.LegacyProtocolVersion
 			if era.era == host.EraModern {
 				version = "2026-07-28"

@@ -91,21 +91,18 @@ func progressKey(tok any) (string, bool) {
 	return "", false
 }
 
+// progressParams is the part of a progress notification's params that
+// names its call.
+type progressParams struct {
+	ProgressToken any `json:"progressToken"`
+}
+
 // readProgress counts a progress notification read off the wire (params,
 // its raw params) for the call whose token it names, if any.
 func (c *serverConn) readProgress(params json.RawMessage) {
-	var p struct {
-		ProgressToken any `json:"progressToken"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return
-	}
-	key, ok := progressKey(p.ProgressToken)
-	if !ok {
-		return
-	}
-	if w, ok := c.progress.Load(key); ok {
-		w.(*progressWatch).read.Add(1)
+	var p progressParams
+	if json.Unmarshal(params, &p) == nil {
+		c.countProgress(p.ProgressToken)
 	}
 }
 
@@ -116,11 +113,22 @@ func (c *serverConn) readMessage(data []byte) {
 		return
 	}
 	var m struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
+		Method string         `json:"method"`
+		Params progressParams `json:"params"`
 	}
 	if json.Unmarshal(data, &m) == nil && m.Method == methodProgress {
-		c.readProgress(m.Params)
+		c.countProgress(m.Params.ProgressToken)
+	}
+}
+
+// countProgress counts one report read for the call with token tok.
+func (c *serverConn) countProgress(tok any) {
+	key, ok := progressKey(tok)
+	if !ok {
+		return
+	}
+	if w, ok := c.progress.Load(key); ok {
+		w.(*progressWatch).read.Add(1)
 	}
 }
 

@@ -77,6 +77,24 @@ func startNodeReplica(t testing.TB, dsn, id string, dir cluster.Directory, cfg *
 	return singletonReplica{replica: r, id: id, node: node, base: base, stopNode: cancel}
 }
 
+// startSingletonPair starts replicas a and b of a cluster on a fresh
+// database, each with the elicit fixture as the singleton server "ask"
+// (negotiation as given) and the other servers, and waits until a runs
+// "ask" and b relays to it.
+func startSingletonPair(t testing.TB, negotiation string, others ...config.Server) (a, b singletonReplica) {
+	t.Helper()
+	_, dsn := clusterDB(t)
+	dir := &clustertest.Directory{}
+	srv := elicitServer(t, negotiation)
+	srv.Placement = config.PlacementSingleton
+	servers := append([]config.Server{srv}, others...)
+	a = startSingletonReplica(t, dsn, "a", dir, servers...)
+	b = startSingletonReplica(t, dsn, "b", dir, servers...)
+	waitRunsOn(t, a, "ask", "a")
+	waitRunsOn(t, b, "ask", "a")
+	return a, b
+}
+
 // waitRunsOn waits until the server is ready on r, run by replica on.
 func waitRunsOn(t testing.TB, r singletonReplica, server, on string) host.ServerStatus {
 	t.Helper()
@@ -102,16 +120,9 @@ func waitRunsOn(t testing.TB, r singletonReplica, server, on string) host.Server
 func TestSingletonPlacement(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
-			_, dsn := clusterDB(t)
-			dir := &clustertest.Directory{}
-			srv := elicitServer(t, era.negotiation)
-			srv.Placement = config.PlacementSingleton
-			a := startSingletonReplica(t, dsn, "a", dir, srv)
-			b := startSingletonReplica(t, dsn, "b", dir, srv)
-
 			// a started first and took the lock; b relays to it.
-			stA := waitRunsOn(t, a, "ask", "a")
-			stB := waitRunsOn(t, b, "ask", "a")
+			a, b := startSingletonPair(t, era.negotiation)
+			stA, stB := mustStatus(t, a.h, "ask"), mustStatus(t, b.h, "ask")
 			if stA.PID == 0 || stB.PID != 0 || stA.Placement != "singleton" || stB.Placement != "singleton" {
 				t.Fatalf("a: pid %d placement %q; b: pid %d placement %q; want one process, on a", stA.PID, stA.Placement, stB.PID, stB.Placement)
 			}
@@ -199,16 +210,9 @@ func TestSingletonPlacement(t *testing.T) {
 // TestSingletonRelayRefuses: the relay serves only replicas, only the
 // singleton servers it runs.
 func TestSingletonRelayRefuses(t *testing.T) {
-	_, dsn := clusterDB(t)
-	dir := &clustertest.Directory{}
-	srv := elicitServer(t, config.NegotiationLegacy)
-	srv.Placement = config.PlacementSingleton
 	plain := elicitServer(t, config.NegotiationLegacy)
 	plain.Name = "plain"
-	a := startSingletonReplica(t, dsn, "a", dir, srv, plain)
-	b := startSingletonReplica(t, dsn, "b", dir, srv, plain)
-	waitRunsOn(t, a, "ask", "a")
-	waitRunsOn(t, b, "ask", "a")
+	a, b := startSingletonPair(t, config.NegotiationLegacy, plain)
 	if st := mustStatus(t, b.h, "plain"); st.PID == 0 || st.Placement != "" {
 		t.Errorf("a server without placement on b: pid %d placement %q, want its own process", st.PID, st.Placement)
 	}

@@ -4,15 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
-	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/host/httpapi"
-	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/benchpair"
 )
 
@@ -27,11 +23,6 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkEventStreamMemory -benchtime 1x -count 3 ./host/httpapi/
 func BenchmarkEventStreamMemory(b *testing.B) {
-	ctx := b.Context()
-	st, err := store.Open(ctx, b.TempDir()+"/bench.db", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
 	cfg := &config.Config{}
 	var tokens []string
 	for i := range 40 {
@@ -39,20 +30,7 @@ func BenchmarkEventStreamMemory(b *testing.B) {
 		tokens = append(tokens, tok)
 		cfg.Principals = append(cfg.Principals, config.Principal{Name: fmt.Sprintf("p%02d", i), Token: tok})
 	}
-	h, err := host.New(cfg, host.Options{Store: st})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	served := make(chan struct{})
-	h.Start(sctx)
-	go func() { h.Serve(sctx, ln, httpapi.New(h, httpapi.Options{Hosts: []string{addr}})); close(served) }()
-	b.Cleanup(func() { stop(); <-served; h.Close(); st.Close() })
+	addr := startBenchAPI(b, cfg)
 
 	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")

@@ -32,10 +32,6 @@ func BenchmarkAPICall(b *testing.B) {
 
 	direct := benchpair.DirectStdio(b, bin, host.LegacyProtocolVersion)
 
-	st, err := store.Open(ctx, b.TempDir()+"/bench.db", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
 	const token = "bench-token-0123456789abcdef"
 	cfg := &config.Config{
 		Servers: []config.Server{{
@@ -44,24 +40,7 @@ func BenchmarkAPICall(b *testing.B) {
 		}},
 		Principals: []config.Principal{{Name: "bench", Token: token}},
 	}
-	h, err := host.New(cfg, host.Options{Store: st})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	handler := httpapi.New(h, httpapi.Options{Hosts: []string{addr}})
-	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	served := make(chan struct{})
-	h.Start(sctx)
-	go func() { h.Serve(sctx, ln, handler); close(served) }()
-	b.Cleanup(func() { stop(); <-served; h.Close(); st.Close() })
-	if err := h.WaitSettled(ctx); err != nil {
-		b.Fatal(err)
-	}
+	addr := startBenchAPI(b, cfg)
 
 	hc := &http.Client{}
 	// post is called from the sub-benchmarks too: it returns its failure
@@ -102,4 +81,35 @@ func BenchmarkAPICall(b *testing.B) {
 		return err
 	}
 	benchpair.Compare(b, "api", directCall, apiCall)
+}
+
+// startBenchAPI starts a daemon of cfg (a SQLite store in b's temporary
+// directory, the host and its HTTP API on 127.0.0.1) until b ends, waits
+// for its servers, and returns its address.
+func startBenchAPI(b *testing.B, cfg *config.Config) (addr string) {
+	b.Helper()
+	ctx := b.Context()
+	st, err := store.Open(ctx, b.TempDir()+"/bench.db", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := host.New(cfg, host.Options{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	handler := httpapi.New(h, httpapi.Options{Hosts: []string{addr}})
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	served := make(chan struct{})
+	h.Start(sctx)
+	go func() { h.Serve(sctx, ln, handler); close(served) }()
+	b.Cleanup(func() { stop(); <-served; h.Close(); st.Close() })
+	if err := h.WaitSettled(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return addr
 }

@@ -114,11 +114,10 @@ func New(h *host.Host, opts Options) http.Handler {
 			}
 		}
 	}
-	if u, err := url.Parse(strings.ToLower(opts.AppsSandboxURL)); err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https") {
+	if a.sandboxHost, a.sandboxOrigin = sandboxHostOf(opts.AppsSandboxURL); a.sandboxHost != "" {
 		// Another name of this daemon, for App frames only (config
 		// checked it: an origin, none of the public URLs).
-		a.sandboxHost, a.sandboxOrigin = u.Host, u.Scheme+"://"+u.Host
-		a.hosts[u.Host] = true
+		a.hosts[a.sandboxHost] = true
 		frames = append(frames, a.sandboxOrigin)
 	}
 	a.csp = webShellCSP(frames)
@@ -265,6 +264,16 @@ func (a *api) checkHost(c *gin.Context) {
 	c.Next()
 }
 
+// sandboxHostOf returns the host (lower case, as compared with Host) and
+// the origin of an apps_sandbox_url; both "" for none.
+func sandboxHostOf(sandboxURL string) (host, origin string) {
+	u, err := url.Parse(strings.ToLower(sandboxURL))
+	if sandboxURL == "" || err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", ""
+	}
+	return u.Host, u.Scheme + "://" + u.Host
+}
+
 // sandboxHostOnly says why the sandbox's host name answers 404.
 const sandboxHostOnly = "this host name serves only the MCP App sandbox (apps_sandbox_url)"
 
@@ -273,12 +282,12 @@ const sandboxHostOnly = "this host name serves only the MCP App sandbox (apps_sa
 // sandboxURL (config apps_sandbox_url; "" for none) serves the MCP App
 // sandbox and nothing else, as the API's own Host check does.
 func SandboxHostOnly(sandboxURL string, next http.Handler) http.Handler {
-	u, err := url.Parse(strings.ToLower(sandboxURL))
-	if sandboxURL == "" || err != nil || u.Host == "" {
+	host, _ := sandboxHostOf(sandboxURL)
+	if host == "" {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.ToLower(r.Host) == u.Host && r.URL.Path != sandbox.Path {
+		if strings.ToLower(r.Host) == host && r.URL.Path != sandbox.Path {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusNotFound)
 			_ = json.NewEncoder(w).Encode(errorBody{Error: errorDetail{Code: "not_found", Message: sandboxHostOnly}})

@@ -99,24 +99,23 @@ func TestAppsSandboxURL(t *testing.T) {
 // sandbox's host name reach the sandbox route only.
 func TestSandboxHostOnly(t *testing.T) {
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	h := httpapi.SandboxHostOnly("https://Apps.Example.com", next)
 	for _, tc := range []struct {
-		host, path string
-		want       int
+		sandbox, host, path string
+		want                int
 	}{
-		{"apps.example.com", "/mcp-app-sandbox", http.StatusTeapot},
-		{"APPS.example.com", "/mcp", http.StatusNotFound},
-		{"apps.example.com", "/", http.StatusNotFound},
-		{"mcphost.example.com", "/mcp", http.StatusTeapot},
+		{"https://Apps.Example.com", "apps.example.com", "/mcp-app-sandbox", http.StatusTeapot},
+		{"https://Apps.Example.com", "APPS.example.com", "/mcp", http.StatusNotFound},
+		{"https://Apps.Example.com", "apps.example.com", "/", http.StatusNotFound},
+		{"https://Apps.Example.com", "mcphost.example.com", "/mcp", http.StatusTeapot},
+		// No sandbox URL (or none that parses): every host reaches the daemon.
+		{"", "apps.example.com", "/mcp", http.StatusTeapot},
+		{"ftp://apps.example.com", "apps.example.com", "/", http.StatusTeapot},
 	} {
 		r := httptest.NewRequest(http.MethodGet, "http://"+tc.host+tc.path, nil)
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		httpapi.SandboxHostOnly(tc.sandbox, next).ServeHTTP(w, r)
 		if w.Code != tc.want {
-			t.Errorf("%s%s: %d, want %d (%s)", tc.host, tc.path, w.Code, tc.want, w.Body)
+			t.Errorf("sandbox %q, %s%s: %d, want %d (%s)", tc.sandbox, tc.host, tc.path, w.Code, tc.want, w.Body)
 		}
-	}
-	if httpapi.SandboxHostOnly("", next) == nil {
-		t.Error("no sandbox URL: nil handler")
 	}
 }

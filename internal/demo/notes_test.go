@@ -8,25 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func connectNotes(t *testing.T, protocolVersion string) *mcp.ClientSession {
-	t.Helper()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := NewNotesServer("test").Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatalf("server connect: %v", err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "demo-test", Version: "1.0.0"}, nil).
-		Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
-	if err != nil {
-		t.Fatalf("client connect: %v", err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
-}
-
 func resultText(res *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range res.Content {
@@ -42,7 +23,7 @@ func resultText(res *mcp.CallToolResult) string {
 func TestNotes(t *testing.T) {
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
-			cs := connectNotes(t, version)
+			cs := connectTo(t, NewNotesServer("test"), version)
 			call := func(tool string, args map[string]any) *mcp.CallToolResult {
 				t.Helper()
 				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: args})
@@ -87,7 +68,7 @@ func TestNotes(t *testing.T) {
 }
 
 func TestNotesLimit(t *testing.T) {
-	cs := connectNotes(t, "2025-11-25")
+	cs := connectTo(t, NewNotesServer("test"), "2025-11-25")
 	for i := range maxNotes {
 		if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "add_note", Arguments: map[string]any{"text": "n"}}); err != nil || res.IsError {
 			t.Fatalf("note %d: %v %v", i+1, err, res)

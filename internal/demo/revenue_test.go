@@ -16,9 +16,16 @@ import (
 // transports at protocolVersion.
 func connect(t *testing.T, protocolVersion string) *mcp.ClientSession {
 	t.Helper()
+	return connectTo(t, NewRevenueServer("test"), protocolVersion)
+}
+
+// connectTo runs srv and a go-sdk client over in-memory transports at
+// protocolVersion.
+func connectTo(t *testing.T, srv *mcp.Server, protocolVersion string) *mcp.ClientSession {
+	t.Helper()
 	ctx := t.Context()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := NewRevenueServer("test").Connect(ctx, st, nil)
+	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatalf("server connect: %v", err)
 	}
