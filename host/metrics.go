@@ -5,6 +5,8 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"runtime"
+	rtmetrics "runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -69,6 +71,9 @@ func (m *metrics) observeCall(server, status string, d time.Duration) {
 //	mcphost_cluster_pokes_received_total          counter: pokes heard from other replicas (clustered store)
 //	mcphost_cluster_pokes_dropped_total           counter: pokes not sent (queue full, too big, store error)
 //	mcphost_cluster_resyncs_total                 counter: resyncs after a lost listen connection (each ended every event stream)
+//	mcphost_store_round_trips_total               counter: round trips of the transcript's append path to PostgreSQL (clustered store)
+//	go_goroutines                                 gauge: goroutines of the daemon's process
+//	go_heap_live_bytes                            gauge: heap marked live by the last garbage collection
 func (h *Host) WriteMetrics(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	m := &h.metrics
@@ -151,6 +156,21 @@ func (h *Host) WriteMetrics(w io.Writer) error {
 		fmt.Fprintln(bw, "# HELP mcphost_cluster_resyncs_total Resyncs after the connection listening to the other replicas was lost; each ended every event stream.")
 		fmt.Fprintln(bw, "# TYPE mcphost_cluster_resyncs_total counter")
 		fmt.Fprintf(bw, "mcphost_cluster_resyncs_total %d\n", fi.Resyncs)
+	}
+	if h.store != nil && h.store.Shared() {
+		fmt.Fprintln(bw, "# HELP mcphost_store_round_trips_total Round trips of the transcript's append path to PostgreSQL (one per group commit).")
+		fmt.Fprintln(bw, "# TYPE mcphost_store_round_trips_total counter")
+		fmt.Fprintf(bw, "mcphost_store_round_trips_total %d\n", h.store.RoundTrips())
+	}
+	fmt.Fprintln(bw, "# HELP go_goroutines Goroutines of the daemon's process.")
+	fmt.Fprintln(bw, "# TYPE go_goroutines gauge")
+	fmt.Fprintf(bw, "go_goroutines %d\n", runtime.NumGoroutine())
+	live := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	rtmetrics.Read(live)
+	if live[0].Value.Kind() == rtmetrics.KindUint64 {
+		fmt.Fprintln(bw, "# HELP go_heap_live_bytes Heap memory marked live by the last garbage collection.")
+		fmt.Fprintln(bw, "# TYPE go_heap_live_bytes gauge")
+		fmt.Fprintf(bw, "go_heap_live_bytes %d\n", live[0].Value.Uint64())
 	}
 	return bw.Flush()
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -1569,6 +1570,16 @@ func TestMetrics(t *testing.T) {
 		if !strings.Contains(m, want+"\n") {
 			t.Errorf("metrics lack %s:\n%s", want, m)
 		}
+	}
+	// The process's own gauges, which a load tool reads of a daemon in
+	// another process; the store's round trips only on PostgreSQL.
+	for _, re := range []string{`(?m)^go_goroutines [1-9][0-9]*$`, `(?m)^go_heap_live_bytes [1-9][0-9]*$`} {
+		if !regexp.MustCompile(re).MatchString(m) {
+			t.Errorf("metrics lack %s:\n%s", re, m)
+		}
+	}
+	if strings.Contains(m, "mcphost_store_round_trips_total") {
+		t.Errorf("metrics of a SQLite store count PostgreSQL round trips:\n%s", m)
 	}
 	// Rejected calls are not counted.
 	e.do(t, "POST", callPath(sid), aliceToken, `{"server":"fx","tool":"echo","arguments":{"text":5}}`)
