@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -213,22 +212,6 @@ func (c *apiClient) checkTranscript(ctx context.Context, sessions []*session, pr
 // pageEntries reads every entry of s, 500 at a time, and counts them.
 func (c *apiClient) pageEntries(ctx context.Context, s *session) (int64, error) {
 	var n int64
-	after := int64(0)
-	for {
-		var page struct {
-			Entries []struct {
-				Seq int64 `json:"seq"`
-			} `json:"entries"`
-			Next *int64 `json:"next"`
-		}
-		path := "/api/v1/sessions/" + s.ID + "/entries?limit=500&after=" + strconv.FormatInt(after, 10)
-		if err := c.getJSON(ctx, path, s.token, &page); err != nil {
-			return n, err
-		}
-		n += int64(len(page.Entries))
-		if page.Next == nil || len(page.Entries) == 0 {
-			return n, nil
-		}
-		after = *page.Next
-	}
+	err := c.eachEntry(ctx, s.ID, s.token, func(pagedEntry) { n++ })
+	return n, err
 }

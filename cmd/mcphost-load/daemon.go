@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/httpapi"
@@ -126,12 +127,14 @@ func startDaemon(ctx context.Context, cfg *config.Config, label, logPath string,
 	}
 	su.HostNewMs = ms(time.Since(tNew))
 	p := strconv.Itoa(port)
-	handler := httpapi.New(h, httpapi.Options{
+	api := httpapi.New(h, httpapi.Options{
 		Logger:  logger.With("component", "http"),
 		Hosts:   []string{"127.0.0.1:" + p, "localhost:" + p},
 		Assets:  webshell.Assets(),
 		Version: "mcphost-load",
 	})
+	// The gateway at /mcp, as serve mounts it (no cluster: one daemon).
+	handler := gateway.Mount(gateway.New(h, gateway.Options{Logger: logger.With("component", "gateway"), Version: "mcphost-load"}), api)
 
 	// The daemon outlives no caller: it stops with d.close, or when ctx
 	// ends (SIGINT).

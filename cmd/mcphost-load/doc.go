@@ -8,7 +8,9 @@
 // 127.0.0.1:0), from a generated HCL file (OUT/config.hcl), so that heap,
 // goroutines and file descriptors can be read from the runtime and
 // /proc/self, and the daemon's child processes from /proc. The load goes
-// through the real HTTP API. Everything else runs as separate processes:
+// through the daemon's real HTTP front: with -door gateway (the default)
+// MCP clients of /mcp, as agents use mcphost, with -door api the JSON API
+// the WebShell uses. Everything else runs as separate processes:
 // the fixture servers, built from source with the go command.
 //
 // # Phases
@@ -33,10 +35,15 @@
 //     check that each daemon left nothing behind.
 //  2. Sanity. The ten policy rules are on (rule r6 must deny the "blocked"
 //     principal) and the result plugin runs (redact must replace a secret
-//     in an echo result).
-//  3. Load. Workers call echo through POST /api/v1/sessions/{id}/calls,
-//     each worker in its own session of one of -principals principals, in
-//     turn over the first -targets servers (every kind from 5 on), with
+//     in an echo result), through the API and, with -door gateway, through
+//     the gateway in both eras (the denial is an error result with the
+//     rule's message).
+//  3. Load. Workers call echo through the door, each worker as one of
+//     -principals principals: through the gateway each with a go-sdk client
+//     of its own (named mcphost-load-wN; even workers 2025-11-25 sessions,
+//     odd workers 2026-07-28), through the API each in a session of its
+//     own (POST /api/v1/sessions/{id}/calls); in turn over the first
+//     -targets servers (every kind from 5 on), with
 //     the ten rules and the plugin active. The physical limit is measured
 //     in the same run: a go-sdk client connected straight to a twin of each
 //     target (its own stdio process or HTTP fixture, pinned to the era the
@@ -64,11 +71,16 @@
 //     than max(4, 2%), child processes or zombies at all, the live heap by
 //     more than max(50%, 32 MiB), when any call fails, or when a server
 //     restarts. The least-squares slope per hour is reported beside each.
-//  5. Transcript. Every acknowledged call (a 200, or the 403 of a policy
-//     denial, both with a recorded entry) must be in the transcript: per
-//     session, the count of GET /api/v1/sessions and the entries read back
-//     page by page with GET …/entries must both equal the calls
-//     acknowledged.
+//  5. Transcript. Every acknowledged call must be in the transcript.
+//     Through the API (a 200, or the 403 of a policy denial, both with a
+//     recorded entry): per session, the count of GET /api/v1/sessions and
+//     the entries read back page by page with GET …/entries must both
+//     equal the calls acknowledged. Through the gateway (a result without
+//     isError): each call's text starts with a number of its own
+//     ("call-N "), and the entries of the sessions the gateway titled
+//     after the worker's client are read back: every acknowledged number
+//     must be there once, and nothing else (no duplicate, no call that was
+//     never answered).
 //  6. Shutdown. After each daemon shuts down no child process may remain,
 //     and file descriptors and goroutines must be back to their count
 //     before the first daemon started (after the last one, the HTTP

@@ -17,16 +17,22 @@ func TestMain(m *testing.M) {
 
 // TestSmoke runs the whole tool in its smallest configuration — five
 // servers (one of each kind), two short load steps, a six-second soak —
-// and checks that every phase produced its results and that the run passed
-// its own checks (no failed call, no lost entry, no leak). It asserts no
-// timing. Under -race the redact plugin is left out: compiling it takes
-// about a minute there.
+// through each door, and checks that every phase produced its results and
+// that the run passed its own checks (no failed call, no lost entry, no
+// leak). It asserts no timing. Under -race the redact plugin is left out:
+// compiling it takes about a minute there.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds fixtures and runs the daemon for about half a minute")
 	}
+	for _, door := range []string{doorGateway, doorAPI} {
+		t.Run(door, func(t *testing.T) { smoke(t, door) })
+	}
+}
+
+func smoke(t *testing.T, door string) {
 	out := t.TempDir()
-	args := []string{"-short", "-out", out,
+	args := []string{"-short", "-out", out, "-door", door,
 		"-steps", "1,2", "-step-time", "300ms", "-rounds", "1",
 		"-soak", "6s", "-soak-warmup", "2s", "-sample", "500ms"}
 	if raceEnabled {
@@ -88,6 +94,17 @@ func TestSmoke(t *testing.T) {
 	}
 	if tc := res.Transcript; tc == nil || tc.Acknowledged == 0 || tc.Counted != tc.Acknowledged || tc.Paged != tc.Acknowledged {
 		t.Errorf("transcript: %+v", tc)
+	}
+	if door == doorGateway {
+		gt := res.GatewayTranscript
+		if gt == nil || gt.Acknowledged < res.Soak.Calls || gt.Found != gt.Acknowledged || gt.Lost != 0 || gt.Recorded != gt.Acknowledged {
+			t.Errorf("the gateway's transcript: %+v; want every acknowledged call (the soak's %d and more) found", gt, res.Soak.Calls)
+		}
+		if res.Sanity.GatewayPolicy == "" || (!raceEnabled && len(res.Sanity.GatewayPlugin) != 2) {
+			t.Errorf("gateway sanity checks not recorded: %+v", res.Sanity)
+		}
+	} else if res.GatewayTranscript != nil {
+		t.Errorf("the api door read back gateway calls: %+v", res.GatewayTranscript)
 	}
 	if c, ok := res.Lifecycle.After["final"]; !ok || (procSupported && c.Children != 0) {
 		t.Errorf("after the final shutdown: %+v (recorded %v)", c, ok)

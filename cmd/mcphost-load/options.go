@@ -20,6 +20,7 @@ const (
 
 // options are the tool's flags after -short and the defaults applied.
 type options struct {
+	Door        string        `json:"door"`
 	Servers     int           `json:"servers"`
 	Principals  int           `json:"principals"`
 	Targets     int           `json:"targets"`
@@ -88,6 +89,7 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
 	}
+	fs.StringVar(&o.Door, "door", doorGateway, "what the load and soak calls go through: gateway (MCP clients of /mcp, 2025-11-25 and 2026-07-28 in turn) or api (POST /api/v1/sessions/{id}/calls)")
 	fs.IntVar(&o.Servers, "servers", 50, "configured servers, kinds in turn: stdio legacy, stdio auto, HTTP legacy, HTTP auto, stdio modern-only")
 	fs.IntVar(&o.Principals, "principals", 8, "principal blocks the workers call as, in turn")
 	fs.IntVar(&o.Targets, "targets", 10, "servers the load calls go to (the first N, so every kind is covered from 5 on); each gets a direct twin")
@@ -191,6 +193,8 @@ func parseSteps(s string) ([]int, error) {
 // check returns what is wrong with o, or "".
 func (o *options) check() string {
 	switch {
+	case o.Door != doorGateway && o.Door != doorAPI:
+		return "-door is gateway or api"
 	case o.Servers < 1 || o.Servers > 500:
 		return "-servers is from 1 to 500"
 	case o.Principals < 1 || o.Principals > 100:

@@ -34,12 +34,16 @@ type results struct {
 	Load         *loadResult      `json:"load,omitempty"`
 	Soak         *soakResult      `json:"soak,omitempty"`
 	Transcript   *transcriptCheck `json:"transcript,omitempty"`
+	// GatewayTranscript is the read-back of the gateway door's calls.
+	GatewayTranscript *gatewayTranscript `json:"gatewayTranscript,omitempty"`
 	Lifecycle    lifecycle        `json:"lifecycle"`
 }
 
 type sanityInfo struct {
-	Policy string `json:"policy,omitempty"`
-	Plugin string `json:"plugin,omitempty"`
+	Policy        string   `json:"policy,omitempty"`
+	Plugin        string   `json:"plugin,omitempty"`
+	GatewayPolicy string   `json:"gatewayPolicy,omitempty"`
+	GatewayPlugin []string `json:"gatewayPlugin,omitempty"`
 }
 
 type loadResult struct {
@@ -132,7 +136,7 @@ func commitOf(root string) string {
 // view is o as it goes into results.json: durations as text.
 func (o options) view() map[string]any {
 	return map[string]any{
-		"servers": o.Servers, "principals": o.Principals, "targets": o.Targets, "steps": o.Steps,
+		"door": o.Door, "servers": o.Servers, "principals": o.Principals, "targets": o.Targets, "steps": o.Steps,
 		"stepTime": o.StepTime.String(), "rounds": o.Rounds,
 		"soak": o.Soak.String(), "soakWarmup": o.SoakWarmup.String(), "sample": o.Sample.String(),
 		"soakConcurrency": o.SoakConc, "soakRate": o.SoakRate,
@@ -278,6 +282,9 @@ func (res *results) summary() string {
 	if res.Sanity.Policy != "" || res.Sanity.Plugin != "" {
 		fmt.Fprintf(&b, "Sanity: %s; %s\n", orDash(res.Sanity.Policy), orDash(res.Sanity.Plugin))
 	}
+	if res.Sanity.GatewayPolicy != "" || len(res.Sanity.GatewayPlugin) > 0 {
+		fmt.Fprintf(&b, "Sanity (gateway): %s; %s\n", orDash(res.Sanity.GatewayPolicy), orDash(strings.Join(res.Sanity.GatewayPlugin, "; ")))
+	}
 
 	if l := res.Load; l != nil {
 		rules := "10 policy rules"
@@ -288,8 +295,8 @@ func (res *results) summary() string {
 		if t, _ := res.Options["pluginTimeout"].(string); t != "" && t != "0s" {
 			plugin += " (timeout " + t + ")"
 		}
-		fmt.Fprintf(&b, "\nLoad: POST /api/v1/sessions/{id}/calls (echo, %d B text) with %s and %s, %v principals, over %d target servers; direct = go-sdk to a twin of each target\n",
-			l.TextBytes, rules, plugin, res.Options["principals"], l.Targets)
+		fmt.Fprintf(&b, "\nLoad: %s (echo, %d B text) with %s and %s, %v principals, over %d target servers; direct = go-sdk to a twin of each target\n",
+			doorText(res.Options["door"]), l.TextBytes, rules, plugin, res.Options["principals"], l.Targets)
 		fmt.Fprintf(&b, "  %5s | %10s %8s %8s | %10s %8s %8s | %6s %6s %6s | %9s %9s %9s\n", "conc", "host c/s", "p50 ms", "p99 ms", "direct c/s", "p50 ms", "p99 ms", "thr×", "p50×", "p99×", "CPU µs h", "CPU µs d", "daemon")
 		for _, s := range l.Steps {
 			fmt.Fprintf(&b, "  %5d | %10.0f %8.3f %8.3f | %10.0f %8.3f %8.3f | %6.2f %6.2f %6.2f | %9.0f %9.0f %9.0f\n", s.Concurrency,
@@ -305,8 +312,8 @@ func (res *results) summary() string {
 		if r, _ := res.Options["soakRate"].(float64); r > 0 {
 			pace = fmt.Sprintf("%v calls/s target", r)
 		}
-		fmt.Fprintf(&b, "\nSoak: %s, %v workers, %s, sample %v, warm-up %s: %d calls acknowledged, %d failed, %d server restarts\n",
-			time.Duration(s.DurationS*float64(time.Second)), res.Options["soakConcurrency"], pace, res.Options["sample"],
+		fmt.Fprintf(&b, "\nSoak through %s: %s, %v workers, %s, sample %v, warm-up %s: %d calls acknowledged, %d failed, %d server restarts\n",
+			doorText(res.Options["door"]), time.Duration(s.DurationS*float64(time.Second)), res.Options["soakConcurrency"], pace, res.Options["sample"],
 			time.Duration(s.WarmupS*float64(time.Second)), s.Calls, s.Errors, s.Restarts)
 		if n := len(s.Samples); n > 0 {
 			var lat []float64
@@ -338,6 +345,10 @@ func (res *results) summary() string {
 	if t := res.Transcript; t != nil {
 		fmt.Fprintf(&b, "\nTranscript: %d calls acknowledged in %d sessions; the sessions count %d entries; %d entries read back\n", t.Acknowledged, t.Sessions, t.Counted, t.Paged)
 	}
+	if t := res.GatewayTranscript; t != nil {
+		fmt.Fprintf(&b, "Transcript of the gateway's calls: %d acknowledged by %d clients, %d recorded in %d sessions, %d of the acknowledged found (lost %d), %d recorded but never acknowledged, %d duplicates\n",
+			t.Acknowledged, t.Clients, t.Recorded, t.Sessions, t.Found, t.Lost, t.Unacknowledged, t.Duplicates)
+	}
 	lc := res.Lifecycle
 	fmt.Fprintf(&b, "\nLifecycle: before the first daemon: %d goroutines, %d fds, %d children\n", lc.Before.Goroutines, lc.Before.FDs, lc.Before.Children)
 	for _, label := range []string{"cold", "final"} {
@@ -359,6 +370,14 @@ func erasText(m map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// doorText names the door of a run's calls.
+func doorText(door any) string {
+	if door == doorAPI {
+		return "POST /api/v1/sessions/{id}/calls"
+	}
+	return "the gateway's /mcp (go-sdk clients, 2025-11-25 and 2026-07-28 in turn)"
 }
 
 func orDash(s string) string {

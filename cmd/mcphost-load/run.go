@@ -248,7 +248,7 @@ func (r *runner) run(ctx context.Context) error {
 	for t, s := range targets {
 		bodies[t] = callBody(s.Name, text)
 	}
-	hostCall := func(c *apiClient) callFunc {
+	apiCall := func(c *apiClient) callFunc {
 		return func(ctx context.Context, w, i int) (int, error) {
 			t := (w + i) % len(targets)
 			e, code, err := c.call(ctx, slots[w], bodies[t])
@@ -261,22 +261,54 @@ func (r *runner) run(ctx context.Context) error {
 			return targets[t].Kind, nil
 		}
 	}
+	// The gateway door: one MCP client per worker slot, the eras in turn,
+	// as the principal of the slot's session.
+	var (
+		gws    []*gwClient
+		gwCall callFunc // one for the run: its calls are numbered across phases
+	)
+	closeGateway := func() {
+		for _, g := range gws {
+			g.close()
+		}
+	}
+	if o.Door == doorGateway {
+		if err := r.gatewaySanity(ctx, "http://"+d.addr, principals, plan[0].Name); err != nil {
+			return err
+		}
+		for w := range slots {
+			gws = append(gws, newGWClient("http://"+d.addr, w, load[w%len(load)]))
+		}
+		gwCall = gatewayCalls(gws, targets, o.TextBytes)
+		defer closeGateway()
+	}
+	// hostCall is the door's callFunc; conns sizes the API client's pool.
+	hostCall := func(conns int) (callFunc, func()) {
+		if o.Door == doorGateway {
+			return gwCall, func() {}
+		}
+		c := newAPIClient(d.addr, conns)
+		return apiCall(c), c.closeIdle
+	}
 
 	if len(o.Steps) > 0 {
-		if err := r.loadPhase(ctx, d.addr, bins, targets, text, hostCall); err != nil {
+		hc, done := hostCall(o.Steps[len(o.Steps)-1] + 4)
+		err := r.loadPhase(ctx, bins, targets, text, hc)
+		done()
+		if err != nil {
 			return err
 		}
 	}
 	if o.Soak > 0 {
-		soakClient := newAPIClient(d.addr, o.SoakConc+4)
-		logger.Info("soak", "duration", o.Soak, "warmup", o.SoakWarmup, "sample", o.Sample, "concurrency", o.SoakConc, "rate", o.SoakRate)
+		hc, done := hostCall(o.SoakConc + 4)
+		logger.Info("soak", "door", o.Door, "duration", o.Soak, "warmup", o.SoakWarmup, "sample", o.Sample, "concurrency", o.SoakConc, "rate", o.SoakRate)
 		stopProfile := r.startProfile()
 		res := runSoak(ctx, soakConfig{
 			duration: o.Soak, warmup: o.SoakWarmup, every: o.Sample,
-			conc: o.SoakConc, rate: o.SoakRate, call: hostCall(soakClient), targets: len(targets), h: d.h, own: r.own,
+			conc: o.SoakConc, rate: o.SoakRate, call: hc, targets: len(targets), h: d.h, own: r.own,
 		}, logger)
 		stopProfile()
-		soakClient.closeIdle()
+		done()
 		r.res.Soak = &res
 		for _, p := range res.Problems {
 			r.fail("soak: %s", p)
@@ -292,6 +324,20 @@ func (r *runner) run(ctx context.Context) error {
 		}
 	}
 
+	if len(gws) > 0 {
+		logger.Info("checking the transcript of the gateway's calls", "clients", len(gws))
+		gt := checkGatewayTranscript(ctx, admin, gws, true)
+		r.res.GatewayTranscript = &gt
+		for _, p := range gt.Problems {
+			r.fail("gateway transcript: %s", p)
+		}
+		for _, g := range gws {
+			if g.connects > 1 {
+				r.fail("gateway: client %s connected %d times (a session was lost with no fault in the run)", g.name, g.connects)
+			}
+		}
+		closeGateway()
+	}
 	logger.Info("checking the transcript", "sessions", len(sessions))
 	tc := admin.checkTranscript(ctx, sessions, principals)
 	r.res.Transcript = &tc
@@ -499,7 +545,7 @@ func (r *runner) sanity(ctx context.Context, c *apiClient, principals []principa
 
 // loadPhase connects the direct twins, warms both sides up and runs the
 // concurrency steps.
-func (r *runner) loadPhase(ctx context.Context, addr string, bins binaries, targets []serverPlan, text string, hostCall func(*apiClient) callFunc) error {
+func (r *runner) loadPhase(ctx context.Context, bins binaries, targets []serverPlan, text string, hc callFunc) error {
 	o, logger := r.o, r.logger
 	logger.Info("connecting direct go-sdk clients", "targets", len(targets))
 	directs, err := openDirects(ctx, targets, bins, r.own)
@@ -515,10 +561,6 @@ func (r *runner) loadPhase(ctx context.Context, addr string, bins binaries, targ
 		}
 		return directs[t].Kind, nil
 	}
-	c := newAPIClient(addr, o.Steps[len(o.Steps)-1]+4)
-	defer c.closeIdle()
-	hc := hostCall(c)
-
 	logger.Info("warming up", "calls_per_target_and_side", warmupCalls)
 	for t := range targets {
 		for i := range warmupCalls {
