@@ -36,7 +36,7 @@ type results struct {
 	Transcript   *transcriptCheck `json:"transcript,omitempty"`
 	// GatewayTranscript is the read-back of the gateway door's calls.
 	GatewayTranscript *gatewayTranscript `json:"gatewayTranscript,omitempty"`
-	Lifecycle    lifecycle        `json:"lifecycle"`
+	Lifecycle         lifecycle          `json:"lifecycle"`
 }
 
 type sanityInfo struct {
