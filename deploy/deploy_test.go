@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -18,7 +17,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -27,6 +25,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcphost/mcphost/internal/pgtest"
+	"github.com/mcphost/mcphost/internal/roundrobin"
 	"github.com/mcphost/mcphost/internal/testbin"
 )
 
@@ -344,46 +343,6 @@ type replica struct {
 	log  *bytes.Buffer
 }
 
-// roundRobin is a plain round-robin load balancer: no stickiness.
-type roundRobin struct {
-	next    atomic.Uint64
-	mu      sync.Mutex
-	targets []*url.URL
-}
-
-func (rr *roundRobin) set(targets []*url.URL) {
-	rr.mu.Lock()
-	rr.targets = targets
-	rr.mu.Unlock()
-}
-
-func (rr *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rr.mu.Lock()
-	ts := rr.targets
-	rr.mu.Unlock()
-	if len(ts) == 0 {
-		http.Error(w, "no replica", http.StatusBadGateway)
-		return
-	}
-	// Bodies are read whole first, as nginx does by default (streamed
-	// through httputil.ReverseProxy, a body races its SSE answer).
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	u := ts[(rr.next.Add(1)-1)%uint64(len(ts))]
-	p := &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(u)
-			pr.Out.Host = pr.In.Host
-		},
-		FlushInterval: -1,
-	}
-	p.ServeHTTP(w, r)
-}
-
 type bearer struct {
 	token string
 	next  http.RoundTripper
@@ -596,12 +555,12 @@ func TestComposeCluster(t *testing.T) {
 	bin := testbin.Build(t, "github.com/mcphost/mcphost/cmd/mcphost")
 	dsn := pgtest.Shared(t).NewDatabase(t)
 
-	rr := &roundRobin{}
+	rr := &roundrobin.Balancer{}
 	lb := httptest.NewServer(rr)
 	t.Cleanup(lb.Close)
 	env := clusterEnv(dsn, lb.URL)
 	reps := startReplicas(t, bin, c, env)
-	rr.set(urlsOf(reps...))
+	rr.Set(urlsOf(reps...)...)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*waitBound)
 	defer cancel()
 
@@ -678,7 +637,7 @@ func TestComposeCluster(t *testing.T) {
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("a request of the dead owner's session at %s: %d, want 404", alive.name, res.StatusCode)
 	}
-	rr.set(urlsOf(alive)) // the balancer's health check takes the dead one out
+	rr.Set(urlsOf(alive)...) // the balancer's health check takes the dead one out
 	again, err := connect(t, lb.URL, "2025-11-25")
 	if err != nil {
 		t.Fatalf("a new legacy session on the survivor: %v", err)
@@ -774,13 +733,13 @@ func TestComposeSingleton(t *testing.T) {
 	c := readCompose(t)
 	bin := testbin.Build(t, "github.com/mcphost/mcphost/cmd/mcphost")
 	dsn := pgtest.Shared(t).NewDatabase(t)
-	rr := &roundRobin{}
+	rr := &roundrobin.Balancer{}
 	lb := httptest.NewServer(rr)
 	t.Cleanup(lb.Close)
 	env := clusterEnv(dsn, lb.URL)
 	reps := startReplicas(t, bin, c, env)
 	first, second := reps[0], reps[1]
-	rr.set(urlsOf(first, second))
+	rr.Set(urlsOf(first, second)...)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*waitBound)
 	defer cancel()
 
@@ -821,7 +780,7 @@ func TestComposeSingleton(t *testing.T) {
 	// process: the old one's notes are gone.
 	_ = syscall.Kill(-first.cmd.Process.Pid, syscall.SIGKILL)
 	_ = first.cmd.Wait()
-	rr.set(urlsOf(second))
+	rr.Set(urlsOf(second)...)
 	took := waitNotesOn(t, second.name, second)
 	t.Logf("%s runs notes %s after %s was killed", second.name, took.Round(10*time.Millisecond), first.name)
 	if st := notesOn(t, second); st.PID == 0 {
@@ -835,7 +794,7 @@ func TestComposeSingleton(t *testing.T) {
 	// keeps the lock.
 	first = startReplica(t, bin, first.name, c.Services[first.name], env)
 	waitReady(t, first)
-	rr.set(urlsOf(first, second))
+	rr.Set(urlsOf(first, second)...)
 	waitNotesOn(t, second.name, first, second)
 	if st := notesOn(t, first); st.PID != 0 {
 		t.Errorf("notes on %s after its restart: %+v, want relayed (no process)", first.name, st)
@@ -906,7 +865,7 @@ func TestComposeClusterFaults(t *testing.T) {
 	bin := testbin.Build(t, "github.com/mcphost/mcphost/cmd/mcphost")
 	pg := pgtest.Start(t) // its own: this test stops it
 	dsn := pg.NewDatabase(t)
-	rr := &roundRobin{}
+	rr := &roundrobin.Balancer{}
 	lb := httptest.NewServer(rr)
 	t.Cleanup(lb.Close)
 	env := clusterEnv(dsn, lb.URL)
@@ -918,7 +877,7 @@ func TestComposeClusterFaults(t *testing.T) {
 				live = append(live, r)
 			}
 		}
-		rr.set(urlsOf(live...))
+		rr.Set(urlsOf(live...)...)
 	}
 	for _, name := range replicaServices {
 		reps[name] = startReplica(t, bin, name, c.Services[name], env)
