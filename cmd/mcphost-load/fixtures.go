@@ -28,13 +28,16 @@ const (
 	modernonlyPkg  = "./testdata/servers/modernonly"
 	wellbehavedBin = "wellbehaved"
 	modernonlyBin  = "modernonly"
+	mcphostPkg     = "./cmd/mcphost"
+	mcphostBin     = "mcphost"
 )
 
 // binaries are the paths of the built fixtures.
 type binaries struct {
 	Wellbehaved string `json:"wellbehaved"`
 	Modernonly  string `json:"modernonly"`
-	Plugin      string `json:"plugin,omitempty"` // .wasm; "" without a plugin
+	Plugin      string `json:"plugin,omitempty"`  // .wasm; "" without a plugin
+	Mcphost     string `json:"mcphost,omitempty"` // the cluster run's replicas
 }
 
 // httpCommand returns the command line of an HTTP fixture of kind k:
@@ -83,12 +86,13 @@ func goTool() (string, error) {
 	return p, nil
 }
 
-// buildFixtures compiles the fixture servers and, unless plugin is "none",
-// the example plugin into dir:
+// buildFixtures compiles the fixture servers, mcphost itself withMcphost
+// (the cluster run's replicas) and, unless plugin is "none", the example
+// plugin into dir:
 //
-//	go build -o DIR/ ./testdata/servers/wellbehaved ./testdata/servers/modernonly
+//	go build -o DIR/ ./testdata/servers/wellbehaved ./testdata/servers/modernonly [./cmd/mcphost]
 //	cd examples/plugins && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o DIR/PLUGIN.wasm ./PLUGIN
-func buildFixtures(ctx context.Context, root, dir, plugin string, logger *slog.Logger) (binaries, error) {
+func buildFixtures(ctx context.Context, root, dir, plugin string, withMcphost bool, logger *slog.Logger) (binaries, error) {
 	goCmd, err := goTool()
 	if err != nil {
 		return binaries{}, err
@@ -107,12 +111,19 @@ func buildFixtures(ctx context.Context, root, dir, plugin string, logger *slog.L
 		return nil
 	}
 	logger.Info("building fixtures", "dir", dir)
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", dir+string(filepath.Separator), wellbehavedPkg, modernonlyPkg)
+	pkgs := []string{wellbehavedPkg, modernonlyPkg}
+	if withMcphost {
+		pkgs = append(pkgs, mcphostPkg)
+	}
+	cmd := exec.CommandContext(ctx, goCmd, append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
 	cmd.Dir = root
 	if err := run(cmd); err != nil {
 		return binaries{}, err
 	}
 	b := binaries{Wellbehaved: filepath.Join(dir, wellbehavedBin), Modernonly: filepath.Join(dir, modernonlyBin)}
+	if withMcphost {
+		b.Mcphost = filepath.Join(dir, mcphostBin)
+	}
 	if plugin != pluginNone {
 		b.Plugin = filepath.Join(dir, plugin+".wasm")
 		cmd := exec.CommandContext(ctx, goCmd, "build", "-buildmode=c-shared", "-trimpath", "-o", b.Plugin, "./"+plugin)
@@ -126,12 +137,15 @@ func buildFixtures(ctx context.Context, root, dir, plugin string, logger *slog.L
 }
 
 // prebuilt returns the fixtures of -bin-dir, checking that they exist.
-func prebuilt(dir, plugin string) (binaries, error) {
+func prebuilt(dir, plugin string, withMcphost bool) (binaries, error) {
 	b := binaries{Wellbehaved: filepath.Join(dir, wellbehavedBin), Modernonly: filepath.Join(dir, modernonlyBin)}
 	if plugin != pluginNone {
 		b.Plugin = filepath.Join(dir, plugin+".wasm")
 	}
-	for _, p := range []string{b.Wellbehaved, b.Modernonly, b.Plugin} {
+	if withMcphost {
+		b.Mcphost = filepath.Join(dir, mcphostBin)
+	}
+	for _, p := range []string{b.Wellbehaved, b.Modernonly, b.Plugin, b.Mcphost} {
 		if p == "" {
 			continue
 		}

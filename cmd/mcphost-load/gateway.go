@@ -82,7 +82,7 @@ func (g *gwClient) session(ctx context.Context) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: g.name, Version: gwClientVersion}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: g.endpoint, HTTPClient: g.hc, MaxRetries: -1},
+	cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: g.endpoint, HTTPClient: g.hc},
 		&mcp.ClientSessionOptions{ProtocolVersion: g.version})
 	if err != nil {
 		return nil, fmt.Errorf("gateway %s client %s: connect: %w", g.version, g.name, err)

@@ -21,17 +21,39 @@ type window struct {
 	errs    []string // the first few
 	elapsed time.Duration
 	cpu     time.Duration // CPU of this process and its children over the window (cpuTime); -1 unknown
+	part    probeReading  // the cluster run's parts over the window (probe after − before)
+}
+
+// probeReading is what the cluster run reads of its parts: the CPU time of
+// the replicas (each with its stdio servers) and of PostgreSQL (with its
+// backends), and the replicas' round trips to PostgreSQL.
+type probeReading struct {
+	Replicas   time.Duration
+	Postgres   time.Duration
+	RoundTrips int64
+	OK         bool
+}
+
+func (a probeReading) sub(b probeReading) probeReading {
+	if !a.OK || !b.OK {
+		return probeReading{}
+	}
+	return probeReading{Replicas: a.Replicas - b.Replicas, Postgres: a.Postgres - b.Postgres, RoundTrips: a.RoundTrips - b.RoundTrips, OK: true}
 }
 
 // runWindow runs conc workers calling fn until d has passed, and waits for
 // them to finish.
-func runWindow(ctx context.Context, conc int, d time.Duration, fn callFunc) window {
+func runWindow(ctx context.Context, conc int, d time.Duration, fn callFunc, probe func() probeReading) window {
 	type local struct {
 		lat    [][]time.Duration
 		errors int
 		errs   []string
 	}
 	locals := make([]local, conc)
+	var p0 probeReading
+	if probe != nil {
+		p0 = probe()
+	}
 	cpu0 := cpuTime()
 	start := time.Now()
 	deadline := start.Add(d)
@@ -63,6 +85,9 @@ func runWindow(ctx context.Context, conc int, d time.Duration, fn callFunc) wind
 	if cpu1 := cpuTime(); cpu0 >= 0 && cpu1 >= 0 {
 		out.cpu = cpu1 - cpu0
 	}
+	if probe != nil {
+		out.part = probe().sub(p0)
+	}
 	for _, l := range locals {
 		for k := range kinds {
 			out.lat[k] = append(out.lat[k], l.lat[k]...)
@@ -88,6 +113,12 @@ type side struct {
 	// servers): on the host side minus the direct side it is what a call
 	// through the daemon costs beyond the call itself. 0 when unknown.
 	CPUPerCallUs float64 `json:"cpuPerCallUs"`
+	// The cluster run's parts of it, per call: the replicas (with their
+	// stdio servers) and PostgreSQL (with its backends); and the
+	// replicas' round trips to PostgreSQL (the append path).
+	ReplicasCPUPerCallUs float64 `json:"replicasCpuPerCallUs,omitempty"`
+	PostgresCPUPerCallUs float64 `json:"postgresCpuPerCallUs,omitempty"`
+	RoundTripsPerCall    float64 `json:"roundTripsPerCall,omitempty"`
 }
 
 // latency is a per-kind part of a side.
@@ -115,6 +146,7 @@ func accumulate(ws []window) side {
 		byKind  = make([][]time.Duration, len(kinds))
 		elapsed time.Duration
 		cpu     time.Duration
+		part    = probeReading{OK: true}
 		s       = side{ByKind: map[string]latency{}}
 	)
 	for _, w := range ws {
@@ -131,6 +163,17 @@ func accumulate(ws []window) side {
 		} else {
 			cpu += w.cpu
 		}
+		if part.OK && w.part.OK {
+			part = probeReading{Replicas: part.Replicas + w.part.Replicas, Postgres: part.Postgres + w.part.Postgres,
+				RoundTrips: part.RoundTrips + w.part.RoundTrips, OK: true}
+		} else {
+			part.OK = false
+		}
+	}
+	if part.OK && len(ws) > 0 && s.Calls > 0 {
+		s.ReplicasCPUPerCallUs = float64(part.Replicas.Microseconds()) / float64(s.Calls)
+		s.PostgresCPUPerCallUs = float64(part.Postgres.Microseconds()) / float64(s.Calls)
+		s.RoundTripsPerCall = float64(part.RoundTrips) / float64(s.Calls)
 	}
 	if cpu > 0 && s.Calls > 0 {
 		s.CPUPerCallUs = float64(cpu.Microseconds()) / float64(s.Calls)
@@ -157,6 +200,7 @@ type loadConfig struct {
 	rounds   int
 	direct   callFunc
 	host     callFunc
+	probe    func() probeReading // the cluster run's; nil for a single daemon
 }
 
 // runLoad measures every concurrency step: rounds of one direct window and
@@ -176,9 +220,9 @@ func runLoad(ctx context.Context, lc loadConfig, logger *slog.Logger) []step {
 			}
 			for _, isHost := range order {
 				if isHost {
-					hws = append(hws, runWindow(ctx, c, lc.stepTime, lc.host))
+					hws = append(hws, runWindow(ctx, c, lc.stepTime, lc.host, lc.probe))
 				} else {
-					dws = append(dws, runWindow(ctx, c, lc.stepTime, lc.direct))
+					dws = append(dws, runWindow(ctx, c, lc.stepTime, lc.direct, lc.probe))
 				}
 			}
 		}

@@ -21,6 +21,9 @@ const (
 // options are the tool's flags after -short and the defaults applied.
 type options struct {
 	Door        string        `json:"door"`
+	Cluster     bool          `json:"cluster"`
+	Faults      bool          `json:"faults"`
+	FaultDown   time.Duration `json:"faultDown"`
 	Servers     int           `json:"servers"`
 	Principals  int           `json:"principals"`
 	Targets     int           `json:"targets"`
@@ -90,6 +93,9 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.Door, "door", doorGateway, "what the load and soak calls go through: gateway (MCP clients of /mcp, 2025-11-25 and 2026-07-28 in turn) or api (POST /api/v1/sessions/{id}/calls)")
+	fs.BoolVar(&o.Cluster, "cluster", false, "the cluster run: two mcphost serve replicas on a PostgreSQL of the tool's own, behind a round-robin balancer, through the gateway ("+presetText(clusterPreset)+" unless given)")
+	fs.BoolVar(&o.Faults, "faults", true, "in the cluster run's soak: kill one replica (SIGKILL) at 40% and start it again, and restart PostgreSQL at 65%")
+	fs.DurationVar(&o.FaultDown, "fault-down", 3*time.Second, "how long a killed replica and a stopped PostgreSQL stay down")
 	fs.IntVar(&o.Servers, "servers", 50, "configured servers, kinds in turn: stdio legacy, stdio auto, HTTP legacy, HTTP auto, stdio modern-only")
 	fs.IntVar(&o.Principals, "principals", 8, "principal blocks the workers call as, in turn")
 	fs.IntVar(&o.Targets, "targets", 10, "servers the load calls go to (the first N, so every kind is covered from 5 on); each gets a direct twin")
@@ -109,7 +115,7 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 	fs.StringVar(&o.Out, "out", "", "output `dir` (default: a new mcphost-load-* directory under the temp dir)")
 	fs.StringVar(&o.BinDir, "bin-dir", "", "`dir` with prebuilt wellbehaved, modernonly and PLUGIN.wasm (default: build them with the go command)")
 	fs.BoolVar(&o.KeepData, "keep-data", false, "keep the daemon's data_dir (the SQLite transcript) in -out")
-	fs.BoolVar(&o.Short, "short", false, "small and quick: "+presetText())
+	fs.BoolVar(&o.Short, "short", false, "small and quick: "+presetText(shortPreset)+" (with -cluster also "+presetText(clusterShortPreset)+")")
 	fs.BoolVar(&o.Verbose, "v", false, "debug logging")
 	fs.BoolVar(&o.Profile, "profile", false, "write a CPU profile of the soak (soak-cpu.pprof) and a heap profile at its end (soak-heap.pprof) to -out")
 	fs.DurationVar(&o.SettleLimit, "settle-limit", 5*time.Minute, "how long start-up may take before the run fails")
@@ -124,16 +130,28 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 		fmt.Fprintf(stderr, "mcphost-load: unexpected arguments %q\n", fs.Args())
 		return o, 2
 	}
-	if o.Short {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		for name, v := range shortPreset {
+	// Presets fill in the flags not given: -cluster -short's first, then
+	// -short's, then -cluster's.
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	apply := func(preset map[string]string) {
+		for name, v := range preset {
 			if !set[name] {
 				if err := fs.Set(name, v); err != nil {
 					panic(err) // the preset is ours
 				}
+				set[name] = true
 			}
 		}
+	}
+	if o.Cluster && o.Short {
+		apply(clusterShortPreset)
+	}
+	if o.Short {
+		apply(shortPreset)
+	}
+	if o.Cluster {
+		apply(clusterPreset)
 	}
 	var err error
 	if o.Steps, err = parseSteps(*steps); err != nil {
@@ -154,9 +172,25 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 	return o, -1
 }
 
-func presetText() string {
-	keys := make([]string, 0, len(shortPreset))
-	for k := range shortPreset {
+// clusterPreset is what -cluster sets: ten servers per replica, no
+// start-up curve or warm start (the single daemon's run measures those).
+var clusterPreset = map[string]string{
+	"servers":       "10",
+	"targets":       "5",
+	"startup-curve": "",
+	"warm-start":    "false",
+}
+
+// clusterShortPreset is what -cluster -short sets on top of -short: a soak
+// long enough for both faults and the recovery after each.
+var clusterShortPreset = map[string]string{
+	"soak":        "40s",
+	"soak-warmup": "8s",
+}
+
+func presetText(preset map[string]string) string {
+	keys := make([]string, 0, len(preset))
+	for k := range preset {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
@@ -165,7 +199,11 @@ func presetText() string {
 		if i > 0 {
 			b.WriteString(" ")
 		}
-		fmt.Fprintf(&b, "-%s %s", k, shortPreset[k])
+		v := preset[k]
+		if v == "" {
+			v = "''"
+		}
+		fmt.Fprintf(&b, "-%s %s", k, v)
 	}
 	return b.String()
 }
@@ -195,6 +233,10 @@ func (o *options) check() string {
 	switch {
 	case o.Door != doorGateway && o.Door != doorAPI:
 		return "-door is gateway or api"
+	case o.Cluster && o.Door != doorGateway:
+		return "-cluster goes through the gateway only (-door gateway)"
+	case o.FaultDown <= 0 || o.FaultDown > time.Minute:
+		return "-fault-down is from 1ms to 1m"
 	case o.Servers < 1 || o.Servers > 500:
 		return "-servers is from 1 to 500"
 	case o.Principals < 1 || o.Principals > 100:

@@ -18,11 +18,20 @@ const procSupported = true
 // countFDs returns the number of open file descriptors of this process, read
 // from /proc/self/fd (the descriptor used to read the directory excluded).
 func countFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
+	n := procFDs("self")
+	if n > 0 {
+		n--
+	}
+	return n
+}
+
+// procFDs counts the entries of /proc/PID/fd; -1 when it cannot be read.
+func procFDs(pid string) int {
+	ents, err := os.ReadDir("/proc/" + pid + "/fd")
 	if err != nil {
 		return -1
 	}
-	return len(ents) - 1
+	return len(ents)
 }
 
 // childCount is what children found among this process's direct children.
@@ -35,7 +44,12 @@ type childCount struct {
 // the processes in exclude (the ones the load tool started itself), so what
 // remains are the daemon's: stdio servers and probe siblings.
 func children(exclude func(pid int) bool) childCount {
-	self := os.Getpid()
+	return childrenOf(os.Getpid(), exclude)
+}
+
+// childrenOf counts the direct children of process parent not in exclude
+// (nil: none excluded).
+func childrenOf(parent int, exclude func(pid int) bool) childCount {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return childCount{-1, -1}
@@ -51,7 +65,7 @@ func children(exclude func(pid int) bool) childCount {
 			continue // exited while we looked
 		}
 		state, ppid, ok := parseStat(b)
-		if !ok || ppid != self || exclude(pid) {
+		if !ok || ppid != parent || (exclude != nil && exclude(pid)) {
 			continue
 		}
 		c.Children++
@@ -82,8 +96,11 @@ func parseStat(b []byte) (state byte, ppid int, ok bool) {
 }
 
 // rssBytes returns this process's resident set size (VmRSS), or -1.
-func rssBytes() int64 {
-	b, err := os.ReadFile("/proc/self/status")
+func rssBytes() int64 { return procRSS("self") }
+
+// procRSS returns the resident set size (VmRSS) of process pid, or -1.
+func procRSS(pid string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return -1
 	}
@@ -165,43 +182,96 @@ func dieWithParent(cmd *exec.Cmd) {
 }
 
 // cpuTime is the CPU time (user and system) used so far by this process
-// and its direct children: the load tool's clients, the daemon (in this
-// process), its stdio servers, the HTTP fixtures and the direct twins. A
-// child that exits between two readings takes its time with it. The
-// children's time is in clock ticks of 10 ms (USER_HZ, 100 on Linux).
+// and every process below it: the load tool's clients, the daemon (in this
+// process) or the replicas, their stdio servers, PostgreSQL and its
+// backends, the HTTP fixtures and the direct twins. The time of children
+// that have exited is in their parents' (this process's RUSAGE_CHILDREN,
+// a live process's cutime and cstime), so the sum only grows.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	var self, kids syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &self) != nil || syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids) != nil {
 		return -1
 	}
-	total := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	self := os.Getpid()
+	total := time.Duration(self.Utime.Nano() + self.Stime.Nano() + kids.Utime.Nano() + kids.Stime.Nano())
+	pid := os.Getpid()
+	for _, p := range tree(pid) {
+		if p != pid {
+			total += statCPU(p)
+		}
+	}
+	return total
+}
+
+// treeCPU is the CPU time of process root and every process below it,
+// those that have exited included (as statCPU counts them); -1 when root is
+// gone.
+func treeCPU(root int) time.Duration {
+	t := tree(root)
+	if len(t) == 0 {
+		return -1
+	}
+	var total time.Duration
+	for _, p := range t {
+		total += statCPU(p)
+	}
+	return total
+}
+
+// tree returns root and its descendants, from one scan of /proc; nil when
+// root does not exist.
+func tree(root int) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return -1
+		return nil
 	}
+	kids := map[int][]int{}
+	found := false
 	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
 			continue
 		}
-		if _, ppid, ok := parseStat(b); !ok || ppid != self {
-			continue
+		if _, ppid, ok := parseStat(b); ok {
+			kids[ppid] = append(kids[ppid], pid)
 		}
-		// After "pid (comm)": state ppid pgrp session tty_nr tpgid flags
-		// minflt cminflt majflt cmajflt utime stime (fields 3 to 15).
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) < 13 {
-			continue
-		}
-		ut, err1 := strconv.ParseInt(f[11], 10, 64)
-		st, err2 := strconv.ParseInt(f[12], 10, 64)
-		if err1 == nil && err2 == nil {
-			total += time.Duration(ut+st) * 10 * time.Millisecond
-		}
+		found = found || pid == root
 	}
-	return total
+	if !found {
+		return nil
+	}
+	out := []int{root}
+	for i := 0; i < len(out); i++ {
+		out = append(out, kids[out[i]]...)
+	}
+	return out
+}
+
+// statCPU is the CPU time of process pid and of its children that it has
+// reaped (utime, stime, cutime and cstime of /proc/PID/stat, in clock ticks
+// of 10 ms: USER_HZ is 100 on Linux); 0 when it is gone.
+func statCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// After "pid (comm)": state ppid pgrp session tty_nr tpgid flags
+	// minflt cminflt majflt cmajflt utime stime cutime cstime (fields 3
+	// to 17).
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 15 {
+		return 0
+	}
+	var ticks int64
+	for _, v := range f[11:15] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }

@@ -36,7 +36,9 @@ type results struct {
 	Transcript   *transcriptCheck `json:"transcript,omitempty"`
 	// GatewayTranscript is the read-back of the gateway door's calls.
 	GatewayTranscript *gatewayTranscript `json:"gatewayTranscript,omitempty"`
-	Lifecycle         lifecycle          `json:"lifecycle"`
+	// Cluster is the cluster run's (-cluster).
+	Cluster   *clusterResult `json:"cluster,omitempty"`
+	Lifecycle lifecycle      `json:"lifecycle"`
 }
 
 type sanityInfo struct {
@@ -136,7 +138,7 @@ func commitOf(root string) string {
 // view is o as it goes into results.json: durations as text.
 func (o options) view() map[string]any {
 	return map[string]any{
-		"door": o.Door, "servers": o.Servers, "principals": o.Principals, "targets": o.Targets, "steps": o.Steps,
+		"door": o.Door, "cluster": o.Cluster, "faults": o.Faults, "faultDown": o.FaultDown.String(), "servers": o.Servers, "principals": o.Principals, "targets": o.Targets, "steps": o.Steps,
 		"stepTime": o.StepTime.String(), "rounds": o.Rounds,
 		"soak": o.Soak.String(), "soakWarmup": o.SoakWarmup.String(), "sample": o.Sample.String(),
 		"soakConcurrency": o.SoakConc, "soakRate": o.SoakRate,
@@ -304,6 +306,14 @@ func (res *results) summary() string {
 				s.ThroughputXDirect, s.P50XDirect, s.P99XDirect, s.Host.CPUPerCallUs, s.Direct.CPUPerCallUs, s.Host.CPUPerCallUs-s.Direct.CPUPerCallUs)
 		}
 		fmt.Fprintf(&b, "  CPU µs: per call, all processes of the run (clients, daemon, servers) over the windows of that side; daemon = host − direct, what a call through the daemon adds\n")
+		if res.Cluster != nil {
+			fmt.Fprintf(&b, "  host = two replicas behind the round-robin balancer (in this process), on one PostgreSQL; their parts of the host side's CPU per call:\n")
+			fmt.Fprintf(&b, "  %5s | %14s %14s %16s | %18s %18s\n", "conc", "replicas µs", "PostgreSQL µs", "round trips/call", "replicas calls/s/core", "PostgreSQL c/s/core")
+			for _, s := range l.Steps {
+				fmt.Fprintf(&b, "  %5d | %14.0f %14.0f %16.2f | %18.0f %18.0f\n", s.Concurrency, s.Host.ReplicasCPUPerCallUs, s.Host.PostgresCPUPerCallUs,
+					s.Host.RoundTripsPerCall, ratio(1e6, s.Host.ReplicasCPUPerCallUs), ratio(1e6, s.Host.PostgresCPUPerCallUs))
+			}
+		}
 		fmt.Fprintf(&b, "  knee (p50 grows faster than throughput): host %s; direct %s\n", l.KneeHost, l.KneeDirect)
 	}
 
@@ -312,8 +322,12 @@ func (res *results) summary() string {
 		if r, _ := res.Options["soakRate"].(float64); r > 0 {
 			pace = fmt.Sprintf("%v calls/s target", r)
 		}
+		through := doorText(res.Options["door"])
+		if res.Cluster != nil {
+			through += " through the balancer in front of two replicas (the counters are replica a's, the one never killed)"
+		}
 		fmt.Fprintf(&b, "\nSoak through %s: %s, %v workers, %s, sample %v, warm-up %s: %d calls acknowledged, %d failed, %d server restarts\n",
-			doorText(res.Options["door"]), time.Duration(s.DurationS*float64(time.Second)), res.Options["soakConcurrency"], pace, res.Options["sample"],
+			through, time.Duration(s.DurationS*float64(time.Second)), res.Options["soakConcurrency"], pace, res.Options["sample"],
 			time.Duration(s.WarmupS*float64(time.Second)), s.Calls, s.Errors, s.Restarts)
 		if n := len(s.Samples); n > 0 {
 			var lat []float64
@@ -344,6 +358,23 @@ func (res *results) summary() string {
 	}
 	if t := res.Transcript; t != nil {
 		fmt.Fprintf(&b, "\nTranscript: %d calls acknowledged in %d sessions; the sessions count %d entries; %d entries read back\n", t.Acknowledged, t.Sessions, t.Counted, t.Paged)
+	}
+	if cl := res.Cluster; cl != nil {
+		fmt.Fprintf(&b, "\nCluster: replicas %s; balancer %s; PostgreSQL %s\n", strings.Join(cl.Replicas, ", "), cl.Balancer, cl.Postgres)
+		for _, f := range cl.Faults {
+			rec := "never"
+			if f.RecoveredS >= 0 {
+				rec = fmt.Sprintf("%.1fs", f.RecoveredS)
+			}
+			fmt.Fprintf(&b, "  fault at %.1fs: %s; over at %.1fs (%.1fs down); first sample without a failure at %s; %d calls failed in its window\n",
+				f.AtS, f.What, f.EndS, f.EndS-f.AtS, rec, f.Failed)
+			for _, e := range f.Errors {
+				fmt.Fprintf(&b, "    e.g. %s\n", e)
+			}
+		}
+		fmt.Fprintf(&b, "  calls failed outside the faults' windows: %d; processes of the killed replica left running: %d\n", cl.FailuresOutside, cl.Orphans)
+		fmt.Fprintf(&b, "  first quarter after warm-up: %.0f calls/s, p50 %.3f ms; last quarter: %.0f calls/s, p50 %.3f ms\n",
+			cl.BeforeThroughput, cl.BeforeP50Ms, cl.AfterThroughput, cl.AfterP50Ms)
 	}
 	if t := res.GatewayTranscript; t != nil {
 		fmt.Fprintf(&b, "Transcript of the gateway's calls: %d acknowledged by %d clients, %d recorded in %d sessions, %d of the acknowledged found (lost %d), %d recorded but never acknowledged, %d duplicates\n",

@@ -141,11 +141,11 @@ func (r *runner) run(ctx context.Context) error {
 		root string
 	)
 	if o.BinDir != "" {
-		bins, err = prebuilt(o.BinDir, o.Plugin)
+		bins, err = prebuilt(o.BinDir, o.Plugin, o.Cluster)
 	} else {
 		root, err = repoRoot()
 		if err == nil {
-			bins, err = buildFixtures(ctx, root, filepath.Join(o.Out, "bin"), o.Plugin, logger)
+			bins, err = buildFixtures(ctx, root, filepath.Join(o.Out, "bin"), o.Plugin, o.Cluster, logger)
 		}
 	}
 	if err != nil {
@@ -155,6 +155,9 @@ func (r *runner) run(ctx context.Context) error {
 		root, _ = repoRoot()
 	}
 	r.res.Machine.Commit = commitOf(root)
+	if o.Cluster {
+		return r.runCluster(ctx, bins)
+	}
 
 	plan := planServers(o.Servers)
 	var (

@@ -57,6 +57,11 @@ type sample struct {
 	P99Ms        float64 `json:"p99Ms"`
 	ServersReady int     `json:"serversReady"`
 	Restarts     int     `json:"restarts"`
+	// Replicas are the cluster run's replicas at this sample; the
+	// counters above are then those of the first (the one never killed).
+	Replicas []replicaCounters `json:"replicas,omitempty"`
+	// IntervalErrors is the calls that failed since the last sample.
+	IntervalErrors int64 `json:"intervalErrors"`
 }
 
 // soakConfig is what the soak needs.
@@ -66,8 +71,15 @@ type soakConfig struct {
 	rate                    float64  // calls/s for all workers together; 0: unpaced
 	call                    callFunc // call i of worker w goes to target (w+i) % targets
 	targets                 int
-	h                       *host.Host
+	h                       *host.Host // the daemon in this process; nil in the cluster run
 	own                     *owned
+	// observe, when set, reads the counters of a sample instead of this
+	// process and h (the cluster run's replicas).
+	observe func(*sample)
+	// onStart hears the time the soak's clock started (after priming).
+	onStart func(time.Time)
+	// onError hears every failed call with when it started and ended.
+	onError func(start, end time.Time, err error)
 }
 
 // soakResult is the soak curve and its verdict.
@@ -103,6 +115,9 @@ func runSoak(ctx context.Context, cfg soakConfig, logger *slog.Logger) soakResul
 		res     = soakResult{DurationS: cfg.duration.Seconds(), WarmupS: cfg.warmup.Seconds()}
 		started = time.Now()
 	)
+	if cfg.onStart != nil {
+		cfg.onStart(started)
+	}
 	// sctx ends the soak; the calls themselves run under ctx, so that the
 	// last call of each worker completes (and is acknowledged) rather than
 	// being cancelled half-way and recorded behind the tool's back.
@@ -137,6 +152,9 @@ func runSoak(ctx context.Context, cfg soakConfig, logger *slog.Logger) soakResul
 					if ctx.Err() != nil {
 						return
 					}
+					if cfg.onError != nil {
+						cfg.onError(t0, t0.Add(dt), err)
+					}
 					errs.Add(1)
 					errMu.Lock()
 					if len(first) < 5 {
@@ -155,7 +173,7 @@ func runSoak(ctx context.Context, cfg soakConfig, logger *slog.Logger) soakResul
 
 	tick := time.NewTicker(cfg.every)
 	defer tick.Stop()
-	last := started
+	last, lastErrs := started, int64(0)
 	for done := false; !done; {
 		select {
 		case <-tick.C:
@@ -168,7 +186,18 @@ func runSoak(ctx context.Context, cfg soakConfig, logger *slog.Logger) soakResul
 			gate.Lock()
 		}
 		now := time.Now()
-		c := readCounters(cfg.own)
+		var s sample
+		if cfg.observe != nil {
+			cfg.observe(&s)
+		} else {
+			s.counters = readCounters(cfg.own)
+			for _, st := range cfg.h.Servers() {
+				if st.State == host.StateReady {
+					s.ServersReady++
+				}
+				s.Restarts += st.Restarts
+			}
+		}
 		if !done {
 			gate.Unlock()
 		}
@@ -179,16 +208,11 @@ func runSoak(ctx context.Context, cfg soakConfig, logger *slog.Logger) soakResul
 		if done && now.Sub(last) < cfg.every/2 {
 			break // the deadline came just after a sample: too short an interval to say anything
 		}
-		s := sample{T: now.Sub(started).Seconds(), counters: c, Calls: calls.Load(), Errors: errs.Load(),
-			Throughput: ratio(float64(len(window)), now.Sub(last).Seconds())}
-		last = now
+		s.T, s.Calls, s.Errors = now.Sub(started).Seconds(), calls.Load(), errs.Load()
+		s.Throughput = ratio(float64(len(window)), now.Sub(last).Seconds())
+		s.IntervalErrors = s.Errors - lastErrs
+		last, lastErrs = now, s.Errors
 		s.P50Ms, s.P99Ms = msPercentiles(window)
-		for _, st := range cfg.h.Servers() {
-			if st.State == host.StateReady {
-				s.ServersReady++
-			}
-			s.Restarts += st.Restarts
-		}
 		res.Samples = append(res.Samples, s)
 		logger.Info("soak sample", "t", fmt.Sprintf("%.0fs", s.T), "calls", s.Calls, "errors", s.Errors,
 			"calls_per_s", round1(s.Throughput), "p50_ms", round3(s.P50Ms), "p99_ms", round3(s.P99Ms),
@@ -305,6 +329,8 @@ func analyse(res *soakResult, warmup time.Duration) {
 		t.OK = t.Tolerance < 0 || t.Growth <= t.Tolerance
 		return t
 	}
+	// A counter the run could not read (the replicas' in-use heap) is -1.
+	known := func(get func(sample) float64) bool { return get(post[0]) >= 0 }
 	pct := func(slack, p float64) func(float64) float64 {
 		return func(b float64) float64 { return math.Max(slack, b*p) }
 	}
@@ -312,10 +338,14 @@ func analyse(res *soakResult, warmup time.Duration) {
 		mk("heap_live", "MiB", func(s sample) float64 { return mib(s.HeapLive) }, func(b float64) float64 {
 			return math.Max(b*(heapGrowthRatio-1), mib(heapGrowthFloor))
 		}),
-		mk("heap_inuse", "MiB", func(s sample) float64 { return mib(s.HeapInuse) }, func(float64) float64 { return -1 }),
+	}
+	if inuse := func(s sample) float64 { return mib(s.HeapInuse) }; known(inuse) {
+		res.Trends = append(res.Trends, mk("heap_inuse", "MiB", inuse, func(float64) float64 { return -1 }))
+	}
+	res.Trends = append(res.Trends,
 		mk("rss", "MiB", func(s sample) float64 { return mib(s.RSS) }, func(float64) float64 { return -1 }),
 		mk("goroutines", "", func(s sample) float64 { return float64(s.Goroutines) }, pct(goroutineSlack, 0.02)),
-	}
+	)
 	if procSupported {
 		res.Trends = append(res.Trends,
 			mk("fds", "", func(s sample) float64 { return float64(s.FDs) }, pct(fdSlack, 0.02)),

@@ -48,6 +48,13 @@ func (e *MissingError) Error() string {
 	return fmt.Sprintf("pgserver: %s not found (looked in /usr/lib/postgresql/*/bin and on PATH); install PostgreSQL (Debian: apt-get install postgresql) to run the PostgreSQL tests", e.What)
 }
 
+// Installed returns a [*MissingError] when the PostgreSQL binaries are not
+// found, nil when [Start] can find them.
+func Installed() error {
+	_, err := binaries()
+	return err
+}
+
 // binaries finds the directory holding initdb, pg_ctl and postgres.
 func binaries() (string, error) {
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
@@ -247,6 +254,16 @@ func (s *Server) Down() error {
 		return fmt.Errorf("pgserver: pg_ctl stop: %v\n%s", err, out)
 	}
 	return nil
+}
+
+// PID is the postmaster's process id while it runs, else 0.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.Process.Pid
 }
 
 // Port is the server's TCP port on 127.0.0.1.
