@@ -86,6 +86,49 @@
 //     before the first daemon started (after the last one, the HTTP
 //     fixtures are stopped first).
 //
+// # The cluster run (-cluster)
+//
+// The same gateway load and soak through two replicas: a PostgreSQL of the
+// tool's own (internal/pgserver: Debian's binaries, as the postgres user
+// under root), the HTTP fixtures (shared by both replicas, as a cluster's
+// remote servers are), two `mcphost serve` processes built from this
+// checkout (replica ids a and b, each its own data_dir, one config with
+// store.postgres and public_urls naming the balancer), and a round-robin
+// balancer in this process (internal/roundrobin) that health-checks
+// /readyz every 250 ms and sends each request to the next replica in
+// rotation, with no stickiness: a 2025-11-25 session lands on either
+// replica and the other forwards to its owner. -cluster sets -servers 10
+// -targets 5 and leaves out the start-up phases unless given.
+//
+//   - Load: the concurrency curve through the balancer against the direct
+//     twins, with, per call, the CPU time of the replicas (each with its
+//     stdio servers, from /proc), of PostgreSQL (the postmaster and its
+//     backends) and the replicas' round trips to PostgreSQL
+//     (mcphost_store_round_trips_total of their /metrics). On a small
+//     machine everything shares the CPUs; the CPU per call is what scales
+//     the figures to more cores (calls/s per core = 10^6 / µs per call).
+//   - Soak: with -faults (the default), replica b is killed with SIGKILL to
+//     its process group at 40% of the soak, stays down -fault-down (3 s)
+//     and is started again with the same id and data_dir on a new port
+//     (the balancer's targets updated, as an endpoint update does); at 65%
+//     PostgreSQL is stopped as a crash would stop it (pg_ctl -m immediate)
+//     and started again after -fault-down. A call may fail only within a
+//     fault's window: from the fault until the replica is back in rotation
+//     or PostgreSQL accepts connections, and 5 s of grace after. Each
+//     fault's failed calls and the first sample after it with none are
+//     reported, and the run fails on a call failed outside every window, on
+//     the killed replica's stdio servers still running 10 s after it died,
+//     and when the last quarter's throughput is below 90% of the first's.
+//     The growth verdicts are replica a's (the one never killed): its
+//     goroutines and live heap from /metrics, its file descriptors, RSS and
+//     child processes from /proc.
+//   - Transcript: every acknowledged call is read back through the
+//     balancer, from the shared store; a call the client never heard
+//     answered may be recorded (a fault cut its answer), none may be
+//     recorded twice, none acknowledged may be missing.
+//   - Shutdown: SIGTERM to both replicas; none of their processes may
+//     remain.
+//
 // # Output
 //
 // A human summary on stdout and in OUT/summary.txt (with FAIL lines saying
@@ -94,7 +137,8 @@
 // and per kind), soak.csv (one row per sample), command.txt (the command
 // to repeat the run), config.hcl (the daemon's config; the tokens are
 // random per run), daemon-cold.log and daemon-warm.log (the daemon's JSON
-// logs), before-*.txt and after-*.txt (goroutine stacks and open file
+// logs; the cluster run's replicas log to replica-a.log and replica-b.log),
+// before-*.txt and after-*.txt (goroutine stacks and open file
 // descriptors at the lifecycle checks) and bin/ (the fixtures). The
 // daemon's data_dir is removed unless -keep-data. Progress goes to stderr
 // through log/slog. The exit status is 0 when every check passed, 1 when
@@ -105,11 +149,13 @@
 // Run from the repository root (the tool builds its fixtures with the go
 // command; -bin-dir names prebuilt ones instead):
 //
-//	go run ./cmd/mcphost-load -out /tmp/mcphost-load                 # the full run, about 12 minutes
+//	go run ./cmd/mcphost-load -out /tmp/mcphost-load                 # the full run, about 14 minutes
 //	go run ./cmd/mcphost-load -short -out /tmp/mcphost-load-short    # every phase, about 40 s
 //	go run ./cmd/mcphost-load -soak 0 -out /tmp/mcphost-load-curve   # start-up and the load curve only
 //	go run ./cmd/mcphost-load -steps '' -soak 1h -out /tmp/mcphost-soak  # a longer soak, no curve
-//	go test -run TestSmoke ./cmd/mcphost-load                        # the smoke test CI runs
+//	go run ./cmd/mcphost-load -cluster -out /tmp/mcphost-cluster      # two replicas on PostgreSQL, with faults, about 13 minutes
+//	go run ./cmd/mcphost-load -cluster -short -out /tmp/mcphost-cluster-short  # the same in about a minute
+//	go test -run 'TestSmoke|TestClusterSmoke' ./cmd/mcphost-load     # the smoke tests CI runs
 //
 // -profile writes a CPU profile of the soak (soak-cpu.pprof) and a heap
 // profile at its end (soak-heap.pprof) to OUT. -plugin-timeout sets the
