@@ -207,6 +207,15 @@ func (r *runner) runCluster(ctx context.Context, bins binaries) (err error) {
 		r.fail("gateway transcript: %s", p)
 	}
 	closeGateway()
+	if sr := r.res.Soak; sr != nil && len(sr.Problems) > 0 {
+		// SIGQUIT makes the Go runtime write every goroutine's stack to
+		// the replica's log before it exits: what grew, for the reader.
+		if a := c.replica(replicaA); a != nil {
+			logger.Info("replica a grew: SIGQUIT for its goroutine stacks", "log", filepath.Join(o.Out, "replica-a.log"))
+			a.cmd.Process.Signal(syscall.SIGQUIT)
+			<-a.exited
+		}
+	}
 
 	// Shutdown: every replica stops on SIGTERM within its grace, and
 	// leaves no process behind.
@@ -239,7 +248,11 @@ func (c *clusterRun) startReplica(ctx context.Context, id string) (*replicaProc,
 	o := c.r.o
 	ready := filepath.Join(o.Out, "replica-"+id+".ready")
 	os.Remove(ready)
-	lf, err := os.OpenFile(filepath.Join(o.Out, "replica-"+id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND // a restart goes on in the same log
+	if c.replica(id) == nil {
+		flags |= os.O_TRUNC
+	}
+	lf, err := os.OpenFile(filepath.Join(o.Out, "replica-"+id+".log"), flags, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -631,6 +644,7 @@ func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int) error
 	for _, p := range sr.Problems {
 		r.fail("soak (replica a): %s", p)
 	}
+
 	if sr.Restarts > 0 {
 		r.fail("soak: replica a's servers restarted %d times (a server died)", sr.Restarts)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -23,8 +24,10 @@ const (
 // gwClient is one worker's MCP client of the gateway's /mcp: a go-sdk
 // client of one era, as one principal, under a client name of its own
 // (the gateway titles the worker's transcript sessions after it). A call
-// that fails drops the session; the next call connects again, as an agent
-// whose 2025-11-25 session ended with its replica does.
+// that finds the session gone (its replica died: 404) or the connection
+// closed drops it, and the next call connects again, as an agent does; any
+// other failed call (a 502 from the balancer, an error answer) leaves the
+// session as it is.
 type gwClient struct {
 	endpoint  string // http://HOST:PORT/mcp
 	principal principalPlan
@@ -116,7 +119,9 @@ func (g *gwClient) call(ctx context.Context, tool string, n int64, text string) 
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": text}})
 	if err != nil {
-		g.drop(cs)
+		if errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed) {
+			g.drop(cs)
+		}
 		return nil, fmt.Errorf("gateway %s client %s: %s: %w", g.version, g.name, tool, err)
 	}
 	if !res.IsError {
