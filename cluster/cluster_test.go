@@ -305,6 +305,23 @@ func TestHandler(t *testing.T) {
 			t.Fatalf("after the restart: status %d by %q (%s), want m at its new address", res.StatusCode, res.Header.Get("X-Served-By"), body)
 		}
 	})
+	t.Run("owner heartbeat late", func(t *testing.T) {
+		// The owner's last heartbeat is an hour old (it could not write
+		// it: the database was down) but it serves: its session is
+		// forwarded to it, not answered 404.
+		late := startReplica(t, "late", dir)
+		dir.Set(cluster.Replica{ID: "late", Addr: late.srv.URL, Seen: time.Now().Add(-time.Hour)})
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			res, body := do(t, a.srv.URL, late.node.SessionID(), nil)
+			if res.StatusCode == 200 && res.Header.Get("X-Served-By") == "late" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("status %d by %q (%s), want the late owner to serve", res.StatusCode, res.Header.Get("X-Served-By"), body)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 	t.Run("owner unreachable", func(t *testing.T) {
 		// TEST-NET-1: nothing answers; the dial timeout bounds the wait.
 		dir.Set(cluster.Replica{ID: "blackhole", Addr: "http://192.0.2.1:9", Seen: time.Now()})

@@ -82,7 +82,13 @@ func (n *Node) Handler(next http.Handler, stateless func(*http.Request) bool) ht
 			sessionGone(w, "session owner is not this replica")
 			return
 		}
-		rep, ok, err := n.Lookup(r.Context(), owner)
+		// The owner's row is used however late its last heartbeat: a
+		// replica that could not write its heartbeat (the database was
+		// down for a few seconds) still serves its sessions, and taking
+		// it for gone would end them. A refused connection says it is
+		// gone (below); one that answers and no longer has the session
+		// says so itself.
+		rep, ok, err := n.lookupRow(r.Context(), owner, false)
 		if err != nil {
 			n.log.Warn("cluster: cannot look up a session's owner", "owner", owner, "err", err)
 			writeError(w, http.StatusServiceUnavailable, "directory_unavailable", "mcphost cannot read its directory of replicas; retry")
@@ -119,7 +125,7 @@ func (n *Node) Handler(next http.Handler, stateless func(*http.Request) bool) ht
 			// may have been started again elsewhere (a new port or pod
 			// address, the same id) since the directory was last read:
 			// read it again, and try once more if the address moved.
-			rep, ok, err := n.lookup(r.Context(), owner, true)
+			rep, ok, err := n.lookupRow(r.Context(), owner, true)
 			if err == nil && ok && rep.Addr != addr {
 				if moved, perr := url.Parse(rep.Addr); perr == nil && n.forward(w, r, body, moved, owner) {
 					return

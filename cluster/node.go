@@ -211,6 +211,16 @@ func (n *Node) Lookup(ctx context.Context, id string) (Replica, bool, error) {
 
 // lookup is Lookup; fresh reads the directory whatever the cache's age.
 func (n *Node) lookup(ctx context.Context, id string, fresh bool) (Replica, bool, error) {
+	r, found, err := n.lookupRow(ctx, id, fresh)
+	if err != nil || !found || n.opts.Now().Sub(r.Seen) > GoneAfter*n.opts.Heartbeat {
+		return Replica{}, false, err
+	}
+	return r, true, nil
+}
+
+// lookupRow returns replica id's row, however late its last heartbeat;
+// fresh reads the directory whatever the cache's age.
+func (n *Node) lookupRow(ctx context.Context, id string, fresh bool) (Replica, bool, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := n.opts.Now()
@@ -224,10 +234,7 @@ func (n *Node) lookup(ctx context.Context, id string, fresh bool) (Replica, bool
 		n.cache, n.fetched = rs, now
 		r, found = find(rs, id)
 	}
-	if !found || now.Sub(r.Seen) > GoneAfter*n.opts.Heartbeat {
-		return Replica{}, false, nil
-	}
-	return r, true, nil
+	return r, found, nil
 }
 
 func find(rs []Replica, id string) (Replica, bool) {

@@ -11,6 +11,10 @@ type clusterResult struct {
 	// window (and its grace): must be 0.
 	FailuresOutside int64    `json:"failuresOutside"`
 	FirstOutside    []string `json:"firstOutside,omitempty"`
+	// LiveSessionsLost is the 2025-11-25 sessions of replica a (never
+	// killed) that a call found gone (404): must be 0, a fault of replica
+	// b or of PostgreSQL must not end the sessions of a replica that runs.
+	LiveSessionsLost int `json:"liveSessionsLost"`
 	// Orphans is the processes of the killed replica (its stdio servers)
 	// still running 10 s after it died: must be 0.
 	Orphans int `json:"orphans"`

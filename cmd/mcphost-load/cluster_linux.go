@@ -25,6 +25,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/pgserver"
 	"github.com/mcphost/mcphost/internal/roundrobin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The cluster run's replicas: "a" is never killed (its counters are the
@@ -195,7 +196,7 @@ func (r *runner) runCluster(ctx context.Context, bins binaries) (err error) {
 		}
 	}
 	if o.Soak > 0 {
-		if err := c.soak(ctx, call, len(targets)); err != nil {
+		if err := c.soak(ctx, call, len(targets), gws); err != nil {
 			return err
 		}
 	}
@@ -531,7 +532,7 @@ func (c *clusterRun) loadPhase(ctx context.Context, targets []serverPlan, call c
 // put back behind the balancer once ready); at 65% PostgreSQL stops as a
 // crash would, stays down -fault-down and starts again. A call may fail
 // only within a fault's window and grace.
-func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int) error {
+func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int, gws []*gwClient) error {
 	r, o, logger := c.r, c.r.o, c.r.logger
 	res := r.res.Cluster
 	var (
@@ -621,6 +622,7 @@ func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int) error
 		conc: o.SoakConc, rate: o.SoakRate, call: call, targets: targets, own: r.own,
 		onStart: func(t time.Time) { started = t; close(startedCh) },
 		onError: func(t0, t1 time.Time, err error) {
+			logger.Debug("call failed", "at_s", round2(since(t0)), "err", err)
 			mu.Lock()
 			failed = append(failed, struct {
 				t0, t1 time.Time
@@ -629,6 +631,12 @@ func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int) error
 			mu.Unlock()
 		},
 		observe: func(s *sample) {
+			for _, g := range gws {
+				// A session id starts with its owner's replica id.
+				if strings.HasPrefix(g.sessionID(), replicaA+".") {
+					s.Sessions++
+				}
+			}
 			s.Replicas = c.readAll()
 			for _, rc := range s.Replicas {
 				s.ServersReady += rc.ServersUp
@@ -654,6 +662,9 @@ func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int) error
 	mu.Lock()
 	defer mu.Unlock()
 	for _, fl := range failed {
+		if strings.Contains(fl.err, "(session ID: "+replicaA+".") && strings.Contains(fl.err, mcp.ErrSessionMissing.Error()) {
+			res.LiveSessionsLost++
+		}
 		a, b := since(fl.t0), since(fl.t1)
 		var owner *faultEvent
 		for _, f := range faults {
@@ -673,6 +684,9 @@ func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int) error
 		if len(owner.Errors) < 3 {
 			owner.Errors = append(owner.Errors, fl.err)
 		}
+	}
+	if res.LiveSessionsLost > 0 {
+		r.fail("soak: %d 2025-11-25 sessions of replica a, which ran throughout, were answered 404 (session not found)", res.LiveSessionsLost)
 	}
 	if res.FailuresOutside > 0 {
 		r.fail("soak: %d calls failed outside the faults' windows; first: %s", res.FailuresOutside, strings.Join(res.FirstOutside, " | "))

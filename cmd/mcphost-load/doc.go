@@ -117,11 +117,16 @@
 //     or PostgreSQL accepts connections, and 5 s of grace after. Each
 //     fault's failed calls and the first sample after it with none are
 //     reported, and the run fails on a call failed outside every window, on
+//     a 2025-11-25 session of replica a answered 404 (a fault elsewhere must
+//     not end the sessions of a replica that runs), on
 //     the killed replica's stdio servers still running 10 s after it died,
 //     and when the last quarter's throughput is below 90% of the first's.
 //     The growth verdicts are replica a's (the one never killed): its
 //     goroutines and live heap from /metrics, its file descriptors, RSS and
-//     child processes from /proc.
+//     child processes from /proc. A 2025-11-25 client whose session died
+//     with replica b connects again, maybe to a: the goroutine tolerance
+//     grows by 4 for each session a owns at the end beyond the start (the
+//     clients' session ids name their owner).
 //   - Transcript: every acknowledged call is read back through the
 //     balancer, from the shared store; a call the client never heard
 //     answered may be recorded (a fault cut its answer), none may be

@@ -99,6 +99,17 @@ func (g *gwClient) session(ctx context.Context) (*mcp.ClientSession, error) {
 	return cs, nil
 }
 
+// sessionID is the client's current session id ("" for none, and for a
+// 2026-07-28 client, which has no session).
+func (g *gwClient) sessionID() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cs == nil {
+		return ""
+	}
+	return g.cs.ID()
+}
+
 // drop closes cs if it is still the client's session.
 func (g *gwClient) drop(cs *mcp.ClientSession) {
 	g.mu.Lock()

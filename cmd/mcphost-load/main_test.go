@@ -166,8 +166,9 @@ func TestClusterSmoke(t *testing.T) {
 	if !res.Pass || cl == nil || len(cl.Replicas) != 2 {
 		t.Fatalf("pass = %v, failures %q, cluster %+v", res.Pass, res.Failures, cl)
 	}
-	if len(cl.Faults) != 2 || cl.FailuresOutside != 0 || cl.Orphans != 0 {
-		t.Errorf("faults %+v, %d failures outside them, %d orphans; want the replica's and PostgreSQL's, none outside, none left", cl.Faults, cl.FailuresOutside, cl.Orphans)
+	if len(cl.Faults) != 2 || cl.FailuresOutside != 0 || cl.Orphans != 0 || cl.LiveSessionsLost != 0 {
+		t.Errorf("faults %+v, %d failures outside them, %d orphans, %d sessions of replica a lost; want the replica's and PostgreSQL's, none outside, none left, none lost",
+			cl.Faults, cl.FailuresOutside, cl.Orphans, cl.LiveSessionsLost)
 	}
 	for _, f := range cl.Faults {
 		if f.EndS <= f.AtS || f.RecoveredS < f.EndS {

@@ -372,7 +372,7 @@ func (res *results) summary() string {
 				fmt.Fprintf(&b, "    e.g. %s\n", e)
 			}
 		}
-		fmt.Fprintf(&b, "  calls failed outside the faults' windows: %d; processes of the killed replica left running: %d\n", cl.FailuresOutside, cl.Orphans)
+		fmt.Fprintf(&b, "  calls failed outside the faults' windows: %d; sessions of replica a lost: %d; processes of the killed replica left running: %d\n", cl.FailuresOutside, cl.LiveSessionsLost, cl.Orphans)
 		fmt.Fprintf(&b, "  first quarter after warm-up: %.0f calls/s, p50 %.3f ms; last quarter: %.0f calls/s, p50 %.3f ms\n",
 			cl.BeforeThroughput, cl.BeforeP50Ms, cl.AfterThroughput, cl.AfterP50Ms)
 	}
