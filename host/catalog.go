@@ -57,7 +57,7 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*c
 	cat := &catalog{toolIndex: map[string]*mcp.Tool{}}
 	var err error
 	if caps.Tools != nil {
-		cat.tools, err = cachedList(ctx, lc, "tools/list", func(ctx context.Context, cursor string) ([]*mcp.Tool, string, cache.Meta, error) {
+		listed, err := cachedList(ctx, lc, "tools/list", func(ctx context.Context, cursor string) ([]*mcp.Tool, string, cache.Meta, error) {
 			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", cache.Meta{}, err
@@ -67,16 +67,21 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*c
 		if err != nil && !isMethodNotFound(err) {
 			return nil, err
 		}
-		cat.tools, cat.rejected = admitTools(cat.tools)
-		for _, t := range cat.tools {
-			cat.toolIndex[t.Name] = t
-		}
-		for _, r := range cat.rejected {
-			lc.log().Warn("tool left out of the catalog", "tool", r.Name, "reason", r.Reason)
-		}
-		cat.compileSchemas()
-		for _, u := range cat.unchecked {
-			lc.log().Warn("tool input schema does not compile; its arguments are not checked", "tool", u.Name, "reason", u.Reason)
+		if m := lc.toolsFrom(listed); m != nil {
+			cat.tools, cat.toolIndex, cat.rejected, cat.unchecked, cat.schemas = m.tools, m.toolIndex, m.rejected, m.unchecked, m.schemas
+		} else {
+			cat.tools, cat.rejected = admitTools(listed)
+			for _, t := range cat.tools {
+				cat.toolIndex[t.Name] = t
+			}
+			for _, r := range cat.rejected {
+				lc.log().Warn("tool left out of the catalog", "tool", r.Name, "reason", r.Reason)
+			}
+			cat.compileSchemas()
+			for _, u := range cat.unchecked {
+				lc.log().Warn("tool input schema does not compile; its arguments are not checked", "tool", u.Name, "reason", u.Reason)
+			}
+			lc.remember(listed, cat)
 		}
 	}
 	// A legacy server may serve prompts and resources without declaring
@@ -209,6 +214,49 @@ type listCache struct {
 	// shared session, the principal for its own session (oauth.go).
 	partition string
 	logger    *slog.Logger // the server's logger, for what a fetch finds wrong; nil discards
+
+	// memo is the tool part of the last catalog built from a tools list.
+	// A refresh that the cache answers gets the very same list back and
+	// reuses it, instead of admitting the tools and compiling their input
+	// schemas again (most of a cached refresh's cost otherwise).
+	memoMu sync.Mutex
+	memo   *toolsMemo
+}
+
+// toolsMemo is what a catalog built from the tools list src: all of it is
+// read only once built, so catalogs may share it.
+type toolsMemo struct {
+	src       []*mcp.Tool
+	tools     []*mcp.Tool
+	toolIndex map[string]*mcp.Tool
+	rejected  []RejectedTool
+	unchecked []RejectedTool
+	schemas   map[string]*jsonschema.Resolved
+}
+
+// toolsFrom returns the memo built from listed, nil when listed is another
+// list (or empty: nothing to save).
+func (lc *listCache) toolsFrom(listed []*mcp.Tool) *toolsMemo {
+	if lc == nil || len(listed) == 0 {
+		return nil
+	}
+	lc.memoMu.Lock()
+	defer lc.memoMu.Unlock()
+	if m := lc.memo; m != nil && len(m.src) == len(listed) && &m.src[0] == &listed[0] {
+		return m
+	}
+	return nil
+}
+
+// remember keeps the tool part of cat, built from listed.
+func (lc *listCache) remember(listed []*mcp.Tool, cat *catalog) {
+	if lc == nil || len(listed) == 0 {
+		return
+	}
+	m := &toolsMemo{src: listed, tools: cat.tools, toolIndex: cat.toolIndex, rejected: cat.rejected, unchecked: cat.unchecked, schemas: cat.schemas}
+	lc.memoMu.Lock()
+	lc.memo = m
+	lc.memoMu.Unlock()
 }
 
 // log returns the server's logger, a discarding one when there is none.

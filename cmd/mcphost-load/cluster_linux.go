@@ -98,28 +98,13 @@ func (r *runner) runCluster(ctx context.Context, bins binaries) (err error) {
 	}
 	res.Postgres = fmt.Sprintf("127.0.0.1:%d", c.pg.Port())
 
-	plan := planServers(o.Servers)
-	var (
-		httpIdx []int
-		argvs   [][]string
-	)
-	for i, s := range plan {
-		if kinds[s.Kind].HTTP {
-			httpIdx = append(httpIdx, i)
-			argvs = append(argvs, bins.httpCommand(kinds[s.Kind]))
-		}
-	}
-	logger.Info("starting HTTP fixture servers (shared by both replicas)", "count", len(httpIdx))
-	fixtures, err := startHTTPFixtures(ctx, argvs, r.own)
+	// The HTTP fixtures are shared by both replicas, as a cluster's remote
+	// servers are.
+	plan, err := r.planWithFixtures(ctx, bins)
 	if err != nil {
-		return fmt.Errorf("HTTP fixtures: %w", err)
+		return err
 	}
-	r.fixtures = fixtures
 	defer r.stopFixtures()
-	for j, i := range httpIdx {
-		plan[i].URL = fixtures[j].URL
-	}
-	r.res.Servers = describeServers(plan, o.Targets)
 
 	// The balancer listens first: its URL is the replicas' public URL.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -191,7 +176,7 @@ func (r *runner) runCluster(ctx context.Context, bins binaries) (err error) {
 	call := gatewayCalls(gws, targets, o.TextBytes)
 
 	if len(o.Steps) > 0 {
-		if err := c.loadPhase(ctx, targets, call); err != nil {
+		if err := r.loadPhase(ctx, bins, targets, strings.Repeat("x", o.TextBytes), call, c.probe, min(2, len(gws))); err != nil {
 			return err
 		}
 	}
@@ -480,51 +465,6 @@ func (c *clusterRun) probe() probeReading {
 		pr.OK = false
 	}
 	return pr
-}
-
-// loadPhase runs the concurrency curve through the balancer against the
-// direct twins, as the single daemon's does.
-func (c *clusterRun) loadPhase(ctx context.Context, targets []serverPlan, call callFunc) error {
-	r, o, logger := c.r, c.r.o, c.r.logger
-	logger.Info("connecting direct go-sdk clients", "targets", len(targets))
-	directs, err := openDirects(ctx, targets, c.bins, r.own)
-	if err != nil {
-		return fmt.Errorf("direct clients: %w", err)
-	}
-	defer closeDirects(directs)
-	args := map[string]any{"text": strings.Repeat("x", o.TextBytes)}
-	directCall := func(ctx context.Context, w, i int) (int, error) {
-		t := (w + i) % len(directs)
-		if err := directs[t].call(ctx, args); err != nil {
-			return 0, fmt.Errorf("direct call to %s twin: %w", kinds[directs[t].Kind].Name, err)
-		}
-		return directs[t].Kind, nil
-	}
-	logger.Info("warming up", "calls_per_target_and_side", warmupCalls)
-	for t := range targets {
-		for i := range warmupCalls {
-			if _, err := directCall(ctx, t, i*len(targets)); err != nil {
-				return fmt.Errorf("warm-up: %w", err)
-			}
-			// Two workers, so that both eras and both replicas warm up.
-			if _, err := call(ctx, i%2, t+i*len(targets)); err != nil {
-				return fmt.Errorf("warm-up: %w", err)
-			}
-		}
-	}
-	steps := runLoad(ctx, loadConfig{steps: o.Steps, stepTime: o.StepTime, rounds: o.Rounds, direct: directCall, host: call, probe: c.probe}, logger)
-	lr := &loadResult{Steps: steps, Targets: len(targets), TextBytes: o.TextBytes, KneeHost: kneeOf(steps, true), KneeDirect: kneeOf(steps, false)}
-	r.res.Load = lr
-	logger.Info("knee", "cluster", lr.KneeHost.String(), "direct", lr.KneeDirect.String())
-	for _, s := range steps {
-		if s.Host.Errors > 0 {
-			r.fail("load at %d: %d calls through the balancer failed; first: %s", s.Concurrency, s.Host.Errors, strings.Join(s.Host.FirstErrs, " | "))
-		}
-		if s.Direct.Errors > 0 {
-			r.fail("load at %d: %d direct calls failed; first: %s", s.Concurrency, s.Direct.Errors, strings.Join(s.Direct.FirstErrs, " | "))
-		}
-	}
-	return ctx.Err()
 }
 
 // soak runs the soak through the balancer, with the faults of -faults: at

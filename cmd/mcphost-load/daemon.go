@@ -28,6 +28,7 @@ import (
 // Host.Serve on a loopback listener.
 type daemon struct {
 	h       *host.Host
+	gw      *gateway.Gateway
 	st      *store.Store
 	addr    string // 127.0.0.1:PORT
 	stop    context.CancelFunc
@@ -134,12 +135,13 @@ func startDaemon(ctx context.Context, cfg *config.Config, label, logPath string,
 		Version: "mcphost-load",
 	})
 	// The gateway at /mcp, as serve mounts it (no cluster: one daemon).
-	handler := gateway.Mount(gateway.New(h, gateway.Options{Logger: logger.With("component", "gateway"), Version: "mcphost-load"}), api)
+	gw := gateway.New(h, gateway.Options{Logger: logger.With("component", "gateway"), Version: "mcphost-load"})
+	handler := gateway.Mount(gw, api)
 
 	// The daemon outlives no caller: it stops with d.close, or when ctx
 	// ends (SIGINT).
 	dctx, stop := context.WithCancel(ctx)
-	d := &daemon{h: h, st: st, addr: ln.Addr().String(), stop: stop, served: make(chan error, 1), logFile: lf}
+	d := &daemon{h: h, gw: gw, st: st, addr: ln.Addr().String(), stop: stop, served: make(chan error, 1), logFile: lf}
 	mu.Lock()
 	started = time.Now()
 	mu.Unlock()
@@ -209,6 +211,7 @@ func (d *daemon) close() error {
 	d.stop()
 	serveErr := <-d.served
 	closeErr := d.h.Close()
+	d.gw.Close() // as serve does, after the host
 	storeErr := d.st.Close()
 	d.logFile.Close()
 	return errors.Join(serveErr, closeErr, storeErr)

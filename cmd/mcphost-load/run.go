@@ -159,28 +159,11 @@ func (r *runner) run(ctx context.Context) error {
 		return r.runCluster(ctx, bins)
 	}
 
-	plan := planServers(o.Servers)
-	var (
-		httpIdx []int
-		argvs   [][]string
-	)
-	for i, s := range plan {
-		if kinds[s.Kind].HTTP {
-			httpIdx = append(httpIdx, i)
-			argvs = append(argvs, bins.httpCommand(kinds[s.Kind]))
-		}
-	}
-	logger.Info("starting HTTP fixture servers", "count", len(httpIdx))
-	fixtures, err := startHTTPFixtures(ctx, argvs, r.own)
+	plan, err := r.planWithFixtures(ctx, bins)
 	if err != nil {
-		return fmt.Errorf("HTTP fixtures: %w", err)
+		return err
 	}
-	r.fixtures = fixtures
 	defer r.stopFixtures()
-	for j, i := range httpIdx {
-		plan[i].URL = fixtures[j].URL
-	}
-	r.res.Servers = describeServers(plan, o.Targets)
 
 	// Config: written out so that the run can be repeated by hand with
 	// `mcphost serve -config` (the tokens are random per run).
@@ -296,7 +279,7 @@ func (r *runner) run(ctx context.Context) error {
 
 	if len(o.Steps) > 0 {
 		hc, done := hostCall(o.Steps[len(o.Steps)-1] + 4)
-		err := r.loadPhase(ctx, bins, targets, text, hc)
+		err := r.loadPhase(ctx, bins, targets, text, hc, nil, min(2, len(slots)))
 		done()
 		if err != nil {
 			return err
@@ -351,6 +334,34 @@ func (r *runner) run(ctx context.Context) error {
 	r.shutdown(d, "final", true)
 	d = nil
 	return nil
+}
+
+// planWithFixtures plans -servers servers and starts the HTTP fixtures of
+// its HTTP kinds (remote services, shared by every daemon of the run); the
+// caller stops them with stopFixtures.
+func (r *runner) planWithFixtures(ctx context.Context, bins binaries) ([]serverPlan, error) {
+	plan := planServers(r.o.Servers)
+	var (
+		httpIdx []int
+		argvs   [][]string
+	)
+	for i, s := range plan {
+		if kinds[s.Kind].HTTP {
+			httpIdx = append(httpIdx, i)
+			argvs = append(argvs, bins.httpCommand(kinds[s.Kind]))
+		}
+	}
+	r.logger.Info("starting HTTP fixture servers", "count", len(httpIdx))
+	fixtures, err := startHTTPFixtures(ctx, argvs, r.own)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP fixtures: %w", err)
+	}
+	r.fixtures = fixtures
+	for j, i := range httpIdx {
+		plan[i].URL = fixtures[j].URL
+	}
+	r.res.Servers = describeServers(plan, r.o.Targets)
+	return plan, nil
 }
 
 // startup starts one daemon and records how long it took.
@@ -548,7 +559,11 @@ func (r *runner) sanity(ctx context.Context, c *apiClient, principals []principa
 
 // loadPhase connects the direct twins, warms both sides up and runs the
 // concurrency steps.
-func (r *runner) loadPhase(ctx context.Context, bins binaries, targets []serverPlan, text string, hc callFunc) error {
+//
+// Warm-up goes through the first warmWorkers workers in turn (through the
+// gateway, workers 0 and 1 are the two eras). probe, when set, reads the
+// cluster run's parts around each window.
+func (r *runner) loadPhase(ctx context.Context, bins binaries, targets []serverPlan, text string, hc callFunc, probe func() probeReading, warmWorkers int) error {
 	o, logger := r.o, r.logger
 	logger.Info("connecting direct go-sdk clients", "targets", len(targets))
 	directs, err := openDirects(ctx, targets, bins, r.own)
@@ -570,13 +585,13 @@ func (r *runner) loadPhase(ctx context.Context, bins binaries, targets []serverP
 			if _, err := directCall(ctx, t, i*len(targets)); err != nil {
 				return fmt.Errorf("warm-up: %w", err)
 			}
-			if _, err := hc(ctx, 0, t+i*len(targets)); err != nil {
+			if _, err := hc(ctx, i%warmWorkers, t+i*len(targets)); err != nil {
 				return fmt.Errorf("warm-up: %w", err)
 			}
 		}
 	}
 
-	steps := runLoad(ctx, loadConfig{steps: o.Steps, stepTime: o.StepTime, rounds: o.Rounds, direct: directCall, host: hc}, logger)
+	steps := runLoad(ctx, loadConfig{steps: o.Steps, stepTime: o.StepTime, rounds: o.Rounds, direct: directCall, host: hc, probe: probe}, logger)
 	lr := &loadResult{Steps: steps, Targets: len(targets), TextBytes: o.TextBytes, KneeHost: kneeOf(steps, true), KneeDirect: kneeOf(steps, false)}
 	r.res.Load = lr
 	logger.Info("knee", "host", lr.KneeHost.String(), "direct", lr.KneeDirect.String())
