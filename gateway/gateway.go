@@ -104,9 +104,17 @@ func New(h *host.Host, opts Options) *Gateway {
 	g.sync()
 	go g.closeWhenStopping()
 	go func() {
+		// Until Close: stopping the watch does not close changes, so the
+		// loop must also hear closedCh (it left a goroutine behind per
+		// closed gateway before).
 		defer close(g.done)
-		for range changes {
-			if !g.sync() {
+		for {
+			select {
+			case <-changes:
+				if !g.sync() {
+					return
+				}
+			case <-g.closedCh:
 				return
 			}
 		}
@@ -131,6 +139,7 @@ func (g *Gateway) Close() {
 	for _, e := range eps {
 		e.close()
 	}
+	<-g.done // the mirroring goroutine has returned
 }
 
 // logMessage passes a server's log message to every endpoint serving it.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/mcphost/mcphost/host/httpapi"
@@ -15,6 +16,33 @@ import (
 func TestMain(m *testing.M) {
 	httpapi.DisableDebugOutput()
 	os.Exit(m.Run())
+}
+
+// runTool runs the tool with args (adding -plugin none under -race: wazero
+// compiles the plugin about twenty times slower there), fails t unless it
+// passed, and returns its results.json and its stdout.
+func runTool(t *testing.T, out string, args []string) (results, string) {
+	t.Helper()
+	if raceEnabled {
+		args = append(args, "-plugin", "none")
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), args, &stdout, &stderr)
+	if testing.Verbose() {
+		t.Logf("stderr:\n%s", stderr.String())
+	}
+	if code != exitOK {
+		t.Fatalf("run %v = %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res results
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res, stdout.String()
 }
 
 // TestSmoke runs the whole tool in its smallest configuration — five
@@ -37,26 +65,7 @@ func smoke(t *testing.T, door string) {
 	args := []string{"-short", "-out", out, "-door", door,
 		"-steps", "1,2", "-step-time", "300ms", "-rounds", "1",
 		"-soak", "6s", "-soak-warmup", "2s", "-sample", "500ms"}
-	if raceEnabled {
-		args = append(args, "-plugin", "none")
-	}
-	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), args, &stdout, &stderr)
-	if testing.Verbose() {
-		t.Logf("stderr:\n%s", stderr.String())
-	}
-	if code != exitOK {
-		t.Fatalf("run %v = %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
-	}
-
-	b, err := os.ReadFile(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res results
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res, stdout := runTool(t, out, args)
 	if !res.Pass || len(res.Failures) > 0 {
 		t.Errorf("pass = %v, failures %q", res.Pass, res.Failures)
 	}
@@ -116,8 +125,8 @@ func smoke(t *testing.T, door string) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if !bytes.Contains(stdout.Bytes(), []byte("mcphost-load: PASS")) {
-		t.Errorf("summary on stdout lacks the verdict:\n%s", stdout.String())
+	if !strings.Contains(stdout, "mcphost-load: PASS") {
+		t.Errorf("summary on stdout lacks the verdict:\n%s", stdout)
 	}
 }
 
@@ -143,25 +152,7 @@ func TestClusterSmoke(t *testing.T) {
 	}
 	out := t.TempDir()
 	args := []string{"-cluster", "-short", "-out", out}
-	if raceEnabled {
-		args = append(args, "-plugin", "none")
-	}
-	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), args, &stdout, &stderr)
-	if testing.Verbose() {
-		t.Logf("stderr:\n%s", stderr.String())
-	}
-	if code != exitOK {
-		t.Fatalf("run %v = %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
-	}
-	b, err := os.ReadFile(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res results
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res, _ := runTool(t, out, args)
 	cl := res.Cluster
 	if !res.Pass || cl == nil || len(cl.Replicas) != 2 {
 		t.Fatalf("pass = %v, failures %q, cluster %+v", res.Pass, res.Failures, cl)
