@@ -205,14 +205,14 @@ func (r *runner) runCluster(ctx context.Context, bins binaries) (err error) {
 
 	// Shutdown: every replica stops on SIGTERM within its grace, and
 	// leaves no process behind.
-	var tree []int
+	var procs []int
 	c.mu.Lock()
 	for _, p := range c.reps {
-		tree = append(tree, descendantsOf(p.pid())...)
+		procs = append(procs, tree(p.pid())...)
 	}
 	c.mu.Unlock()
 	c.stopAll()
-	if left := waitGone(tree, 10*time.Second); len(left) > 0 {
+	if left := waitGone(procs, 10*time.Second); len(left) > 0 {
 		r.fail("shutdown: %d processes of the replicas still run after they stopped: %v", len(left), left)
 		killAll(left)
 	}
@@ -328,7 +328,8 @@ func (c *clusterRun) setTargets() {
 
 // kill kills replica id as a crash would: SIGKILL to its process group.
 // Its stdio servers are in groups of their own and must end by
-// themselves when their stdin closes.
+// themselves when their stdin closes. It returns the processes that ran,
+// the replica first.
 func (c *clusterRun) kill(id string) []int {
 	c.mu.Lock()
 	p := c.reps[id]
@@ -336,10 +337,10 @@ func (c *clusterRun) kill(id string) []int {
 	if p == nil {
 		return nil
 	}
-	tree := descendantsOf(p.pid())
+	procs := tree(p.pid())
 	syscall.Kill(-p.pid(), syscall.SIGKILL)
 	<-p.exited
-	return tree
+	return procs
 }
 
 // stopAll stops every replica with SIGTERM (SIGKILL after 30 s).
@@ -510,7 +511,7 @@ func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int, gws [
 		}
 		f := &faultEvent{What: "replica b killed (SIGKILL), started again after " + o.FaultDown.String(), AtS: since(time.Now())}
 		logger.Info("fault: killing replica b")
-		tree := c.kill(replicaB)
+		procs := c.kill(replicaB) // the replica, then its stdio servers
 		time.Sleep(o.FaultDown)
 		if _, err := c.startReplica(ctx, replicaB); err != nil {
 			r.fail("fault: replica b did not start again: %v", err)
@@ -526,7 +527,7 @@ func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int, gws [
 		}
 		f.EndS = since(time.Now())
 		logger.Info("fault: replica b is back behind the balancer", "down_s", round2(f.EndS-f.AtS))
-		if left := waitGone(tree[1:], 10*time.Second); len(left) > 0 {
+		if left := waitGone(procs[min(1, len(procs)):], 10*time.Second); len(left) > 0 {
 			res.Orphans = len(left)
 			r.fail("fault: %d processes of the killed replica b (its stdio servers) still run 10 s after it died: %v", len(left), left)
 			killAll(left)
@@ -671,9 +672,6 @@ func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int, gws [
 	}
 	return ctx.Err()
 }
-
-// descendantsOf is pid and every process below it.
-func descendantsOf(pid int) []int { return tree(pid) }
 
 // waitGone waits up to d for the processes pids to end and returns those
 // still running.
