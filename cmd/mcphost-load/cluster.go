@@ -1,5 +1,10 @@
 package main
 
+import (
+	"strconv"
+	"strings"
+)
+
 // clusterResult is what the cluster run measured beyond the load curve,
 // the soak and the transcript.
 type clusterResult struct {
@@ -57,4 +62,18 @@ type replicaCounters struct {
 	InRotation bool   `json:"inRotation"`     // the balancer sends to it
 	ServersUp  int    `json:"serversUp"`      // mcphost_server_up summed
 	Restarts   int    `json:"serverRestarts"` // mcphost_server_restarts_total summed
+}
+
+// metricLine splits a Prometheus text line into its name (with labels) and
+// value; comments and malformed lines are not ok.
+func metricLine(line string) (string, float64, bool) {
+	if line == "" || line[0] == '#' {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(line, ' ')
+	if i < 0 {
+		return "", 0, false
+	}
+	v, err := strconv.ParseFloat(line[i+1:], 64)
+	return line[:i], v, err == nil
 }

@@ -409,20 +409,6 @@ func (c *clusterRun) read(p *replicaProc) replicaCounters {
 	return rc
 }
 
-// metricLine splits a Prometheus text line into its name (with labels) and
-// value; comments and malformed lines are not ok.
-func metricLine(line string) (string, float64, bool) {
-	if line == "" || line[0] == '#' {
-		return "", 0, false
-	}
-	i := strings.LastIndexByte(line, ' ')
-	if i < 0 {
-		return "", 0, false
-	}
-	v, err := strconv.ParseFloat(line[i+1:], 64)
-	return line[:i], v, err == nil
-}
-
 // readAll reads every running replica, a first.
 func (c *clusterRun) readAll() []replicaCounters {
 	c.mu.Lock()

@@ -234,3 +234,49 @@ func TestShellQuote(t *testing.T) {
 		t.Error(command(nil))
 	}
 }
+
+// TestCallNumbers: every call's text carries its number, padded to the
+// size asked for, and reads back; text without one reads as none.
+func TestCallNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		size int
+	}{{0, 256}, {1, 1}, {123456789, 16}, {42, 6}} {
+		txt := callText(tc.n, tc.size)
+		if len(txt) < tc.size {
+			t.Errorf("callText(%d, %d) is %d bytes", tc.n, tc.size, len(txt))
+		}
+		if got, ok := callNumber(txt); !ok || got != tc.n {
+			t.Errorf("callNumber(callText(%d, %d)) = %d, %v", tc.n, tc.size, got, ok)
+		}
+	}
+	for _, txt := range []string{"", "hello", "call-", "call-x y", "call--1 x", secretText} {
+		if n, ok := callNumber(txt); ok {
+			t.Errorf("callNumber(%q) = %d, want none", txt, n)
+		}
+	}
+}
+
+// TestMetricLine: the Prometheus lines the cluster run reads of a
+// replica's /metrics.
+func TestMetricLine(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		name string
+		v    float64
+		ok   bool
+	}{
+		{"go_goroutines 42", "go_goroutines", 42, true},
+		{`mcphost_server_up{server="a b"} 1`, `mcphost_server_up{server="a b"}`, 1, true},
+		{"go_heap_live_bytes 1.5e+07", "go_heap_live_bytes", 1.5e7, true},
+		{"# HELP go_goroutines Goroutines.", "", 0, false},
+		{"", "", 0, false},
+		{"novalue", "", 0, false},
+		{"x notanumber", "", 0, false},
+	} {
+		name, v, ok := metricLine(tc.line)
+		if ok != tc.ok || (ok && (name != tc.name || v != tc.v)) {
+			t.Errorf("metricLine(%q) = %q, %v, %v; want %q, %v, %v", tc.line, name, v, ok, tc.name, tc.v, tc.ok)
+		}
+	}
+}
