@@ -5,7 +5,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -22,10 +21,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcphost/mcphost/cluster"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/pgserver"
 	"github.com/mcphost/mcphost/internal/roundrobin"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The cluster run's replicas: "a" is never killed (its counters are the
@@ -138,8 +137,8 @@ func (r *runner) runCluster(ctx context.Context, bins binaries) (err error) {
 	}
 	c.env = []string{
 		"DATABASE_URL=" + dsn,
-		"MCPHOST_CLUSTER_SECRET=" + randomHex(32),
-		"MCPHOST_SECRET_KEY=" + randomBase64(32),
+		"MCPHOST_CLUSTER_SECRET=" + hex.EncodeToString(randomBytes(32)),
+		"MCPHOST_SECRET_KEY=" + base64.StdEncoding.EncodeToString(randomBytes(32)),
 	}
 
 	defer c.stopAll()
@@ -206,9 +205,10 @@ func (r *runner) runCluster(ctx context.Context, bins binaries) (err error) {
 	// Shutdown: every replica stops on SIGTERM within its grace, and
 	// leaves no process behind.
 	var procs []int
+	running := scanProcs()
 	c.mu.Lock()
 	for _, p := range c.reps {
-		procs = append(procs, tree(p.pid())...)
+		procs = append(procs, running.tree(p.pid())...)
 	}
 	c.mu.Unlock()
 	c.stopAll()
@@ -277,7 +277,7 @@ func (c *clusterRun) startReplica(ctx context.Context, id string) (*replicaProc,
 		}
 	}
 	for {
-		rc := c.read(p)
+		rc := c.read(p, scanProcs())
 		if rc.Up && rc.ServersUp == o.Servers && c.ready(p) {
 			return p, nil
 		}
@@ -337,7 +337,7 @@ func (c *clusterRun) kill(id string) []int {
 	if p == nil {
 		return nil
 	}
-	procs := tree(p.pid())
+	procs := scanProcs().tree(p.pid())
 	syscall.Kill(-p.pid(), syscall.SIGKILL)
 	<-p.exited
 	return procs
@@ -365,14 +365,14 @@ func (c *clusterRun) stopAll() {
 	wg.Wait()
 }
 
-// read reads one replica's counters: /proc for the process, its /metrics
-// for the runtime and the store.
-func (c *clusterRun) read(p *replicaProc) replicaCounters {
+// read reads one replica's counters: /proc for the process (its children
+// and CPU time from procs), its /metrics for the runtime and the store.
+func (c *clusterRun) read(p *replicaProc, procs procTable) replicaCounters {
 	pid := p.pid()
 	rc := replicaCounters{ID: p.id, PID: pid, RSS: procRSS(strconv.Itoa(pid)), FDs: procFDs(strconv.Itoa(pid))}
-	ch := childrenOf(pid, nil)
+	ch := procs.children(pid, nil)
 	rc.Children, rc.Zombies = ch.Children, ch.Zombies
-	if cpu := treeCPU(pid); cpu >= 0 {
+	if cpu := procs.treeCPU(pid); cpu >= 0 {
 		rc.CPUms = cpu.Milliseconds()
 	}
 	req, _ := http.NewRequest(http.MethodGet, p.base+"/metrics", nil)
@@ -409,8 +409,8 @@ func (c *clusterRun) read(p *replicaProc) replicaCounters {
 	return rc
 }
 
-// readAll reads every running replica, a first.
-func (c *clusterRun) readAll() []replicaCounters {
+// readAll reads every running replica, a first, from one scan of /proc.
+func (c *clusterRun) readAll(procs procTable) []replicaCounters {
 	c.mu.Lock()
 	var ps []*replicaProc
 	for _, id := range []string{replicaA, replicaB} {
@@ -427,7 +427,7 @@ func (c *clusterRun) readAll() []replicaCounters {
 	var wg sync.WaitGroup
 	for i, p := range ps {
 		wg.Go(func() {
-			out[i] = c.read(p)
+			out[i] = c.read(p, procs)
 			u, _ := url.Parse(p.base)
 			out[i].InRotation = rot[u.String()]
 		})
@@ -439,7 +439,8 @@ func (c *clusterRun) readAll() []replicaCounters {
 // probe is the load curve's reading of the cluster's parts.
 func (c *clusterRun) probe() probeReading {
 	pr := probeReading{OK: true}
-	for _, rc := range c.readAll() {
+	procs := scanProcs()
+	for _, rc := range c.readAll(procs) {
 		if !rc.Up {
 			pr.OK = false
 		}
@@ -447,7 +448,7 @@ func (c *clusterRun) probe() probeReading {
 		pr.RoundTrips += rc.RoundTrips
 	}
 	if pid := c.pg.PID(); pid > 0 {
-		pr.Postgres = treeCPU(pid)
+		pr.Postgres = procs.treeCPU(pid)
 	} else {
 		pr.OK = false
 	}
@@ -559,12 +560,11 @@ func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int, gws [
 		},
 		observe: func(s *sample) {
 			for _, g := range gws {
-				// A session id starts with its owner's replica id.
-				if strings.HasPrefix(g.sessionID(), replicaA+".") {
+				if ownedBy(g.sessionID(), replicaA) {
 					s.Sessions++
 				}
 			}
-			s.Replicas = c.readAll()
+			s.Replicas = c.readAll(scanProcs())
 			for _, rc := range s.Replicas {
 				s.ServersReady += rc.ServersUp
 				if rc.ID == replicaA {
@@ -589,9 +589,6 @@ func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int, gws [
 	mu.Lock()
 	defer mu.Unlock()
 	for _, fl := range failed {
-		if strings.Contains(fl.err, "(session ID: "+replicaA+".") && strings.Contains(fl.err, mcp.ErrSessionMissing.Error()) {
-			res.LiveSessionsLost++
-		}
 		a, b := since(fl.t0), since(fl.t1)
 		var owner *faultEvent
 		for _, f := range faults {
@@ -610,6 +607,13 @@ func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int, gws [
 		owner.Failed++
 		if len(owner.Errors) < 3 {
 			owner.Errors = append(owner.Errors, fl.err)
+		}
+	}
+	for _, g := range gws {
+		for _, id := range g.missingSessions() {
+			if ownedBy(id, replicaA) {
+				res.LiveSessionsLost++
+			}
 		}
 	}
 	if res.LiveSessionsLost > 0 {
@@ -664,26 +668,12 @@ func (c *clusterRun) soak(ctx context.Context, call callFunc, targets int, gws [
 func waitGone(pids []int, d time.Duration) []int {
 	deadline := time.Now().Add(d)
 	for {
-		var left []int
-		for _, p := range pids {
-			if syscall.Kill(p, 0) == nil && !zombie(p) {
-				left = append(left, p)
-			}
-		}
+		left := scanProcs().running(pids)
 		if len(left) == 0 || time.Now().After(deadline) {
 			return left
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	state, _, ok := parseStat(b)
-	return !ok || state == 'Z'
 }
 
 func killAll(pids []int) {
@@ -692,18 +682,9 @@ func killAll(pids []int) {
 	}
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand does not fail on Linux
-	}
-	return hex.EncodeToString(b)
-}
-
-func randomBase64(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	return base64.StdEncoding.EncodeToString(b)
+// ownedBy says whether the 2025-11-25 session id names replica as its
+// owner (cluster.OwnerOf: the id starts with the replica id and a dot).
+func ownedBy(id, replica string) bool {
+	owner, ok := cluster.OwnerOf(id)
+	return ok && owner == replica
 }

@@ -70,12 +70,15 @@ func planPrincipals(n int) []principalPlan {
 	return append(out, principalPlan{Name: blockedPrincipal, Token: newToken(), Groups: []string{"blocked"}})
 }
 
-func newToken() string {
-	b := make([]byte, 24)
+func newToken() string { return hex.EncodeToString(randomBytes(24)) }
+
+// randomBytes returns n bytes from crypto/rand.
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
 		panic(err) // crypto/rand does not fail on Linux
 	}
-	return hex.EncodeToString(b)
+	return b
 }
 
 // redactPattern is the redact plugin's pattern; secretText matches it.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +38,8 @@ type gwClient struct {
 
 	mu       sync.Mutex
 	cs       *mcp.ClientSession
-	acked    []int64 // the call numbers the gateway answered without error
+	acked    []int64  // the call numbers the gateway answered without error
+	missing  []string // ids of the sessions a call found gone (404)
 	connects int
 }
 
@@ -110,6 +112,13 @@ func (g *gwClient) sessionID() string {
 	return g.cs.ID()
 }
 
+// missingSessions returns the ids of the sessions calls found gone.
+func (g *gwClient) missingSessions() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.missing)
+}
+
 // drop closes cs if it is still the client's session.
 func (g *gwClient) drop(cs *mcp.ClientSession) {
 	g.mu.Lock()
@@ -130,7 +139,12 @@ func (g *gwClient) call(ctx context.Context, tool string, n int64, text string) 
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": text}})
 	if err != nil {
-		if errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed) {
+		if missing := errors.Is(err, mcp.ErrSessionMissing); missing || errors.Is(err, mcp.ErrConnectionClosed) {
+			if missing {
+				g.mu.Lock()
+				g.missing = append(g.missing, cs.ID())
+				g.mu.Unlock()
+			}
 			g.drop(cs)
 		}
 		return nil, fmt.Errorf("gateway %s client %s: %s: %w", g.version, g.name, tool, err)

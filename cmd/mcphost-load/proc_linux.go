@@ -40,21 +40,39 @@ type childCount struct {
 	Zombies  int // of those, exited but not reaped (state Z)
 }
 
-// children scans /proc for the direct children of this process, leaving out
-// the processes in exclude (the ones the load tool started itself), so what
+// children counts the direct children of this process, leaving out the
+// processes in exclude (the ones the load tool started itself), so what
 // remains are the daemon's: stdio servers and probe siblings.
 func children(exclude func(pid int) bool) childCount {
-	return childrenOf(os.Getpid(), exclude)
-}
-
-// childrenOf counts the direct children of process parent not in exclude
-// (nil: none excluded).
-func childrenOf(parent int, exclude func(pid int) bool) childCount {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
+	t := scanProcs()
+	if t == nil {
 		return childCount{-1, -1}
 	}
-	var c childCount
+	return t.children(os.Getpid(), exclude)
+}
+
+// procInfo is what one /proc/PID/stat says of a process.
+type procInfo struct {
+	ppid  int
+	state byte
+	// cpu is the process's own CPU time and that of the children it has
+	// reaped (utime, stime, cutime and cstime).
+	cpu time.Duration
+}
+
+// procTable is one scan of /proc, by pid: every question about processes
+// (children, a tree, its CPU time) is asked of one table, so one reading
+// costs one pass over /proc.
+type procTable map[int]procInfo
+
+// scanProcs reads /proc/*/stat once; nil when /proc cannot be read.
+// Processes that exit while it reads are left out.
+func scanProcs() procTable {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	t := make(procTable, len(ents))
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -62,18 +80,73 @@ func childrenOf(parent int, exclude func(pid int) bool) childCount {
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
-			continue // exited while we looked
+			continue
 		}
 		state, ppid, ok := parseStat(b)
-		if !ok || ppid != parent || (exclude != nil && exclude(pid)) {
+		if !ok {
+			continue
+		}
+		t[pid] = procInfo{ppid: ppid, state: state, cpu: statCPU(b)}
+	}
+	return t
+}
+
+// children counts the direct children of parent not in exclude (nil: none
+// excluded).
+func (t procTable) children(parent int, exclude func(pid int) bool) childCount {
+	var c childCount
+	for pid, p := range t {
+		if p.ppid != parent || (exclude != nil && exclude(pid)) {
 			continue
 		}
 		c.Children++
-		if state == 'Z' {
+		if p.state == 'Z' {
 			c.Zombies++
 		}
 	}
 	return c
+}
+
+// tree returns root and its descendants, root first; nil when root is not
+// in the table.
+func (t procTable) tree(root int) []int {
+	if _, ok := t[root]; !ok {
+		return nil
+	}
+	kids := map[int][]int{}
+	for pid, p := range t {
+		kids[p.ppid] = append(kids[p.ppid], pid)
+	}
+	out := []int{root}
+	for i := 0; i < len(out); i++ {
+		out = append(out, kids[out[i]]...)
+	}
+	return out
+}
+
+// treeCPU is the CPU time of root and every process below it, those that
+// have exited and were reaped included; -1 when root is not in the table.
+func (t procTable) treeCPU(root int) time.Duration {
+	procs := t.tree(root)
+	if procs == nil {
+		return -1
+	}
+	var total time.Duration
+	for _, p := range procs {
+		total += t[p].cpu
+	}
+	return total
+}
+
+// running returns those of pids that still run (zombies do not).
+func (t procTable) running(pids []int) []int {
+	var out []int
+	for _, p := range pids {
+		if info, ok := t[p]; ok && info.state != 'Z' {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // parseStat reads the state and parent pid from the contents of
@@ -186,78 +259,23 @@ func dieWithParent(cmd *exec.Cmd) {
 // process) or the replicas, their stdio servers, PostgreSQL and its
 // backends, the HTTP fixtures and the direct twins. The time of children
 // that have exited is in their parents' (this process's RUSAGE_CHILDREN,
-// a live process's cutime and cstime), so the sum only grows.
+// a live process's cutime and cstime), so the sum only grows. This process
+// is read from getrusage, finer than /proc's 10 ms ticks.
 func cpuTime() time.Duration {
 	var self, kids syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &self) != nil || syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids) != nil {
+	t := scanProcs()
+	if t == nil || syscall.Getrusage(syscall.RUSAGE_SELF, &self) != nil || syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids) != nil {
 		return -1
 	}
-	total := time.Duration(self.Utime.Nano() + self.Stime.Nano() + kids.Utime.Nano() + kids.Stime.Nano())
 	pid := os.Getpid()
-	for _, p := range tree(pid) {
-		if p != pid {
-			total += statCPU(p)
-		}
-	}
-	return total
+	total := time.Duration(self.Utime.Nano() + self.Stime.Nano() + kids.Utime.Nano() + kids.Stime.Nano())
+	return total + t.treeCPU(pid) - t[pid].cpu
 }
 
-// treeCPU is the CPU time of process root and every process below it,
-// those that have exited included (as statCPU counts them); -1 when root is
-// gone.
-func treeCPU(root int) time.Duration {
-	t := tree(root)
-	if len(t) == 0 {
-		return -1
-	}
-	var total time.Duration
-	for _, p := range t {
-		total += statCPU(p)
-	}
-	return total
-}
-
-// tree returns root and its descendants, from one scan of /proc; nil when
-// root does not exist.
-func tree(root int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	kids := map[int][]int{}
-	found := false
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		if _, ppid, ok := parseStat(b); ok {
-			kids[ppid] = append(kids[ppid], pid)
-		}
-		found = found || pid == root
-	}
-	if !found {
-		return nil
-	}
-	out := []int{root}
-	for i := 0; i < len(out); i++ {
-		out = append(out, kids[out[i]]...)
-	}
-	return out
-}
-
-// statCPU is the CPU time of process pid and of its children that it has
-// reaped (utime, stime, cutime and cstime of /proc/PID/stat, in clock ticks
-// of 10 ms: USER_HZ is 100 on Linux); 0 when it is gone.
-func statCPU(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
+// statCPU reads utime, stime, cutime and cstime from the contents of
+// /proc/PID/stat, in clock ticks of 10 ms (USER_HZ is 100 on Linux); 0
+// when they cannot be read.
+func statCPU(b []byte) time.Duration {
 	// After "pid (comm)": state ppid pgrp session tty_nr tpgid flags
 	// minflt cminflt majflt cmajflt utime stime cutime cstime (fields 3
 	// to 17).

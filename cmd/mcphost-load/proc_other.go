@@ -26,9 +26,3 @@ func memTotal() int64                        { return -1 }
 func kernel() string                         { return "" }
 func dieWithParent(*exec.Cmd)                {}
 func cpuTime() time.Duration                 { return -1 }
-func treeCPU(int) time.Duration              { return -1 }
-func procFDs(string) int                     { return -1 }
-func procRSS(string) int64                   { return -1 }
-func childrenOf(int, func(int) bool) childCount {
-	return childCount{-1, -1}
-}

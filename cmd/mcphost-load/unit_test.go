@@ -13,30 +13,6 @@ import (
 	"github.com/mcphost/mcphost/internal/benchpair"
 )
 
-func TestParseStat(t *testing.T) {
-	tests := []struct {
-		name  string
-		in    string
-		state byte
-		ppid  int
-		ok    bool
-	}{
-		{"plain", "1234 (wellbehaved) S 99 1234 1234 0 -1", 'S', 99, true},
-		{"comm with spaces and parens", "77 (a (b) c) Z 5 77 77", 'Z', 5, true},
-		{"no paren", "77 wellbehaved S 5", 0, 0, false},
-		{"truncated", "77 (x)", 0, 0, false},
-		{"bad ppid", "77 (x) S notanumber", 0, 0, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			state, ppid, ok := parseStat([]byte(tc.in))
-			if state != tc.state || ppid != tc.ppid || ok != tc.ok {
-				t.Errorf("parseStat(%q) = %q, %d, %v; want %q, %d, %v", tc.in, state, ppid, ok, tc.state, tc.ppid, tc.ok)
-			}
-		})
-	}
-}
-
 func TestKnee(t *testing.T) {
 	tests := []struct {
 		name  string

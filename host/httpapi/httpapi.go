@@ -253,7 +253,7 @@ func (a *api) checkHost(c *gin.Context) {
 		c.Abort()
 		return
 	}
-	if host == a.sandboxHost && c.Request.URL.Path != sandbox.Path {
+	if sandboxRefuses(a.sandboxHost, host, c.Request.URL.Path) {
 		// The Apps' origin serves their sandbox and nothing else: no
 		// WebShell (a token signed in there would live in the Apps'
 		// origin) and no API.
@@ -274,6 +274,13 @@ func sandboxHostOf(sandboxURL string) (host, origin string) {
 	return u.Host, u.Scheme + "://" + u.Host
 }
 
+// sandboxRefuses says whether the Apps' sandbox host name (sandboxHost, ""
+// for none) does not serve a request for path at reqHost: it serves the
+// sandbox page and nothing else.
+func sandboxRefuses(sandboxHost, reqHost, path string) bool {
+	return sandboxHost != "" && strings.ToLower(reqHost) == sandboxHost && path != sandbox.Path
+}
+
 // sandboxHostOnly says why the sandbox's host name answers 404.
 const sandboxHostOnly = "this host name serves only the MCP App sandbox (apps_sandbox_url)"
 
@@ -287,7 +294,7 @@ func SandboxHostOnly(sandboxURL string, next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.ToLower(r.Host) == host && r.URL.Path != sandbox.Path {
+		if sandboxRefuses(host, r.Host, r.URL.Path) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusNotFound)
 			_ = json.NewEncoder(w).Encode(errorBody{Error: errorDetail{Code: "not_found", Message: sandboxHostOnly}})
