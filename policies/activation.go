@@ -13,8 +13,9 @@ import (
 // costs nothing.
 type activation struct {
 	in      *Input
+	op      string // the operation asked: in.Op, or the phase's default
 	adapter types.Adapter
-	vals    [9]any // by variable index, see varIndex
+	vals    [12]any // by variable index, see varIndex
 }
 
 var _ interpreter.Activation = (*activation)(nil)
@@ -52,6 +53,12 @@ func varIndex(name string) int {
 		return 7
 	case "client":
 		return 8
+	case "op":
+		return 9
+	case "resource":
+		return 10
+	case "prompt":
+		return 11
 	}
 	return -1
 }
@@ -78,6 +85,20 @@ func (a *activation) convert(i int) any {
 		return a.adapter.NativeToValue(in.Result)
 	case 8:
 		return a.adapter.NativeToValue(&in.Client)
+	case 9:
+		return types.String(a.op)
+	case 10:
+		r := in.Resource
+		if r == nil {
+			r = &Resource{}
+		}
+		return a.adapter.NativeToValue(r)
+	case 11:
+		p := in.Prompt
+		if p == nil {
+			p = &Prompt{}
+		}
+		return a.adapter.NativeToValue(p)
 	default:
 		if in.App == nil {
 			return types.NewErr("the input has no app")

@@ -25,7 +25,8 @@ type boundedEstimator struct{}
 func (boundedEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 	var max uint64
 	switch strings.Join(n.Path(), ".") {
-	case "server", "era", "origin", "principal.name", "principal.groups.@items", "tool.name", "tool.title":
+	case "server", "era", "origin", "principal.name", "principal.groups.@items", "tool.name", "tool.title",
+		"op", "resource.uri", "resource.name", "resource.mimeType", "prompt.name", "prompt.title":
 		max = maxIdentityBytes // CEL sizes strings in code points, never more than bytes
 	case "principal.groups":
 		max = maxGroups
@@ -43,10 +44,16 @@ func (boundedEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost.A
 // inputBounded reports whether in is within the identity bounds, so the
 // rules' fast programs may run.
 func inputBounded(in *Input) bool {
-	for _, s := range [...]string{in.Server, in.Era, in.Origin, in.Principal.Name, in.Tool.Name, in.Tool.Title} {
+	for _, s := range [...]string{in.Server, in.Era, in.Origin, in.Principal.Name, in.Tool.Name, in.Tool.Title, in.Op} {
 		if len(s) > maxIdentityBytes {
 			return false
 		}
+	}
+	if r := in.Resource; r != nil && (len(r.URI) > maxIdentityBytes || len(r.Name) > maxIdentityBytes || len(r.MIMEType) > maxIdentityBytes) {
+		return false
+	}
+	if p := in.Prompt; p != nil && (len(p.Name) > maxIdentityBytes || len(p.Title) > maxIdentityBytes) {
+		return false
 	}
 	if len(in.Principal.Groups) > maxGroups {
 		return false

@@ -69,7 +69,7 @@ func TestCompileErrors(t *testing.T) {
 			name:  "unknown variable",
 			rules: call(`user.name == "bob"`),
 			want: []wantErr{{0, "when", 0, "Undeclared variable in policy",
-				`A "call" rule has the variables server, era, origin, principal, client, tool, args.`}},
+				`A "call" rule has the variables server, era, origin, principal, client, op, tool, resource, prompt, args.`}},
 		},
 		{
 			name:  "unknown function",

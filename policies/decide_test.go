@@ -612,3 +612,82 @@ func TestFromMCP(t *testing.T) {
 		t.Error("ResultFromMCP(nil) != nil")
 	}
 }
+
+// TestDecideOps checks that a rule governs the operations of its ops list,
+// and one without only its phase's default (tool calls, tool listing), so
+// that rules written before other operations were governed keep their
+// meaning.
+func TestDecideOps(t *testing.T) {
+	set := mustCompile(t, EffectAllow,
+		Rule{Name: "hide-admin", Phase: PhaseList, Effect: EffectDeny, When: `tool.name.startsWith("admin_")`},
+		Rule{Name: "hide-secret-res", Phase: PhaseList, Ops: []string{OpListResources}, Effect: EffectDeny, When: `resource.uri.startsWith("secret:")`},
+		Rule{Name: "hide-draft-prompts", Phase: PhaseList, Ops: []string{OpListPrompts}, Effect: EffectDeny, When: `prompt.name.startsWith("draft_")`},
+		Rule{Name: "no-etc-tool", Phase: PhaseCall, Effect: EffectDeny, When: `true`, Message: "every tool call"},
+		Rule{Name: "no-etc", Phase: PhaseCall, Ops: []string{OpReadRes}, Effect: EffectDeny, When: `resource.uri.startsWith("file:///etc")`, Message: "no system files"},
+		Rule{Name: "ask-prompt", Phase: PhaseCall, Ops: []string{OpGetPrompt, OpComplete}, Effect: EffectAsk, When: `prompt.name == "deploy" && args.env == "prod"`},
+		Rule{Name: "op-var", Phase: PhaseCall, Ops: []string{OpSubscribe, OpUnsubscribe}, Effect: EffectDeny, When: `op == "resources/subscribe"`},
+	)
+	tests := []struct {
+		name  string
+		phase string
+		in    Input
+		want  string // rule that decided, "" the default
+		eff   string
+	}{
+		{"a tool call: the rule without ops", PhaseCall, Input{}, "no-etc-tool", EffectDeny},
+		{"a read: not the tool rule", PhaseCall, Input{Op: OpReadRes, Resource: &Resource{URI: "file:///home/x"}}, "", EffectAllow},
+		{"a read of /etc", PhaseCall, Input{Op: OpReadRes, Resource: &Resource{URI: "file:///etc/passwd"}}, "no-etc", EffectDeny},
+		{"a read of a hidden resource: the list rule", PhaseCall, Input{Op: OpReadRes, Resource: &Resource{URI: "secret:x"}}, "hide-secret-res", EffectDeny},
+		{"a subscription to a hidden resource", PhaseCall, Input{Op: OpSubscribe, Resource: &Resource{URI: "secret:x"}}, "hide-secret-res", EffectDeny},
+		{"a subscription: op reads the operation", PhaseCall, Input{Op: OpSubscribe, Resource: &Resource{URI: "a:b"}}, "op-var", EffectDeny},
+		{"an unsubscription", PhaseCall, Input{Op: OpUnsubscribe, Resource: &Resource{URI: "a:b"}}, "", EffectAllow},
+		{"a prompt with args", PhaseCall, Input{Op: OpGetPrompt, Prompt: &Prompt{Name: "deploy"}, Args: map[string]any{"env": "prod"}}, "ask-prompt", EffectAsk},
+		{"a prompt, other args", PhaseCall, Input{Op: OpGetPrompt, Prompt: &Prompt{Name: "deploy"}, Args: map[string]any{"env": "dev"}}, "", EffectAllow},
+		{"a hidden prompt", PhaseCall, Input{Op: OpGetPrompt, Prompt: &Prompt{Name: "draft_x"}}, "hide-draft-prompts", EffectDeny},
+		{"a completion of a hidden prompt", PhaseCall, Input{Op: OpComplete, Prompt: &Prompt{Name: "draft_x"}}, "hide-draft-prompts", EffectDeny},
+		{"a completion of a template", PhaseCall, Input{Op: OpComplete, Resource: &Resource{URI: "secret:{id}"}}, "hide-secret-res", EffectDeny},
+		{"listing tools", PhaseList, Input{Tool: Tool{Name: "admin_x"}}, "hide-admin", EffectDeny},
+		{"listing resources: not the tool rule", PhaseList, Input{Op: OpListResources, Resource: &Resource{URI: "file:///x"}}, "", EffectAllow},
+		{"listing a hidden resource", PhaseList, Input{Op: OpListResources, Resource: &Resource{URI: "secret:1"}}, "hide-secret-res", EffectDeny},
+		{"listing prompts", PhaseList, Input{Op: OpListPrompts, Prompt: &Prompt{Name: "draft_1"}}, "hide-draft-prompts", EffectDeny},
+		{"a call-phase op in the list phase", PhaseList, Input{Op: OpReadRes}, "", EffectDeny},
+		{"a result of a read: no such phase op", PhaseResult, Input{Op: OpReadRes, Result: &Result{}}, "", EffectDeny},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.in
+			in.Server, in.Principal = "files", Principal{Name: "alice"}
+			d := set.Decide(t.Context(), tt.phase, &in)
+			if d.Rule != tt.want || d.Effect != tt.eff {
+				t.Errorf("Decide = rule %q effect %s (%s), want rule %q effect %s", d.Rule, d.Effect, d.Reason, tt.want, tt.eff)
+			}
+		})
+	}
+}
+
+func TestCompileOps(t *testing.T) {
+	tests := []struct {
+		name string
+		rule Rule
+		want string // in the detail; "" compiles
+	}{
+		{"call ops", Rule{Phase: PhaseCall, Ops: []string{OpReadRes, OpGetPrompt}}, ""},
+		{"list ops", Rule{Phase: PhaseList, Ops: []string{OpListPrompts}}, ""},
+		{"unknown op", Rule{Phase: PhaseCall, Ops: []string{"resources/write"}}, `"resources/write" is not one a call rule can govern`},
+		{"another phase's op", Rule{Phase: PhaseList, Ops: []string{OpReadRes}}, `belongs to another phase: a list rule governs "tools/list", "resources/list", "prompts/list"`},
+		{"a result rule on reads", Rule{Phase: PhaseResult, Ops: []string{OpReadRes}}, `a result rule governs "tools/call"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.rule
+			r.Name, r.Effect, r.When = "r", EffectDeny, "true"
+			_, errs := Compile([]Rule{r}, EffectAllow)
+			switch {
+			case tt.want == "" && errs != nil:
+				t.Fatalf("Compile: %v", errs)
+			case tt.want != "" && (len(errs) != 1 || errs[0].Field != "ops" || !strings.Contains(errs[0].Detail, tt.want)):
+				t.Fatalf("Compile errors = %v, want one ops error with %q", errs, tt.want)
+			}
+		})
+	}
+}

@@ -25,8 +25,8 @@ const (
 // phaseVars lists the variables each phase declares, in the order the
 // diagnostics name them.
 var phaseVars = map[string][]string{
-	PhaseList:   {"server", "era", "origin", "principal", "client", "tool"},
-	PhaseCall:   {"server", "era", "origin", "principal", "client", "tool", "args"},
+	PhaseList:   {"server", "era", "origin", "principal", "client", "op", "tool", "resource", "prompt"},
+	PhaseCall:   {"server", "era", "origin", "principal", "client", "op", "tool", "resource", "prompt", "args"},
 	PhaseResult: {"server", "era", "origin", "principal", "client", "tool", "args", "result"},
 	PhaseApp:    {"server", "era", "origin", "principal", "client", "tool", "app"},
 }
@@ -42,6 +42,8 @@ var (
 	toolType      = cel.ObjectType("policies.Tool")
 	resultType    = cel.ObjectType("policies.Result")
 	appType       = cel.ObjectType("policies.App")
+	resourceType  = cel.ObjectType("policies.Resource")
+	promptType    = cel.ObjectType("policies.Prompt")
 )
 
 var varTypes = map[string]*cel.Type{
@@ -54,6 +56,9 @@ var varTypes = map[string]*cel.Type{
 	"args":      cel.DynType,
 	"result":    resultType,
 	"app":       appType,
+	"op":        cel.StringType,
+	"resource":  resourceType,
+	"prompt":    promptType,
 }
 
 // allowedExtensions are the functions of the strings extension a policy may
@@ -86,6 +91,8 @@ var envs = sync.OnceValues(func() (*celEnvs, error) {
 			reflect.TypeFor[Result](),
 			reflect.TypeFor[App](),
 			reflect.TypeFor[CSP](),
+			reflect.TypeFor[Resource](),
+			reflect.TypeFor[Prompt](),
 		),
 		cel.ParserExpressionSizeLimit(maxWhenCodePoints),
 	}

@@ -58,6 +58,22 @@ type App struct {
 	HTMLSize    int      `cel:"htmlSize"`
 }
 
+// Resource is the resource an operation is about: the one read,
+// subscribed to or listed, or the resource template a completion is for
+// (then URI is the template).
+type Resource struct {
+	URI      string `cel:"uri"`
+	Name     string `cel:"name"`
+	MIMEType string `cel:"mimeType"`
+}
+
+// Prompt is the prompt an operation is about: the one got or listed, or
+// the one a completion is for. Its arguments are the input's args.
+type Prompt struct {
+	Name  string `cel:"name"`
+	Title string `cel:"title"`
+}
+
 // Input holds the facts of one decision. Build it once per call and reuse it
 // for every phase of that call: the decoded arguments are cached in it. An
 // Input must not be passed to concurrent [Set.Decide] calls.
@@ -67,7 +83,17 @@ type Input struct {
 	Origin    string // OriginUser, OriginApp, OriginAPI or OriginGateway
 	Principal Principal
 	Client    Client // OriginGateway only
-	Tool      Tool
+	Tool      Tool   // the zero Tool for an operation on a resource or prompt
+
+	// Op is the operation (OpCallTool, OpReadRes, …; see [Ops]); empty
+	// means the phase's default, a tool call or a tool listed.
+	Op string
+	// Resource is the resource a resource operation is about; nil reads
+	// as a resource with every field empty.
+	Resource *Resource
+	// Prompt is the prompt a prompt operation (or a completion of a
+	// prompt's argument) is about; nil reads as an empty prompt.
+	Prompt *Prompt
 
 	// Args is the decoded arguments object (map[string]any as encoding/json
 	// decodes it, numbers as float64) when the caller already has it.

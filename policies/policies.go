@@ -47,6 +47,11 @@ type Rule struct {
 	Effect  string // EffectAllow, EffectDeny or EffectAsk
 	When    string // CEL expression of type bool
 	Message string // shown when the rule denies or asks; optional
+	// Ops are the operations the rule governs (see [Ops]); empty means
+	// the phase's default: "tools/list" for a list rule, "tools/call" for
+	// a call rule, so rules written before operations existed keep their
+	// meaning. The result and app phases govern tool calls only.
+	Ops []string
 }
 
 // CompileError is one problem with one rule.
@@ -91,7 +96,8 @@ type rule struct {
 	// estimated worst-case cost stays under CostLimit for every input within
 	// the identity bounds (see inputBounded); nil otherwise.
 	fast          cel.Program
-	uses          uint8 // variable bits, see varBits
+	uses          uint16 // variable bits, see varBits
+	ops           opSet  // the operations the rule governs
 	comprehension bool  // loops, so it must watch the context
 }
 
@@ -109,9 +115,10 @@ func phaseIndex(phase string) int {
 	return -1
 }
 
-var varBits = map[string]uint8{
+var varBits = map[string]uint16{
 	"server": 1 << 0, "era": 1 << 1, "origin": 1 << 2, "principal": 1 << 3,
 	"tool": 1 << 4, "args": 1 << 5, "result": 1 << 6, "app": 1 << 7,
+	"op": 1 << 8, "resource": 1 << 9, "prompt": 1 << 10,
 }
 
 // Compile compiles every rule and reports every problem at once, in rule
@@ -166,6 +173,8 @@ func Compile(rules []Rule, defaultEffect string) (*Set, []CompileError) {
 				Summary: "Invalid policy effect",
 				Detail:  fmt.Sprintf("The effect %q is not one of allow, deny or ask.", r.Effect)})
 		}
+		ops, oerrs := compileOps(i, r.Phase, r.Ops)
+		errs = append(errs, oerrs...)
 		phase := r.Phase
 		if pi < 0 {
 			// Still report syntax errors; the result phase declares the
@@ -177,7 +186,7 @@ func Compile(rules []Rule, defaultEffect string) (*Set, []CompileError) {
 		if len(errs) > 0 {
 			continue
 		}
-		compiled.name, compiled.effect, compiled.message = r.Name, r.Effect, r.Message
+		compiled.name, compiled.effect, compiled.message, compiled.ops = r.Name, r.Effect, r.Message, ops
 		s.phases[pi] = append(s.phases[pi], compiled)
 		s.loops[pi] = s.loops[pi] || compiled.comprehension
 		s.n++
@@ -502,7 +511,12 @@ func (s *Set) Decide(ctx context.Context, phase string, in *Input) (d Decision) 
 		return Decision{Phase: phase, Effect: EffectDeny, Error: true,
 			Message: "denied: the request ended before the policy decision", Reason: context.Cause(ctx).Error()}
 	}
-	act := activation{in: in, adapter: s.adapter}
+	op := opOf(phase, in)
+	if op == 0 {
+		return Decision{Phase: phase, Effect: EffectDeny, Error: true,
+			Message: "denied: unknown operation", Reason: fmt.Sprintf("operation %q is not one of the %s phase's", in.Op, phase)}
+	}
+	act := activation{in: in, op: opName(op), adapter: s.adapter}
 	// One execution frame serves every rule of the call, and the context is
 	// watched only when a rule loops (CEL checks it only inside
 	// comprehensions): per-rule setup was most of the cost of a decision.
@@ -520,16 +534,19 @@ func (s *Set) Decide(ctx context.Context, phase string, in *Input) (d Decision) 
 	}
 	bounded := inputBounded(in)
 	if pi == 1 {
-		if d := s.evalPhase(ctx, frame, bounded, PhaseList, 0); d.Effect == EffectDeny {
+		if d := s.evalPhase(ctx, frame, bounded, PhaseList, 0, listOpOf(op, in)); d.Effect == EffectDeny {
 			return d
 		}
 	}
-	return s.evalPhase(ctx, frame, bounded, phase, pi)
+	return s.evalPhase(ctx, frame, bounded, phase, pi, op)
 }
 
-func (s *Set) evalPhase(ctx context.Context, frame *interpreter.ExecutionFrame, bounded bool, phase string, pi int) Decision {
+func (s *Set) evalPhase(ctx context.Context, frame *interpreter.ExecutionFrame, bounded bool, phase string, pi int, op opSet) Decision {
 	for i := range s.phases[pi] {
 		r := &s.phases[pi][i]
+		if r.ops&op == 0 {
+			continue // a rule about another operation
+		}
 		prg := r.prg
 		if bounded && r.fast != nil {
 			prg = r.fast

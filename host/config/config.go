@@ -310,8 +310,12 @@ type Policy struct {
 	Effect  string // allow | deny | ask
 	When    string // the CEL expression
 	Message string // shown when the rule denies or asks; may be ""
+	// Ops are the operations the rule governs (policies.Ops); empty means
+	// the phase's default: tool listing for list, tool calls for call.
+	Ops []string
 
 	NameRange hcl.Range
+	OpsRange  hcl.Range // the `ops` value; empty when it is not set
 	DeclRange hcl.Range
 	WhenRange hcl.Range // the `when` value, quotes included
 

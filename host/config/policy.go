@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/mcphost/mcphost/policies"
 )
 
 // policyNameRE is the rule for policy and plugin names: they appear in
@@ -168,7 +169,70 @@ func (l *loader) decodePolicy(b *policyBlock, file *hcl.File) (p Policy, ok bool
 	} else if st == invalid {
 		ok = false
 	}
+	if !l.decodePolicyOps(b, &p) {
+		ok = false
+	}
 	return p, ok
+}
+
+// decodePolicyOps reads a policy's `ops`: a non-empty list of the
+// operations its phase may govern, each once. It reports false when the
+// list is not valid (a diagnostic was reported).
+func (l *loader) decodePolicyOps(b *policyBlock, p *Policy) bool {
+	ops, st := l.evalStringList(b.Ops, "ops")
+	switch st {
+	case invalid:
+		return false
+	case absent:
+		return true
+	}
+	p.OpsRange = b.OpsRange
+	allowed := policies.Ops(p.Phase)
+	if len(ops) == 0 {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Empty policy operations",
+			Detail:   "The ops list is empty, so the rule would govern nothing. Name the operations it governs, for example ops = [\"resources/read\"], or remove ops for the phase's default (tool calls, or tool listing for a list rule).",
+			Subject:  b.OpsRange.Ptr(),
+		})
+		return false
+	}
+	seen := map[string]bool{}
+	for _, op := range ops {
+		if seen[op] {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate policy operation",
+				Detail:   fmt.Sprintf("The operation %q is listed twice. List each operation once.", op),
+				Subject:  b.OpsRange.Ptr(),
+			})
+			return false
+		}
+		seen[op] = true
+		if allowed != nil && !contains(allowed, op) {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid policy operation",
+				Detail:   fmt.Sprintf("The operation %q is not one a %s rule governs. Use %s.", op, p.Phase, quoteAll(allowed)),
+				Subject:  b.OpsRange.Ptr(),
+			})
+			return false
+		}
+	}
+	p.Ops = ops
+	return true
+}
+
+// quoteAll quotes each element and joins them with ", " and a final " or ".
+func quoteAll(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = strconv.Quote(s)
+	}
+	if len(q) < 2 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 func missingAttr(attr, block, name string, rng hcl.Range, example string) *hcl.Diagnostic {

@@ -15,7 +15,7 @@ import (
 func (l *loader) compilePolicies(cfg *Config) {
 	rules := make([]policies.Rule, len(cfg.Policies))
 	for i, p := range cfg.Policies {
-		rules[i] = policies.Rule{Name: p.Name, Phase: p.Phase, Effect: p.Effect, When: p.When, Message: p.Message}
+		rules[i] = policies.Rule{Name: p.Name, Phase: p.Phase, Effect: p.Effect, When: p.When, Message: p.Message, Ops: p.Ops}
 	}
 	set, errs := policies.Compile(rules, cfg.PolicyDefault)
 	for _, e := range errs {
@@ -27,6 +27,9 @@ func (l *loader) compilePolicies(cfg *Config) {
 				d.Detail = whenFromDetail(p, e.Offset)
 			}
 			rng := p.DeclRange
+			if e.Field == "ops" && p.OpsRange.Filename != "" {
+				rng = p.OpsRange
+			}
 			if e.Field == "when" {
 				rng = p.WhenRange
 				if e.Offset >= 0 && p.whenFrom == "" {

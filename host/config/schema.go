@@ -291,6 +291,11 @@ type policyBlock struct {
 
 	// message: shown to the user when the rule denies or asks.
 	Message hcl.Expression `hcl:"message,optional"`
+
+	// ops: the operations the rule governs (default: "tools/list" for
+	// list rules, "tools/call" for call rules).
+	Ops      hcl.Expression `hcl:"ops,optional"`
+	OpsRange hcl.Range      `hcl:"ops,attr_value_range"`
 }
 
 // pluginBlock is one `plugin "NAME"` block: a WebAssembly plugin.

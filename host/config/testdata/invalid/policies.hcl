@@ -56,3 +56,31 @@ policy "9lives" { # ERROR: Invalid policy name
   effect = "deny"
   when   = "true"
 }
+
+policy "ops-wrong-phase" {
+  phase  = "list"
+  ops    = ["resources/read"] # ERROR: Invalid policy operation
+  effect = "deny"
+  when   = "true"
+}
+
+policy "ops-unknown" {
+  phase  = "call"
+  ops    = ["resources/write"] # ERROR: Invalid policy operation
+  effect = "deny"
+  when   = "true"
+}
+
+policy "ops-empty" {
+  phase  = "call"
+  ops    = [] # ERROR: Empty policy operations
+  effect = "deny"
+  when   = "true"
+}
+
+policy "ops-twice" {
+  phase  = "call"
+  ops    = ["prompts/get", "prompts/get"] # ERROR: Duplicate policy operation
+  effect = "deny"
+  when   = "true"
+}
