@@ -98,7 +98,7 @@ type rule struct {
 	fast          cel.Program
 	uses          uint16 // variable bits, see varBits
 	ops           opSet  // the operations the rule governs
-	comprehension bool  // loops, so it must watch the context
+	comprehension bool   // loops, so it must watch the context
 }
 
 func phaseIndex(phase string) int {
