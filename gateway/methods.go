@@ -341,7 +341,7 @@ func (e *endpoint) promptTable(ctx context.Context, c host.Caller) (map[string]p
 	dup := map[string]bool{}
 	var order []string
 	for _, server := range e.visibleServers(ctx, c) {
-		ps, err := e.g.h.Prompts(server) // the view admitted the server
+		ps, err := e.g.h.PromptsFor(ctx, c, server)
 		if err != nil {
 			continue
 		}
@@ -405,7 +405,7 @@ func (e *endpoint) getPrompt(ctx context.Context, c host.Caller, r *mcp.GetPromp
 		return nil, err
 	}
 	get := func(in *host.CallInput) (*mcp.GetPromptResult, error) {
-		res, err := e.g.h.GatewayGetPrompt(ctx, c, ref.server, &mcp.GetPromptParams{Name: ref.prompt.Name, Arguments: r.Params.Arguments}, in)
+		res, err := e.g.h.GetPrompt(ctx, c, ref.server, &mcp.GetPromptParams{Name: ref.prompt.Name, Arguments: r.Params.Arguments}, in)
 		if err != nil {
 			return nil, hostError(r.Params.Name, err)
 		}
@@ -466,7 +466,7 @@ func (e *endpoint) listResources(ctx context.Context, c host.Caller, r *mcp.List
 	}
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, Cacheable: private()}
 	for _, server := range e.visibleServers(ctx, c) {
-		rs, _, err := e.g.h.Resources(server) // the view admitted the server
+		rs, _, err := e.g.h.ResourcesFor(ctx, c, server)
 		if err != nil {
 			continue
 		}
@@ -489,7 +489,7 @@ func (e *endpoint) listTemplates(ctx context.Context, c host.Caller, r *mcp.List
 	}
 	out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, Cacheable: private()}
 	for _, server := range e.visibleServers(ctx, c) {
-		_, ts, err := e.g.h.Resources(server) // the view admitted the server
+		_, ts, err := e.g.h.ResourcesFor(ctx, c, server)
 		if err != nil {
 			continue
 		}
@@ -532,7 +532,7 @@ func (e *endpoint) readResource(ctx context.Context, c host.Caller, r *mcp.ReadR
 		return nil, err
 	}
 	read := func(in *host.CallInput) (*mcp.ReadResourceResult, error) {
-		res, err := e.g.h.GatewayReadResource(ctx, c, server, upstream, in)
+		res, err := e.g.h.ReadResource(ctx, c, server, upstream, in)
 		if err != nil {
 			var ae *host.AppResourceError
 			if errors.As(err, &ae) {
@@ -597,7 +597,7 @@ func (e *endpoint) complete(ctx context.Context, c host.Caller, r *mcp.CompleteR
 	}
 	params.Ref = &ref
 	params.Meta = nil
-	res, err := e.g.h.GatewayComplete(ctx, c, server, &params)
+	res, err := e.g.h.Complete(ctx, c, server, &params)
 	if err != nil {
 		return nil, hostError(ref.Name, err)
 	}
@@ -687,22 +687,24 @@ func (e *endpoint) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error
 	if err != nil {
 		return err
 	}
-	if err := e.g.h.GatewaySubscribe(ctx, c, server, upstream); err != nil {
+	if err := e.g.h.SubscribeResource(ctx, c, server, upstream); err != nil {
 		return hostError(r.Params.URI, err)
 	}
 	return nil
 }
 
-// unsubscribe is go-sdk's UnsubscribeHandler.
+// unsubscribe is go-sdk's UnsubscribeHandler: it ends one of the caller's
+// own subscriptions, on a server the caller may see.
 func (e *endpoint) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
-	if r.Params == nil {
+	c, ok := ctx.Value(callerKey{}).(host.Caller)
+	if !ok || r.Params == nil {
 		return nil
 	}
-	server, upstream, ok := e.codec.decodeURI(r.Params.URI)
-	if !ok {
-		return nil
+	server, upstream, err := e.serverOfURI(ctx, c, r.Params.URI)
+	if err != nil {
+		return err
 	}
-	if err := e.g.h.GatewayUnsubscribe(ctx, server, upstream); err != nil {
+	if err := e.g.h.UnsubscribeResource(ctx, c, server, upstream); err != nil {
 		return hostError(r.Params.URI, err)
 	}
 	return nil

@@ -31,7 +31,11 @@ const maxPendingApprovals = 32
 // Approval is a call paused by an `ask` policy, waiting for its principal
 // to approve it once or deny it.
 type Approval struct {
-	ID        string          `json:"id"`
+	ID string `json:"id"`
+	// Op is the operation that waits: empty for a tool call; for another
+	// (resources/read, prompts/get, …) Tool is what it is about, the
+	// resource's URI or the prompt's name.
+	Op        string          `json:"op,omitempty"`
 	SessionID string          `json:"sessionId"`
 	CallID    string          `json:"callId"`
 	Server    string          `json:"server"`

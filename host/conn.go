@@ -86,11 +86,12 @@ type serverConn struct {
 	// across its sessions (see ListChanges).
 	listChanged struct{ tools, prompts, resources atomic.Uint64 }
 
-	// subs are the resources the gateway's clients are subscribed to, with
-	// their count of subscriptions (Host.GatewaySubscribe); a new session
-	// subscribes them again.
+	// subs are the resources callers are subscribed to, with each
+	// owner's count of subscriptions (Host.SubscribeResource; a singleton
+	// relay's replica is an owner too); a new session subscribes them
+	// again.
 	subsMu sync.Mutex
-	subs   map[string]int
+	subs   map[string]map[string]int // URI → owner → count
 
 	// clients are the per-client upstream sessions (perclient.go).
 	clients clientPool

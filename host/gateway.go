@@ -164,8 +164,7 @@ func (h *Host) GatewayFilter(ctx context.Context, c Caller, cat GatewayCatalog) 
 	if g.policies == nil {
 		return cat.Tools, cat.Servers
 	}
-	in := policies.Input{Origin: c.Origin, Client: policies.Client(c.Client),
-		Principal: policies.Principal{Name: c.Name, Groups: c.Groups}}
+	l := g.lister(c)
 	shown := map[string]bool{}
 	tools = make([]GatewayTool, 0, len(cat.Tools))
 	for _, t := range cat.Tools {
@@ -173,8 +172,7 @@ func (h *Host) GatewayFilter(ctx context.Context, c Caller, cat GatewayCatalog) 
 		if !ok {
 			continue // gone in a reload
 		}
-		in.Server, in.Era, in.Tool = t.Server, conn.era(), policies.ToolFromMCP(t.Tool)
-		if d := g.policies.Decide(ctx, policies.PhaseList, &in); d.Allowed() {
+		if l.tool(ctx, conn, t.Tool) {
 			shown[t.Server] = true
 			tools = append(tools, t)
 		}
@@ -277,108 +275,55 @@ func (g *generation) annotateCollisions(statuses []ServerStatus) {
 	}
 }
 
-// gatewaySession returns the session of a server c may see, with its
-// connection, for a relayed request.
+// gatewaySession returns c's session of a server c may see, with its
+// connection.
 func (h *Host) gatewaySession(ctx context.Context, c Caller, server string) (*serverConn, *mcp.ClientSession, *catalog, error) {
-	conn, err := h.gen().visibleConn(ctx, c, server)
+	t, err := h.gen().visibleTarget(ctx, c, server)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cs, cat, err := conn.current()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return conn, cs, cat, nil
+	return t.conn, t.cs, t.cat, nil
 }
 
-// GatewayGetPrompt relays prompts/get to server, bounded by its
-// call_timeout, with what the client relays for input requests (in; see
-// [CallInput]). An error of the server is returned as it came, and so is
-// an input_required answer (NeedsInput), for the client to answer.
-func (h *Host) GatewayGetPrompt(ctx context.Context, c Caller, server string, params *mcp.GetPromptParams, in *CallInput) (*mcp.GetPromptResult, error) {
-	conn, cs, _, err := h.gatewaySession(ctx, c, server)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
-	defer cancel()
-	p := *params
-	p.Meta, p.InputResponses, p.RequestState = in.relay(cs, params.Meta)
-	return cs.GetPrompt(ctx, &p)
-}
-
-// GatewayComplete relays completion/complete to server.
-func (h *Host) GatewayComplete(ctx context.Context, c Caller, server string, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	conn, cs, _, err := h.gatewaySession(ctx, c, server)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
-	defer cancel()
-	return cs.Complete(ctx, params)
-}
-
-// GatewaySubscribe subscribes to updates of the resource uri of server
-// on behalf of c, who must be allowed to see the server: the first
-// subscription to a URI is made on the server's session
-// (resources/subscribe, or a listen stream on a 2026-07-28 session), later
-// ones are counted; every new session of the server subscribes again.
-// Updates reach WatchResourceUpdates. The server's error (it supports no
-// subscriptions, say) is returned as it came.
-func (h *Host) GatewaySubscribe(ctx context.Context, c Caller, server, uri string) error {
-	conn, cs, _, err := h.gatewaySession(ctx, c, server)
-	if err != nil {
-		return err
-	}
-	return conn.subscribe(ctx, cs, uri)
-}
-
-// subscribe counts one subscription to uri; the first is made on the
-// server's session cs.
-func (c *serverConn) subscribe(ctx context.Context, cs *mcp.ClientSession, uri string) error {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
-	defer cancel()
+// subscribe counts one subscription of owner to uri; the first of the
+// URI is made on the server's session cs.
+func (c *serverConn) subscribe(ctx context.Context, cs *mcp.ClientSession, owner, uri string) error {
 	c.subsMu.Lock()
 	defer c.subsMu.Unlock()
-	if c.subs[uri] == 0 {
+	if len(c.subs[uri]) == 0 {
 		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 			return err
 		}
 	}
 	if c.subs == nil {
-		c.subs = map[string]int{}
+		c.subs = map[string]map[string]int{}
 	}
-	c.subs[uri]++
+	if c.subs[uri] == nil {
+		c.subs[uri] = map[string]int{}
+	}
+	c.subs[uri][owner]++
 	return nil
 }
 
-// GatewayUnsubscribe ends one subscription GatewaySubscribe made; the
-// last one of a URI is ended on the server's session too. A client that
-// goes away without unsubscribing leaves its count behind, so the
-// server's subscription lasts until that session ends: the gateway drops
-// updates nobody subscribed to.
-func (h *Host) GatewayUnsubscribe(ctx context.Context, server, uri string) error {
-	conn, err := h.gen().conn(server)
-	if err != nil {
-		return err
-	}
-	conn.subsMu.Lock()
-	defer conn.subsMu.Unlock()
-	switch conn.subs[uri] {
+// unsubscribe ends one of owner's subscriptions to uri, none when owner
+// has none (another's are not its to end); the last one of the URI is
+// ended on the server's session cs too.
+func (c *serverConn) unsubscribe(ctx context.Context, cs *mcp.ClientSession, owner, uri string) error {
+	c.subsMu.Lock()
+	defer c.subsMu.Unlock()
+	switch c.subs[uri][owner] {
 	case 0:
 		return nil
 	case 1:
-		delete(conn.subs, uri)
+		delete(c.subs[uri], owner)
 	default:
-		conn.subs[uri]--
+		c.subs[uri][owner]--
 		return nil
 	}
-	cs, _, err := conn.current()
-	if err != nil {
-		return nil // no session: no subscription left on the server
+	if len(c.subs[uri]) > 0 {
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
-	defer cancel()
+	delete(c.subs, uri)
 	return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 }
 
@@ -405,36 +350,6 @@ type AppResourceError struct {
 
 func (e *AppResourceError) Error() string {
 	return fmt.Sprintf("the MCP App %s is not served: %s", e.URI, e.Reason)
-}
-
-// GatewayReadResource relays resources/read of uri to server, through the
-// host cache (what the server allows to be cached is cached). A ui://
-// resource that one of the server's tools links as its MCP App is served
-// as the WebShell would render it: validated, after the `display` plugins
-// and the `app` phase of the policies, or refused with an
-// *AppResourceError. An input_required answer is returned as it came
-// (never cached); the client's retry (in, see [CallInput]) goes to the
-// server directly, past the cache.
-func (h *Host) GatewayReadResource(ctx context.Context, c Caller, server, uri string, in *CallInput) (*mcp.ReadResourceResult, error) {
-	conn, cs, cat, err := h.gatewaySession(ctx, c, server)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
-	defer cancel()
-	if in.retry() {
-		p := &mcp.ReadResourceParams{URI: uri}
-		p.Meta, p.InputResponses, p.RequestState = in.relay(cs, nil)
-		return cs.ReadResource(ctx, p)
-	}
-	if conn.cfg.Apps != config.AppsOff {
-		for _, t := range cat.tools {
-			if link, ok := apps.ToolLink(t); ok && link.ResourceURI == uri {
-				return h.gatewayApp(ctx, c, conn, cs, cat, t)
-			}
-		}
-	}
-	return sessionReader{c: conn, cs: cs}.ReadResource(ctx, uri)
 }
 
 // gatewayApp reads and checks the App tool links, the way a call's App is

@@ -163,9 +163,9 @@ func (c *serverConn) signedOut(ctx context.Context) bool {
 	return m != nil && usesOAuth(&c.cfg) && !m.SignedIn(ctx, c.cfg.Name, c.principal)
 }
 
-// checkAuthCaller refuses a call to a session waiting for a sign-in with
-// an *oauth.AuthRequiredError (an *oauth.AuthError in auth_error).
-func (h *Host) checkAuthCaller(_ context.Context, c *serverConn, principal string) error {
+// authReady refuses a request on a session waiting for a sign-in with an
+// *oauth.AuthRequiredError (an *oauth.AuthError in auth_error).
+func (c *serverConn) authReady(principal string) error {
 	if !usesOAuth(&c.cfg) {
 		return nil
 	}

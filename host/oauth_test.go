@@ -19,6 +19,7 @@ import (
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/oauthtest"
 	"github.com/mcphost/mcphost/oauth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // oauthHost is a host with one OAuth server, its sign-in routes served on
@@ -375,5 +376,52 @@ func TestStepUpFromACall(t *testing.T) {
 	}
 	if !strings.Contains(last, "write") || !strings.Contains(last, "read") {
 		t.Fatalf("the step-up asked for %q, want the union with the granted scopes", last)
+	}
+}
+
+// TestPerPrincipalOfferings: with a per-principal OAuth server, a
+// signed-in principal's prompts, resources, prompt and resource reads go
+// to its own session, as its tools do (they failed with needs_auth: only
+// tool calls and tool lists found the principal's session), and another
+// principal who has not signed in gets the sign-in error, not alice's.
+func TestPerPrincipalOfferings(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	srv := oauthtest.NewServer(t, as)
+	alice := config.Principal{Name: "alice", Token: "alice-token-0123456789"}
+	bob := config.Principal{Name: "bob", Token: "bob-token-0123456789ab"}
+	oh := startOAuthHost(t, t.TempDir(), srv.URL, []config.Principal{alice, bob})
+	who := host.Caller{Principal: host.Principal{Name: "alice"}, Origin: host.OriginAPI}
+	signInVia(t, oh, who)
+	waitState(t, oh.h, "alice", host.StateReady)
+	ctx := t.Context()
+
+	tools, err := oh.h.ToolsFor(ctx, who.Principal, host.OriginAPI, "prot")
+	if err != nil || len(tools) != 2 {
+		t.Fatalf("ToolsFor = %d tools, %v", len(tools), err)
+	}
+	prompts, err := oh.h.PromptsFor(ctx, who, "prot")
+	if err != nil || len(prompts) != 1 || !strings.HasPrefix(prompts[0].Name, "greet_") {
+		t.Fatalf("PromptsFor = %v, %v; want one greet_ prompt", prompts, err)
+	}
+	res, _, err := oh.h.ResourcesFor(ctx, who, "prot")
+	if err != nil || len(res) != 1 {
+		t.Fatalf("ResourcesFor = %v, %v", res, err)
+	}
+	read, err := oh.h.ReadResource(ctx, who, "prot", "test://whoami", nil)
+	if err != nil || len(read.Contents) != 1 || !strings.HasPrefix(read.Contents[0].Text, "subject=") {
+		t.Fatalf("ReadResource = %v, %v", read, err)
+	}
+	got, err := oh.h.GetPrompt(ctx, who, "prot", &mcp.GetPromptParams{Name: prompts[0].Name}, nil)
+	if err != nil || len(got.Messages) != 1 {
+		t.Fatalf("GetPrompt = %v, %v", got, err)
+	}
+
+	bobC := host.Caller{Principal: host.Principal{Name: "bob"}, Origin: host.OriginAPI}
+	var ar *oauth.AuthRequiredError
+	if _, err := oh.h.ReadResource(ctx, bobC, "prot", "test://whoami", nil); !errors.As(err, &ar) {
+		t.Fatalf("bob's read: %v, want auth_required", err)
+	}
+	if _, err := oh.h.GetPrompt(ctx, bobC, "prot", &mcp.GetPromptParams{Name: prompts[0].Name}, nil); !errors.As(err, &ar) {
+		t.Fatalf("bob's prompt: %v, want auth_required", err)
 	}
 }

@@ -231,18 +231,11 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *call
 		return nil, err
 	}
 	defer done()
-	c, err := g.conn(req.Server)
+	t, err := g.target(ctx, req.Principal.Name, req.Server)
 	if err != nil {
 		return nil, err
 	}
-	c = c.as(ctx, req.Principal.Name) // a per-principal server: the caller's own session
-	if err := h.checkAuthCaller(ctx, c, req.Principal.Name); err != nil {
-		return nil, err
-	}
-	cs, cat, err := c.current()
-	if err != nil {
-		return nil, err
-	}
+	c, cs, cat := t.conn, t.cs, t.cat
 	tool, ok := cat.toolIndex[req.Tool]
 	if !ok {
 		return nil, unknownTool(req.Server, req.Tool, cat)

@@ -156,9 +156,10 @@ func (h *Host) ToolsFor(ctx context.Context, p Principal, origin, server string)
 	if err != nil || g.policies == nil {
 		return tools, err
 	}
+	l := g.lister(Caller{Principal: p, Origin: origin})
 	out := tools[:0]
 	for _, t := range tools {
-		if d := g.policies.Decide(ctx, policies.PhaseList, policyInput(p, g.byName[t.Server], t.Tool, origin)); d.Allowed() {
+		if l.tool(ctx, g.byName[t.Server], t.Tool) {
 			out = append(out, t)
 		}
 	}

@@ -394,10 +394,14 @@ func newRelay(h *Host, name string) *relay {
 			if err != nil {
 				return err
 			}
-			return c.subscribe(ctx, cs, req.Params.URI)
+			return c.subscribe(ctx, cs, relayOwner(ctx), req.Params.URI)
 		},
 		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-			return h.GatewayUnsubscribe(ctx, name, req.Params.URI)
+			c, cs, _, err := rl.upstream()
+			if err != nil {
+				return nil // no session: no subscription left on the server
+			}
+			return c.unsubscribe(ctx, cs, relayOwner(ctx), req.Params.URI)
 		},
 		GetSessionID: h.opts.Cluster.SessionID,
 	})
@@ -414,6 +418,13 @@ func (rl *relay) serve(w http.ResponseWriter, r *http.Request, from string) {
 }
 
 type relayFromKey struct{}
+
+// relayOwner is whom a relayed subscription belongs to: the replica the
+// relay session serves.
+func relayOwner(ctx context.Context) string {
+	from, _ := ctx.Value(relayFromKey{}).(string)
+	return "replica " + from
+}
 
 // upstream returns the holder's connection, session and catalog of the
 // server.

@@ -41,6 +41,7 @@ const (
 	attrRule        = attribute.Key("mcphost.policy.rule")
 	attrEntry       = attribute.Key("mcphost.entry.id")
 	attrClientName  = attribute.Key("mcphost.client.name")
+	attrResourceURI = attribute.Key("mcp.resource.uri")
 )
 
 // startCallSpan starts the span of one call through the pipeline.

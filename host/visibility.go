@@ -29,11 +29,9 @@ func (g *generation) visible(ctx context.Context, c Caller, conn *serverConn) (b
 		return g.visibleWithoutTools(ctx, c, conn), 0
 	}
 	n := 0
+	l := g.lister(c)
 	for _, t := range cat.tools {
-		if t == nil {
-			continue
-		}
-		if d := g.policies.Decide(ctx, policies.PhaseList, callerInput(c, conn, t)); d.Allowed() {
+		if t != nil && l.tool(ctx, conn, t) {
 			n++
 		}
 	}
@@ -43,12 +41,58 @@ func (g *generation) visible(ctx context.Context, c Caller, conn *serverConn) (b
 // visibleWithoutTools decides whether c may see conn while it lists no
 // tools (none, or not ready): the list rules with an empty tool.
 func (g *generation) visibleWithoutTools(ctx context.Context, c Caller, conn *serverConn) bool {
-	return g.policies.Decide(ctx, policies.PhaseList, callerInput(c, conn, &mcp.Tool{})).Allowed()
+	return g.lister(c).tool(ctx, conn, &mcp.Tool{})
 }
 
-// callerInput is what the list phase sees of tool on conn for c.
-func callerInput(c Caller, conn *serverConn, tool *mcp.Tool) *policies.Input {
-	in := policyInput(c.Principal, conn, tool, c.Origin)
+// lister is the one list filter: the `list` phase of the policies for one
+// caller, over the tools, resources, resource templates and prompts of
+// the servers. Its input is reused from item to item: a lister is for one
+// goroutine.
+type lister struct {
+	set *policies.Set // nil: everything is shown
+	in  policies.Input
+}
+
+// lister returns the list filter of c under g's policies.
+func (g *generation) lister(c Caller) *lister {
+	return &lister{set: g.policies, in: policies.Input{Origin: c.Origin, Client: policies.Client(c.Client),
+		Principal: policies.Principal{Name: c.Name, Groups: c.Groups}}}
+}
+
+// shows decides for the input as set up for one item of conn.
+func (l *lister) shows(ctx context.Context, conn *serverConn, op string) bool {
+	if l.set == nil {
+		return true
+	}
+	l.in.Server, l.in.Era, l.in.Op = conn.cfg.Name, conn.era(), op
+	return l.set.Decide(ctx, policies.PhaseList, &l.in).Allowed()
+}
+
+// tool reports whether the caller may see tool of conn.
+func (l *lister) tool(ctx context.Context, conn *serverConn, t *mcp.Tool) bool {
+	l.in.Tool, l.in.Resource, l.in.Prompt = policies.ToolFromMCP(t), nil, nil
+	return l.shows(ctx, conn, policies.OpListTools)
+}
+
+// resource reports whether the caller may see a resource (or a resource
+// template: uri is the template) of conn.
+func (l *lister) resource(ctx context.Context, conn *serverConn, uri, name, mimeType string) bool {
+	l.in.Tool, l.in.Prompt = policies.Tool{}, nil
+	l.in.Resource = &policies.Resource{URI: uri, Name: name, MIMEType: mimeType}
+	return l.shows(ctx, conn, policies.OpListResources)
+}
+
+// prompt reports whether the caller may see prompt p of conn.
+func (l *lister) prompt(ctx context.Context, conn *serverConn, p *mcp.Prompt) bool {
+	l.in.Tool, l.in.Resource = policies.Tool{}, nil
+	l.in.Prompt = &policies.Prompt{Name: p.Name, Title: p.Title}
+	return l.shows(ctx, conn, policies.OpListPrompts)
+}
+
+// listInput is what the policies see of c asking something of conn,
+// before what it is about.
+func listInput(c Caller, conn *serverConn) *policies.Input {
+	in := policyInput(c.Principal, conn, nil, c.Origin)
 	in.Client = policies.Client(c.Client)
 	return in
 }
@@ -104,17 +148,18 @@ func (h *Host) ServersFor(ctx context.Context, c Caller) []ServerStatus {
 }
 
 // visibleConn returns the server called name when c may see it; a hidden
-// server is an unknown one (named among the servers c may see).
+// server is an unknown one (named among the servers c may see). A
+// per-principal server is judged by c's own session's tools.
 func (g *generation) visibleConn(ctx context.Context, c Caller, name string) (*serverConn, error) {
 	conn, ok := g.byName[name]
 	if ok {
-		if vis, _ := g.visible(ctx, c, conn); vis {
+		if vis, _ := g.visible(ctx, c, conn.peek(c.Name)); vis {
 			return conn, nil
 		}
 	}
 	var known []string
 	for _, conn := range g.conns {
-		if vis, _ := g.visible(ctx, c, conn); vis {
+		if vis, _ := g.visible(ctx, c, conn.peek(c.Name)); vis {
 			known = append(known, conn.cfg.Name)
 		}
 	}
@@ -133,21 +178,47 @@ func (h *Host) ServerFor(ctx context.Context, c Caller, name string) (ServerStat
 	return st, nil
 }
 
-// PromptsFor returns the prompts of a ready server c may see.
+// PromptsFor returns the prompts of a ready server c may see (on c's own
+// session of a per-principal server), those the `list` rules leave c.
 func (h *Host) PromptsFor(ctx context.Context, c Caller, server string) ([]*mcp.Prompt, error) {
-	if _, err := h.gen().visibleConn(ctx, c, server); err != nil {
+	g := h.gen()
+	t, err := g.visibleTarget(ctx, c, server)
+	if err != nil {
 		return nil, err
 	}
-	return h.Prompts(server)
+	l := g.lister(c)
+	out := make([]*mcp.Prompt, 0, len(t.cat.prompts))
+	for _, p := range t.cat.prompts {
+		if p != nil && l.prompt(ctx, t.conn, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // ResourcesFor returns the resources and templates of a ready server c may
-// see.
+// see (on c's own session of a per-principal server), those the `list`
+// rules leave c.
 func (h *Host) ResourcesFor(ctx context.Context, c Caller, server string) ([]*mcp.Resource, []*mcp.ResourceTemplate, error) {
-	if _, err := h.gen().visibleConn(ctx, c, server); err != nil {
+	g := h.gen()
+	t, err := g.visibleTarget(ctx, c, server)
+	if err != nil {
 		return nil, nil, err
 	}
-	return h.Resources(server)
+	l := g.lister(c)
+	rs := make([]*mcp.Resource, 0, len(t.cat.resources))
+	for _, r := range t.cat.resources {
+		if r != nil && l.resource(ctx, t.conn, r.URI, r.Name, r.MIMEType) {
+			rs = append(rs, r)
+		}
+	}
+	ts := make([]*mcp.ResourceTemplate, 0, len(t.cat.templates))
+	for _, rt := range t.cat.templates {
+		if rt != nil && l.resource(ctx, t.conn, rt.URITemplate, rt.Name, rt.MIMEType) {
+			ts = append(ts, rt)
+		}
+	}
+	return rs, ts, nil
 }
 
 // CheckVisible fails with an UnknownServerError unless c may see server.

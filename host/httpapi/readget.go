@@ -33,7 +33,7 @@ func (a *api) readResource(c *gin.Context) {
 		writeError(c, http.StatusBadRequest, "bad_request", `the body needs "uri", the resource to read`)
 		return
 	}
-	res, err := a.h.GatewayReadResource(c.Request.Context(), caller(c), c.Param("name"), req.URI, nil)
+	res, err := a.h.ReadResource(c.Request.Context(), caller(c), c.Param("name"), req.URI, nil)
 	if err == nil && res.NeedsInput() {
 		err = errNeedsInput
 	}
@@ -59,7 +59,7 @@ func (a *api) getPrompt(c *gin.Context) {
 		writeError(c, http.StatusBadRequest, "bad_request", `the body needs "name", the prompt to get`)
 		return
 	}
-	res, err := a.h.GatewayGetPrompt(c.Request.Context(), caller(c), c.Param("name"), &mcp.GetPromptParams{Name: req.Name, Arguments: req.Arguments}, nil)
+	res, err := a.h.GetPrompt(c.Request.Context(), caller(c), c.Param("name"), &mcp.GetPromptParams{Name: req.Name, Arguments: req.Arguments}, nil)
 	if err == nil && res.NeedsInput() {
 		err = errNeedsInput
 	}
@@ -83,8 +83,12 @@ func (a *api) failRelayed(c *gin.Context, server string, err error) {
 	var (
 		je *jsonrpc.Error
 		ae *host.AppResourceError
+		pe *host.PolicyError
 	)
 	switch {
+	case errors.As(err, &pe):
+		c.JSON(http.StatusForbidden, gin.H{
+			"error": gin.H{"code": "denied_by_policy", "message": pe.Message, "rule": pe.Rule, "phase": pe.Phase}})
 	case errors.Is(err, errNeedsInput):
 		writeError(c, http.StatusConflict, "input_required", err.Error())
 	case errors.As(err, &ae):

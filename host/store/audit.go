@@ -8,21 +8,25 @@ import (
 
 // Audit is one policy decision in the audit log.
 type Audit struct {
-	ID         int64     `json:"id"`
-	At         time.Time `json:"at"`
-	Principal  string    `json:"principal"`
-	SessionID  string    `json:"sessionId,omitempty"`
-	EntryID    string    `json:"entryId,omitempty"`
-	CallID     string    `json:"callId,omitempty"`
-	Origin     string    `json:"origin"`
-	Server     string    `json:"server"`
-	Tool       string    `json:"tool"`
-	Phase      string    `json:"phase"`
-	Rule       string    `json:"rule"` // "" when the default decided
-	Effect     string    `json:"effect"`
-	Reason     string    `json:"reason"`
-	Error      bool      `json:"error"`
-	DurationUs float64   `json:"durationUs"`
+	ID        int64     `json:"id"`
+	At        time.Time `json:"at"`
+	Principal string    `json:"principal"`
+	SessionID string    `json:"sessionId,omitempty"`
+	EntryID   string    `json:"entryId,omitempty"`
+	CallID    string    `json:"callId,omitempty"`
+	Origin    string    `json:"origin"`
+	Server    string    `json:"server"`
+	// Op is the operation (resources/read, prompts/get, …); empty for a
+	// tool call. For an operation on a resource Tool is its URI, for one
+	// on a prompt the prompt's name.
+	Op         string  `json:"op,omitempty"`
+	Tool       string  `json:"tool"`
+	Phase      string  `json:"phase"`
+	Rule       string  `json:"rule"` // "" when the default decided
+	Effect     string  `json:"effect"`
+	Reason     string  `json:"reason"`
+	Error      bool    `json:"error"`
+	DurationUs float64 `json:"durationUs"`
 }
 
 // maxAuditReason bounds the stored reason (a CEL error can quote input).
@@ -45,9 +49,9 @@ func (s *Store) auditValues(a Audit) (at int64, reason string) {
 func (s *Store) insertAudit(ctx context.Context, tx sqlTx, a Audit) error {
 	at, reason := s.auditValues(a)
 	_, err := tx.ExecContext(ctx,
-		`INSERT INTO audit (at, principal, session_id, entry_id, call_id, origin, server, tool, phase, rule, effect, reason, error, duration_us)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		at, a.Principal, a.SessionID, a.EntryID, a.CallID, a.Origin, a.Server, a.Tool,
+		`INSERT INTO audit (at, principal, session_id, entry_id, call_id, origin, server, op, tool, phase, rule, effect, reason, error, duration_us)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		at, a.Principal, a.SessionID, a.EntryID, a.CallID, a.Origin, a.Server, a.Op, a.Tool,
 		a.Phase, a.Rule, a.Effect, reason, a.Error, a.DurationUs)
 	return err
 }
@@ -83,7 +87,7 @@ func (s *Store) AuditLog(ctx context.Context, principal string, before int64, li
 		before = 1<<63 - 1
 	}
 	rows, err := s.r.QueryContext(ctx,
-		`SELECT id, at, principal, session_id, entry_id, call_id, origin, server, tool, phase, rule, effect, reason, error, duration_us
+		`SELECT id, at, principal, session_id, entry_id, call_id, origin, server, op, tool, phase, rule, effect, reason, error, duration_us
 		 FROM audit WHERE principal = ? AND id < ? ORDER BY id DESC LIMIT ?`, principal, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: audit log: %w", err)
@@ -93,7 +97,7 @@ func (s *Store) AuditLog(ctx context.Context, principal string, before int64, li
 	for rows.Next() {
 		var a Audit
 		var at int64
-		if err := rows.Scan(&a.ID, &at, &a.Principal, &a.SessionID, &a.EntryID, &a.CallID, &a.Origin, &a.Server, &a.Tool,
+		if err := rows.Scan(&a.ID, &at, &a.Principal, &a.SessionID, &a.EntryID, &a.CallID, &a.Origin, &a.Server, &a.Op, &a.Tool,
 			&a.Phase, &a.Rule, &a.Effect, &a.Reason, &a.Error, &a.DurationUs); err != nil {
 			return nil, fmt.Errorf("store: audit log: %w", err)
 		}

@@ -18,7 +18,7 @@ func TestAudit(t *testing.T) {
 		e.Error = "writes outside /srv/data are not allowed"
 		e.Audit = []Audit{{Origin: "user", Server: "files", Tool: "write_file", Phase: "call", Rule: "no-writes", Effect: "deny", Reason: "rule no-writes matched", DurationUs: 2.5}}
 		mustAppend(t, s, e)
-		if err := s.AppendAudit(ctx, Audit{Principal: "alice", Origin: "api", Server: "files", Tool: "secret", Phase: "list", Rule: "hide", Effect: "deny", Reason: "rule hide matched"}); err != nil {
+		if err := s.AppendAudit(ctx, Audit{Principal: "alice", Origin: "api", Server: "files", Op: "resources/read", Tool: "secret", Phase: "list", Rule: "hide", Effect: "deny", Reason: "rule hide matched"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.AppendAudit(ctx, Audit{Principal: "bob", Origin: "api", Server: "files", Tool: "x", Phase: "call", Effect: "deny", Reason: "default deny", Error: false}); err != nil {
@@ -35,7 +35,7 @@ func TestAudit(t *testing.T) {
 		if len(log) != 2 {
 			t.Fatalf("alice has %d audit records, want 2: %+v", len(log), log)
 		}
-		if log[0].Tool != "secret" || log[0].EntryID != "" || log[1].EntryID != e.ID || log[1].SessionID != sess.ID || log[1].Rule != "no-writes" || log[1].DurationUs != 2.5 {
+		if log[0].Tool != "secret" || log[0].Op != "resources/read" || log[1].Op != "" || log[0].EntryID != "" || log[1].EntryID != e.ID || log[1].SessionID != sess.ID || log[1].Rule != "no-writes" || log[1].DurationUs != 2.5 {
 			t.Errorf("audit log = %+v", log)
 		}
 		older, err := s.AuditLog(ctx, "alice", log[0].ID, 10)

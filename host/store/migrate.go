@@ -195,6 +195,12 @@ CREATE TABLE questions (
 ) STRICT;
 CREATE INDEX questions_principal ON questions (principal, created_at);
 `,
+
+	// 10: the operation an audit record is about (resources/read,
+	// prompts/get, …); '' for a tool call, as every earlier record is.
+	`
+ALTER TABLE audit ADD COLUMN op TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate applies the steps the database has not run yet, each in its own

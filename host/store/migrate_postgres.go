@@ -163,6 +163,10 @@ CREATE TABLE questions (
 );
 CREATE INDEX questions_principal ON questions (principal, created_at);
 `,
+	// 10: the operation of an audit record (see migrations[9]).
+	`
+ALTER TABLE audit ADD COLUMN op TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // pgSchemaTable marks a PostgreSQL schema as mcphost's: one row holding

@@ -301,7 +301,8 @@ type Server struct {
 func NewServer(t testing.TB, as *AS) *Server {
 	s := &Server{AS: as, issuer: as.URL}
 	// One MCP server per subject: its tools are whoami and
-	// only_for_SUBJECT, so lists differ per signed-in user.
+	// only_for_SUBJECT, so lists differ per signed-in user; so do its
+	// prompt greet_SUBJECT and its resource test://whoami.
 	var smu sync.Mutex
 	servers := map[string]*mcp.Server{}
 	serverFor := func(sub string) *mcp.Server {
@@ -318,6 +319,14 @@ func NewServer(t testing.TB, as *AS) *Server {
 		mcp.AddTool(ms, &mcp.Tool{Name: "only_for_" + sub, Description: "listed for " + sub + " only"},
 			func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: sub}}}, nil, nil
+			})
+		ms.AddPrompt(&mcp.Prompt{Name: "greet_" + sub, Description: "a greeting for " + sub},
+			func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello " + sub}}}}, nil
+			})
+		ms.AddResource(&mcp.Resource{URI: "test://whoami", Name: "whoami", MIMEType: "text/plain"},
+			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://whoami", MIMEType: "text/plain", Text: "subject=" + sub}}}, nil
 			})
 		servers[sub] = ms
 		return ms

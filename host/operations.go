@@ -1,0 +1,397 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/policies"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The operations besides tool calls: reading a resource, getting a prompt,
+// completing an argument, subscribing to a resource and ending that. Every
+// door (the API and WebShell, the CLI, the gateway) asks them through the
+// methods below, and each runs the same stages as a tool call
+// (architecture.md, "The call pipeline"), one line each in operate: the
+// drain check, the caller's rate limit, the span, the caller's own session
+// of the server (target), the `list` rules of what the operation is about
+// and the `call` rules that govern the operation (an `ask` waits for an
+// answer in the WebShell), the upstream request within the server's
+// call_timeout, and the audit record. Operations are not written to a
+// transcript: the audit log is their record, one row each.
+
+// Operations (policies.Op*), as the policies and the audit log name them.
+const (
+	OpReadResource = policies.OpReadRes
+	OpGetPrompt    = policies.OpGetPrompt
+	OpComplete     = policies.OpComplete
+	OpSubscribe    = policies.OpSubscribe
+	OpUnsubscribe  = policies.OpUnsubscribe
+)
+
+// operation is one request of a caller other than a tool call.
+type operation struct {
+	op     string // OpReadResource, …
+	server string
+	// uri is the resource read or subscribed to, or the resource template
+	// a completion is for.
+	uri string
+	// prompt is the prompt got, or the prompt a completion is for.
+	prompt string
+	// args are a prompt's arguments, or a completion's argument with its
+	// context: what the policies see as args.
+	args map[string]string
+	// do makes the upstream request on the caller's session of the server.
+	do func(ctx context.Context, t target) error
+}
+
+// target is the session a caller uses for a server: the caller's own for a
+// per-principal OAuth server, the server's shared one otherwise.
+type target struct {
+	conn *serverConn
+	cs   *mcp.ClientSession
+	cat  *catalog
+}
+
+// target is the one way to a principal's session of server: the
+// connection, the principal's own child of a per-principal server (started
+// now, and given until its first attempt has ended, bounded by ctx), its
+// sign-in state, and its session and catalog when it is ready.
+func (g *generation) target(ctx context.Context, principal, server string) (target, error) {
+	conn, err := g.conn(server)
+	if err != nil {
+		return target{}, err
+	}
+	return conn.target(ctx, principal)
+}
+
+// target is c's part of generation.target, for a connection already found.
+func (c *serverConn) target(ctx context.Context, principal string) (target, error) {
+	c = c.as(ctx, principal)
+	if err := c.authReady(principal); err != nil {
+		return target{}, err
+	}
+	cs, cat, err := c.current()
+	if err != nil {
+		return target{}, err
+	}
+	return target{conn: c, cs: cs, cat: cat}, nil
+}
+
+// visibleTarget is target for a server c may see; a hidden server is an
+// unknown one.
+func (g *generation) visibleTarget(ctx context.Context, c Caller, server string) (target, error) {
+	conn, err := g.visibleConn(ctx, c, server)
+	if err != nil {
+		return target{}, err
+	}
+	return conn.target(ctx, c.Name)
+}
+
+// operate runs op for c through the stages, in order.
+func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error) {
+	ctx, span := startOpSpan(ctx, c, op)
+	defer func() { endSpan(span, err) }()
+	if err := h.refuseIfDraining(); err != nil {
+		return err
+	}
+	g := h.acquire()
+	defer g.release()
+	done, err := h.limiter.admit(c.Name, g.rateLimitOf(c.Name))
+	if err != nil {
+		return err
+	}
+	defer done()
+	t, err := g.visibleTarget(ctx, c, op.server)
+	if err != nil {
+		return err
+	}
+	pol := newOpPolicy(g, c, t, op)
+	defer func() { h.appendAudit(ctx, c.Name, "", pol.opAudit(op, err)) }()
+	if err := h.decideOp(ctx, c, t, op, pol); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.conn.cfg.CallTimeout)
+	defer cancel()
+	err = op.do(ctx, t)
+	t.conn.callFailed(err) // an authorization failure: the session waits for a sign-in
+	return err
+}
+
+// startOpSpan starts the span of one operation, named as OpenTelemetry's
+// MCP conventions name it ("resources/read", "prompts/get NAME").
+func startOpSpan(ctx context.Context, c Caller, op *operation) (context.Context, trace.Span) {
+	name := op.op
+	if op.prompt != "" {
+		name += " " + op.prompt
+	}
+	ctx, span := tracer.Start(ctx, name)
+	if span.IsRecording() {
+		span.SetAttributes(attrMCPMethod.String(op.op), attrServer.String(op.server),
+			attrPrincipal.String(c.Name), attrOrigin.String(c.Origin))
+		if op.uri != "" {
+			span.SetAttributes(attrResourceURI.String(op.uri))
+		}
+	}
+	return ctx, span
+}
+
+// newOpPolicy builds what the policies see of op by c on t.
+func newOpPolicy(g *generation, c Caller, t target, op *operation) *policyRun {
+	r := &policyRun{set: g.policies, plugins: g.plugins, trail: &Trail{}}
+	in := listInput(c, t.conn)
+	in.Op = op.op
+	if op.uri != "" {
+		in.Resource = t.cat.resourceInput(op.uri)
+	}
+	if op.prompt != "" {
+		in.Prompt = t.cat.promptInput(op.prompt)
+	}
+	if op.args != nil {
+		args := make(map[string]any, len(op.args))
+		for k, v := range op.args {
+			args[k] = v
+		}
+		in.Args = args
+	}
+	r.in = in
+	return r
+}
+
+// decideOp runs the `call` phase for op (the `list` rules of what it is
+// about first): a hidden resource or prompt is answered as one that does
+// not exist, an `ask` waits for an answer in the WebShell (denied when
+// nobody can answer: a one-shot CLI command), a refusal is a *PolicyError.
+func (h *Host) decideOp(ctx context.Context, c Caller, t target, op *operation, pol *policyRun) error {
+	pctx, pspan := startStage(ctx, "policy call")
+	dec := pol.decideAlways(pctx, policies.PhaseCall)
+	if pspan.IsRecording() {
+		pspan.SetAttributes(attrEffect.String(dec.Effect), attrRule.String(dec.Rule))
+	}
+	pspan.End()
+	if hidden(dec) {
+		return op.notFound()
+	}
+	if dec.Effect == policies.EffectAsk {
+		if h.store == nil {
+			dec.Effect = policies.EffectDeny
+			dec.Message = "needs approval, which only the WebShell can give: " + dec.Message
+		} else {
+			outcome, err := h.ask(ctx, c.Name, Approval{Op: op.op, Server: op.server, Tool: op.subject(),
+				Arguments: mustJSON(op.args), Origin: c.Origin, Rule: dec.Rule, Message: dec.Message})
+			if err != nil {
+				return err
+			}
+			pol.noteOutcome(outcome)
+			if outcome != ApprovalApproved {
+				dec.Effect = policies.EffectDeny
+				dec.Message = "not approved: " + approvalText(outcome, h.opts.ApprovalTimeout)
+			}
+		}
+	}
+	if dec.Effect == policies.EffectDeny {
+		return denied(dec)
+	}
+	return nil
+}
+
+// subject is what op is about: the prompt's name, else the resource's URI.
+func (op *operation) subject() string {
+	if op.prompt != "" {
+		return op.prompt
+	}
+	return op.uri
+}
+
+// notFound is the answer for what a list rule hides from the caller: the
+// one a server gives for a resource or prompt it does not have.
+func (op *operation) notFound() error {
+	if op.prompt != "" {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", op.prompt)}
+	}
+	return &jsonrpc.Error{Code: codeResourceNotFound, Message: "Resource not found", Data: mustJSON(map[string]string{"uri": op.uri})}
+}
+
+// codeResourceNotFound is MCP's JSON-RPC error code for a resource that
+// does not exist.
+const codeResourceNotFound = -32002
+
+// decideAlways is decide for an operation: its decision is recorded in the
+// audit log even when no rule made it, since an operation has no
+// transcript entry to show that it happened.
+func (r *policyRun) decideAlways(ctx context.Context, phase string) policies.Decision {
+	var d policies.Decision
+	if r.set == nil {
+		d = policies.Decision{Phase: phase, Effect: policies.EffectAllow, Reason: "no policies: allow"}
+	} else {
+		d = r.set.Decide(ctx, phase, r.in)
+	}
+	r.audit = append(r.audit, store.Audit{
+		At: time.Now().UTC(), Origin: r.in.Origin, Server: r.in.Server, Op: r.in.Op,
+		Phase: d.Phase, Rule: d.Rule, Effect: d.Effect, Reason: d.Reason, Error: d.Error,
+		DurationUs: float64(d.Duration.Nanoseconds()) / 1000,
+	})
+	return d
+}
+
+// noteOutcome adds the answer to an `ask` to the decision's audit record.
+func (r *policyRun) noteOutcome(outcome string) {
+	if n := len(r.audit); n > 0 {
+		r.audit[n-1].Reason += "; " + outcome
+	}
+}
+
+// opAudit returns the audit records of op: its decision, naming what it
+// was about, and the upstream failure when there was one.
+func (r *policyRun) opAudit(op *operation, err error) []store.Audit {
+	for i := range r.audit {
+		r.audit[i].Tool = op.subject()
+		if err != nil && r.audit[i].Effect == policies.EffectAllow {
+			r.audit[i].Reason += "; failed: " + err.Error()
+		}
+	}
+	return r.audit
+}
+
+// resourceInput is what the policies see of the resource uri: its name and
+// type when the server lists it.
+func (cat *catalog) resourceInput(uri string) *policies.Resource {
+	out := &policies.Resource{URI: uri}
+	for _, r := range cat.resources {
+		if r != nil && r.URI == uri {
+			out.Name, out.MIMEType = r.Name, r.MIMEType
+			break
+		}
+	}
+	return out
+}
+
+// promptInput is what the policies see of the prompt name.
+func (cat *catalog) promptInput(name string) *policies.Prompt {
+	out := &policies.Prompt{Name: name}
+	for _, p := range cat.prompts {
+		if p != nil && p.Name == name {
+			out.Title = p.Title
+			break
+		}
+	}
+	return out
+}
+
+// ReadResource reads uri from server for c, through the host cache (what
+// the server allows to be cached is cached). A ui:// resource that one of
+// the server's tools links as its MCP App is served as the WebShell would
+// render it: validated, after the `display` plugins and the `app` phase of
+// the policies, or refused with an *AppResourceError. An input_required
+// answer is returned as it came (never cached); the retry (in, see
+// [CallInput]) goes to the server directly, past the cache.
+func (h *Host) ReadResource(ctx context.Context, c Caller, server, uri string, in *CallInput) (res *mcp.ReadResourceResult, err error) {
+	err = h.operate(ctx, c, &operation{op: OpReadResource, server: server, uri: uri,
+		do: func(ctx context.Context, t target) error {
+			res, err = h.readResource(ctx, c, t, uri, in)
+			return err
+		}})
+	return res, err
+}
+
+// readResource is ReadResource's upstream request.
+func (h *Host) readResource(ctx context.Context, c Caller, t target, uri string, in *CallInput) (*mcp.ReadResourceResult, error) {
+	if in.retry() {
+		p := &mcp.ReadResourceParams{URI: uri}
+		p.Meta, p.InputResponses, p.RequestState = in.relay(t.cs, nil)
+		return t.cs.ReadResource(ctx, p)
+	}
+	if t.conn.cfg.Apps != config.AppsOff {
+		for _, tool := range t.cat.tools {
+			if link, ok := apps.ToolLink(tool); ok && link.ResourceURI == uri {
+				return h.gatewayApp(ctx, c, t.conn, t.cs, t.cat, tool)
+			}
+		}
+	}
+	return sessionReader{c: t.conn, cs: t.cs}.ReadResource(ctx, uri)
+}
+
+// GetPrompt gets a prompt of server for c, with what a gateway client
+// relays for input requests (in; see [CallInput]). An error of the server
+// is returned as it came, and so is an input_required answer (NeedsInput),
+// for the client to answer.
+func (h *Host) GetPrompt(ctx context.Context, c Caller, server string, params *mcp.GetPromptParams, in *CallInput) (res *mcp.GetPromptResult, err error) {
+	err = h.operate(ctx, c, &operation{op: OpGetPrompt, server: server, prompt: params.Name, args: params.Arguments,
+		do: func(ctx context.Context, t target) error {
+			p := *params
+			p.Meta, p.InputResponses, p.RequestState = in.relay(t.cs, params.Meta)
+			res, err = t.cs.GetPrompt(ctx, &p)
+			return err
+		}})
+	return res, err
+}
+
+// Complete asks server for completions of a prompt's or a resource
+// template's argument for c.
+func (h *Host) Complete(ctx context.Context, c Caller, server string, params *mcp.CompleteParams) (res *mcp.CompleteResult, err error) {
+	op := &operation{op: OpComplete, server: server, args: map[string]string{}}
+	if params.Ref != nil {
+		switch params.Ref.Type {
+		case "ref/prompt":
+			op.prompt = params.Ref.Name
+		default:
+			op.uri = params.Ref.URI
+		}
+	}
+	if params.Context != nil {
+		for k, v := range params.Context.Arguments {
+			op.args[k] = v
+		}
+	}
+	op.args[params.Argument.Name] = params.Argument.Value
+	op.do = func(ctx context.Context, t target) error {
+		res, err = t.cs.Complete(ctx, params)
+		return err
+	}
+	err = h.operate(ctx, c, op)
+	return res, err
+}
+
+// SubscribeResource subscribes c to updates of the resource uri of server: the
+// first subscription to a URI is made on the server's session
+// (resources/subscribe, or a listen stream on a 2026-07-28 session), later
+// ones are counted; every new session of the server subscribes again.
+// Updates reach WatchResourceUpdates. The server's error (it supports no
+// subscriptions, say) is returned as it came.
+func (h *Host) SubscribeResource(ctx context.Context, c Caller, server, uri string) error {
+	return h.operate(ctx, c, &operation{op: OpSubscribe, server: server, uri: uri,
+		do: func(ctx context.Context, t target) error {
+			return t.conn.subscribe(ctx, t.cs, subOwner(c), uri)
+		}})
+}
+
+// UnsubscribeResource ends one of c's subscriptions to uri: only c's own (another
+// caller's are not c's to end); the last one of the URI is ended on the
+// server's session too. A client that goes away without unsubscribing
+// leaves its count behind, so the server's subscription lasts until that
+// session ends: the gateway drops updates nobody subscribed to.
+func (h *Host) UnsubscribeResource(ctx context.Context, c Caller, server, uri string) error {
+	return h.operate(ctx, c, &operation{op: OpUnsubscribe, server: server, uri: uri,
+		do: func(ctx context.Context, t target) error {
+			return t.conn.unsubscribe(ctx, t.cs, subOwner(c), uri)
+		}})
+}
+
+// subOwner is whom a subscription belongs to.
+func subOwner(c Caller) string { return "principal " + c.Name }
+
+// mustJSON encodes v, which cannot fail to encode.
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
