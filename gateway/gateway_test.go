@@ -86,7 +86,8 @@ func newEnvServers(t testing.TB, blocks []config.Server, rules ...policies.Rule)
 }
 
 // newEnvConfig is newEnv for a config whose servers and policies are set:
-// it adds the principals, the admin and the gateway block.
+// it adds the principals (unless cfg has them), the admin and the gateway
+// block.
 func newEnvConfig(t testing.TB, cfg *config.Config) *env {
 	t.Helper()
 	return newEnvOpts(t, cfg, func(net.Listener) gateway.Options { return gateway.Options{Version: "test"} }, nil)
@@ -96,11 +97,15 @@ func newEnvConfig(t testing.TB, cfg *config.Config) *env {
 // listener, and wrap (when set) around the daemon's handler.
 func newEnvOpts(t testing.TB, cfg *config.Config, gwOpts func(net.Listener) gateway.Options, wrap func(http.Handler) http.Handler) *env {
 	t.Helper()
-	*cfg = config.Config{Servers: cfg.Servers, PolicySet: cfg.PolicySet, Store: cfg.Store,
-		Principals: []config.Principal{
+	principals := cfg.Principals
+	if principals == nil {
+		principals = []config.Principal{
 			{Name: "alice", Token: aliceToken, Groups: []string{"analysts"}},
 			{Name: "bob", Token: bobToken},
-		},
+		}
+	}
+	*cfg = config.Config{Servers: cfg.Servers, PolicySet: cfg.PolicySet, Store: cfg.Store,
+		Principals: principals,
 		Admins:  []string{"alice"},
 		Gateway: config.Gateway{Enabled: true, SessionTimeout: config.DefaultGatewaySessionTimeout},
 	}

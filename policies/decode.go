@@ -21,6 +21,9 @@ const MaxInputBytes = 4 << 20
 //	  "tool": {"name": "write_file", "title": "Write file",
 //	           "annotations": {"readOnlyHint": false, "destructiveHint": true,
 //	                           "idempotentHint": false, "openWorldHint": false}},
+//	  "op": "tools/call",
+//	  "resource": {"uri": "file:///etc/hosts", "name": "hosts", "mimeType": "text/plain"},
+//	  "prompt": {"name": "deploy", "title": "Deploy"},
 //	  "args": {"path": "/srv/data/a.txt"},
 //	  "result": {"isError": false, "text": "done", "structured": {"bytes": 12}},
 //	  "app": {"resourceUri": "ui://files/view", "htmlSize": 5120,
@@ -31,7 +34,9 @@ const MaxInputBytes = 4 << 20
 // Every member is optional. Absent annotation hints take the MCP defaults,
 // as the host does ([AnnotationsFromMCP]); era must be "modern" or "legacy"
 // and origin "user", "app" or "api" when given; args must be an object and
-// stays raw (decoded lazily by [Set.Decide], as for the host). Unknown or
+// stays raw (decoded lazily by [Set.Decide], as for the host); op must be
+// one of the operations of [Ops] (which op a phase takes is checked when
+// the input is decided). Unknown or
 // duplicate members, wrong types, trailing data and inputs over
 // [MaxInputBytes] are refused with an error naming the member.
 func DecodeInput(data []byte) (*Input, error) {
@@ -57,6 +62,27 @@ func DecodeInput(data []byte) (*Input, error) {
 			return decodeObject(r, p, fields{
 				"name":    func(r json.RawMessage, p string) error { return decodeString(r, p, &in.Client.Name) },
 				"version": func(r json.RawMessage, p string) error { return decodeString(r, p, &in.Client.Version) },
+			})
+		},
+		"op": func(r json.RawMessage, p string) error {
+			return decodeEnum(r, p, &in.Op, OpListTools, OpListResources, OpListPrompts,
+				OpCallTool, OpReadRes, OpGetPrompt, OpComplete, OpSubscribe, OpUnsubscribe)
+		},
+		"resource": func(r json.RawMessage, p string) error {
+			res := &Resource{}
+			in.Resource = res
+			return decodeObject(r, p, fields{
+				"uri":      func(r json.RawMessage, p string) error { return decodeString(r, p, &res.URI) },
+				"name":     func(r json.RawMessage, p string) error { return decodeString(r, p, &res.Name) },
+				"mimeType": func(r json.RawMessage, p string) error { return decodeString(r, p, &res.MIMEType) },
+			})
+		},
+		"prompt": func(r json.RawMessage, p string) error {
+			pr := &Prompt{}
+			in.Prompt = pr
+			return decodeObject(r, p, fields{
+				"name":  func(r json.RawMessage, p string) error { return decodeString(r, p, &pr.Name) },
+				"title": func(r json.RawMessage, p string) error { return decodeString(r, p, &pr.Title) },
 			})
 		},
 		"tool": func(r json.RawMessage, p string) error {

@@ -57,7 +57,7 @@ func TestDecodeInput(t *testing.T) {
 		{name: "truncated", in: `{"server": "a"`, wantErr: "policies: input: the input: unexpected EOF"},
 		{name: "empty", in: ``, wantErr: "policies: input: the input: unexpected EOF"},
 		{name: "trailing data", in: `{} {}`, wantErr: "policies: input: unexpected data after the input"},
-		{name: "unknown member", in: `{"sever": "a"}`, wantErr: `policies: input: unknown member "sever"; the input has app, args, client, era, origin, principal, result, server, tool`},
+		{name: "unknown member", in: `{"sever": "a"}`, wantErr: `policies: input: unknown member "sever"; the input has app, args, client, era, op, origin, principal, prompt, resource, result, server, tool`},
 		{name: "unknown nested member", in: `{"tool": {"annotations": {"readOnly": true}}}`,
 			wantErr: `policies: input: unknown member "tool.annotations.readOnly"; tool.annotations has destructiveHint, idempotentHint, openWorldHint, readOnlyHint`},
 		{name: "duplicate member", in: `{"server": "a", "server": "b"}`, wantErr: `policies: input: duplicate member "server"`},

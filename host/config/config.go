@@ -279,7 +279,9 @@ type Principal struct {
 	DeclRange hcl.Range
 }
 
-// RateLimit bounds one principal's tool calls. A zero field is no bound.
+// RateLimit bounds one principal's requests to servers: tool calls and
+// every other operation (reads, prompts, completions, subscriptions). A
+// zero field is no bound.
 type RateLimit struct {
 	CallsPerSecond  float64 // sustained calls per second
 	Burst           int     // calls allowed at once above the rate
