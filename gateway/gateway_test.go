@@ -106,8 +106,8 @@ func newEnvOpts(t testing.TB, cfg *config.Config, gwOpts func(net.Listener) gate
 	}
 	*cfg = config.Config{Servers: cfg.Servers, PolicySet: cfg.PolicySet, Store: cfg.Store,
 		Principals: principals,
-		Admins:  []string{"alice"},
-		Gateway: config.Gateway{Enabled: true, SessionTimeout: config.DefaultGatewaySessionTimeout},
+		Admins:     []string{"alice"},
+		Gateway:    config.Gateway{Enabled: true, SessionTimeout: config.DefaultGatewaySessionTimeout},
 	}
 	var st *store.Store
 	var err error
