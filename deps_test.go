@@ -24,6 +24,20 @@ const sharedTypes = "appdisplay"
 // depend on it even indirectly.
 var ginImporters = []string{"host/httpapi"}
 
+// hostLayers are the packages of host/internal, each with the ones it may
+// import among them: imports point down the layers of the host
+// (docs/architecture.md), and nothing under host/internal imports the
+// host package, its doors or the shared config and store except where
+// listed in hostLayerShared.
+var hostLayers = map[string][]string{
+	"questions": {},
+}
+
+// hostLayerShared are the shared host packages each layer may import.
+var hostLayerShared = map[string][]string{
+	"questions": {},
+}
+
 type goPackage struct {
 	ImportPath string
 	Imports    []string
@@ -117,6 +131,37 @@ func TestImportDirection(t *testing.T) {
 			if strings.HasPrefix(r, "internal/") && isUnder(dr, "host") {
 				t.Errorf("internal package %s imports %s: %s", r, dr, chain(pkgs, path, dep))
 			}
+		}
+		if layer, ok := strings.CutPrefix(r, "host/internal/"); ok {
+			checkHostLayer(t, layer, p.Imports, rel)
+		}
+	}
+}
+
+// checkHostLayer checks the direct imports of one host/internal package
+// against hostLayers.
+func checkHostLayer(t *testing.T, layer string, imports []string, rel func(string) (string, bool)) {
+	t.Helper()
+	top, _, _ := strings.Cut(layer, "/")
+	allowed, known := hostLayers[top]
+	if !known {
+		t.Errorf("host/internal/%s is not in hostLayers: give it its row of allowed imports", top)
+		return
+	}
+	for _, imp := range imports {
+		dr, ok := rel(imp)
+		if !ok || !strings.HasPrefix(dr, "host") {
+			continue
+		}
+		if other, ok := strings.CutPrefix(dr, "host/internal/"); ok {
+			o, _, _ := strings.Cut(other, "/")
+			if o != top && !slices.Contains(allowed, o) {
+				t.Errorf("host/internal/%s imports host/internal/%s, which is not below it (allowed: %v)", layer, other, allowed)
+			}
+			continue
+		}
+		if !slices.Contains(hostLayerShared[top], dr) {
+			t.Errorf("host/internal/%s imports %s: a layer of the host imports none of the host's other packages but %v", layer, dr, hostLayerShared[top])
 		}
 	}
 }

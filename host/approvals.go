@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/store"
 )
 
@@ -69,21 +69,6 @@ const (
 // maxPendingApprovals calls waiting.
 var ErrTooManyApprovals = errors.New("too many calls are waiting for approval")
 
-type pendingApproval struct {
-	Approval
-	principal string
-	answer    chan bool // buffered 1; the first answer wins
-	// stored says the approval is also a store row (clustered): an
-	// answer is recorded there first, so one answer wins across replicas.
-	stored bool
-}
-
-// approvals holds the pending approvals by id.
-type approvals struct {
-	mu      sync.Mutex
-	pending map[string]*pendingApproval
-}
-
 // ask registers a, publishes it, and waits for the answer, the timeout or
 // ctx. It returns the outcome.
 func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, error) {
@@ -91,65 +76,35 @@ func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, e
 	a.ID = "a_" + randomHex(8)
 	a.Created = time.Now().UTC()
 	a.Expires = a.Created.Add(timeout)
-	p := &pendingApproval{Approval: a, principal: principal, answer: make(chan bool, 1)}
-
-	h.approvals.mu.Lock()
-	n := 0
-	for _, q := range h.approvals.pending {
-		if q.principal == principal {
-			n++
-		}
+	out, err := h.approvals.Ask(ctx, questions.Question[Approval, bool]{
+		ID: a.ID, Principal: principal, Body: a, Created: a.Created, Timeout: timeout,
+		Announce: func() {
+			h.publish(Event{Type: EventApproval, Principal: principal, Data: a})
+			notifyPending(ctx, a)
+		},
+	})
+	if err != nil {
+		return "", err
 	}
-	h.approvals.mu.Unlock()
-	if n >= maxPendingApprovals || n+h.otherQuestionCount(principal, pokeApproval) >= maxPendingApprovals {
-		return "", ErrTooManyApprovals
-	}
-	// Clustered, the approval is a store row too, so that any replica
-	// lists and answers it (fanin.go).
-	p.stored = h.putQuestion(ctx, pokeApproval, a.ID, principal, a, a.Created, a.Expires)
-	h.approvals.mu.Lock()
-	if h.approvals.pending == nil {
-		h.approvals.pending = map[string]*pendingApproval{}
-	}
-	h.approvals.pending[a.ID] = p
-	h.approvals.mu.Unlock()
-
-	h.publish(Event{Type: EventApproval, Principal: principal, Data: a})
-	notifyPending(ctx, a)
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var outcome string
-	select {
-	case ok := <-p.answer:
+	outcome := ApprovalCancelled
+	switch {
+	case out.End == questions.Answered && out.Answer:
+		outcome = ApprovalApproved
+	case out.End == questions.Answered:
 		outcome = ApprovalDenied
-		if ok {
-			outcome = ApprovalApproved
-		}
-	case <-timer.C:
+	case out.End == questions.Expired:
 		outcome = ApprovalExpired
-	case <-ctx.Done():
-		outcome = ApprovalCancelled
 	}
-	h.approvals.mu.Lock()
-	delete(h.approvals.pending, a.ID)
-	h.approvals.mu.Unlock()
 	done := ApprovalDone{ID: a.ID, SessionID: a.SessionID, CallID: a.CallID, Outcome: outcome}
 	h.publish(Event{Type: EventApprovalDone, Principal: principal, Data: done})
-	if p.stored {
-		h.doneQuestion(pokeApprovalDone, a.ID, principal, done)
-	}
+	h.approvals.Finish(a.ID, principal, out, done)
 	return outcome, nil
 }
 
 // PendingApprovals lists principal's calls that wait for approval, oldest
 // first: on a clustered store those of every replica.
 func (h *Host) PendingApprovals(p Principal) []Approval {
-	h.approvals.mu.Lock()
-	out := pendingOf(h.approvals.pending, p.Name, func(q *pendingApproval) (Approval, string, time.Time) {
-		return q.Approval, q.principal, q.Created
-	})
-	h.approvals.mu.Unlock()
-	return withOthers(h, out, p.Name, pokeApproval, func(a Approval) time.Time { return a.Created })
+	return withOthers(h, h.approvals.Pending(p.Name), p.Name, pokeApproval, func(a Approval) time.Time { return a.Created })
 }
 
 // withOthers appends to out, which is oldest first, the questions of kind
@@ -169,57 +124,16 @@ func withOthers[T any](h *Host, out []T, principal, kind string, created func(T)
 	return out
 }
 
-// pendingOf returns what principal waits for among pending (approvals,
-// elicitations), oldest first; the caller holds pending's lock.
-func pendingOf[Q any, T any](pending map[string]Q, principal string, of func(Q) (T, string, time.Time)) []T {
-	type item struct {
-		v  T
-		at time.Time
-	}
-	var items []item
-	for _, q := range pending {
-		if v, who, at := of(q); who == principal {
-			items = append(items, item{v, at})
-		}
-	}
-	sort.Slice(items, func(i, j int) bool { return items[i].at.Before(items[j].at) })
-	out := make([]T, 0, len(items))
-	for _, it := range items {
-		out = append(out, it.v)
-	}
-	return out
-}
-
 // Answer approves (once) or denies a pending approval of principal, also
 // one of another replica sharing the store. It returns ErrNotFound when
 // there is no such approval, it belongs to someone else, or it was already
 // answered (here or on another replica).
 func (h *Host) Answer(p Principal, id string, approve bool) error {
-	h.approvals.mu.Lock()
-	q, ok := h.approvals.pending[id]
-	if !ok {
-		h.approvals.mu.Unlock()
+	err := h.approvals.Answer(p.Name, id, approve)
+	if errors.Is(err, questions.ErrNotHere) {
 		return h.answerRemote(p.Name, id, pokeApproval, approvalAnswer{Approve: approve}, nil)
 	}
-	defer h.approvals.mu.Unlock()
-	if q.principal != p.Name {
-		return ErrNotFound
-	}
-	if q.stored {
-		// The first answer across replicas wins: the store decides.
-		h.approvals.mu.Unlock()
-		err := h.answerStored(p.Name, id, approvalAnswer{Approve: approve})
-		h.approvals.mu.Lock()
-		if err != nil {
-			return err
-		}
-	}
-	select {
-	case q.answer <- approve:
-		return nil
-	default:
-		return ErrNotFound // already answered
-	}
+	return err
 }
 
 // AuditLog returns a page of principal's policy decisions, newest first

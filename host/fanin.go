@@ -425,58 +425,53 @@ type approvalAnswer struct {
 // storedQuestions lists the ids of this replica's questions that are
 // store rows.
 func (h *Host) storedQuestions() []string {
-	var ids []string
-	h.approvals.mu.Lock()
-	for id, q := range h.approvals.pending {
-		if q.stored {
-			ids = append(ids, id)
-		}
-	}
-	h.approvals.mu.Unlock()
-	h.elicits.mu.Lock()
-	for id, q := range h.elicits.pending {
-		if q.stored {
-			ids = append(ids, id)
-		}
-	}
-	h.elicits.mu.Unlock()
-	return ids
+	return append(h.approvals.Stored(), h.elicits.Stored()...)
 }
 
 // onAnswer delivers the answer another replica recorded for a question
 // of this one.
 func (h *Host) onAnswer(ctx context.Context, id string) {
-	h.approvals.mu.Lock()
-	qa := h.approvals.pending[id]
-	h.approvals.mu.Unlock()
-	h.elicits.mu.Lock()
-	qe := h.elicits.pending[id]
-	h.elicits.mu.Unlock()
-	if qa == nil && qe == nil {
+	if !h.approvals.Holds(id) && !h.elicits.Holds(id) {
 		return
 	}
 	q, err := h.store.Question(ctx, id)
 	if err != nil || q.Answer == nil {
 		return
 	}
-	if qa != nil {
+	h.approvals.Deliver(id, func() (bool, bool) {
 		var a approvalAnswer
-		if json.Unmarshal(q.Answer, &a) == nil {
-			select {
-			case qa.answer <- a.Approve:
-			default: // answered already
-			}
-		}
-	}
-	if qe != nil {
+		return a.Approve, json.Unmarshal(q.Answer, &a) == nil
+	})
+	h.elicits.Deliver(id, func() (ElicitationAnswer, bool) {
 		var a ElicitationAnswer
-		if json.Unmarshal(q.Answer, &a) == nil {
-			h.elicits.mu.Lock()
-			if !qe.answered {
-				qe.answered = true
-				qe.answer <- a
-			}
-			h.elicits.mu.Unlock()
-		}
-	}
+		return a, json.Unmarshal(q.Answer, &a) == nil
+	})
+}
+
+// sharedQuestions shares the questions of a broker through the store's
+// question rows and pokes (questions.Shared).
+type sharedQuestions struct{ h *Host }
+
+func (s sharedQuestions) Put(ctx context.Context, kind, id, principal string, body any, created, expires time.Time) bool {
+	return s.h.putQuestion(ctx, kind, id, principal, body, created, expires)
+}
+
+func (s sharedQuestions) Done(doneKind, id, principal string, done any) {
+	s.h.doneQuestion(doneKind, id, principal, done)
+}
+
+func (s sharedQuestions) Others(principal, kind string) int {
+	return s.h.otherQuestionCount(principal, kind)
+}
+
+func (s sharedQuestions) Answer(principal, id string, answer any) error {
+	return s.h.answerStored(principal, id, answer)
+}
+
+// approvalRows stores an approval's answer as an approvalAnswer.
+type approvalRows struct{ sharedQuestions }
+
+func (s approvalRows) Answer(principal, id string, answer any) error {
+	approve, _ := answer.(bool)
+	return s.sharedQuestions.Answer(principal, id, approvalAnswer{Approve: approve})
 }

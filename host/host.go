@@ -18,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/cluster"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/oauth"
 	"github.com/mcphost/mcphost/plugins"
@@ -123,12 +124,12 @@ type Host struct {
 	logWatchers listeners[func(string, *mcp.LoggingMessageParams)]
 	metrics     metrics
 	calls       calls
-	approvals   approvals
-	elicits     elicitations     // pending elicitations (elicit.go)
-	limiter     limiter          // per-principal call limits (ratelimit.go)
-	credKey     []byte           // derives WebShell credentials (principal.go)
-	pluginRT    *plugins.Runtime // shared by every generation's plugins; closed last
-	owned       sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
+	approvals   *questions.Broker[Approval, bool]                 // pending approvals (approvals.go)
+	elicits     *questions.Broker[Elicitation, ElicitationAnswer] // pending elicitations (elicitbroker.go)
+	limiter     limiter                                           // per-principal call limits (ratelimit.go)
+	credKey     []byte                                            // derives WebShell credentials (principal.go)
+	pluginRT    *plugins.Runtime                                  // shared by every generation's plugins; closed last
+	owned       sync.Map                                          // principal+"\x00"+sessionID → struct{}: confirmed session owners
 	closing     atomic.Bool
 	closed      chan struct{} // closed when Close begins
 	// started is set by Start; draining once Serve's context ended (new
@@ -189,6 +190,10 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	}
 	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: newCredentialKey(opts.CredentialKey), closed: make(chan struct{}), stopping: make(chan struct{})}
 	h.fanin.queue, h.fanin.listening = make(chan store.Poke, pokeQueue), make(chan struct{})
+	h.approvals = &questions.Broker[Approval, bool]{Kind: pokeApproval, DoneKind: pokeApprovalDone,
+		Max: maxPendingApprovals, Full: ErrTooManyApprovals, Shared: approvalRows{sharedQuestions{h}}}
+	h.elicits = &questions.Broker[Elicitation, ElicitationAnswer]{Kind: pokeElicitation, DoneKind: pokeElicitationDone,
+		Max: maxPendingElicitations, Full: ErrTooManyElicitations, Shared: sharedQuestions{h}}
 	userOnStatus := opts.OnStatus
 	opts.OnStatus = func(st ServerStatus) {
 		h.publish(Event{Type: EventServer, Data: st})

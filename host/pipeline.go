@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,7 +41,7 @@ var ErrNoStore = errors.New("host: no transcript store")
 // ErrNotFound is returned for a session that does not exist or belongs to
 // another principal, and for a call that is not running. The two cases are
 // never told apart.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = questions.ErrNotFound
 
 // ErrDiskFull is in the error of a call whose entry could not be recorded
 // because the data directory is full (the call itself may have run).

@@ -1,0 +1,14 @@
+// Package questions holds the questions a running call waits on until a
+// person answers: the approvals of `ask` rules and the elicitations of
+// servers. One generic [Broker] serves both kinds: it bounds how many a
+// principal may have open (across replicas), registers a question,
+// shares it with the other replicas through [Shared] when clustered,
+// waits for the first answer, the timeout or the caller's end, and takes
+// an answer given here or recorded by another replica.
+//
+// It sits under the pipeline (which asks) and the host (whose doors list
+// and answer). It knows nothing of events, stores or policies: the host
+// passes what to announce and how to share. It must never block an
+// answer on a waiter, nor let one principal see or answer another's
+// question.
+package questions
