@@ -15,7 +15,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/store"
-	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -217,236 +216,27 @@ type callOutcome struct {
 func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *callOutcome, err error) {
 	ctx, span := startCallSpan(ctx, &req)
 	defer func() { endCallSpan(span, out, err) }()
-	if err := h.refuseIfDraining(); err != nil {
+	r := &callRun{h: h, req: req, d: d}
+	defer r.cleanup()
+	if err := r.admit(ctx); err != nil { // drain, session owner, rate limit
 		return nil, err
 	}
-	if d.record {
-		if err := h.checkSession(ctx, req.Principal.Name, req.SessionID); err != nil {
-			return nil, err
-		}
+	if err := r.resolve(ctx); err != nil { // the caller's session, the tool, its arguments
+		return nil, err
 	}
-	g := h.acquire()
-	defer g.release()
-	done, err := h.limiter.admit(req.Principal.Name, g.rateLimitOf(req.Principal.Name))
+	if err := r.start(ctx); err != nil { // origin and App gate, call id, running calls
+		return nil, err
+	}
+	perr, err := r.decide(ctx) // policy, phase call; an ask through the door
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	t, err := g.target(ctx, req.Principal.Name, req.Server)
-	if err != nil {
-		return nil, err
+	if perr == nil {
+		r.upstream()      // the call: progress, per-client session, input rounds
+		perr = r.result() // plugins, stage result; policy, phase result
+		r.app()           // the App: plugins, stage display; policy, phase app
 	}
-	c, cs, cat := t.conn, t.cs, t.cat
-	tool, ok := cat.toolIndex[req.Tool]
-	if !ok {
-		return nil, unknownTool(req.Server, req.Tool, cat)
-	}
-	args, err := objectArguments(req.Arguments)
-	if err != nil {
-		return nil, err
-	}
-	decoded, err := cat.validate(tool, args)
-	if err != nil {
-		return nil, err
-	}
-	origin, appDone, err := h.callOrigin(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	defer appDone()
-	callID := req.CallID
-	if callID == "" {
-		callID = "c_" + randomHex(8)
-	} else if !validCallID(callID) {
-		return nil, &RequestError{Reason: "callId must be 1 to 128 letters, digits, '.', '_' or '-'"}
-	}
-
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if err := h.calls.add(runningKey(req.Principal.Name, callID), &runningCall{principal: req.Principal.Name, sessionID: req.SessionID, cancel: cancel}); err != nil {
-		return nil, err
-	}
-	defer h.calls.remove(runningKey(req.Principal.Name, callID))
-
-	st := c.snapshot()
-	entry := &store.Entry{
-		SessionID:       req.SessionID,
-		CallID:          callID,
-		Principal:       req.Principal.Name,
-		Origin:          origin,
-		Server:          req.Server,
-		Tool:            req.Tool,
-		AppEntryID:      req.AppEntryID,
-		Arguments:       args,
-		Era:             st.Era,
-		ProtocolVersion: st.ProtocolVersion,
-		StartedAt:       time.Now().UTC(),
-	}
-	out = &callOutcome{entry: entry}
-	trail := &Trail{}
-	pol := newPolicyRun(g, req.Principal, c, tool, origin, args, decoded, trail)
-	pol.callID = callID
-	if pol.in != nil {
-		pol.in.Client = policies.Client(req.Client)
-	}
-	finish := func(perr *PolicyError) (*callOutcome, error) {
-		entry.DurationMs = float64(time.Since(entry.StartedAt).Microseconds()) / 1000
-		if d.record {
-			recorded, err := h.record(ctx, req.Principal.Name, entry, trail, pol.audit)
-			if err != nil {
-				return nil, err
-			}
-			out.entry = recorded
-		} else {
-			entry.Trail = trail.raw()
-		}
-		if perr != nil {
-			perr.Entry = out.entry
-			return out, perr
-		}
-		return out, nil
-	}
-
-	// Policy, phase call (list rules first: a hidden tool is answered as
-	// one that does not exist, and only the audit log knows).
-	pctx, pspan := startStage(cctx, "policy call")
-	dec := pol.decide(pctx, policies.PhaseCall)
-	if pspan.IsRecording() {
-		pspan.SetAttributes(attrEffect.String(string(dec.Effect)), attrRule.String(dec.Rule))
-	}
-	pspan.End()
-	if hidden(dec) {
-		h.appendAudit(ctx, req.Principal.Name, req.SessionID, pol.audit)
-		return nil, unknownTool(req.Server, req.Tool, cat)
-	}
-	if dec.Effect == policies.EffectAsk {
-		if d.ask == nil {
-			dec.Effect = policies.EffectDeny
-			dec.Message = "needs approval, which only the WebShell can give: " + dec.Message
-		} else {
-			outcome, err := d.ask(cctx, req.Principal.Name, Approval{
-				SessionID: req.SessionID, CallID: callID, Server: req.Server, Tool: req.Tool, Arguments: args,
-				Origin: origin, Rule: dec.Rule, Message: dec.Message,
-			})
-			if err != nil {
-				h.appendAudit(ctx, req.Principal.Name, req.SessionID, pol.audit) // the ask decision, though nobody was asked
-				return nil, err
-			}
-			trail.Approval = outcome
-			if outcome != ApprovalApproved {
-				dec.Effect = policies.EffectDeny
-				dec.Message = "not approved: " + approvalText(outcome, h.opts.ApprovalTimeout)
-			}
-		}
-	}
-	if dec.Effect == policies.EffectDeny {
-		perr := denied(dec)
-		entry.Status = StatusDenied
-		entry.Error = perr.Message
-		return finish(perr)
-	}
-
-	// The upstream call.
-	progress := d.onProgress
-	if d.record {
-		h.publishShared(Event{Type: EventCallStarted, Principal: req.Principal.Name,
-			Data: CallStarted{CallID: callID, SessionID: req.SessionID, Server: req.Server, Tool: req.Tool}}, pokeCallStarted, callID)
-		progress = func(p Progress) {
-			h.publishShared(Event{Type: EventProgress, Principal: req.Principal.Name,
-				Data: CallProgress{CallID: callID, SessionID: req.SessionID, Progress: p}}, pokeProgress, callID)
-			if d.onProgress != nil {
-				d.onProgress(p)
-			}
-		}
-	}
-	// The call is in flight on its connection while it runs, so that a
-	// legacy server's elicitation/create finds it (inflight.go).
-	inflight := &inflightCall{principal: req.Principal.Name, sessionID: req.SessionID, callID: callID,
-		server: req.Server, tool: req.Tool, ctx: cctx, elicit: d.elicit, asks: &callAsks{}}
-	removeInflight := c.inflight.add(inflight)
-	if c.place != nil {
-		cctx = context.WithValue(cctx, relayCallKey{}, inflight)
-	}
-	// A gateway client's call to a per-client server goes on the client's
-	// own upstream session (perclient.go).
-	callCS := cs
-	var res *mcp.CallToolResult
-	if c.perClient(&req, cs) {
-		pcs, release, perr := c.clientSession(cctx, req.Relay)
-		switch {
-		case perr != nil:
-			err = perr
-		case pcs != nil:
-			callCS = pcs
-			defer release()
-		}
-	}
-	if err == nil {
-		res, err = c.callTool(cctx, callCS, req.Tool, args, req.Input, progress)
-	}
-	c.callFailed(err) // an authorization failure: the session waits for a sign-in
-	// An input_required answer is not a result yet: relayed as it is, past
-	// the result and App stages (the answer to the last round goes through
-	// them), or answered here, round by round.
-	if err == nil && res.NeedsInput() && !d.relayInput {
-		res, err = h.answerRounds(cctx, c, callCS, inflight, req.Tool, args, res, progress)
-	}
-	removeInflight()
-	trail.Input = inflight.asks.list()
-	took := time.Since(entry.StartedAt)
-	needsInput := err == nil && res.NeedsInput()
-	out.upstream = err
-	switch {
-	case err != nil && cctx.Err() != nil:
-		entry.Status = StatusCancelled
-		entry.Error = err.Error()
-	case err != nil:
-		entry.Status = StatusError
-		entry.Error = err.Error()
-	case res.IsError:
-		entry.Status = StatusToolError
-	default:
-		entry.Status = StatusOK
-	}
-	h.metrics.observeCall(req.Server, entry.Status, took)
-
-	// Plugins, stage result, then policy, phase result.
-	var perr *PolicyError
-	if res != nil && !needsInput {
-		shown, status, serr := pol.resultStage(cctx, req.Principal, c, cat, tool, args, res)
-		if serr != nil {
-			out.stage = serr
-			entry.Status = status
-			entry.Error = serr.Error()
-			if pe, ok := serr.(*PolicyError); ok {
-				perr = pe
-				entry.Error = pe.Message
-			}
-		}
-		res = shown
-	}
-	out.result = res
-	if res != nil {
-		raw, merr := json.Marshal(res)
-		if merr != nil {
-			entry.Status = StatusError
-			entry.Error = fmt.Sprintf("encoding the result: %v", merr)
-		} else {
-			entry.Result = raw
-		}
-	}
-
-	// An App linked by the tool is resolved after a successful call only,
-	// with its own deadline, from the result the plugins left; it never
-	// changes entry.Result. An App's own calls get none: their result goes
-	// to the App only. Then plugins, stage display, and policy, phase app.
-	if entry.Status == StatusOK && origin != OriginApp && !needsInput {
-		if disp := h.resolveApp(cctx, c, cs, cat, tool, args, res); disp != nil {
-			pol.displayStage(cctx, req.Principal, c, tool, args, res, disp)
-			entry.Display = encodeDisplay(c, tool, disp)
-		}
-	}
-	return finish(perr)
+	return r.finish(ctx, perr) // the record
 }
 
 // record appends entry with its trail and audit records to the transcript

@@ -1,0 +1,321 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/policies"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// callRun is one tool call on its way through the stages of the pipeline
+// (pipeline.go lists them in order): what each stage found out, for the
+// stages after it.
+type callRun struct {
+	h   *Host
+	req SessionCall
+	d   door
+
+	g       *generation
+	t       target
+	tool    *mcp.Tool
+	args    json.RawMessage
+	decoded any // the arguments as the schema check decoded them, or nil
+
+	origin string
+	callID string
+	ctx    context.Context // the call's own: cancelled by CancelCall
+	entry  *store.Entry
+	trail  *Trail
+	pol    *policyRun
+	out    *callOutcome
+
+	res        *mcp.CallToolResult
+	needsInput bool // the server asks for input: no result yet
+
+	undo []func() // run in reverse when the call ends
+}
+
+// cleanup undoes what the stages set up, last first.
+func (r *callRun) cleanup() {
+	for i := len(r.undo) - 1; i >= 0; i-- {
+		r.undo[i]()
+	}
+}
+
+// admit refuses a call while draining, in a session that is not the
+// caller's, or past the caller's rate limit; it holds the generation the
+// call runs in.
+func (r *callRun) admit(ctx context.Context) error {
+	h := r.h
+	if err := h.refuseIfDraining(); err != nil {
+		return err
+	}
+	if r.d.record {
+		if err := h.checkSession(ctx, r.req.Principal.Name, r.req.SessionID); err != nil {
+			return err
+		}
+	}
+	r.g = h.acquire()
+	r.undo = append(r.undo, r.g.release)
+	done, err := h.limiter.admit(r.req.Principal.Name, r.g.rateLimitOf(r.req.Principal.Name))
+	if err != nil {
+		return err
+	}
+	r.undo = append(r.undo, done)
+	return nil
+}
+
+// resolve finds the caller's session of the server, the tool, and checks
+// the arguments against its input schema.
+func (r *callRun) resolve(ctx context.Context) error {
+	t, err := r.g.target(ctx, r.req.Principal.Name, r.req.Server)
+	if err != nil {
+		return err
+	}
+	r.t = t
+	tool, ok := t.cat.toolIndex[r.req.Tool]
+	if !ok {
+		return unknownTool(r.req.Server, r.req.Tool, t.cat)
+	}
+	r.tool = tool
+	if r.args, err = objectArguments(r.req.Arguments); err != nil {
+		return err
+	}
+	r.decoded, err = t.cat.validate(tool, r.args)
+	return err
+}
+
+// start settles the call's origin (an App's call passes the App gate),
+// its id and its place among the running calls, and opens its entry.
+func (r *callRun) start(ctx context.Context) error {
+	req := r.req
+	origin, appDone, err := r.h.callOrigin(ctx, req)
+	if err != nil {
+		return err
+	}
+	r.undo = append(r.undo, appDone)
+	r.origin = origin
+	r.callID = req.CallID
+	if r.callID == "" {
+		r.callID = "c_" + randomHex(8)
+	} else if !validCallID(r.callID) {
+		return &RequestError{Reason: "callId must be 1 to 128 letters, digits, '.', '_' or '-'"}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	r.ctx = cctx
+	r.undo = append(r.undo, cancel)
+	key := runningKey(req.Principal.Name, r.callID)
+	if err := r.h.calls.add(key, &runningCall{principal: req.Principal.Name, sessionID: req.SessionID, cancel: cancel}); err != nil {
+		return err
+	}
+	r.undo = append(r.undo, func() { r.h.calls.remove(key) })
+
+	st := r.t.conn.snapshot()
+	r.entry = &store.Entry{
+		SessionID: req.SessionID, CallID: r.callID, Principal: req.Principal.Name, Origin: origin,
+		Server: req.Server, Tool: req.Tool, AppEntryID: req.AppEntryID, Arguments: r.args,
+		Era: st.Era, ProtocolVersion: st.ProtocolVersion, StartedAt: time.Now().UTC(),
+	}
+	r.out = &callOutcome{entry: r.entry}
+	r.trail = &Trail{}
+	r.pol = newPolicyRun(r.g, req.Principal, r.t.conn, r.tool, origin, r.args, r.decoded, r.trail)
+	r.pol.callID = r.callID
+	if r.pol.in != nil {
+		r.pol.in.Client = policies.Client(req.Client)
+	}
+	return nil
+}
+
+// decide runs the `call` phase (list rules first: a hidden tool is
+// answered as one that does not exist, and only the audit log knows); an
+// `ask` goes to the door. A refusal is a *PolicyError for the record; an
+// error stops the call unrecorded.
+func (r *callRun) decide(ctx context.Context) (*PolicyError, error) {
+	h, req := r.h, r.req
+	pctx, pspan := startStage(r.ctx, "policy call")
+	dec := r.pol.decide(pctx, policies.PhaseCall)
+	if pspan.IsRecording() {
+		pspan.SetAttributes(attrEffect.String(string(dec.Effect)), attrRule.String(dec.Rule))
+	}
+	pspan.End()
+	if hidden(dec) {
+		h.appendAudit(ctx, req.Principal.Name, req.SessionID, r.pol.audit)
+		return nil, unknownTool(req.Server, req.Tool, r.t.cat)
+	}
+	if dec.Effect == policies.EffectAsk {
+		if r.d.ask == nil {
+			dec.Effect = policies.EffectDeny
+			dec.Message = "needs approval, which only the WebShell can give: " + dec.Message
+		} else {
+			outcome, err := r.d.ask(r.ctx, req.Principal.Name, Approval{
+				SessionID: req.SessionID, CallID: r.callID, Server: req.Server, Tool: req.Tool, Arguments: r.args,
+				Origin: r.origin, Rule: dec.Rule, Message: dec.Message,
+			})
+			if err != nil {
+				h.appendAudit(ctx, req.Principal.Name, req.SessionID, r.pol.audit) // the ask decision, though nobody was asked
+				return nil, err
+			}
+			r.trail.Approval = outcome
+			if outcome != ApprovalApproved {
+				dec.Effect = policies.EffectDeny
+				dec.Message = "not approved: " + approvalText(outcome, h.opts.ApprovalTimeout)
+			}
+		}
+	}
+	if dec.Effect == policies.EffectDeny {
+		perr := denied(dec)
+		r.entry.Status = StatusDenied
+		r.entry.Error = perr.Message
+		return perr, nil
+	}
+	return nil, nil
+}
+
+// progress is where the call's progress goes: the door's listener and,
+// for a recorded call, the caller's event streams.
+func (r *callRun) progress() func(Progress) {
+	h, req, d, callID := r.h, r.req, r.d, r.callID
+	if !d.record {
+		return d.onProgress
+	}
+	h.publishShared(Event{Type: EventCallStarted, Principal: req.Principal.Name,
+		Data: CallStarted{CallID: callID, SessionID: req.SessionID, Server: req.Server, Tool: req.Tool}}, pokeCallStarted, callID)
+	return func(p Progress) {
+		h.publishShared(Event{Type: EventProgress, Principal: req.Principal.Name,
+			Data: CallProgress{CallID: callID, SessionID: req.SessionID, Progress: p}}, pokeProgress, callID)
+		if d.onProgress != nil {
+			d.onProgress(p)
+		}
+	}
+}
+
+// upstream makes the call on the server. The call is in flight on its
+// connection while it runs, so that a legacy server's elicitation/create
+// finds it (inflight.go); a gateway client's call to a per-client server
+// goes on the client's own upstream session (perclient.go); an
+// input_required answer is relayed as it is (past the result and App
+// stages: the answer to the last round goes through them), or answered
+// here, round by round.
+func (r *callRun) upstream() {
+	req, c, cctx := r.req, r.t.conn, r.ctx
+	progress := r.progress()
+	inflight := &inflightCall{principal: req.Principal.Name, sessionID: req.SessionID, callID: r.callID,
+		server: req.Server, tool: req.Tool, ctx: cctx, elicit: r.d.elicit, asks: &callAsks{}}
+	removeInflight := c.inflight.add(inflight)
+	if c.place != nil {
+		cctx = context.WithValue(cctx, relayCallKey{}, inflight)
+	}
+	callCS := r.t.cs
+	var err error
+	if c.perClient(&req, r.t.cs) {
+		pcs, release, perr := c.clientSession(cctx, req.Relay)
+		switch {
+		case perr != nil:
+			err = perr
+		case pcs != nil:
+			callCS = pcs
+			r.undo = append(r.undo, release)
+		}
+	}
+	var res *mcp.CallToolResult
+	if err == nil {
+		res, err = c.callTool(cctx, callCS, req.Tool, r.args, req.Input, progress)
+	}
+	c.callFailed(err) // an authorization failure: the session waits for a sign-in
+	if err == nil && res.NeedsInput() && !r.d.relayInput {
+		res, err = r.h.answerRounds(cctx, c, callCS, inflight, req.Tool, r.args, res, progress)
+	}
+	removeInflight()
+	r.trail.Input = inflight.asks.list()
+	r.settle(res, err)
+}
+
+// settle records what became of the upstream call in the entry.
+func (r *callRun) settle(res *mcp.CallToolResult, err error) {
+	e := r.entry
+	took := time.Since(e.StartedAt)
+	r.res = res
+	r.needsInput = err == nil && res.NeedsInput()
+	r.out.upstream = err
+	switch {
+	case err != nil && r.ctx.Err() != nil:
+		e.Status, e.Error = StatusCancelled, err.Error()
+	case err != nil:
+		e.Status, e.Error = StatusError, err.Error()
+	case res.IsError:
+		e.Status = StatusToolError
+	default:
+		e.Status = StatusOK
+	}
+	r.h.metrics.observeCall(r.req.Server, e.Status, took)
+}
+
+// result runs the result plugins, then the `result` phase, on the
+// result, and puts what is left of it in the outcome and the entry. It
+// returns the refusal of a result rule.
+func (r *callRun) result() *PolicyError {
+	var perr *PolicyError
+	if r.res != nil && !r.needsInput {
+		shown, status, serr := r.pol.resultStage(r.ctx, r.req.Principal, r.t.conn, r.t.cat, r.tool, r.args, r.res)
+		if serr != nil {
+			r.out.stage = serr
+			r.entry.Status = status
+			r.entry.Error = serr.Error()
+			if pe, ok := serr.(*PolicyError); ok {
+				perr = pe
+				r.entry.Error = pe.Message
+			}
+		}
+		r.res = shown
+	}
+	r.out.result = r.res
+	if r.res != nil {
+		raw, err := json.Marshal(r.res)
+		if err != nil {
+			r.entry.Status = StatusError
+			r.entry.Error = fmt.Sprintf("encoding the result: %v", err)
+		} else {
+			r.entry.Result = raw
+		}
+	}
+	return perr
+}
+
+// app resolves the App the tool links, after a successful call only, with
+// its own deadline, from the result the plugins left; it never changes
+// the entry's result. An App's own calls get none: their result goes to
+// the App only. Then the display plugins and the `app` phase.
+func (r *callRun) app() {
+	if r.entry.Status != StatusOK || r.origin == OriginApp || r.needsInput {
+		return
+	}
+	if disp := r.h.resolveApp(r.ctx, r.t.conn, r.t.cs, r.t.cat, r.tool, r.args, r.res); disp != nil {
+		r.pol.displayStage(r.ctx, r.req.Principal, r.t.conn, r.tool, r.args, r.res, disp)
+		r.entry.Display = encodeDisplay(r.t.conn, r.tool, disp)
+	}
+}
+
+// finish records the entry (a recording door) or keeps its trail in it,
+// and returns the outcome with perr, a refusal by a policy.
+func (r *callRun) finish(ctx context.Context, perr *PolicyError) (*callOutcome, error) {
+	e := r.entry
+	e.DurationMs = float64(time.Since(e.StartedAt).Microseconds()) / 1000
+	if r.d.record {
+		recorded, err := r.h.record(ctx, r.req.Principal.Name, e, r.trail, r.pol.audit)
+		if err != nil {
+			return nil, err
+		}
+		r.out.entry = recorded
+	} else {
+		e.Trail = r.trail.raw()
+	}
+	if perr != nil {
+		perr.Entry = r.out.entry
+		return r.out, perr
+	}
+	return r.out, nil
+}
