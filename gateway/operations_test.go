@@ -51,7 +51,7 @@ func TestOperationPolicies(t *testing.T) {
 			go func() {
 				for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 					for _, a := range e.h.PendingApprovals(host.Principal{Name: "alice"}) {
-						if a.Op == host.OpGetPrompt {
+						if a.Op == policies.OpGetPrompt {
 							_ = e.h.Answer(host.Principal{Name: "alice"}, a.ID, true)
 							return
 						}

@@ -14,9 +14,9 @@ import (
 
 // Defaults of [AppCompaction].
 const (
-	DefaultAppCompactAfter        = 7 * 24 * time.Hour
-	DefaultAppCompactSessionBytes = 16 << 20
-	DefaultAppCompactInterval     = 10 * time.Minute
+	defaultAppCompactAfter        = 7 * 24 * time.Hour
+	defaultAppCompactSessionBytes = 16 << 20
+	defaultAppCompactInterval     = 10 * time.Minute
 )
 
 // AppCompaction configures the daemon's background compaction of MCP App
@@ -25,13 +25,13 @@ const (
 // text with no App frame. The zero value means the defaults.
 type AppCompaction struct {
 	// After compacts the records of calls that started longer ago than
-	// this: 0 means DefaultAppCompactAfter (7 days), negative never.
+	// this: 0 means defaultAppCompactAfter (7 days), negative never.
 	After time.Duration
 	// SessionBytes bounds the App HTML of one session: while a session's
 	// records hold more than this, its oldest are compacted. 0 means
-	// DefaultAppCompactSessionBytes (16 MiB), negative no bound.
+	// defaultAppCompactSessionBytes (16 MiB), negative no bound.
 	SessionBytes int64
-	// Interval is the time between passes (0: DefaultAppCompactInterval).
+	// Interval is the time between passes (0: defaultAppCompactInterval).
 	// The first pass runs when the host starts.
 	Interval time.Duration
 }
@@ -58,7 +58,7 @@ func (h *Host) startAppCompaction(ctx context.Context) {
 	}
 	interval := o.Interval
 	if interval <= 0 {
-		interval = DefaultAppCompactInterval
+		interval = defaultAppCompactInterval
 	}
 	h.compactor.wg.Add(1)
 	go func() {
@@ -101,10 +101,10 @@ func (h *Host) CompactApps(ctx context.Context) (int, error) {
 	o := h.opts.AppCompaction
 	after, bound := o.After, o.SessionBytes
 	if after == 0 {
-		after = DefaultAppCompactAfter
+		after = defaultAppCompactAfter
 	}
 	if bound == 0 {
-		bound = DefaultAppCompactSessionBytes
+		bound = defaultAppCompactSessionBytes
 	}
 	now := time.Now()
 	if h.compactor.now != nil {

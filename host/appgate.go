@@ -19,33 +19,33 @@ const OriginApp = "app"
 
 // Kinds of App requests (the App bridge methods they come from).
 const (
-	AppToolCall = "tools/call"   // an App calls a tool of its own server
-	AppOpenLink = "ui/open-link" // an App asks the WebShell to open a link
-	AppMessage  = "ui/message"   // an App adds a message to the transcript
-	// AppDisplayMode: an App asks to leave the inline frame (Detail is
+	appToolCall = "tools/call"   // an App calls a tool of its own server
+	appOpenLink = "ui/open-link" // an App asks the WebShell to open a link
+	appMessage  = "ui/message"   // an App adds a message to the transcript
+	// appDisplayMode: an App asks to leave the inline frame (Detail is
 	// "fullscreen" or "pip").
-	AppDisplayMode = "ui/request-display-mode"
-	// AppToolUse: the user calls a tool the App registered (Detail is its
+	appDisplayMode = "ui/request-display-mode"
+	// appToolUse: the user calls a tool the App registered (Detail is its
 	// name); the call goes from the WebShell to the App.
-	AppToolUse = "app-tools/call"
-	// AppResourceRead: an App reads a resource of its own server (URL is
+	appToolUse = "app-tools/call"
+	// appResourceRead: an App reads a resource of its own server (URL is
 	// the resource URI).
-	AppResourceRead = "resources/read"
-	// AppDownload: an App offers a file to save (Detail is the sanitised
+	appResourceRead = "resources/read"
+	// appDownload: an App offers a file to save (Detail is the sanitised
 	// file name; URL the resource_link's URI when the file is fetched
 	// through the server).
-	AppDownload = "ui/download-file"
-	// AppModelContext: an App gives context for the model
+	appDownload = "ui/download-file"
+	// appModelContext: an App gives context for the model
 	// (ui/update-model-context).
-	AppModelContext = "ui/update-model-context"
+	appModelContext = "ui/update-model-context"
 )
 
-// AppRequest is one request an MCP App made through the WebShell, as the App
+// appRequest is one request an MCP App made through the WebShell, as the App
 // gate sees it. The App never talks to the API itself: the WebShell, holding
 // the principal's token, makes the request on its behalf and names the App
 // by its entry.
-type AppRequest struct {
-	// Kind is AppToolCall, AppOpenLink or AppMessage.
+type appRequest struct {
+	// Kind is appToolCall, appOpenLink or AppMessage.
 	Kind string
 	// SessionID and AppEntryID name the transcript entry whose App made the
 	// request; ResourceURI is that App's ui:// resource and AppTool the tool
@@ -54,16 +54,16 @@ type AppRequest struct {
 	AppEntryID  string
 	ResourceURI string
 	AppTool     string
-	// Tool and Arguments: the tool an AppToolCall calls (on the App's own
+	// Tool and Arguments: the tool an appToolCall calls (on the App's own
 	// server) and its arguments.
 	Tool      string
 	Arguments json.RawMessage
-	// URL is the link of an AppOpenLink, already checked by apps.CheckLink.
+	// URL is the link of an appOpenLink, already checked by apps.CheckLink.
 	URL string
 	// Text is the text of an AppMessage, already checked by apps.CheckMessage.
 	Text string
-	// Detail is the display mode of an AppDisplayMode, the App tool's name
-	// of an AppToolUse.
+	// Detail is the display mode of an appDisplayMode, the App tool's name
+	// of an appToolUse.
 	Detail string
 
 	// display is the App's display record, as the caller read it to check
@@ -94,12 +94,12 @@ func (e *AppDeniedError) Error() string {
 //
 // This is the one place App-initiated requests are decided. After the
 // switches (a switch that is off is never overridden by a policy), CEL
-// policies decide with origin = "app": an AppToolCall runs the call phase in
-// Call like any call, and AppOpenLink and AppMessage run the app phase here
+// policies decide with origin = "app": an appToolCall runs the call phase in
+// Call like any call, and appOpenLink and AppMessage run the app phase here
 // (appPolicy). Callers have
 // already checked that req.AppEntryID names an App of server in
 // req.SessionID, owned by p, and that the tool exists.
-func (h *Host) appGate(ctx context.Context, p Principal, server string, req AppRequest) (allowed bool, reason string) {
+func (h *Host) appGate(ctx context.Context, p Principal, server string, req appRequest) (allowed bool, reason string) {
 	g := h.gen()
 	c, err := g.conn(server)
 	if err != nil {
@@ -109,7 +109,7 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req AppR
 		return false, fmt.Sprintf("MCP Apps are off for server %q (apps = %q)", server, config.AppsOff)
 	}
 	switch req.Kind {
-	case AppToolCall:
+	case appToolCall:
 		if !c.cfg.AppToolCalls {
 			return false, fmt.Sprintf("the Apps of server %q may not call tools (app_tool_calls is off)", server)
 		}
@@ -124,38 +124,38 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req AppR
 		if _, app := apps.ToolVisibility(tool); !app {
 			return false, fmt.Sprintf("tool %q of server %q is not visible to Apps (_meta.ui.visibility)", req.Tool, server)
 		}
-	case AppOpenLink:
+	case appOpenLink:
 		if !c.cfg.AppOpenLinks {
 			return false, fmt.Sprintf("the Apps of server %q may not open links (app_open_links is off)", server)
 		}
-	case AppMessage:
+	case appMessage:
 		if !c.cfg.AppMessages {
 			return false, fmt.Sprintf("the Apps of server %q may not add messages (app_messages is off)", server)
 		}
-	case AppDisplayMode:
+	case appDisplayMode:
 		if !c.cfg.AppDisplayModes {
 			return false, fmt.Sprintf("the Apps of server %q may not leave the inline frame (app_display_modes is off)", server)
 		}
-	case AppToolUse:
+	case appToolUse:
 		if !c.cfg.AppTools {
 			return false, fmt.Sprintf("the Apps of server %q may not offer tools (app_tools is off)", server)
 		}
-	case AppModelContext:
+	case appModelContext:
 		if !c.cfg.AppModelContext {
 			return false, fmt.Sprintf("the Apps of server %q may not give context for the model (app_model_context is off)", server)
 		}
-	case AppDownload:
+	case appDownload:
 		if !c.cfg.AppDownloads {
 			return false, fmt.Sprintf("the Apps of server %q may not offer downloads (app_downloads is off)", server)
 		}
-	case AppResourceRead:
+	case appResourceRead:
 		if !c.cfg.AppResources {
 			return false, fmt.Sprintf("the Apps of server %q may not read its resources (app_resources is off)", server)
 		}
 	default:
 		return false, "unknown App request"
 	}
-	if req.Kind == AppToolCall {
+	if req.Kind == appToolCall {
 		// The call itself runs the call phase with origin "app" (Call).
 		return true, ""
 	}
@@ -166,7 +166,7 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req AppR
 // link or message request of an App: the rules see the App (its resource,
 // CSP and permissions, from its display record) and the tool whose result
 // it shows.
-func (h *Host) appPolicy(ctx context.Context, g *generation, p Principal, c *serverConn, req AppRequest) (bool, string) {
+func (h *Host) appPolicy(ctx context.Context, g *generation, p Principal, c *serverConn, req appRequest) (bool, string) {
 	if g.policies == nil {
 		return true, ""
 	}

@@ -82,13 +82,13 @@ func (h *Host) callOrigin(ctx context.Context, req SessionCall) (origin string, 
 		return "", nil, err
 	}
 	if ref.server != req.Server {
-		return "", nil, &AppDeniedError{Server: ref.server, Kind: AppToolCall,
+		return "", nil, &AppDeniedError{Server: ref.server, Kind: appToolCall,
 			Reason: fmt.Sprintf("an App of server %q may call only that server's tools", ref.server)}
 	}
-	ar := AppRequest{Kind: AppToolCall, SessionID: req.SessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+	ar := appRequest{Kind: appToolCall, SessionID: req.SessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
 		AppTool: ref.tool, Tool: req.Tool, Arguments: req.Arguments}
 	if ok, reason := h.appGate(ctx, req.Principal, ref.server, ar); !ok {
-		return "", nil, &AppDeniedError{Server: ref.server, Kind: AppToolCall, Reason: reason}
+		return "", nil, &AppDeniedError{Server: ref.server, Kind: appToolCall, Reason: reason}
 	}
 	release, err := h.appLimits.acquireCall(appKey(req.Principal, ref))
 	if err != nil {
@@ -134,10 +134,10 @@ func (h *Host) AppMessage(ctx context.Context, p Principal, sessionID, appEntryI
 	if err != nil {
 		return nil, &RequestError{Reason: err.Error()}
 	}
-	ar := AppRequest{Kind: AppMessage, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+	ar := appRequest{Kind: appMessage, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
 		AppTool: ref.tool, Text: msg.Text()}
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
-		return nil, &AppDeniedError{Server: ref.server, Kind: AppMessage, Reason: reason}
+		return nil, &AppDeniedError{Server: ref.server, Kind: appMessage, Reason: reason}
 	}
 	if err := h.appLimits.take(appKey(p, ref)); err != nil {
 		return nil, err
@@ -196,10 +196,10 @@ func (h *Host) CheckAppLink(ctx context.Context, p Principal, sessionID, appEntr
 	if err != nil {
 		return "", &RequestError{Reason: err.Error()}
 	}
-	ar := AppRequest{Kind: AppOpenLink, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+	ar := appRequest{Kind: appOpenLink, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
 		AppTool: ref.tool, URL: clean}
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
-		return "", &AppDeniedError{Server: ref.server, Kind: AppOpenLink, Reason: reason}
+		return "", &AppDeniedError{Server: ref.server, Kind: appOpenLink, Reason: reason}
 	}
 	if err := h.appLimits.take(appKey(p, ref)); err != nil {
 		return "", err
@@ -213,8 +213,8 @@ const maxAppDetail = 128
 
 // CheckAppRequest decides a request of the App of entry appEntryID in one
 // of principal's sessions that the WebShell carries out itself: kind
-// AppDisplayMode (detail "fullscreen" or "pip"), AppToolUse (detail the
-// App tool's name) or AppDownload (detail the file name, already
+// appDisplayMode (detail "fullscreen" or "pip"), appToolUse (detail the
+// App tool's name) or appDownload (detail the file name, already
 // sanitised by the WebShell: no path, no leading dot). It runs the App gate (the server's switch, then the app
 // phase of the policies) and returns nil when allowed, an *AppDeniedError
 // when refused and a *RequestError for a malformed request.
@@ -226,26 +226,26 @@ func (h *Host) CheckAppRequest(ctx context.Context, p Principal, sessionID, appE
 		return err
 	}
 	switch kind {
-	case AppDisplayMode:
+	case appDisplayMode:
 		if detail != "fullscreen" && detail != "pip" {
 			return &RequestError{Reason: `a display mode request needs "detail" "fullscreen" or "pip" (inline is always allowed)`}
 		}
-	case AppToolUse:
+	case appToolUse:
 		if detail == "" || len(detail) > maxAppDetail || !utf8.ValidString(detail) {
 			return &RequestError{Reason: fmt.Sprintf(`an App tool request needs "detail", the tool's name (1 to %d bytes)`, maxAppDetail)}
 		}
-	case AppDownload:
+	case appDownload:
 		if detail == "" || len(detail) > maxAppDetail || !utf8.ValidString(detail) || strings.ContainsAny(detail, "/\\\x00") || strings.HasPrefix(detail, ".") {
 			return &RequestError{Reason: fmt.Sprintf(`a download needs "detail", a plain file name (1 to %d bytes, no path, not starting with a dot)`, maxAppDetail)}
 		}
 	default:
-		return &RequestError{Reason: fmt.Sprintf(`"kind" is %q, %q or %q`, AppDisplayMode, AppToolUse, AppDownload)}
+		return &RequestError{Reason: fmt.Sprintf(`"kind" is %q, %q or %q`, appDisplayMode, appToolUse, appDownload)}
 	}
 	ref, err := h.appOf(ctx, p, sessionID, appEntryID)
 	if err != nil {
 		return err
 	}
-	ar := AppRequest{Kind: kind, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+	ar := appRequest{Kind: kind, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
 		AppTool: ref.tool, Detail: detail}
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
 		return &AppDeniedError{Server: ref.server, Kind: kind, Reason: reason}
@@ -267,7 +267,7 @@ const (
 // within the server's call timeout and at most 4 MiB.
 //
 // With forDownload the read fetches a resource_link of a ui/download-file
-// and is decided as AppDownload (app_downloads) instead.
+// and is decided as appDownload (app_downloads) instead.
 func (h *Host) AppReadResource(ctx context.Context, p Principal, sessionID, appEntryID, uri string, forDownload bool) (*mcp.ReadResourceResult, error) {
 	if h.store == nil {
 		return nil, ErrNoStore
@@ -282,11 +282,11 @@ func (h *Host) AppReadResource(ctx context.Context, p Principal, sessionID, appE
 	if err != nil {
 		return nil, err
 	}
-	kind := AppResourceRead
+	kind := appResourceRead
 	if forDownload {
-		kind = AppDownload
+		kind = appDownload
 	}
-	ar := AppRequest{Kind: kind, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+	ar := appRequest{Kind: kind, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
 		AppTool: ref.tool, URL: uri}
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
 		return nil, &AppDeniedError{Server: ref.server, Kind: kind, Reason: reason}
@@ -368,10 +368,10 @@ func (h *Host) AppUpdateContext(ctx context.Context, p Principal, sessionID, app
 	if err != nil {
 		return nil, err
 	}
-	ar := AppRequest{Kind: AppModelContext, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+	ar := appRequest{Kind: appModelContext, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
 		AppTool: ref.tool}
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
-		return nil, &AppDeniedError{Server: ref.server, Kind: AppModelContext, Reason: reason}
+		return nil, &AppDeniedError{Server: ref.server, Kind: appModelContext, Reason: reason}
 	}
 	if err := h.appLimits.take(appKey(p, ref)); err != nil {
 		return nil, err

@@ -20,9 +20,9 @@ const (
 	EventApprovalDone = "approval_done"
 )
 
-// DefaultApprovalTimeout is how long a call paused by an `ask` rule waits
+// defaultApprovalTimeout is how long a call paused by an `ask` rule waits
 // for an answer before it is denied.
-const DefaultApprovalTimeout = 2 * time.Minute
+const defaultApprovalTimeout = 2 * time.Minute
 
 // maxPendingApprovals bounds the pending approvals of one principal, so a
 // client cannot pile up paused calls: across every replica of a cluster.

@@ -247,7 +247,7 @@ func (r *callRun) settle(res *mcp.CallToolResult, err error) {
 	case err != nil:
 		e.Status, e.Error = StatusError, err.Error()
 	case res.IsError:
-		e.Status = StatusToolError
+		e.Status = statusToolError
 	default:
 		e.Status = StatusOK
 	}

@@ -49,19 +49,19 @@ const (
 
 // Bounds on what a server may ask and what an answer may carry.
 const (
-	// MaxElicitSchemaBytes bounds the encoded requested schema.
-	MaxElicitSchemaBytes = 32 << 10
-	// MaxElicitSchemaDepth bounds its JSON nesting (a flat object of
+	// maxElicitSchemaBytes bounds the encoded requested schema.
+	maxElicitSchemaBytes = 32 << 10
+	// maxElicitSchemaDepth bounds its JSON nesting (a flat object of
 	// primitive properties with a oneOf enum needs 5).
-	MaxElicitSchemaDepth = 6
-	// MaxElicitProperties bounds its properties.
-	MaxElicitProperties = 64
-	// MaxElicitAnswerBytes bounds the encoded content of an answer.
-	MaxElicitAnswerBytes = 64 << 10
-	// MaxElicitMessageBytes bounds the message shown to the user.
-	MaxElicitMessageBytes = 8 << 10
-	// MaxElicitURLBytes bounds a URL-mode request's URL.
-	MaxElicitURLBytes = 4 << 10
+	maxElicitSchemaDepth = 6
+	// maxElicitProperties bounds its properties.
+	maxElicitProperties = 64
+	// maxElicitAnswerBytes bounds the encoded content of an answer.
+	maxElicitAnswerBytes = 64 << 10
+	// maxElicitMessageBytes bounds the message shown to the user.
+	maxElicitMessageBytes = 8 << 10
+	// maxElicitURLBytes bounds a URL-mode request's URL.
+	maxElicitURLBytes = 4 << 10
 	// MaxElicitationsPerCall is how many questions one call may ask; a
 	// server asking more is declined without asking the user.
 	MaxElicitationsPerCall = 8
@@ -115,14 +115,14 @@ type ElicitationDone struct {
 
 // Outcomes of an elicitation beyond the three actions.
 const (
-	ElicitExpired   = "expired"
+	elicitExpired   = "expired"
 	ElicitCancelled = "cancelled"
-	ElicitRefused   = "refused" // mcphost refused the request without asking
+	elicitRefused   = "refused" // mcphost refused the request without asking
 )
 
-// ErrTooManyElicitations is returned when a principal already has
+// errTooManyElicitations is returned when a principal already has
 // maxPendingElicitations questions open.
-var ErrTooManyElicitations = errors.New("too many questions are waiting for an answer")
+var errTooManyElicitations = errors.New("too many questions are waiting for an answer")
 
 // ElicitationAnswerError is an answer that does not fit the question (the
 // API answers 422): content that does not match the requested schema, an
@@ -245,7 +245,7 @@ func (h *Host) answerElicitation(ctx context.Context, call *inflightCall, round 
 		h.opts.Logger.Warn("elicitation declined: its url", "server", call.server, "tool", call.tool, "principal", call.principal, "err", err)
 		return declined(reason), nil
 	case err != nil:
-		rec.Outcome, rec.Reason = ElicitRefused, err.Error()
+		rec.Outcome, rec.Reason = elicitRefused, err.Error()
 		call.asks.add(rec)
 		return nil, &elicitRefusal{Reason: err.Error()}
 	}
@@ -280,7 +280,7 @@ func (h *Host) answerElicitation(ctx context.Context, call *inflightCall, round 
 	switch ans.Action {
 	case ElicitAccept, ElicitDecline, ElicitCancel:
 		rec.Outcome = ans.Action
-	case ElicitExpired, ElicitCancelled:
+	case elicitExpired, ElicitCancelled:
 		rec.Outcome = ans.Action
 		ans = ElicitationAnswer{Action: ElicitCancel}
 	default:
@@ -322,8 +322,8 @@ func checkElicitation(p *mcp.ElicitParams) (Elicitation, *jsonschema.Resolved, e
 			e.Mode = ElicitURL
 		}
 	}
-	if len(p.Message) > MaxElicitMessageBytes {
-		return e, nil, fmt.Errorf("the message has %d bytes; at most %d are shown", len(p.Message), MaxElicitMessageBytes)
+	if len(p.Message) > maxElicitMessageBytes {
+		return e, nil, fmt.Errorf("the message has %d bytes; at most %d are shown", len(p.Message), maxElicitMessageBytes)
 	}
 	switch e.Mode {
 	case ElicitForm:
@@ -362,11 +362,11 @@ func checkElicitation(p *mcp.ElicitParams) (Elicitation, *jsonschema.Resolved, e
 // or an array of enum strings) and mcphost's bounds, and compiles the
 // schema.
 func checkElicitSchema(raw []byte) (*jsonschema.Resolved, error) {
-	if len(raw) > MaxElicitSchemaBytes {
-		return nil, fmt.Errorf("the requested schema has %d bytes; mcphost accepts at most %d", len(raw), MaxElicitSchemaBytes)
+	if len(raw) > maxElicitSchemaBytes {
+		return nil, fmt.Errorf("the requested schema has %d bytes; mcphost accepts at most %d", len(raw), maxElicitSchemaBytes)
 	}
-	if d := jsonDepth(raw); d > MaxElicitSchemaDepth {
-		return nil, fmt.Errorf("the requested schema nests %d levels deep; mcphost accepts at most %d (elicitation schemas are flat objects of primitive properties)", d, MaxElicitSchemaDepth)
+	if d := jsonDepth(raw); d > maxElicitSchemaDepth {
+		return nil, fmt.Errorf("the requested schema nests %d levels deep; mcphost accepts at most %d (elicitation schemas are flat objects of primitive properties)", d, maxElicitSchemaDepth)
 	}
 	var top struct {
 		Type       any                        `json:"type"`
@@ -378,8 +378,8 @@ func checkElicitSchema(raw []byte) (*jsonschema.Resolved, error) {
 	if top.Type != nil && top.Type != "object" {
 		return nil, fmt.Errorf("the requested schema has type %v; it must be \"object\"", top.Type)
 	}
-	if len(top.Properties) > MaxElicitProperties {
-		return nil, fmt.Errorf("the requested schema has %d properties; mcphost accepts at most %d", len(top.Properties), MaxElicitProperties)
+	if len(top.Properties) > maxElicitProperties {
+		return nil, fmt.Errorf("the requested schema has %d properties; mcphost accepts at most %d", len(top.Properties), maxElicitProperties)
 	}
 	for _, name := range sortedKeys(top.Properties) {
 		var prop struct {
@@ -440,8 +440,8 @@ func checkElicitURL(raw string) error {
 	if raw == "" {
 		return errors.New("a url-mode request needs a url")
 	}
-	if len(raw) > MaxElicitURLBytes {
-		return fmt.Errorf("the url has %d bytes; mcphost accepts at most %d", len(raw), MaxElicitURLBytes)
+	if len(raw) > maxElicitURLBytes {
+		return fmt.Errorf("the url has %d bytes; mcphost accepts at most %d", len(raw), maxElicitURLBytes)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -484,8 +484,8 @@ func checkAnswer(ans ElicitationAnswer, schema *jsonschema.Resolved) error {
 	if err != nil {
 		return &ElicitationAnswerError{Reason: err.Error()}
 	}
-	if len(raw) > MaxElicitAnswerBytes {
-		return &ElicitationAnswerError{Reason: fmt.Sprintf("the content has %d bytes; at most %d are sent", len(raw), MaxElicitAnswerBytes)}
+	if len(raw) > maxElicitAnswerBytes {
+		return &ElicitationAnswerError{Reason: fmt.Sprintf("the content has %d bytes; at most %d are sent", len(raw), maxElicitAnswerBytes)}
 	}
 	if schema == nil {
 		return nil
@@ -595,7 +595,7 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // Check reports whether ans fits the question e: a known action, and for
 // an accepted form, content that matches the requested schema within
-// MaxElicitAnswerBytes (an *ElicitationAnswerError otherwise). A door that
+// maxElicitAnswerBytes (an *ElicitationAnswerError otherwise). A door that
 // asks the user itself (the CLI) uses it to ask again.
 func (e Elicitation) Check(ans ElicitationAnswer) error {
 	var schema *jsonschema.Resolved

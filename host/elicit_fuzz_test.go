@@ -35,7 +35,7 @@ func FuzzElicitRequest(f *testing.F) {
 		}
 		switch e.Mode {
 		case ElicitForm:
-			if rs == nil || len(e.RequestedSchema) > MaxElicitSchemaBytes || jsonDepth(e.RequestedSchema) > MaxElicitSchemaDepth {
+			if rs == nil || len(e.RequestedSchema) > maxElicitSchemaBytes || jsonDepth(e.RequestedSchema) > maxElicitSchemaDepth {
 				t.Fatalf("accepted schema out of bounds: %s", e.RequestedSchema)
 			}
 			var top struct {

@@ -44,7 +44,7 @@ func (h *Host) elicitBroker(ctx context.Context, principal string, e Elicitation
 	ans := out.Answer
 	switch out.End {
 	case questions.Expired:
-		ans = ElicitationAnswer{Action: ElicitExpired}
+		ans = ElicitationAnswer{Action: elicitExpired}
 	case questions.Cancelled:
 		ans = ElicitationAnswer{Action: ElicitCancelled}
 	}

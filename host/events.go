@@ -56,7 +56,7 @@ const subscriberBuffer = 256
 // MaxSubscribersPerPrincipal): each one holds a goroutine, a buffer and a
 // connection, so a client opening them in a loop must hit a limit.
 const (
-	DefaultMaxSubscribers             = 1024
+	defaultMaxSubscribers             = 1024
 	DefaultMaxSubscribersPerPrincipal = 32
 )
 

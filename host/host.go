@@ -57,7 +57,7 @@ type Options struct {
 	// plugins (see PluginCacheDirFor); "" keeps compiled code in memory.
 	PluginCacheDir string
 	// ApprovalTimeout bounds how long a call paused by an `ask` policy
-	// waits for the user's answer (default DefaultApprovalTimeout); no
+	// waits for the user's answer (default defaultApprovalTimeout); no
 	// answer is a deny.
 	ApprovalTimeout time.Duration
 	// CredentialKey derives the WebShell credentials (see
@@ -66,7 +66,7 @@ type Options struct {
 	CredentialKey []byte
 	// MaxSubscribers bounds the event streams open at once in total, and
 	// MaxSubscribersPerPrincipal those of one principal (defaults
-	// DefaultMaxSubscribers and DefaultMaxSubscribersPerPrincipal).
+	// defaultMaxSubscribers and DefaultMaxSubscribersPerPrincipal).
 	MaxSubscribers, MaxSubscribersPerPrincipal int
 	// AppCompaction bounds how long and how much MCP App HTML the store
 	// keeps (apps.md §7); the zero value means 7 days and 16 MiB per session.
@@ -180,10 +180,10 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		opts.BackoffMax = 0
 	}
 	if opts.ApprovalTimeout <= 0 {
-		opts.ApprovalTimeout = DefaultApprovalTimeout
+		opts.ApprovalTimeout = defaultApprovalTimeout
 	}
 	if opts.MaxSubscribers <= 0 {
-		opts.MaxSubscribers = DefaultMaxSubscribers
+		opts.MaxSubscribers = defaultMaxSubscribers
 	}
 	if opts.MaxSubscribersPerPrincipal <= 0 {
 		opts.MaxSubscribersPerPrincipal = DefaultMaxSubscribersPerPrincipal
@@ -193,7 +193,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	h.approvals = &questions.Broker[Approval, bool]{Kind: pokeApproval, DoneKind: pokeApprovalDone,
 		Max: maxPendingApprovals, Full: ErrTooManyApprovals, Shared: approvalRows{sharedQuestions{h}}}
 	h.elicits = &questions.Broker[Elicitation, ElicitationAnswer]{Kind: pokeElicitation, DoneKind: pokeElicitationDone,
-		Max: maxPendingElicitations, Full: ErrTooManyElicitations, Shared: sharedQuestions{h}}
+		Max: maxPendingElicitations, Full: errTooManyElicitations, Shared: sharedQuestions{h}}
 	userOnStatus := opts.OnStatus
 	opts.OnStatus = func(st ServerStatus) {
 		h.publish(Event{Type: EventServer, Data: st})

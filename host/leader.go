@@ -8,10 +8,10 @@ import (
 	"github.com/mcphost/mcphost/host/store"
 )
 
-// DefaultLeadRetry is how often a replica that does not lead a once-only
+// defaultLeadRetry is how often a replica that does not lead a once-only
 // background job asks again whether it can: the bound on how long the job
 // pauses after its leader died (once PostgreSQL has noticed).
-const DefaultLeadRetry = 30 * time.Second
+const defaultLeadRetry = 30 * time.Second
 
 // whileLeading runs a background job that must run on one replica at a
 // time (App compaction; any future retention pass or pre-refresh): every
@@ -22,7 +22,7 @@ const DefaultLeadRetry = 30 * time.Second
 func whileLeading(ctx context.Context, st *store.Store, logger *slog.Logger, job string, retry time.Duration, run func(ctx context.Context)) {
 	logger = logger.With("job", job)
 	if retry <= 0 {
-		retry = DefaultLeadRetry
+		retry = defaultLeadRetry
 	}
 	t := time.NewTimer(0)
 	defer t.Stop()

@@ -15,9 +15,9 @@ import (
 	"github.com/mcphost/mcphost/oauth"
 )
 
-// AuthWait bounds how long a call whose caller can sign in (a context with
+// authWait bounds how long a call whose caller can sign in (a context with
 // oauth.WithPrompter) waits for that sign-in.
-const AuthWait = 2 * time.Minute
+const authWait = 2 * time.Minute
 
 // usesOAuth reports whether the server has an auth block.
 func usesOAuth(s *config.Server) bool { return s.Auth != nil && s.Transport != config.TransportStdio }

@@ -27,18 +27,9 @@ import (
 // call_timeout, and the audit record. Operations are not written to a
 // transcript: the audit log is their record, one row each.
 
-// Operations (policies.Op*), as the policies and the audit log name them.
-const (
-	OpReadResource = policies.OpReadRes
-	OpGetPrompt    = policies.OpGetPrompt
-	OpComplete     = policies.OpComplete
-	OpSubscribe    = policies.OpSubscribe
-	OpUnsubscribe  = policies.OpUnsubscribe
-)
-
 // operation is one request of a caller other than a tool call.
 type operation struct {
-	op     string // OpReadResource, …
+	op     string // policies.OpReadRes, …
 	server string
 	// uri is the resource read or subscribed to, or the resource template
 	// a completion is for.
@@ -293,7 +284,7 @@ func (cat *catalog) promptInput(name string) *policies.Prompt {
 // answer is returned as it came (never cached); the retry (in, see
 // [CallInput]) goes to the server directly, past the cache.
 func (h *Host) ReadResource(ctx context.Context, c Caller, server, uri string, in *CallInput) (res *mcp.ReadResourceResult, err error) {
-	err = h.operate(ctx, c, &operation{op: OpReadResource, server: server, uri: uri,
+	err = h.operate(ctx, c, &operation{op: policies.OpReadRes, server: server, uri: uri,
 		do: func(ctx context.Context, t target) error {
 			res, err = h.readResource(ctx, c, t, uri, in)
 			return err
@@ -323,7 +314,7 @@ func (h *Host) readResource(ctx context.Context, c Caller, t target, uri string,
 // is returned as it came, and so is an input_required answer (NeedsInput),
 // for the client to answer.
 func (h *Host) GetPrompt(ctx context.Context, c Caller, server string, params *mcp.GetPromptParams, in *CallInput) (res *mcp.GetPromptResult, err error) {
-	err = h.operate(ctx, c, &operation{op: OpGetPrompt, server: server, prompt: params.Name, args: params.Arguments,
+	err = h.operate(ctx, c, &operation{op: policies.OpGetPrompt, server: server, prompt: params.Name, args: params.Arguments,
 		do: func(ctx context.Context, t target) error {
 			p := *params
 			p.Meta, p.InputResponses, p.RequestState = in.relay(t.cs, params.Meta)
@@ -336,7 +327,7 @@ func (h *Host) GetPrompt(ctx context.Context, c Caller, server string, params *m
 // Complete asks server for completions of a prompt's or a resource
 // template's argument for c.
 func (h *Host) Complete(ctx context.Context, c Caller, server string, params *mcp.CompleteParams) (res *mcp.CompleteResult, err error) {
-	op := &operation{op: OpComplete, server: server, args: map[string]string{}}
+	op := &operation{op: policies.OpComplete, server: server, args: map[string]string{}}
 	if params.Ref != nil {
 		switch params.Ref.Type {
 		case "ref/prompt":
@@ -366,7 +357,7 @@ func (h *Host) Complete(ctx context.Context, c Caller, server string, params *mc
 // Updates reach WatchResourceUpdates. The server's error (it supports no
 // subscriptions, say) is returned as it came.
 func (h *Host) SubscribeResource(ctx context.Context, c Caller, server, uri string) error {
-	return h.operate(ctx, c, &operation{op: OpSubscribe, server: server, uri: uri,
+	return h.operate(ctx, c, &operation{op: policies.OpSubscribe, server: server, uri: uri,
 		do: func(ctx context.Context, t target) error {
 			return t.conn.subscribe(ctx, t.cs, subOwner(c), uri)
 		}})
@@ -378,7 +369,7 @@ func (h *Host) SubscribeResource(ctx context.Context, c Caller, server, uri stri
 // leaves its count behind, so the server's subscription lasts until that
 // session ends: the gateway drops updates nobody subscribed to.
 func (h *Host) UnsubscribeResource(ctx context.Context, c Caller, server, uri string) error {
-	return h.operate(ctx, c, &operation{op: OpUnsubscribe, server: server, uri: uri,
+	return h.operate(ctx, c, &operation{op: policies.OpUnsubscribe, server: server, uri: uri,
 		do: func(ctx context.Context, t target) error {
 			return t.conn.unsubscribe(ctx, t.cs, subOwner(c), uri)
 		}})

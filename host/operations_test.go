@@ -14,6 +14,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -177,7 +178,7 @@ func TestOperationsThroughThePipeline(t *testing.T) {
 		go func() {
 			for ctx.Err() == nil {
 				for _, a := range h.PendingApprovals(alice.Principal) {
-					if a.Op == host.OpGetPrompt && a.Tool == "deploy" {
+					if a.Op == policies.OpGetPrompt && a.Tool == "deploy" {
 						_ = h.Answer(alice.Principal, a.ID, false)
 						return
 					}

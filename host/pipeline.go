@@ -21,7 +21,7 @@ import (
 // Entry statuses (the store's).
 const (
 	StatusOK        = store.StatusOK
-	StatusToolError = store.StatusToolError
+	statusToolError = store.StatusToolError
 	StatusError     = store.StatusError
 	StatusCancelled = store.StatusCancelled
 	StatusDenied    = store.StatusDenied

@@ -13,12 +13,12 @@ import (
 	"github.com/mcphost/mcphost/sandbox"
 )
 
-// PluginCacheDir is the directory under data_dir that holds the on-disk
+// pluginCacheSubdir is the directory under data_dir that holds the on-disk
 // compilation cache of the plugins (native code: mode 0700).
-const PluginCacheDir = "plugin-cache"
+const pluginCacheSubdir = "plugin-cache"
 
-// PluginSpecs converts the config's plugin blocks for the plugins package.
-func PluginSpecs(cfg *config.Config) []plugins.Spec {
+// pluginSpecs converts the config's plugin blocks for the plugins package.
+func pluginSpecs(cfg *config.Config) []plugins.Spec {
 	specs := make([]plugins.Spec, len(cfg.Plugins))
 	for i, p := range cfg.Plugins {
 		specs[i] = plugins.Spec{
@@ -51,7 +51,7 @@ func LoadPlugins(ctx context.Context, rt *plugins.Runtime, cfg *config.Config) (
 	if len(cfg.Plugins) == 0 {
 		return nil, nil
 	}
-	set, errs := rt.Load(ctx, PluginSpecs(cfg))
+	set, errs := rt.Load(ctx, pluginSpecs(cfg))
 	var diags hcl.Diagnostics
 	for _, e := range errs {
 		d := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Plugin cannot be loaded"}
@@ -103,7 +103,7 @@ func pluginCacheDir(dataDir string, logger *slog.Logger) string {
 	if dataDir == "" {
 		return ""
 	}
-	dir := filepath.Join(dataDir, PluginCacheDir)
+	dir := filepath.Join(dataDir, pluginCacheSubdir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		logger.Warn("plugin compilation cache kept in memory", "dir", dir, "err", err)
 		return ""

@@ -147,9 +147,9 @@ func (g *generation) authenticate(d [sha256.Size]byte) (Caller, *principalToken)
 // says `webshell = false`.
 var ErrNoWebShell = errors.New("this principal may not sign in to the WebShell (webshell = false in its principal block); use its token with the API")
 
-// ErrNotAToken is returned by WebShellSignIn for a credential that is not a
+// errNotAToken is returned by WebShellSignIn for a credential that is not a
 // principal's token (a WebShell credential, or one that is not accepted).
-var ErrNotAToken = errors.New("only a principal's token can be exchanged for a WebShell credential")
+var errNotAToken = errors.New("only a principal's token can be exchanged for a WebShell credential")
 
 // WebShellSignIn exchanges a principal's token for its WebShell
 // credential, with which requests have the origin OriginUser. The
@@ -159,7 +159,7 @@ func (h *Host) WebShellSignIn(token string) (string, Caller, error) {
 	c, p := h.gen().authenticate(sha256.Sum256([]byte(token)))
 	switch {
 	case p == nil || c.Origin != OriginAPI:
-		return "", Caller{}, ErrNotAToken
+		return "", Caller{}, errNotAToken
 	case p.webShell == [sha256.Size]byte{}:
 		return "", Caller{}, ErrNoWebShell
 	}

@@ -14,12 +14,12 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 )
 
-// What a reload does to one server ([ServerPlan].Action).
+// What a reload does to one server ([serverPlan].Action).
 const (
-	PlanKept      = "kept"      // the block is unchanged: same connection, same process
-	PlanRestarted = "restarted" // the block changed: a new connection replaces the old one
-	PlanAdded     = "added"     // a new block
-	PlanRemoved   = "removed"   // the block is gone: the server stops
+	planKept      = "kept"      // the block is unchanged: same connection, same process
+	planRestarted = "restarted" // the block changed: a new connection replaces the old one
+	planAdded     = "added"     // a new block
+	planRemoved   = "removed"   // the block is gone: the server stops
 )
 
 // ReloadPlan says what a reload of the running config does: planned by
@@ -138,22 +138,22 @@ func (h *Host) plan(old *generation, cfg *config.Config) ReloadPlan {
 			continue
 		}
 		next[s.Name] = true
-		sp := ServerPlan{Name: s.Name, Action: PlanAdded}
+		sp := ServerPlan{Name: s.Name, Action: planAdded}
 		if o := old.cfg.Server(s.Name); o != nil {
-			sp.Action = PlanKept
+			sp.Action = planKept
 			if !sameServer(*o, s) {
-				sp.Action, sp.Changed = PlanRestarted, serverChanges(*o, s)
+				sp.Action, sp.Changed = planRestarted, serverChanges(*o, s)
 			} else if !slices.Equal(o.Roots, s.Roots) {
 				sp.Changed = []string{"roots"} // sent to the running session
 			}
 		}
 		switch sp.Action {
-		case PlanKept:
+		case planKept:
 			p.Kept = append(p.Kept, s.Name)
-		case PlanRestarted:
+		case planRestarted:
 			p.Restarted = append(p.Restarted, s.Name)
 			p.Started = append(p.Started, s.Name)
-		case PlanAdded:
+		case planAdded:
 			p.Added = append(p.Added, s.Name)
 			p.Started = append(p.Started, s.Name)
 		}
@@ -165,7 +165,7 @@ func (h *Host) plan(old *generation, cfg *config.Config) ReloadPlan {
 		case !next[s.Name]:
 			p.Removed = append(p.Removed, s.Name)
 			p.Stopped = append(p.Stopped, s.Name)
-			p.Servers = append(p.Servers, ServerPlan{Name: s.Name, Action: PlanRemoved})
+			p.Servers = append(p.Servers, ServerPlan{Name: s.Name, Action: planRemoved})
 		case slices.Contains(p.Restarted, s.Name):
 			p.Stopped = append(p.Stopped, s.Name)
 		}

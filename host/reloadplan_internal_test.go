@@ -94,7 +94,7 @@ func TestPlan(t *testing.T) {
 
 	// nothing is the plan of a reload that changes nothing.
 	nothing := ReloadPlan{
-		Servers:  []ServerPlan{{Name: "a", Action: PlanKept}, {Name: "b", Action: PlanKept}},
+		Servers:  []ServerPlan{{Name: "a", Action: planKept}, {Name: "b", Action: planKept}},
 		Kept:     []string{"a", "b"},
 		Policies: 1, Plugins: 1,
 	}
@@ -115,7 +115,7 @@ func TestPlan(t *testing.T) {
 }
 `, "", "\n# a moved below b\nserver \"a\" {\n  args    = [\"--one\"]\n  command = \"server-a\"\n}\n"},
 			want: func(p *ReloadPlan) {
-				p.Servers = []ServerPlan{{Name: "b", Action: PlanKept}, {Name: "a", Action: PlanKept}}
+				p.Servers = []ServerPlan{{Name: "b", Action: planKept}, {Name: "a", Action: planKept}}
 				p.Kept = []string{"b", "a"}
 			},
 		},
@@ -123,7 +123,7 @@ func TestPlan(t *testing.T) {
 			name: "a server's args and env",
 			edit: planEdit{`["--one"]`, `["--two"]`, `"secret-b-1"`, `"secret-b-2"`},
 			want: func(p *ReloadPlan) {
-				p.Servers = []ServerPlan{{Name: "a", Action: PlanRestarted, Changed: []string{"args"}}, {Name: "b", Action: PlanRestarted, Changed: []string{"env"}}}
+				p.Servers = []ServerPlan{{Name: "a", Action: planRestarted, Changed: []string{"args"}}, {Name: "b", Action: planRestarted, Changed: []string{"env"}}}
 				p.Kept, p.Restarted = nil, []string{"a", "b"}
 				p.Started, p.Stopped = []string{"a", "b"}, []string{"a", "b"}
 			},
@@ -132,7 +132,7 @@ func TestPlan(t *testing.T) {
 			name: "a server's timeouts and transport",
 			edit: planEdit{`command = "server-b"`, "command = \"server-b\"\n  call_timeout = \"5s\"\n  discovery_timeout = \"2s\"\n  version_negotiation = \"auto\""},
 			want: func(p *ReloadPlan) {
-				p.Servers[1] = ServerPlan{Name: "b", Action: PlanRestarted, Changed: []string{"version_negotiation", "discovery_timeout", "call_timeout", "app_resource_timeout"}} // its default follows call_timeout
+				p.Servers[1] = ServerPlan{Name: "b", Action: planRestarted, Changed: []string{"version_negotiation", "discovery_timeout", "call_timeout", "app_resource_timeout"}} // its default follows call_timeout
 				p.Kept, p.Restarted = []string{"a"}, []string{"b"}
 				p.Started, p.Stopped = []string{"b"}, []string{"b"}
 			},
@@ -141,7 +141,7 @@ func TestPlan(t *testing.T) {
 			name: "a server added and one removed",
 			edit: planEdit{`server "a" {`, `server "c" {`},
 			want: func(p *ReloadPlan) {
-				p.Servers = []ServerPlan{{Name: "c", Action: PlanAdded}, {Name: "b", Action: PlanKept}, {Name: "a", Action: PlanRemoved}}
+				p.Servers = []ServerPlan{{Name: "c", Action: planAdded}, {Name: "b", Action: planKept}, {Name: "a", Action: planRemoved}}
 				p.Kept, p.Added, p.Removed = []string{"b"}, []string{"c"}, []string{"a"}
 				p.Started, p.Stopped = []string{"c"}, []string{"a"}
 			},
@@ -213,7 +213,7 @@ func TestPlan(t *testing.T) {
 			edit:  planEdit{"principal \"alice\" {\n  token = \"alice-token-0123456789\"\n}\n"},
 			owner: true,
 			want: func(p *ReloadPlan) {
-				*p = ReloadPlan{Servers: []ServerPlan{{Name: "a", Action: PlanKept}}, Kept: []string{"a"}}
+				*p = ReloadPlan{Servers: []ServerPlan{{Name: "a", Action: planKept}}, Kept: []string{"a"}}
 				p.Principals.Added, p.Principals.Removed = []string{"alice"}, []string{OwnerName}
 			},
 		},

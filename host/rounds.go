@@ -10,22 +10,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MaxInputRounds bounds the input_required rounds (SEP-2322) the pipeline
+// maxInputRounds bounds the input_required rounds (SEP-2322) the pipeline
 // answers for one call before it gives up.
-const MaxInputRounds = 10
+const maxInputRounds = 10
 
 // answerRounds answers a 2026-07-28 server's input_required rounds for a
 // door that does not relay them (every door but the gateway's), then
 // retries the call with the responses and the byte-exact requestState,
-// until the server answers or MaxInputRounds have passed: elicitation
+// until the server answers or maxInputRounds have passed: elicitation
 // through the call's door (answerElicitation), roots/list from the server
 // block's roots, and sampling refused (mcphost has no model), which ends
 // the call with an error that says so. Every request is recorded in the
 // call's trail (call.asks).
 func (h *Host) answerRounds(ctx context.Context, c *serverConn, cs *mcp.ClientSession, call *inflightCall, tool string, args json.RawMessage, res *mcp.CallToolResult, progress func(Progress)) (*mcp.CallToolResult, error) {
 	for round := 1; res != nil && res.NeedsInput(); round++ {
-		if round > MaxInputRounds {
-			return nil, fmt.Errorf("call %s.%s: the server still asks for input after %d rounds; mcphost answers at most %d", c.cfg.Name, tool, MaxInputRounds, MaxInputRounds)
+		if round > maxInputRounds {
+			return nil, fmt.Errorf("call %s.%s: the server still asks for input after %d rounds; mcphost answers at most %d", c.cfg.Name, tool, maxInputRounds, maxInputRounds)
 		}
 		var responses mcp.InputResponseMap
 		for _, id := range sortedKeys(res.InputRequests) {
@@ -50,7 +50,7 @@ func (h *Host) answerRounds(ctx context.Context, c *serverConn, cs *mcp.ClientSe
 				responses[id] = &mcp.ListRootsResult{Roots: configRoots(c.currentRoots())}
 				call.asks.add(InputAsk{Round: round, Kind: "roots", Outcome: "answered"})
 			case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
-				call.asks.add(InputAsk{Round: round, Kind: "sampling", Outcome: ElicitRefused, Reason: samplingRefusal})
+				call.asks.add(InputAsk{Round: round, Kind: "sampling", Outcome: elicitRefused, Reason: samplingRefusal})
 				return nil, fmt.Errorf("call %s.%s: the server asked to sample a model: %s", c.cfg.Name, tool, samplingRefusal)
 			default:
 				return nil, fmt.Errorf("call %s.%s: the server asked for input of an unknown kind (%T)", c.cfg.Name, tool, p)

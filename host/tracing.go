@@ -80,7 +80,7 @@ func endCallSpan(span trace.Span, out *callOutcome, err error) {
 		case StatusError, StatusCancelled, StatusDenied:
 			span.SetAttributes(attrErrorType.String(e.Status))
 			span.SetStatus(codes.Error, e.Error)
-		case StatusToolError:
+		case statusToolError:
 			span.SetAttributes(attrErrorType.String("tool_error"))
 			span.SetStatus(codes.Error, "the tool returned an error result")
 		}
