@@ -41,6 +41,13 @@
 // its updates passed on; a server's list_changed reaches the clients even
 // when the list came out the same.
 //
+// Nothing sent to a client waits for it (stream.go): go-sdk writes each
+// request's answer into a stream of the gateway's, a bounded queue that a
+// goroutine of the stream's writes to the connection, so a client that
+// stops reading never holds up a server's notifications to the others. A
+// full queue drops notifications (counted: Gateway.WriteMetrics); a write
+// that makes no progress for 30 s ends the stream.
+//
 // Replicas (Options.Cluster, package cluster): in cluster mode a legacy
 // session's id is "<replica>.<random>", and a front handler before the era
 // dispatch forwards a request for another replica's session to that

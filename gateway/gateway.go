@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcphost/mcphost/cluster"
@@ -74,6 +76,12 @@ type Gateway struct {
 
 	stopWatch, stopUpdates func()
 	done                   chan struct{}
+
+	// Client streams (stream.go): how long a write may stall, and what
+	// was dropped or ended for it.
+	stall            time.Duration
+	dropped, stalled atomic.Uint64
+	noDeadline       sync.Once // logged that deadlines are not supported
 }
 
 // New returns a gateway for h and starts mirroring its catalogs.
@@ -85,7 +93,8 @@ func New(h *host.Host, opts Options) *Gateway {
 		opts.Version = "dev"
 	}
 	g := &Gateway{h: h, opts: opts, log: opts.Logger.With("component", "gateway"),
-		endpoints: map[string]*endpoint{}, done: make(chan struct{}), closedCh: make(chan struct{}), events: mcp.NewMemoryEventStore(nil)}
+		endpoints: map[string]*endpoint{}, done: make(chan struct{}), closedCh: make(chan struct{}), events: mcp.NewMemoryEventStore(nil),
+		stall: writeStall}
 	g.sessions.h = h
 	g.front = g.opts.Cluster.Handler(http.HandlerFunc(g.serve), stateless)
 	key := h.GatewaySealKey()
@@ -262,8 +271,32 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 		unauthorized(w, r)
 		return
 	}
-	ctx := context.WithValue(r.Context(), callerKey{}, caller)
-	e.handler.ServeHTTP(w, r.WithContext(ctx))
+	// go-sdk refuses a body over maxBodyBytes too, but only a reader made
+	// on the connection's own ResponseWriter can tell net/http to close
+	// the connection after the refusal rather than read the rest.
+	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	ctx, cancel := context.WithCancel(context.WithValue(r.Context(), callerKey{}, caller))
+	defer cancel()
+	// go-sdk writes to the stream, never to the connection (stream.go).
+	s := g.newStream(w, cancel, "principal", caller.Name, "endpoint", e.path, "session_id", clip(r.Header.Get("Mcp-Session-Id"), 100))
+	defer s.finish()
+	e.handler.ServeHTTP(s, r.WithContext(ctx))
+}
+
+// WriteMetrics writes the gateway's metrics in the Prometheus text format,
+// for the daemon's /metrics after the host's:
+//
+//	mcphost_gateway_notifications_dropped_total  counter: notifications dropped because a client's stream was full (it did not read)
+//	mcphost_gateway_streams_stalled_total        counter: client streams ended because a write to them made no progress in time
+func (g *Gateway) WriteMetrics(w io.Writer) error {
+	_, err := fmt.Fprintf(w, `# HELP mcphost_gateway_notifications_dropped_total Notifications dropped because a gateway client's stream was full (the client did not read it).
+# TYPE mcphost_gateway_notifications_dropped_total counter
+mcphost_gateway_notifications_dropped_total %d
+# HELP mcphost_gateway_streams_stalled_total Gateway client streams ended because a write to them made no progress within %s.
+# TYPE mcphost_gateway_streams_stalled_total counter
+mcphost_gateway_streams_stalled_total %d
+`, g.dropped.Load(), g.stall, g.stalled.Load())
+	return err
 }
 
 // notFound answers a path that is no endpoint, naming the ones there are.

@@ -128,14 +128,15 @@ func startDaemon(ctx context.Context, cfg *config.Config, label, logPath string,
 	}
 	su.HostNewMs = ms(time.Since(tNew))
 	p := strconv.Itoa(port)
+	// The gateway at /mcp, as serve mounts it (no cluster: one daemon).
+	gw := gateway.New(h, gateway.Options{Logger: logger.With("component", "gateway"), Version: "mcphost-load"})
 	api := httpapi.New(h, httpapi.Options{
 		Logger:  logger.With("component", "http"),
 		Hosts:   []string{"127.0.0.1:" + p, "localhost:" + p},
 		Assets:  webshell.Assets(),
 		Version: "mcphost-load",
+		Metrics: gw.WriteMetrics,
 	})
-	// The gateway at /mcp, as serve mounts it (no cluster: one daemon).
-	gw := gateway.New(h, gateway.Options{Logger: logger.With("component", "gateway"), Version: "mcphost-load"})
 	handler := gateway.Mount(gw, api)
 
 	// The daemon outlives no caller: it stops with d.close, or when ctx

@@ -194,9 +194,10 @@ func (e *env) serve(ctx context.Context, args []string) int {
 			return rl.reload(ctx, "API", by.Name, opts)
 		}
 	}
-	api := httpapi.New(h, apiOpts)
 	gw := gateway.New(h, gateway.Options{Logger: logger, Version: version(), Cluster: node, SealKey: sealKey})
 	defer gw.Close()
+	apiOpts.Metrics = gw.WriteMetrics
+	api := httpapi.New(h, apiOpts)
 	handler := httpapi.SandboxHostOnly(cfg.AppsSandboxURL, mountRelay(node, h, gateway.Mount(gw, api)))
 	// The servers outlive the signal: calls still running when SIGINT or
 	// SIGTERM arrives get Serve's grace period on live sessions, and Close

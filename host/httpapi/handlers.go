@@ -322,6 +322,9 @@ func (a *api) metrics(c *gin.Context) {
 	c.Header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	c.Status(http.StatusOK)
 	_ = a.h.WriteMetrics(c.Writer)
+	if a.opts.Metrics != nil {
+		_ = a.opts.Metrics(c.Writer)
+	}
 }
 
 // Timing of event streams.

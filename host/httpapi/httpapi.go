@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -56,6 +57,9 @@ type Options struct {
 	// ConfigFile is the daemon's config file, reported by GET
 	// /api/v1/config; "" for the embedded default.
 	ConfigFile string
+	// Metrics, when set, writes more metrics after the host's on GET
+	// /metrics (the gateway's: gateway.Gateway.WriteMetrics).
+	Metrics func(io.Writer) error
 }
 
 // DisableDebugOutput switches gin to release mode, silencing its route
