@@ -30,11 +30,13 @@ var ginImporters = []string{"host/httpapi"}
 // host package, its doors or the shared config and store except where
 // listed in hostLayerShared.
 var hostLayers = map[string][]string{
+	"identity":  {},
 	"questions": {},
 }
 
 // hostLayerShared are the shared host packages each layer may import.
 var hostLayerShared = map[string][]string{
+	"identity":  {"host/config"},
 	"questions": {},
 }
 

@@ -13,10 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// OriginApp is the origin of a tool call an MCP App made, and of an App's
-// message (apps.md §12). Such entries name the App's entry in AppEntryID.
-const OriginApp = "app"
-
 // Kinds of App requests (the App bridge methods they come from).
 const (
 	appToolCall = "tools/call"   // an App calls a tool of its own server

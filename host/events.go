@@ -199,7 +199,7 @@ func (h *Host) Subscribe(c Caller) (<-chan Event, func(), error) {
 		b.byPrincipal = map[string]int{}
 	}
 	switch {
-	case !h.gen().stillValid(c):
+	case !h.gen().principals.StillValid(c):
 		// A reload revoked c between its authentication and now; revoke
 		// takes b.mu too, so no stream slips in after it has run.
 		b.mu.Unlock()
@@ -235,7 +235,7 @@ func (h *Host) revoke(g *generation) int {
 	defer b.mu.Unlock()
 	n := 0
 	for s := range b.subs {
-		if !g.stillValid(s.caller) {
+		if !g.principals.StillValid(s.caller) {
 			b.end(s)
 			n++
 		}

@@ -23,17 +23,6 @@ import (
 // gateway owns the MCP server side; every decision (visibility, policies,
 // plugins, the record) stays here.
 
-// OriginGateway is the origin of a call an MCP client made through the
-// gateway.
-const OriginGateway = policies.OriginGateway
-
-// ClientInfo is an MCP client as it names itself (its clientInfo): what
-// policies see as `client`. It is the client's claim, not a proof.
-type ClientInfo struct {
-	Name    string `json:"name,omitempty"`
-	Version string `json:"version,omitempty"`
-}
-
 // MaxGatewayToolName is the longest tool name the gateway serves: several
 // model APIs accept no more than 64 characters.
 const MaxGatewayToolName = 64

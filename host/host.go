@@ -18,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/cluster"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/identity"
 	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/oauth"
@@ -188,7 +189,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.MaxSubscribersPerPrincipal <= 0 {
 		opts.MaxSubscribersPerPrincipal = DefaultMaxSubscribersPerPrincipal
 	}
-	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: newCredentialKey(opts.CredentialKey), closed: make(chan struct{}), stopping: make(chan struct{})}
+	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: identity.NewKey(opts.CredentialKey), closed: make(chan struct{}), stopping: make(chan struct{})}
 	h.fanin.queue, h.fanin.listening = make(chan store.Poke, pokeQueue), make(chan struct{})
 	h.approvals = &questions.Broker[Approval, bool]{Kind: pokeApproval, DoneKind: pokeApprovalDone,
 		Max: maxPendingApprovals, Full: ErrTooManyApprovals, Shared: approvalRows{sharedQuestions{h}}}

@@ -27,12 +27,6 @@ const (
 	StatusDenied    = store.StatusDenied
 )
 
-// Call origins.
-const (
-	OriginUser = "user" // a person, through the WebShell
-	OriginAPI  = "api"  // any other API client
-)
-
 // ErrNoStore is returned by session and transcript methods of a host built
 // without a store (one-shot CLI commands).
 var ErrNoStore = errors.New("host: no transcript store")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/identity"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/policies"
@@ -27,7 +28,7 @@ type generation struct {
 	cfg        *config.Config
 	conns      []*serverConn
 	byName     map[string]*serverConn
-	principals []principalToken
+	principals *identity.Table
 	policies   *policies.Set // nil: no policies
 	plugins    *plugins.Set  // nil: no plugins
 
@@ -101,7 +102,7 @@ func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *gener
 		return nil, nil, err
 	}
 	g = &generation{cfg: cfg, byName: map[string]*serverConn{}, idle: make(chan struct{}), hash: cfg.Hash(), loadedAt: time.Now()}
-	g.principals = h.principalTokens(cfg)
+	g.principals = identity.NewTable(cfg, h.credKey, h.opts.OwnerToken)
 	if ps := cfg.PolicySet; ps != nil && (ps.Rules() > 0 || ps.Default() != policies.EffectAllow) {
 		g.policies = ps
 	}
