@@ -22,7 +22,9 @@ var serverNameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
 // MinTokenLength is the shortest principal token accepted.
 const MinTokenLength = 16
 
-// decodeServer validates one server block and fills in defaults.
+// decodeServer validates one server block and fills in defaults: one
+// decoder per group of attributes, in the order they depend on each other
+// (the transport first: other attributes apply to one kind of server).
 func (l *loader) decodeServer(b *serverBlock) Server {
 	s := Server{
 		Name:                b.Name,
@@ -36,8 +38,34 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		DiscoveryTimeout:    DefaultDiscoveryTimeout,
 		CallTimeout:         DefaultCallTimeout,
 		RestartBackoffMax:   DefaultRestartBackoffMax,
+		SessionMode:         SessionShared,
+		MaxClientSessions:   DefaultMaxClientSessions,
+		Placement:           PlacementReplica,
 		Enabled:             true,
 	}
+	l.checkServerName(b)
+	headers := l.decodeTransport(b, &s)
+	l.decodeAuth(b, &s, headers)
+	s.Roots = l.decodeRoots(b)
+	l.decodeNegotiation(b, &s)
+	l.decodeProbes(b, &s)
+	appTimeoutSet := l.decodeApps(b, &s)
+	l.decodeTimeouts(b, &s)
+	l.decodeRestarts(b, &s)
+	l.decodeSessionMode(b, &s)
+	l.decodeAppSwitches(b, &s)
+	l.decodePlacement(b, &s)
+	if enabled, st := l.evalBool(b.Enabled, "enabled"); st == valid {
+		s.Enabled = enabled
+	}
+	if !appTimeoutSet {
+		s.AppResourceTimeout = min(max(min(s.CallTimeout, DefaultAppResourceTimeout), MinAppResourceTimeout), MaxAppResourceTimeout)
+	}
+	return s
+}
+
+// checkServerName reports a server name that cannot address tools.
+func (l *loader) checkServerName(b *serverBlock) {
 	if !serverNameRE.MatchString(b.Name) {
 		detail := fmt.Sprintf("The server name %q is not valid. A name starts with a letter and has at most 64 letters, digits, underscores or hyphens, because tools are addressed as SERVER.TOOL.", b.Name)
 		if strings.Contains(b.Name, ".") {
@@ -45,30 +73,32 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 		l.add(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid server name", Detail: detail, Subject: b.NameRange.Ptr()})
 	}
+}
 
-	command, commandSt := l.evalString(b.Command, "command")
-	rawURL, urlSt := l.evalString(b.URL, "url")
-	args, argsSt := l.evalStringList(b.Args, "args")
-	env, envSt := l.evalStringMap(b.Env, "env")
-	cwd, cwdSt := l.evalString(b.Cwd, "cwd")
-	transport, transportSt := l.evalString(b.Transport, "transport")
-	headers, headersSt := l.evalStringMap(b.Headers, "headers")
+// serverTransport is what decodeTransport read of a block's transport
+// attributes, for the decoders of a stdio and of a remote server.
+type serverTransport struct {
+	command, rawURL, transport, cwd                                string
+	commandSt, urlSt, transportSt, argsSt, envSt, cwdSt, headersSt valState
+}
 
-	if transportSt == valid {
-		switch transport {
-		case TransportStdio, TransportStreamableHTTP, TransportSSE:
-		default:
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid transport",
-				Detail:   fmt.Sprintf("The transport %s is not known. For a url, use %q (the default) or %q for servers that still speak the 2024-11-05 HTTP+SSE transport; a server with command always uses %q.", quoted(b.Transport, transport), TransportStreamableHTTP, TransportSSE, TransportStdio),
-				Subject:  b.TransportRange.Ptr(),
-			})
-			transportSt = invalid
-		}
-	}
+// decodeTransport reads how the server is reached (command, or url with
+// its transport and headers; args, env and cwd of a command) and returns
+// the headers for the auth block's checks.
+func (l *loader) decodeTransport(b *serverBlock, s *Server) map[string]string {
+	var t serverTransport
+	var args []string
+	var env, headers map[string]string
+	t.command, t.commandSt = l.evalString(b.Command, "command")
+	t.rawURL, t.urlSt = l.evalString(b.URL, "url")
+	args, t.argsSt = l.evalStringList(b.Args, "args")
+	env, t.envSt = l.evalStringMap(b.Env, "env")
+	t.cwd, t.cwdSt = l.evalString(b.Cwd, "cwd")
+	t.transport, t.transportSt = l.evalString(b.Transport, "transport")
+	headers, t.headersSt = l.evalStringMap(b.Headers, "headers")
+	l.checkTransportName(b, &t)
 
-	commandSet, urlSet := commandSt != absent, urlSt != absent
+	commandSet, urlSet := t.commandSt != absent, t.urlSt != absent
 	switch {
 	case commandSet && urlSet:
 		second := b.URLAttr
@@ -89,91 +119,126 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 			Subject:  b.DeclRange.Ptr(),
 		})
 	case commandSet:
-		s.Transport = TransportStdio
-		if commandSt == valid {
-			if strings.TrimSpace(command) == "" {
-				l.add(&hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Empty command",
-					Detail:   fmt.Sprintf("The command of server %q is empty. Give the program to run, such as \"npx\" or executable().", b.Name),
-					Subject:  b.CommandRange.Ptr(),
-				})
-			} else {
-				s.Command = command
-			}
-		}
-		if transportSt == valid && transport != TransportStdio {
-			l.add(remoteOnly("transport", b.Name, b.TransportAttr))
-		}
-		if headersSt != absent {
-			l.add(remoteOnly("headers", b.Name, b.HeadersAttr))
-		}
+		l.decodeStdio(b, s, &t)
 	case urlSet:
-		s.Transport = TransportStreamableHTTP
-		if transportSt == valid {
-			if transport == TransportStdio {
-				l.add(&hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid transport",
-					Detail:   fmt.Sprintf("Server %q has a url, so its transport cannot be %q: stdio is implied by command. Use %q (the default) or %q.", b.Name, TransportStdio, TransportStreamableHTTP, TransportSSE),
-					Subject:  b.TransportRange.Ptr(),
-				})
-			} else {
-				s.Transport = transport
-			}
-		}
-		if urlSt == valid {
-			if err := checkURL(rawURL); err != nil {
-				l.add(&hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid URL",
-					Detail:   fmt.Sprintf("The url of server %q%s is not valid%s. Write an absolute http or https URL, such as \"https://mcp.example.com/mcp\".", b.Name, readFrom(b.URL), because(b.URL, err)),
-					Subject:  b.URLRange.Ptr(),
-				})
-			} else {
-				s.URL = rawURL
-			}
-		}
-		if argsSt != absent {
-			l.add(stdioOnly("args", b.Name, b.ArgsAttr))
-		}
-		if envSt != absent {
-			l.add(stdioOnly("env", b.Name, b.EnvAttr))
-		}
-		if cwdSt != absent {
-			l.add(stdioOnly("cwd", b.Name, b.CwdAttr))
-			cwdSt = invalid
-		}
+		l.decodeRemote(b, s, &t)
 	}
 	s.Args, s.Env, s.Headers = args, env, headers
-	l.decodeAuth(b, &s, headers)
-	s.Roots = l.decodeRoots(b)
-	if cwdSt == valid {
-		s.Cwd = l.resolvePath(cwd, "cwd", b.CwdRange)
+	if t.cwdSt == valid {
+		s.Cwd = l.resolvePath(t.cwd, "cwd", b.CwdRange)
 	}
+	return headers
+}
 
-	if vn, st := l.evalString(b.VersionNegotiation, "version_negotiation"); st == valid {
-		switch vn {
-		case NegotiationLegacy, NegotiationAuto:
-			s.VersionNegotiation = vn
-		default:
+// checkTransportName reports a transport that is not one mcphost speaks.
+func (l *loader) checkTransportName(b *serverBlock, t *serverTransport) {
+	if t.transportSt != valid {
+		return
+	}
+	switch t.transport {
+	case TransportStdio, TransportStreamableHTTP, TransportSSE:
+	default:
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid transport",
+			Detail:   fmt.Sprintf("The transport %s is not known. For a url, use %q (the default) or %q for servers that still speak the 2024-11-05 HTTP+SSE transport; a server with command always uses %q.", quoted(b.Transport, t.transport), TransportStreamableHTTP, TransportSSE, TransportStdio),
+			Subject:  b.TransportRange.Ptr(),
+		})
+		t.transportSt = invalid
+	}
+}
+
+// decodeStdio is decodeTransport for a server run with command.
+func (l *loader) decodeStdio(b *serverBlock, s *Server, t *serverTransport) {
+	s.Transport = TransportStdio
+	if t.commandSt == valid {
+		if strings.TrimSpace(t.command) == "" {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
-				Summary:  "Invalid version negotiation",
-				Detail:   fmt.Sprintf("The version_negotiation %s is not known. Use %q (the default: initialize at the current protocol version) or %q (probe the server for the versions it supports).", quoted(b.VersionNegotiation, vn), NegotiationLegacy, NegotiationAuto),
-				Subject:  b.VersionNegotiationRange.Ptr(),
+				Summary:  "Empty command",
+				Detail:   fmt.Sprintf("The command of server %q is empty. Give the program to run, such as \"npx\" or executable().", b.Name),
+				Subject:  b.CommandRange.Ptr(),
 			})
-		}
-		if vn == NegotiationAuto && s.Transport == TransportSSE {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Version negotiation not available",
-				Detail:   fmt.Sprintf("Server %q uses transport = %q, and the 2024-11-05 HTTP+SSE transport is always legacy, so version_negotiation = %q cannot apply. Remove version_negotiation, or use transport = %q if the server supports it.", b.Name, TransportSSE, NegotiationAuto, TransportStreamableHTTP),
-				Subject:  b.VersionNegotiationRange.Ptr(),
-			})
+		} else {
+			s.Command = t.command
 		}
 	}
+	if t.transportSt == valid && t.transport != TransportStdio {
+		l.add(remoteOnly("transport", b.Name, b.TransportAttr))
+	}
+	if t.headersSt != absent {
+		l.add(remoteOnly("headers", b.Name, b.HeadersAttr))
+	}
+}
 
+// decodeRemote is decodeTransport for a server reached at a url.
+func (l *loader) decodeRemote(b *serverBlock, s *Server, t *serverTransport) {
+	s.Transport = TransportStreamableHTTP
+	if t.transportSt == valid {
+		if t.transport == TransportStdio {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid transport",
+				Detail:   fmt.Sprintf("Server %q has a url, so its transport cannot be %q: stdio is implied by command. Use %q (the default) or %q.", b.Name, TransportStdio, TransportStreamableHTTP, TransportSSE),
+				Subject:  b.TransportRange.Ptr(),
+			})
+		} else {
+			s.Transport = t.transport
+		}
+	}
+	if t.urlSt == valid {
+		if err := checkURL(t.rawURL); err != nil {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid URL",
+				Detail:   fmt.Sprintf("The url of server %q%s is not valid%s. Write an absolute http or https URL, such as \"https://mcp.example.com/mcp\".", b.Name, readFrom(b.URL), because(b.URL, err)),
+				Subject:  b.URLRange.Ptr(),
+			})
+		} else {
+			s.URL = t.rawURL
+		}
+	}
+	if t.argsSt != absent {
+		l.add(stdioOnly("args", b.Name, b.ArgsAttr))
+	}
+	if t.envSt != absent {
+		l.add(stdioOnly("env", b.Name, b.EnvAttr))
+	}
+	if t.cwdSt != absent {
+		l.add(stdioOnly("cwd", b.Name, b.CwdAttr))
+		t.cwdSt = invalid
+	}
+}
+
+// decodeNegotiation reads how the protocol version is agreed.
+func (l *loader) decodeNegotiation(b *serverBlock, s *Server) {
+	vn, st := l.evalString(b.VersionNegotiation, "version_negotiation")
+	if st != valid {
+		return
+	}
+	switch vn {
+	case NegotiationLegacy, NegotiationAuto:
+		s.VersionNegotiation = vn
+	default:
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid version negotiation",
+			Detail:   fmt.Sprintf("The version_negotiation %s is not known. Use %q (the default: initialize at the current protocol version) or %q (probe the server for the versions it supports).", quoted(b.VersionNegotiation, vn), NegotiationLegacy, NegotiationAuto),
+			Subject:  b.VersionNegotiationRange.Ptr(),
+		})
+	}
+	if vn == NegotiationAuto && s.Transport == TransportSSE {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Version negotiation not available",
+			Detail:   fmt.Sprintf("Server %q uses transport = %q, and the 2024-11-05 HTTP+SSE transport is always legacy, so version_negotiation = %q cannot apply. Remove version_negotiation, or use transport = %q if the server supports it.", b.Name, TransportSSE, NegotiationAuto, TransportStreamableHTTP),
+			Subject:  b.VersionNegotiationRange.Ptr(),
+		})
+	}
+}
+
+// decodeProbes reads how a server is probed for its versions.
+func (l *loader) decodeProbes(b *serverBlock, s *Server) {
 	if v, st := l.evalString(b.StdioProbe, "stdio_probe"); st == valid {
 		switch {
 		case v != StdioProbeSibling && v != StdioProbeInPlace:
@@ -217,6 +282,11 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 	}
 
+}
+
+// decodeApps reads whether and how the server's MCP Apps render; it says
+// whether app_resource_timeout was set (else it follows call_timeout).
+func (l *loader) decodeApps(b *serverBlock, s *Server) (appTimeoutSet bool) {
 	if v, st := l.evalString(b.Apps, "apps"); st == valid {
 		switch v {
 		case AppsAuto, AppsAdvertised, AppsOff:
@@ -243,7 +313,6 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 		s.AppResourceMaxBytes = used
 	}
-	var appTimeoutSet bool
 	if d, st := l.evalDuration(b.AppResourceTimeout, "app_resource_timeout", b.AppResourceTimeoutRange); st == valid {
 		used := min(max(d, MinAppResourceTimeout), MaxAppResourceTimeout)
 		if used != d {
@@ -258,6 +327,11 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		appTimeoutSet = true
 	}
 
+	return appTimeoutSet
+}
+
+// decodeTimeouts reads how long discovery and one call may take.
+func (l *loader) decodeTimeouts(b *serverBlock, s *Server) {
 	if d, st := l.evalDuration(b.DiscoveryTimeout, "discovery_timeout", b.DiscoveryTimeoutRange); st == valid {
 		used := min(max(d, MinDiscoveryTimeout), MaxDiscoveryTimeout)
 		if used != d {
@@ -290,6 +364,10 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 	}
 
+}
+
+// decodeRestarts reads how a failing server is restarted.
+func (l *loader) decodeRestarts(b *serverBlock, s *Server) {
 	good := true
 	if n, set := l.boundedInt(b.MaxRestarts, "max_restarts", b.MaxRestartsRange, 0, MaxMaxRestarts, &good,
 		"Invalid max_restarts", fmt.Sprintf("max_restarts is how many failed restarts in a row the server gets before it stays failed: a whole number from 0 (keep trying) to %d.", MaxMaxRestarts)); set {
@@ -309,7 +387,12 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 	}
 
-	s.SessionMode, s.MaxClientSessions = SessionShared, DefaultMaxClientSessions
+}
+
+// decodeSessionMode reads whether gateway clients get upstream sessions of
+// their own.
+func (l *loader) decodeSessionMode(b *serverBlock, s *Server) {
+	good := true
 	if v, st := l.evalString(b.SessionMode, "session_mode"); st == valid {
 		switch v {
 		case SessionShared, SessionPerClient:
@@ -338,6 +421,10 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 	}
 
+}
+
+// decodeAppSwitches reads what the server's Apps may ask for.
+func (l *loader) decodeAppSwitches(b *serverBlock, s *Server) {
 	// What the server's Apps may ask for: each switch false unless set.
 	for _, sw := range []struct {
 		expr hcl.Expression
@@ -358,7 +445,10 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 	}
 
-	s.Placement = PlacementReplica
+}
+
+// decodePlacement reads where a cluster runs the server.
+func (l *loader) decodePlacement(b *serverBlock, s *Server) {
 	if v, st := l.evalString(b.Placement, "placement"); st == valid {
 		switch {
 		case v != PlacementReplica && v != PlacementSingleton:
@@ -388,13 +478,6 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 		}
 	}
 
-	if enabled, st := l.evalBool(b.Enabled, "enabled"); st == valid {
-		s.Enabled = enabled
-	}
-	if !appTimeoutSet {
-		s.AppResourceTimeout = min(max(min(s.CallTimeout, DefaultAppResourceTimeout), MinAppResourceTimeout), MaxAppResourceTimeout)
-	}
-	return s
 }
 
 func stdioOnly(attr, server string, rng hcl.Range) *hcl.Diagnostic {
