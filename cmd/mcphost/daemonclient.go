@@ -282,3 +282,30 @@ func (e *env) callViaDaemon(ctx context.Context, d *apiclient.Client, server, to
 	}
 	return e.printResult(&res, server, tool, asJSON)
 }
+
+// daemonErrorText words a failed request of the admin commands (auth,
+// reload), which name the daemon by the config's listen or -url: no answer
+// asks whether it runs, a refused token names where the token comes from,
+// and any other error answer gives its status and the daemon's message
+// (or, from something that is not the API, its body), escaped.
+func daemonErrorText(err error) string {
+	var ae *apiclient.Error
+	switch {
+	case errors.Is(err, apiclient.ErrNoAnswer):
+		return termsafe.Line(err.Error()) + " (is mcphost serve running?)"
+	case errors.As(err, &ae) && ae.Status == http.StatusUnauthorized:
+		return fmt.Sprintf("the daemon did not accept the token (%s, or the owner token in data_dir)", tokenEnv)
+	case errors.As(err, &ae):
+		return fmt.Sprintf("the daemon answered %d: %s", ae.Status, termsafe.Line(messageOf(ae)))
+	}
+	return termsafe.Line(err.Error())
+}
+
+// messageOf is the daemon's message in an error answer or, when the answer
+// is not the API's, its body.
+func messageOf(ae *apiclient.Error) string {
+	if ae.Message != "" {
+		return ae.Message
+	}
+	return strings.TrimSpace(string(ae.Body))
+}

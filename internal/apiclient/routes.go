@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	neturl "net/url"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -132,4 +133,56 @@ func (c *Client) Call(ctx context.Context, session string, call CallRequest, ent
 // serverPath is the path of one of server's routes.
 func serverPath(server, route string) string {
 	return "/api/v1/servers/" + neturl.PathEscape(server) + route
+}
+
+// Reload asks the daemon to load its config file again and apply it
+// (POST /api/v1/reload; with dryRun, ?dry_run=true only plans) and decodes
+// the ReloadPlan into out. A file with errors is an *[Error] with status
+// 422 whose Body carries the diagnostics. It waits: the daemon answers
+// once new servers are up, so only ctx bounds it. Admins only.
+func (c *Client) Reload(ctx context.Context, dryRun bool, out any) error {
+	path := "/api/v1/reload"
+	if dryRun {
+		path += "?dry_run=true"
+	}
+	return c.do(ctx, false, http.MethodPost, path, nil, out)
+}
+
+// StartSignIn starts an OAuth sign-in of the caller to server
+// (POST /api/v1/servers/{name}/auth/start) and decodes the flow, with its
+// launch URL, into out. Quick.
+func (c *Client) StartSignIn(ctx context.Context, server string, out any) error {
+	return c.do(ctx, true, http.MethodPost, serverPath(server, "/auth/start"), nil, out)
+}
+
+// SignInFlow decodes the state of sign-in flow id (GET
+// /api/v1/auth/flows/{id}) into out. With wait > 0 the daemon holds the
+// request up to wait for the state to change: the client's timeout, which
+// bounds it, must be longer.
+func (c *Client) SignInFlow(ctx context.Context, id string, wait time.Duration, out any) error {
+	path := "/api/v1/auth/flows/" + neturl.PathEscape(id)
+	if wait > 0 {
+		path += "?wait=" + wait.String()
+	}
+	return c.do(ctx, true, http.MethodGet, path, nil, out)
+}
+
+// SignOut signs the caller out of server, its tokens revoked and deleted
+// (DELETE /api/v1/servers/{name}/auth). Quick.
+func (c *Client) SignOut(ctx context.Context, server string) error {
+	return c.do(ctx, true, http.MethodDelete, serverPath(server, "/auth"), nil, nil)
+}
+
+// Credentials decodes who is signed in where (GET /api/v1/auth, of server
+// alone unless it is "") into out, a pointer to a slice. Quick.
+func (c *Client) Credentials(ctx context.Context, server string, out any) error {
+	path := "/api/v1/auth"
+	if server != "" {
+		path += "?server=" + neturl.QueryEscape(server)
+	}
+	var env struct {
+		Credentials any `json:"credentials"`
+	}
+	env.Credentials = out
+	return c.do(ctx, true, http.MethodGet, path, nil, &env)
 }
