@@ -45,6 +45,15 @@ func (c *Client) WithToken(token string) *Client {
 	return &d
 }
 
+// WithHTTPClient returns a copy of c that sends its requests through hc:
+// a transport that keeps as many idle connections as there are workers,
+// say, or a test's.
+func (c *Client) WithHTTPClient(hc *http.Client) *Client {
+	d := *c
+	d.hc = hc
+	return &d
+}
+
 // WithTimeout returns a copy of c whose quick requests each end after d at
 // the latest (0: only their context bounds them). Requests that wait for a
 // server or a person (a tool call, a read, a prompt get, a reload) are
@@ -57,6 +66,10 @@ func (c *Client) WithTimeout(d time.Duration) *Client {
 
 // Base returns the daemon's base URL, without a trailing slash.
 func (c *Client) Base() string { return c.base }
+
+// CloseIdleConnections closes the idle connections of c's http.Client
+// (shared with the copies made from c).
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 
 // ErrNoAnswer is wrapped by the error of a request that got no answer from
 // the daemon: it could not connect, the connection broke, or the context
@@ -92,6 +105,9 @@ type Error struct {
 	// Rule and Phase name the policy of a refusal (403 denied_by_policy);
 	// Rule is "" when the policies' default decided.
 	Rule, Phase string
+	// Entry is the entry a refused tool call recorded (403
+	// denied_by_policy of [Client.Call]); nil otherwise.
+	Entry json.RawMessage
 	// Body is the whole answer, for the answers that carry more than the
 	// error: the diagnostics of a 422 reload, the hash of a 412 one.
 	Body []byte
@@ -170,9 +186,13 @@ func errorOf(method, path string, status int, body []byte) *Error {
 			Rule    string `json:"rule"`
 			Phase   string `json:"phase"`
 		} `json:"error"`
+		Entry json.RawMessage `json:"entry"`
 	}
 	if json.Unmarshal(body, &eb) == nil {
 		e.Code, e.Message, e.Rule, e.Phase = eb.Error.Code, eb.Error.Message, eb.Error.Rule, eb.Error.Phase
+		if len(eb.Entry) > 0 && string(eb.Entry) != "null" {
+			e.Entry = eb.Entry
+		}
 	}
 	return e
 }

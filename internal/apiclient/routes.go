@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	neturl "net/url"
+	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,6 +111,32 @@ func (c *Client) CreateSession(ctx context.Context, title string) (string, error
 	return s.ID, nil
 }
 
+// Entries decodes one page of session's transcript into out, a pointer to
+// a slice: the entries after seq after (0 from the start), oldest first,
+// at most limit of them (1–500; 0 for the daemon's 100)
+// (GET /api/v1/sessions/{id}/entries). more says there is a next page,
+// which starts after next. Quick.
+func (c *Client) Entries(ctx context.Context, session string, after int64, limit int, out any) (next int64, more bool, err error) {
+	q := neturl.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	q.Set("after", strconv.FormatInt(after, 10))
+	var page struct {
+		Entries any    `json:"entries"`
+		Next    *int64 `json:"next"`
+	}
+	page.Entries = out
+	path := "/api/v1/sessions/" + neturl.PathEscape(session) + "/entries?" + q.Encode()
+	if err := c.do(ctx, true, http.MethodGet, path, nil, &page); err != nil {
+		return 0, false, err
+	}
+	if page.Next == nil {
+		return 0, false, nil
+	}
+	return *page.Next, true, nil
+}
+
 // CallRequest is a tool call (the body of POST /api/v1/sessions/{id}/calls).
 type CallRequest struct {
 	Server    string          `json:"server"`
@@ -123,7 +150,8 @@ type CallRequest struct {
 // Call makes a tool call in session through the daemon's pipeline and
 // decodes the entry it recorded into entry (nil to drop it). A tool error
 // or an upstream failure is a recorded entry too (see its status); a
-// policy's refusal is an *[Error] with Code "denied_by_policy". It waits:
+// policy's refusal is an *[Error] with Code "denied_by_policy" whose Entry
+// is the entry it recorded. It waits:
 // the server's call_timeout bounds the call and an `ask` rule holds it
 // until the approval is answered, so only ctx bounds it.
 func (c *Client) Call(ctx context.Context, session string, call CallRequest, entry any) error {
