@@ -155,7 +155,7 @@ func (r *runner) runCluster(ctx context.Context, bins binaries) (err error) {
 	go c.lb.Check(hctx, healthPath, healthEvery)
 
 	admin := newAPIClient(strings.TrimPrefix(c.lbURL, "http://"), 4)
-	defer admin.closeIdle()
+	defer admin.CloseIdleConnections()
 	if err := r.gatewaySanity(ctx, c.lbURL, principals, plan[0].Name); err != nil {
 		return err
 	}

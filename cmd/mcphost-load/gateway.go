@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/apiclient"
 	"github.com/mcphost/mcphost/negotiate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -295,7 +296,7 @@ type gatewayTranscript struct {
 // 2026-07-28 client served by several replicas) and finds every
 // acknowledged call in them by its marker. With exact set (a single
 // daemon, no faults) every recorded call must also be acknowledged.
-func checkGatewayTranscript(ctx context.Context, c *apiClient, clients []*gwClient, exact bool) gatewayTranscript {
+func checkGatewayTranscript(ctx context.Context, c *apiclient.Client, clients []*gwClient, exact bool) gatewayTranscript {
 	gt := gatewayTranscript{Clients: len(clients)}
 	type listed struct {
 		ID    string `json:"id"`
@@ -307,13 +308,11 @@ func checkGatewayTranscript(ctx context.Context, c *apiClient, clients []*gwClie
 		if _, ok := byPrincipal[p.Name]; ok {
 			continue
 		}
-		var ss struct {
-			Sessions []listed `json:"sessions"`
+		var ss []listed
+		if err := c.WithToken(p.Token).Sessions(ctx, &ss); err != nil {
+			gt.Problems = append(gt.Problems, describe(err).Error())
 		}
-		if err := c.getJSON(ctx, "/api/v1/sessions", p.Token, &ss); err != nil {
-			gt.Problems = append(gt.Problems, err.Error())
-		}
-		byPrincipal[p.Name] = ss.Sessions
+		byPrincipal[p.Name] = ss
 	}
 	for _, g := range clients {
 		g.mu.Lock()
@@ -326,7 +325,7 @@ func checkGatewayTranscript(ctx context.Context, c *apiClient, clients []*gwClie
 				continue
 			}
 			gt.Sessions++
-			err := c.eachEntry(ctx, s.ID, g.principal.Token, func(e pagedEntry) {
+			err := eachEntry(ctx, c, s.ID, g.principal.Token, func(e pagedEntry) {
 				var args struct{ Text string }
 				if json.Unmarshal(e.Arguments, &args) != nil {
 					return
@@ -384,23 +383,21 @@ type pagedEntry struct {
 }
 
 // eachEntry reads every entry of session id, 500 at a time.
-func (c *apiClient) eachEntry(ctx context.Context, id, token string, fn func(pagedEntry)) error {
+func eachEntry(ctx context.Context, c *apiclient.Client, id, token string, fn func(pagedEntry)) error {
+	c = c.WithToken(token)
 	after := int64(0)
 	for {
-		var page struct {
-			Entries []pagedEntry `json:"entries"`
-			Next    *int64       `json:"next"`
+		var page []pagedEntry
+		next, more, err := c.Entries(ctx, id, after, 500, &page)
+		if err != nil {
+			return describe(err)
 		}
-		path := "/api/v1/sessions/" + id + "/entries?limit=500&after=" + strconv.FormatInt(after, 10)
-		if err := c.getJSON(ctx, path, token, &page); err != nil {
-			return err
-		}
-		for _, e := range page.Entries {
+		for _, e := range page {
 			fn(e)
 		}
-		if page.Next == nil || len(page.Entries) == 0 {
+		if !more || len(page) == 0 {
 			return nil
 		}
-		after = *page.Next
+		after = next
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/apiclient"
 )
 
 // Exit codes.
@@ -211,7 +212,7 @@ func (r *runner) run(ctx context.Context) error {
 	admin := newAPIClient(d.addr, 4)
 	var sessions []*session
 	newSession := func(p principalPlan, title string) (*session, error) {
-		s, err := admin.createSession(ctx, p, title)
+		s, err := createSession(ctx, admin, p, title)
 		if err == nil {
 			sessions = append(sessions, s)
 		}
@@ -230,14 +231,18 @@ func (r *runner) run(ctx context.Context) error {
 
 	targets := plan[:o.Targets]
 	text := strings.Repeat("x", o.TextBytes)
-	bodies := make([][]byte, len(targets))
+	calls := make([]apiclient.CallRequest, len(targets))
 	for t, s := range targets {
-		bodies[t] = callBody(s.Name, text)
+		calls[t] = echoCall(s.Name, text)
 	}
-	apiCall := func(c *apiClient) callFunc {
+	apiCall := func(c *apiclient.Client) callFunc {
+		as := make([]*apiclient.Client, len(slots)) // each slot's principal
+		for w, s := range slots {
+			as[w] = c.WithToken(s.token)
+		}
 		return func(ctx context.Context, w, i int) (int, error) {
 			t := (w + i) % len(targets)
-			e, code, err := c.call(ctx, slots[w], bodies[t])
+			e, code, err := call(ctx, as[w], slots[w], calls[t])
 			if err != nil {
 				return 0, err
 			}
@@ -274,7 +279,7 @@ func (r *runner) run(ctx context.Context) error {
 			return gwCall, func() {}
 		}
 		c := newAPIClient(d.addr, conns)
-		return apiCall(c), c.closeIdle
+		return apiCall(c), c.CloseIdleConnections
 	}
 
 	if len(o.Steps) > 0 {
@@ -325,12 +330,12 @@ func (r *runner) run(ctx context.Context) error {
 		closeGateway()
 	}
 	logger.Info("checking the transcript", "sessions", len(sessions))
-	tc := admin.checkTranscript(ctx, sessions, principals)
+	tc := checkTranscript(ctx, admin, sessions, principals)
 	r.res.Transcript = &tc
 	for _, p := range tc.Problems {
 		r.fail("transcript: %s", p)
 	}
-	admin.closeIdle()
+	admin.CloseIdleConnections()
 	r.shutdown(d, "final", true)
 	d = nil
 	return nil
@@ -486,26 +491,24 @@ func (r *runner) dump(name string) {
 // sanity proves the policies and the plugin are on: the blocked principal
 // is denied by rule r6, and a secret in an echo is redacted (or at least
 // passes through the plugin).
-func (r *runner) sanity(ctx context.Context, c *apiClient, principals []principalPlan, plan []serverPlan, newSession func(principalPlan, string) (*session, error)) error {
+func (r *runner) sanity(ctx context.Context, c *apiclient.Client, principals []principalPlan, plan []serverPlan, newSession func(principalPlan, string) (*session, error)) error {
 	for _, p := range principals {
 		var me struct{ Name string }
-		if err := c.getJSON(ctx, "/api/v1/me", p.Token, &me); err != nil {
-			return fmt.Errorf("sanity: %w", err)
+		if err := c.WithToken(p.Token).Me(ctx, &me); err != nil {
+			return fmt.Errorf("sanity: %w", describe(err))
 		}
 		if me.Name != p.Name {
 			return fmt.Errorf("sanity: the token of %s authenticates as %q", p.Name, me.Name)
 		}
 	}
-	var ss struct {
-		Servers []struct {
-			Name, Status, Era string
-		}
+	var ss []struct {
+		Name, Status, Era string
 	}
-	if err := c.getJSON(ctx, "/api/v1/servers", principals[0].Token, &ss); err != nil {
-		return fmt.Errorf("sanity: %w", err)
+	if err := c.WithToken(principals[0].Token).Servers(ctx, &ss); err != nil {
+		return fmt.Errorf("sanity: %w", describe(err))
 	}
 	ready := 0
-	for _, s := range ss.Servers {
+	for _, s := range ss {
 		if s.Status == "ready" {
 			ready++
 		}
@@ -520,7 +523,7 @@ func (r *runner) sanity(ctx context.Context, c *apiClient, principals []principa
 	if err != nil {
 		return fmt.Errorf("sanity: %w", err)
 	}
-	e, code, err := c.call(ctx, bs, callBody(target, "hello"))
+	e, code, err := call(ctx, c.WithToken(bs.token), bs, echoCall(target, "hello"))
 	switch {
 	case !r.o.Policies:
 		if err != nil || code != http.StatusOK {
@@ -536,7 +539,7 @@ func (r *runner) sanity(ctx context.Context, c *apiClient, principals []principa
 	if err != nil {
 		return fmt.Errorf("sanity: %w", err)
 	}
-	e, code, err = c.call(ctx, ps, callBody(target, secretText))
+	e, code, err = call(ctx, c.WithToken(ps.token), ps, echoCall(target, secretText))
 	if err != nil || code != http.StatusOK || e.Status != "ok" {
 		r.fail("sanity: echo of a secret: %d: %v", code, err)
 		return nil

@@ -3,17 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	neturl "net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/apiclient"
 	"github.com/mcphost/mcphost/internal/termsafe"
 	"github.com/mcphost/mcphost/oauth"
 )
@@ -29,8 +27,12 @@ data_dir come from the config, the token from $MCPHOST_TOKEN or the owner
 token in data_dir. Nothing opens a browser: open the printed URL yourself.
 `
 
-// loginWait bounds how long login waits for the browser.
-const loginWait = oauth.FlowTTL
+// loginWait bounds how long login waits for the browser; flowWait is how
+// long one request for the flow's state may wait for it to change.
+const (
+	loginWait = oauth.FlowTTL
+	flowWait  = 30 * time.Second
+)
 
 // authCmd is `mcphost auth login|logout|status`.
 func (e *env) authCmd(ctx context.Context, args []string) int {
@@ -62,8 +64,8 @@ func (e *env) authCmd(ctx context.Context, args []string) int {
 	case "login":
 		return e.authLogin(ctx, d, server)
 	case "logout":
-		if err := d.do(ctx, http.MethodDelete, "/api/v1/servers/"+neturl.PathEscape(server)+"/auth", http.StatusNoContent, nil); err != nil {
-			fmt.Fprintf(e.stderr, "mcphost auth logout: %v\n", err)
+		if err := d.SignOut(ctx, server); err != nil {
+			fmt.Fprintf(e.stderr, "mcphost auth logout: %s\n", daemonErrorText(err))
 			return exitFailure
 		}
 		fmt.Fprintf(e.stdout, "signed out of %s\n", termsafe.Line(server))
@@ -73,14 +75,12 @@ func (e *env) authCmd(ctx context.Context, args []string) int {
 	}
 }
 
-// daemonAPI is the running daemon's API with a bearer token.
-type daemonAPI struct {
-	base, token string
-	client      *http.Client
-}
+// authBound bounds each request of the auth commands, the longest a
+// flow's state is waited for among them.
+const authBound = 2 * time.Minute
 
 // daemon finds the running daemon of a config; code ≥ 0 is an exit code.
-func (e *env) daemon(cmd, cfgPath, url string) (*daemonAPI, int) {
+func (e *env) daemon(cmd, cfgPath, url string) (*apiclient.Client, int) {
 	cfg, ok := e.loadConfig(cfgPath)
 	if !ok {
 		return nil, exitUsage
@@ -98,71 +98,29 @@ func (e *env) daemon(cmd, cfgPath, url string) (*daemonAPI, int) {
 		fmt.Fprintf(e.stderr, "mcphost %s: %v\n", cmd, err)
 		return nil, exitUsage
 	}
-	return &daemonAPI{base: base, token: token, client: &http.Client{Timeout: 2 * time.Minute}}, -1
-}
-
-// do makes one request and decodes a JSON answer into out.
-func (d *daemonAPI) do(ctx context.Context, method, path string, want int, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, d.base+path, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+d.token)
-	resp, err := d.client.Do(req)
-	if err != nil {
-		var ue *neturl.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return fmt.Errorf("the daemon at %s does not answer (is mcphost serve running?): %v", d.base, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != want {
-		var apiErr struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
-		_ = json.Unmarshal(body, &apiErr)
-		msg := apiErr.Error.Message
-		if msg == "" {
-			msg = strings.TrimSpace(string(body))
-		}
-		if resp.StatusCode == http.StatusUnauthorized {
-			return fmt.Errorf("the daemon did not accept the token (%s, or the owner token in data_dir)", tokenEnv)
-		}
-		return fmt.Errorf("the daemon answered %d: %s", resp.StatusCode, termsafe.Line(msg))
-	}
-	if out != nil {
-		if err := json.Unmarshal(body, out); err != nil {
-			return fmt.Errorf("the daemon's answer: %v", err)
-		}
-	}
-	return nil
+	return apiclient.New(base, token).WithTimeout(authBound), -1
 }
 
 // authLogin starts a sign-in, prints its launch URL and waits for it.
-func (e *env) authLogin(ctx context.Context, d *daemonAPI, server string) int {
+func (e *env) authLogin(ctx context.Context, d *apiclient.Client, server string) int {
 	var f oauth.Flow
-	if err := d.do(ctx, http.MethodPost, "/api/v1/servers/"+neturl.PathEscape(server)+"/auth/start", http.StatusCreated, &f); err != nil {
-		fmt.Fprintf(e.stderr, "mcphost auth login: %v\n", err)
+	if err := d.StartSignIn(ctx, server, &f); err != nil {
+		fmt.Fprintf(e.stderr, "mcphost auth login: %s\n", daemonErrorText(err))
 		return exitFailure
 	}
 	fmt.Fprintf(e.stdout, "To sign in to %s, open this URL in a browser (it works once, until %s):\n\n  %s\n\n",
 		termsafe.Line(server), f.ExpiresAt.Local().Format("15:04"), termsafe.Line(f.LaunchURL))
-	if u, err := neturl.Parse(d.base); err == nil {
+	if u, err := neturl.Parse(d.Base()); err == nil {
 		if h := u.Hostname(); h == "127.0.0.1" || h == "localhost" || h == "::1" {
-			fmt.Fprintf(e.stdout, "The browser must reach %s; from another machine, forward the port first: ssh -L %s:%s:%s THIS-HOST\n\n", d.base, u.Port(), h, u.Port())
+			fmt.Fprintf(e.stdout, "The browser must reach %s; from another machine, forward the port first: ssh -L %s:%s:%s THIS-HOST\n\n", d.Base(), u.Port(), h, u.Port())
 		}
 	}
 	start := time.Now()
 	deadline := start.Add(loginWait)
 	for time.Now().Before(deadline) {
 		var st oauth.Flow
-		if err := d.do(ctx, http.MethodGet, "/api/v1/auth/flows/"+neturl.PathEscape(f.ID)+"?wait=30s", http.StatusOK, &st); err != nil {
-			fmt.Fprintf(e.stderr, "mcphost auth login: %v\n", err)
+		if err := d.SignInFlow(ctx, f.ID, flowWait, &st); err != nil {
+			fmt.Fprintf(e.stderr, "mcphost auth login: %s\n", daemonErrorText(err))
 			return exitFailure
 		}
 		switch st.State {
@@ -187,26 +145,17 @@ func (e *env) authLogin(ctx context.Context, d *daemonAPI, server string) int {
 
 // authStatus prints who is signed in where and which servers wait for a
 // sign-in.
-func (e *env) authStatus(ctx context.Context, d *daemonAPI, server string, asJSON bool) int {
-	var creds struct {
-		Credentials []oauth.Status `json:"credentials"`
-	}
-	q := ""
-	if server != "" {
-		q = "?server=" + neturl.QueryEscape(server)
-	}
-	if err := d.do(ctx, http.MethodGet, "/api/v1/auth"+q, http.StatusOK, &creds); err != nil {
-		fmt.Fprintf(e.stderr, "mcphost auth status: %v\n", err)
+func (e *env) authStatus(ctx context.Context, d *apiclient.Client, server string, asJSON bool) int {
+	var creds []oauth.Status
+	if err := d.Credentials(ctx, server, &creds); err != nil {
+		fmt.Fprintf(e.stderr, "mcphost auth status: %s\n", daemonErrorText(err))
 		return exitFailure
 	}
-	var list struct {
-		Servers []host.ServerStatus `json:"servers"`
-	}
-	if err := d.do(ctx, http.MethodGet, "/api/v1/servers", http.StatusOK, &list); err != nil {
-		fmt.Fprintf(e.stderr, "mcphost auth status: %v\n", err)
+	servers, err := daemonServers(ctx, d)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost auth status: %s\n", daemonErrorText(err))
 		return exitFailure
 	}
-	servers := list.Servers
 	var waiting []host.ServerStatus
 	for _, s := range servers {
 		if (server == "" || s.Name == server) && (s.State == host.StateNeedsAuth || s.State == host.StateAuthError) {
@@ -214,13 +163,13 @@ func (e *env) authStatus(ctx context.Context, d *daemonAPI, server string, asJSO
 		}
 	}
 	if asJSON {
-		out, _ := json.MarshalIndent(map[string]any{"credentials": creds.Credentials, "waiting": waiting}, "", "  ")
+		out, _ := json.MarshalIndent(map[string]any{"credentials": creds, "waiting": waiting}, "", "  ")
 		e.stdout.Write(append(out, '\n'))
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tPRINCIPAL\tISSUER\tSCOPES\tEXPIRES\tREFRESH")
-	for _, c := range creds.Credentials {
+	for _, c := range creds {
 		exp := "-"
 		if !c.ExpiresAt.IsZero() {
 			exp = c.ExpiresAt.Local().Format(time.DateTime)

@@ -156,7 +156,7 @@ func (e *env) servers(ctx context.Context, args []string) int {
 		if d == nil {
 			return code
 		}
-		statuses, err := d.servers(ctx)
+		statuses, err := daemonServers(ctx, d)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "mcphost servers: %s\n", termsafe.Line(err.Error()))
 			return exitFailure
@@ -302,7 +302,7 @@ func (e *env) tools(ctx context.Context, args []string) int {
 		if d == nil {
 			return code
 		}
-		views, err := d.tools(ctx, server)
+		views, err := daemonTools(ctx, d, server)
 		if err == nil && server != "" && len(views) == 0 {
 			err = e.knownServer(ctx, d, server)
 		}
@@ -310,7 +310,7 @@ func (e *env) tools(ctx context.Context, args []string) int {
 			fmt.Fprintf(e.stderr, "mcphost tools: %s\n", termsafe.Line(err.Error()))
 			return exitFailure
 		}
-		statuses, err := d.servers(ctx)
+		statuses, err := daemonServers(ctx, d)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "mcphost tools: %s\n", termsafe.Line(err.Error()))
 			return exitFailure

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	neturl "net/url"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/apiclient"
 	"github.com/mcphost/mcphost/internal/termsafe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,7 +35,9 @@ import (
 const daemonFile = "daemon.url"
 
 // daemonProbe bounds the check that a daemon answers; daemonRequest bounds
-// every other request but a call (which its server's call_timeout bounds).
+// every other quick request (the client's timeout). A call, a read and a
+// prompt get wait: the server's call_timeout bounds them, and an `ask`
+// waits for its approval in the WebShell.
 const (
 	daemonProbe   = 2 * time.Second
 	daemonRequest = 30 * time.Second
@@ -43,13 +45,6 @@ const (
 
 // cliSessionTitle is the transcript session the CLI's calls go to.
 const cliSessionTitle = "mcphost CLI"
-
-// daemonClient talks to the daemon's API as one principal.
-type daemonClient struct {
-	base  string // "http://127.0.0.1:7777"
-	token string
-	hc    *http.Client
-}
 
 // writeDaemonFile records base as data_dir's daemon and returns the
 // function that removes the record again (when it is still this daemon's).
@@ -68,7 +63,7 @@ func writeDaemonFile(dataDir, base string) (remove func(), err error) {
 // daemonFor returns the daemon a client command should go through, or nil
 // to run locally. A code >= 0 means the command must stop with it (an
 // explicit -daemon that cannot be used).
-func (e *env) daemonFor(ctx context.Context, cf clientFlags, cfg *config.Config) (*daemonClient, int) {
+func (e *env) daemonFor(ctx context.Context, cf clientFlags, cfg *config.Config) (*apiclient.Client, int) {
 	if *cf.local {
 		return nil, -1
 	}
@@ -81,7 +76,7 @@ func (e *env) daemonFor(ctx context.Context, cf clientFlags, cfg *config.Config)
 		}
 		base = strings.TrimRight(strings.TrimSpace(string(b)), "/")
 	}
-	fail := func(format string, args ...any) (*daemonClient, int) {
+	fail := func(format string, args ...any) (*apiclient.Client, int) {
 		if explicit {
 			fmt.Fprintf(e.stderr, "mcphost: -daemon %s: %s\n", base, termsafe.Line(fmt.Sprintf(format, args...)))
 			return nil, exitFailure
@@ -98,14 +93,14 @@ func (e *env) daemonFor(ctx context.Context, cf clientFlags, cfg *config.Config)
 	if err != nil {
 		return fail("%v", err)
 	}
-	d := &daemonClient{base: base, token: token, hc: &http.Client{}}
+	d := apiclient.New(base, token).WithTimeout(daemonRequest)
 	pctx, cancel := context.WithTimeout(ctx, daemonProbe)
 	defer cancel()
 	var me struct {
 		Name string `json:"name"`
 	}
-	if err := d.do(pctx, http.MethodGet, "/api/v1/me", nil, &me); err != nil {
-		var ae *daemonError
+	if err := d.Me(pctx, &me); err != nil {
+		var ae *apiclient.Error
 		if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
 			if explicit {
 				return fail("the daemon does not accept the token of %q", *cf.as)
@@ -136,103 +131,24 @@ func cliToken(cfg *config.Config, as string) (string, error) {
 	return "", fmt.Errorf("-as %q: the config has no such principal", as)
 }
 
-// daemonError is an error answer of the daemon's API.
-type daemonError struct {
-	Status  int
-	Code    string
-	Message string
-	// Rule names the policy of a refusal (403 denied_by_policy).
-	Rule string
+// daemonServers returns the statuses of the servers the principal may see.
+func daemonServers(ctx context.Context, d *apiclient.Client) ([]host.ServerStatus, error) {
+	var out []host.ServerStatus
+	err := d.Servers(ctx, &out)
+	return out, err
 }
 
-func (e *daemonError) Error() string {
-	if e.Message == "" {
-		return fmt.Sprintf("the daemon answered %d %s", e.Status, http.StatusText(e.Status))
-	}
-	return e.Message
-}
-
-// do sends one request with a JSON body (nil for none) and decodes a 2xx
-// answer into out (nil to drop it). An error answer is a *daemonError.
-func (d *daemonClient) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, d.base+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+d.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := d.hc.Do(req)
-	if err != nil {
-		var ue *neturl.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return fmt.Errorf("no answer from the daemon at %s: %v", d.base, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return fmt.Errorf("reading the daemon's answer: %v", err)
-	}
-	if resp.StatusCode/100 != 2 {
-		de := &daemonError{Status: resp.StatusCode}
-		var eb struct {
-			Error struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
-				Rule    string `json:"rule"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(raw, &eb) == nil {
-			de.Code, de.Message, de.Rule = eb.Error.Code, eb.Error.Message, eb.Error.Rule
-		}
-		return de
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("decoding the daemon's answer to %s %s: %v", method, path, err)
-	}
-	return nil
-}
-
-// servers returns the statuses of the servers the principal may see.
-func (d *daemonClient) servers(ctx context.Context) ([]host.ServerStatus, error) {
-	ctx, cancel := context.WithTimeout(ctx, daemonRequest)
-	defer cancel()
-	var out struct {
-		Servers []host.ServerStatus `json:"servers"`
-	}
-	err := d.do(ctx, http.MethodGet, "/api/v1/servers", nil, &out)
-	return out.Servers, err
-}
-
-// tools returns the tools the principal may see, of server ("" all).
-func (d *daemonClient) tools(ctx context.Context, server string) ([]host.ToolView, error) {
-	ctx, cancel := context.WithTimeout(ctx, daemonRequest)
-	defer cancel()
-	var out struct {
-		Tools []host.ToolView `json:"tools"`
-	}
-	if err := d.do(ctx, http.MethodGet, "/api/v1/tools", nil, &out); err != nil {
+// daemonTools returns the tools the principal may see, of server ("" all).
+func daemonTools(ctx context.Context, d *apiclient.Client, server string) ([]host.ToolView, error) {
+	var tools []host.ToolView
+	if err := d.Tools(ctx, &tools); err != nil {
 		return nil, err
 	}
 	if server == "" {
-		return out.Tools, nil
+		return tools, nil
 	}
-	kept := out.Tools[:0]
-	for _, t := range out.Tools {
+	kept := tools[:0]
+	for _, t := range tools {
 		if t.Server == server {
 			kept = append(kept, t)
 		}
@@ -242,35 +158,25 @@ func (d *daemonClient) tools(ctx context.Context, server string) ([]host.ToolVie
 
 // cliSession returns the id of the principal's CLI session, creating it on
 // the first call.
-func (d *daemonClient) cliSession(ctx context.Context) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, daemonRequest)
-	defer cancel()
-	var list struct {
-		Sessions []struct {
-			ID    string `json:"id"`
-			Title string `json:"title"`
-		} `json:"sessions"`
+func cliSession(ctx context.Context, d *apiclient.Client) (string, error) {
+	var list []struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
 	}
-	if err := d.do(ctx, http.MethodGet, "/api/v1/sessions", nil, &list); err != nil {
+	if err := d.Sessions(ctx, &list); err != nil {
 		return "", err
 	}
-	for _, s := range list.Sessions {
+	for _, s := range list {
 		if s.Title == cliSessionTitle {
 			return s.ID, nil
 		}
 	}
-	var created struct {
-		ID string `json:"id"`
-	}
-	if err := d.do(ctx, http.MethodPost, "/api/v1/sessions", map[string]string{"title": cliSessionTitle}, &created); err != nil {
-		return "", err
-	}
-	return created.ID, nil
+	return d.CreateSession(ctx, cliSessionTitle)
 }
 
 // daemonOf loads the -config and returns the daemon to go through (see
 // daemonFor); a bad config stops the command with its diagnostics.
-func (e *env) daemonOf(ctx context.Context, cf clientFlags) (*daemonClient, int) {
+func (e *env) daemonOf(ctx context.Context, cf clientFlags) (*apiclient.Client, int) {
 	if *cf.local {
 		return nil, -1
 	}
@@ -291,8 +197,8 @@ func toolOfView(v host.ToolView) host.Tool {
 }
 
 // knownServer fails unless the principal may see server on the daemon.
-func (e *env) knownServer(ctx context.Context, d *daemonClient, server string) error {
-	statuses, err := d.servers(ctx)
+func (e *env) knownServer(ctx context.Context, d *apiclient.Client, server string) error {
+	statuses, err := daemonServers(ctx, d)
 	if err != nil {
 		return err
 	}
@@ -310,10 +216,10 @@ func (e *env) knownServer(ctx context.Context, d *daemonClient, server string) e
 // daemon, so it runs the daemon's pipeline (its servers, policies, plugins,
 // approvals) and lands in its transcript and audit log. KEY=VALUE pairs
 // are typed by the tool's schema as the daemon lists it.
-func (e *env) callViaDaemon(ctx context.Context, d *daemonClient, server, tool string, rawArgs []byte, pairs []string, asJSON bool) int {
+func (e *env) callViaDaemon(ctx context.Context, d *apiclient.Client, server, tool string, rawArgs []byte, pairs []string, asJSON bool) int {
 	fail := func(err error) int {
 		fmt.Fprintf(e.stderr, "mcphost call: %s\n", termsafe.Line(err.Error()))
-		var de *daemonError
+		var de *apiclient.Error
 		if errors.As(err, &de) {
 			switch {
 			case de.Code == "denied_by_policy":
@@ -325,7 +231,7 @@ func (e *env) callViaDaemon(ctx context.Context, d *daemonClient, server, tool s
 		return exitFailure
 	}
 	if pairs != nil {
-		views, err := d.tools(ctx, server)
+		views, err := daemonTools(ctx, d, server)
 		if err != nil {
 			return fail(err)
 		}
@@ -343,7 +249,7 @@ func (e *env) callViaDaemon(ctx context.Context, d *daemonClient, server, tool s
 	if len(bytes.TrimSpace(rawArgs)) == 0 {
 		rawArgs = []byte("{}")
 	}
-	session, err := d.cliSession(ctx)
+	session, err := cliSession(ctx, d)
 	if err != nil {
 		return fail(err)
 	}
@@ -354,10 +260,9 @@ func (e *env) callViaDaemon(ctx context.Context, d *daemonClient, server, tool s
 	}
 	// No deadline of the CLI's own: the server's call_timeout bounds the
 	// call, and an `ask` waits for its approval in the WebShell.
-	err = d.do(ctx, http.MethodPost, "/api/v1/sessions/"+neturl.PathEscape(session)+"/calls",
-		map[string]any{"server": server, "tool": tool, "arguments": json.RawMessage(rawArgs)}, &entry)
+	err = d.Call(ctx, session, apiclient.CallRequest{Server: server, Tool: tool, Arguments: rawArgs}, &entry)
 	if err != nil {
-		var de *daemonError
+		var de *apiclient.Error
 		if errors.As(err, &de) && de.Code == "denied_by_policy" && de.Rule != "" {
 			de.Message = fmt.Sprintf("denied by policy %q: %s", de.Rule, de.Message)
 		}
@@ -376,4 +281,31 @@ func (e *env) callViaDaemon(ctx context.Context, d *daemonClient, server, tool s
 		return fail(fmt.Errorf("decoding the result: %v", err))
 	}
 	return e.printResult(&res, server, tool, asJSON)
+}
+
+// daemonErrorText words a failed request of the admin commands (auth,
+// reload), which name the daemon by the config's listen or -url: no answer
+// asks whether it runs, a refused token names where the token comes from,
+// and any other error answer gives its status and the daemon's message
+// (or, from something that is not the API, its body), escaped.
+func daemonErrorText(err error) string {
+	var ae *apiclient.Error
+	switch {
+	case errors.Is(err, apiclient.ErrNoAnswer):
+		return termsafe.Line(err.Error()) + " (is mcphost serve running?)"
+	case errors.As(err, &ae) && ae.Status == http.StatusUnauthorized:
+		return fmt.Sprintf("the daemon did not accept the token (%s, or the owner token in data_dir)", tokenEnv)
+	case errors.As(err, &ae):
+		return fmt.Sprintf("the daemon answered %d: %s", ae.Status, termsafe.Line(messageOf(ae)))
+	}
+	return termsafe.Line(err.Error())
+}
+
+// messageOf is the daemon's message in an error answer or, when the answer
+// is not the API's, its body.
+func messageOf(ae *apiclient.Error) string {
+	if ae.Message != "" {
+		return ae.Message
+	}
+	return strings.TrimSpace(string(ae.Body))
 }

@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/apiclient"
 	"github.com/mcphost/mcphost/internal/termsafe"
 )
 
@@ -88,17 +87,13 @@ func (e *env) reloadCmd(ctx context.Context, args []string) int {
 		return exitFailure
 	}
 
-	path := "/api/v1/reload"
-	if *dryRun {
-		path += "?dry_run=true"
-	}
-	status, body, err := postDaemon(ctx, base+path, token)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "mcphost reload: %v\n", err)
-		return exitFailure
-	}
-	switch status {
-	case http.StatusOK:
+	ctx, cancel := context.WithTimeout(ctx, reloadBound)
+	defer cancel()
+	var body json.RawMessage
+	err = apiclient.New(base, token).Reload(ctx, *dryRun, &body)
+	var ae *apiclient.Error
+	switch {
+	case err == nil:
 		var plan host.ReloadPlan
 		if err := json.Unmarshal(body, &plan); err != nil {
 			fmt.Fprintf(e.stderr, "mcphost reload: the daemon's answer is not a plan: %v\n", err)
@@ -110,8 +105,8 @@ func (e *env) reloadCmd(ctx context.Context, args []string) int {
 			e.printPlan(plan)
 		}
 		return exitOK
-	case http.StatusUnprocessableEntity:
-		diags, err := decodeDiagnostics(body)
+	case errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity:
+		diags, err := decodeDiagnostics(ae.Body)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "mcphost reload: the daemon's diagnostics: %v\n", err)
 			return exitFailure
@@ -123,49 +118,12 @@ func (e *env) reloadCmd(ctx context.Context, args []string) int {
 		}
 		fmt.Fprintf(e.stderr, "mcphost reload: the daemon's config file has errors (%s); the running config stays in force\n", plural(countErrors(diags), "error"))
 		return exitUsage
-	}
-	var apiErr struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(body, &apiErr)
-	msg := apiErr.Error.Message
-	if msg == "" {
-		msg = strings.TrimSpace(string(body))
-	}
-	switch status {
-	case http.StatusUnauthorized:
-		fmt.Fprintf(e.stderr, "mcphost reload: the daemon did not accept the token (%s, or the owner token in data_dir)\n", tokenEnv)
-	case http.StatusForbidden:
-		fmt.Fprintf(e.stderr, "mcphost reload: %s\n", termsafe.Line(msg))
+	case errors.As(err, &ae) && ae.Status == http.StatusForbidden:
+		fmt.Fprintf(e.stderr, "mcphost reload: %s\n", termsafe.Line(messageOf(ae)))
 	default:
-		fmt.Fprintf(e.stderr, "mcphost reload: the daemon answered %d: %s\n", status, termsafe.Line(msg))
+		fmt.Fprintf(e.stderr, "mcphost reload: %s\n", daemonErrorText(err))
 	}
 	return exitFailure
-}
-
-// postDaemon makes one bodiless POST to the daemon and returns its answer.
-func postDaemon(ctx context.Context, url, token string) (int, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, reloadBound)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		var ue *neturl.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // without the URL's repetition
-		}
-		return 0, nil, fmt.Errorf("no answer from the daemon at %s: %v", strings.SplitN(url, "/api/", 2)[0], err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	return resp.StatusCode, body, err
 }
 
 // writeJSON prints a JSON answer indented, escaped for the terminal.

@@ -2,14 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	neturl "net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/apiclient"
 	"github.com/mcphost/mcphost/internal/termsafe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -75,10 +76,10 @@ func (l localOfferings) prompt(ctx context.Context, server, name string, args ma
 	return l.h.GetPrompt(ctx, l.c, server, &mcp.GetPromptParams{Name: name, Arguments: args}, nil)
 }
 
-type daemonOfferings struct{ d *daemonClient }
+type daemonOfferings struct{ d *apiclient.Client }
 
 func (o daemonOfferings) servers(ctx context.Context) ([]string, error) {
-	statuses, err := o.d.servers(ctx)
+	statuses, err := daemonServers(ctx, o.d)
 	var names []string
 	for _, s := range statuses {
 		if s.State == host.StateReady {
@@ -89,37 +90,19 @@ func (o daemonOfferings) servers(ctx context.Context) ([]string, error) {
 }
 
 func (o daemonOfferings) resources(ctx context.Context, server string) ([]*mcp.Resource, []*mcp.ResourceTemplate, error) {
-	ctx, cancel := context.WithTimeout(ctx, daemonRequest)
-	defer cancel()
-	var out struct {
-		Resources []*mcp.Resource         `json:"resources"`
-		Templates []*mcp.ResourceTemplate `json:"resourceTemplates"`
-	}
-	err := o.d.do(ctx, http.MethodGet, "/api/v1/servers/"+neturl.PathEscape(server)+"/resources", nil, &out)
-	return out.Resources, out.Templates, err
+	return o.d.Resources(ctx, server)
 }
 
 func (o daemonOfferings) read(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
-	var out mcp.ReadResourceResult
-	err := o.d.do(ctx, http.MethodPost, "/api/v1/servers/"+neturl.PathEscape(server)+"/resources/read", map[string]string{"uri": uri}, &out)
-	return &out, err
+	return o.d.ReadResource(ctx, server, uri)
 }
 
 func (o daemonOfferings) prompts(ctx context.Context, server string) ([]*mcp.Prompt, error) {
-	ctx, cancel := context.WithTimeout(ctx, daemonRequest)
-	defer cancel()
-	var out struct {
-		Prompts []*mcp.Prompt `json:"prompts"`
-	}
-	err := o.d.do(ctx, http.MethodGet, "/api/v1/servers/"+neturl.PathEscape(server)+"/prompts", nil, &out)
-	return out.Prompts, err
+	return o.d.Prompts(ctx, server)
 }
 
 func (o daemonOfferings) prompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	var out mcp.GetPromptResult
-	err := o.d.do(ctx, http.MethodPost, "/api/v1/servers/"+neturl.PathEscape(server)+"/prompts/get",
-		map[string]any{"name": name, "arguments": args}, &out)
-	return &out, err
+	return o.d.GetPrompt(ctx, server, name, args)
 }
 
 // resources runs `mcphost resources [SERVER]` and `mcphost resources read
@@ -393,7 +376,8 @@ func exitCodeOf(err error) int {
 	if host.IsNotFound(err) {
 		return exitUsage
 	}
-	if de, ok := err.(*daemonError); ok && (de.Status == http.StatusNotFound || de.Status == http.StatusBadRequest) {
+	var de *apiclient.Error
+	if errors.As(err, &de) && (de.Status == http.StatusNotFound || de.Status == http.StatusBadRequest) {
 		return exitUsage
 	}
 	return exitFailure
