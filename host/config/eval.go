@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -123,4 +125,64 @@ func nullElement(expr hcl.Expression, name string) *hcl.Diagnostic {
 		Detail:   fmt.Sprintf("The value of %q contains null. Every element must be a string; remove the null.", name),
 		Subject:  expr.Range().Ptr(),
 	}
+}
+
+// evalInt evaluates a whole number attribute.
+func (l *loader) evalInt(expr hcl.Expression, name string, rng hcl.Range) (int, valState) {
+	v, st := l.eval(expr, name, cty.Number)
+	if st != valid {
+		return 0, st
+	}
+	bf := v.AsBigFloat()
+	n, acc := bf.Int64()
+	if !bf.IsInt() || acc != 0 || n < -1<<31 || n > 1<<31-1 {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid number",
+			Detail:   fmt.Sprintf("The %s must be a whole number%s.", name, intUnit(name)),
+			Subject:  rng.Ptr(),
+		})
+		return 0, invalid
+	}
+	return int(n), valid
+}
+
+// intUnit says what a whole-number attribute counts, for its diagnostic.
+func intUnit(name string) string {
+	if strings.HasSuffix(name, "_bytes") {
+		return " of bytes, such as 1048576"
+	}
+	return ", such as 4"
+}
+
+// evalDuration evaluates a duration string such as "1m30s".
+func (l *loader) evalDuration(expr hcl.Expression, name string, rng hcl.Range) (time.Duration, valState) {
+	v, st := l.evalString(expr, name)
+	if st != valid {
+		return 0, st
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid duration",
+			Detail:   fmt.Sprintf("The %s %s is not a duration. Write a number followed by a unit, such as \"10s\", \"1m30s\" or \"250ms\".", name, quoted(expr, v)),
+			Subject:  rng.Ptr(),
+		})
+		return 0, invalid
+	}
+	return d, valid
+}
+
+// durationText prints d like time.Duration.String without zero units:
+// "5m" rather than "5m0s", "1h" rather than "1h0m0s".
+func durationText(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

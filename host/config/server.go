@@ -8,11 +8,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // serverNameRE is the rule for server names. Tools are addressed as
@@ -498,66 +496,6 @@ func remoteOnly(attr, server string, rng hcl.Range) *hcl.Diagnostic {
 	}
 }
 
-// evalDuration evaluates a duration string such as "1m30s".
-// evalInt evaluates a whole number attribute.
-func (l *loader) evalInt(expr hcl.Expression, name string, rng hcl.Range) (int, valState) {
-	v, st := l.eval(expr, name, cty.Number)
-	if st != valid {
-		return 0, st
-	}
-	bf := v.AsBigFloat()
-	n, acc := bf.Int64()
-	if !bf.IsInt() || acc != 0 || n < -1<<31 || n > 1<<31-1 {
-		l.add(&hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid number",
-			Detail:   fmt.Sprintf("The %s must be a whole number%s.", name, intUnit(name)),
-			Subject:  rng.Ptr(),
-		})
-		return 0, invalid
-	}
-	return int(n), valid
-}
-
-// intUnit says what a whole-number attribute counts, for its diagnostic.
-func intUnit(name string) string {
-	if strings.HasSuffix(name, "_bytes") {
-		return " of bytes, such as 1048576"
-	}
-	return ", such as 4"
-}
-
-func (l *loader) evalDuration(expr hcl.Expression, name string, rng hcl.Range) (time.Duration, valState) {
-	v, st := l.evalString(expr, name)
-	if st != valid {
-		return 0, st
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		l.add(&hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid duration",
-			Detail:   fmt.Sprintf("The %s %s is not a duration. Write a number followed by a unit, such as \"10s\", \"1m30s\" or \"250ms\".", name, quoted(expr, v)),
-			Subject:  rng.Ptr(),
-		})
-		return 0, invalid
-	}
-	return d, valid
-}
-
-// durationText prints d like time.Duration.String without zero units:
-// "5m" rather than "5m0s", "1h" rather than "1h0m0s".
-func durationText(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
 // checkListen checks that v is host:port with a numeric port.
 func checkListen(v string) error {
 	_, port, err := net.SplitHostPort(v)
@@ -598,53 +536,6 @@ func checkURL(raw string) error {
 		return errors.New("it has no host")
 	}
 	return nil
-}
-
-// decodePrincipal validates one principal block. ok reports whether the
-// token is usable, for the duplicate check.
-func (l *loader) decodePrincipal(b *principalBlock, limit RateLimit) (p Principal, ok bool) {
-	p = Principal{Name: b.Name, RateLimit: limit, NameRange: b.NameRange, DeclRange: b.DeclRange}
-	if strings.TrimSpace(b.Name) == "" {
-		l.add(&hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid principal name",
-			Detail:   "The principal name is empty. Give the principal a name, such as principal \"alice\".",
-			Subject:  b.NameRange.Ptr(),
-		})
-	}
-
-	switch token, st := l.evalString(b.Token, "token"); st {
-	case absent:
-		l.add(&hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Missing required argument",
-			Detail:   fmt.Sprintf("The argument \"token\" is required, but principal %q has none. Set token = env(\"NAME\") to read the bearer token from the environment.", b.Name),
-			Subject:  b.DeclRange.Ptr(),
-		})
-	case valid:
-		if n := utf8.RuneCountInString(token); n < MinTokenLength {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Token too short",
-				Detail: fmt.Sprintf("The token of principal %q has %d characters; at least %d are required. It is a bearer credential: anyone who has it acts as %q, so it must be hard to guess. Generate one with `openssl rand -hex 32`.",
-					b.Name, n, MinTokenLength, b.Name),
-				Subject: b.TokenRange.Ptr(),
-			})
-		} else {
-			p.Token, ok = token, true
-		}
-	}
-
-	if groups, st := l.evalStringList(b.Groups, "groups"); st == valid {
-		p.Groups = groups
-	}
-	if v, st := l.evalBool(b.WebShell, "webshell"); st == valid {
-		p.APIOnly = !v
-	}
-	if r, set := l.decodeRateLimits(b.RateLimit, fmt.Sprintf("Principal %q", b.Name)); set {
-		p.RateLimit = r
-	}
-	return p, ok
 }
 
 // MaxRoots bounds the roots of one server block.
