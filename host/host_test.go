@@ -118,7 +118,7 @@ func TestStdioServer(t *testing.T) {
 	bin := testbin.Build(t, wellbehavedPkg)
 	dir := t.TempDir()
 	s := stdioServer("fx", bin)
-	s.Env = map[string]string{"MCPHOST_TEST_VALUE": "from-config"}
+	s.Env = map[string]string{"FIXTURE_TEST_VALUE": "from-config"}
 	s.Cwd = dir
 	h := startHost(t, host.Options{}, s)
 
@@ -157,7 +157,7 @@ func TestStdioServer(t *testing.T) {
 	}{
 		{"echo", "echo", `{"text":"héllo"}`, "héllo", false},
 		{"add", "add", `{"a":2,"b":40.5}`, "42.5", false},
-		{"env reaches the process", "env", `{"name":"MCPHOST_TEST_VALUE"}`, "from-config", false},
+		{"env reaches the process", "env", `{"name":"FIXTURE_TEST_VALUE"}`, "from-config", false},
 		{"cwd is the configured one", "cwd", `{}`, dir, false},
 		{"tool failure is a result", "fail", `{}`, "fixture failure", true},
 		{"empty arguments", "cwd", ``, dir, false},

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,13 +32,7 @@ const (
 func newCommand(s *config.Server, stderr *stderrLog) *exec.Cmd {
 	cmd := exec.Command(s.Command, s.Args...)
 	cmd.Dir = s.Cwd
-	if len(s.Env) > 0 {
-		env := os.Environ()
-		for k, v := range s.Env {
-			env = append(env, k+"="+v)
-		}
-		cmd.Env = env
-	}
+	cmd.Env = serverEnv(s, os.LookupEnv)
 	cmd.Stderr = stderr
 	// Own process group, so stopping the server also stops whatever it
 	// started, and the terminal's Ctrl-C reaches only mcphost, which then
@@ -45,6 +41,31 @@ func newCommand(s *config.Server, stderr *stderrLog) *exec.Cmd {
 	// A grandchild that keeps stderr open must not block Wait forever.
 	cmd.WaitDelay = 2 * time.Second
 	return cmd
+}
+
+// serverEnv is the whole environment of the stdio server s: the variables
+// of mcphost's environment (read with lookup) that s inherits
+// (config.Server.InheritedEnv: the MCP SDKs' six names and inherit_env), in
+// that order, then its env, sorted by name, which wins over an inherited
+// variable of the same name. Nothing else of mcphost's environment passes,
+// and no reserved (MCPHOST_) name whatever its source. The result is never
+// nil: a nil exec.Cmd.Env would hand the server everything.
+func serverEnv(s *config.Server, lookup func(string) (string, bool)) []string {
+	env := make([]string, 0, 8+len(s.Env))
+	for _, name := range s.InheritedEnv() {
+		if _, own := s.Env[name]; own {
+			continue
+		}
+		if v, ok := lookup(name); ok && !config.ReservedEnv(name) {
+			env = append(env, name+"="+v)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		if !config.ReservedEnv(k) {
+			env = append(env, k+"="+s.Env[k])
+		}
+	}
+	return env
 }
 
 // killGroup sends SIGKILL to the process group of a started command, ending

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcphost/mcphost/host/config"
 )
 
 // countingHandler counts log records by message.
@@ -107,5 +110,63 @@ func TestBackoff(t *testing.T) {
 				t.Fatalf("backoff(%d) = %d, want in [%d, %d]", tc.attempt, d, tc.min, tc.max)
 			}
 		}
+	}
+}
+
+func TestServerEnv(t *testing.T) {
+	daemon := map[string]string{
+		"HOME": "/home/op", "PATH": "/usr/bin:/bin", "USER": "op", "LANG": "C.UTF-8",
+		"MCPHOST_SECRET_KEY": "key", "DATABASE_URL": "postgres://u:pw@db/m", "FOO": "bar",
+	}
+	lookup := func(name string) (string, bool) { v, ok := daemon[name]; return v, ok }
+	tests := []struct {
+		name    string
+		env     map[string]string
+		inherit []string
+		lookup  func(string) (string, bool)
+		want    []string
+	}{
+		{
+			name: "the six that are set, in their order",
+			want: []string{"HOME=/home/op", "PATH=/usr/bin:/bin", "USER=op"},
+		},
+		{
+			name: "env after them, sorted, winning over an inherited name",
+			env:  map[string]string{"ZED": "z", "PATH": "/opt/bin", "ALPHA": "a"},
+			want: []string{"HOME=/home/op", "USER=op", "ALPHA=a", "PATH=/opt/bin", "ZED=z"},
+		},
+		{
+			name:    "inherit_env adds names that are set",
+			inherit: []string{"LANG", "TZ", "FOO"},
+			want:    []string{"HOME=/home/op", "PATH=/usr/bin:/bin", "USER=op", "LANG=C.UTF-8", "FOO=bar"},
+		},
+		{
+			name:    "never a reserved name, from either side",
+			env:     map[string]string{"MCPHOST_TOKEN": "t"},
+			inherit: []string{"MCPHOST_SECRET_KEY"},
+			want:    []string{"HOME=/home/op", "PATH=/usr/bin:/bin", "USER=op"},
+		},
+		{
+			// A nil exec.Cmd.Env would inherit everything.
+			name:   "an empty environment is not nil",
+			lookup: func(string) (string, bool) { return "", false },
+			want:   []string{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &config.Server{Env: tt.env, Sandbox: config.Sandbox{InheritEnv: tt.inherit}}
+			l := lookup
+			if tt.lookup != nil {
+				l = tt.lookup
+			}
+			got := serverEnv(s, l)
+			if got == nil {
+				t.Fatal("serverEnv returned nil")
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("serverEnv (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

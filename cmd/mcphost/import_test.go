@@ -79,6 +79,13 @@ func TestImport(t *testing.T) {
 			args: []string{"-from", "cursor", "misc/team-mcp.json"},
 		},
 		{
+			// MCPHOST_ variables are left out with a warning: no server
+			// gets one, and the output would not load with them.
+			name:   "reserved",
+			args:   []string{"reserved/claude_desktop_config.json", "reserved/config.toml"},
+			hidden: []string{"c2VjcmV0LWtleS1vZi1hbm90aGVyLWhvc3Q=", "nt_5e1d0c9b8a7f6e5d4c3b"},
+		},
+		{
 			name: "bad-json",
 			args: []string{"broken/claude_desktop_config.json"},
 			code: exitUsage,

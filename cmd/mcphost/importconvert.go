@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/termsafe"
 )
 
@@ -564,6 +565,10 @@ func (c *importConverter) env(s *importServer) {
 			f.warn(e, kv.Pos, "env[%q] is not a variable name; left out", kv.Key)
 			continue
 		}
+		if config.ReservedEnv(kv.Key) {
+			f.warn(e, kv.Pos, "env[%q]: mcphost never gives a server an %s variable; left out", kv.Key, config.ReservedEnvPrefix)
+			continue
+		}
 		if _, dup := seen[kv.Key]; dup {
 			f.warn(e, kv.Pos, "env[%q] is given twice; the last one is kept", kv.Key)
 		}
@@ -592,6 +597,10 @@ func (c *importConverter) env(s *importServer) {
 	for _, name := range e.EnvVars {
 		if name == "" || strings.ContainsAny(name, "=\x00") {
 			f.warn(e, e.Pos, "env_vars has %q, which is not a variable name; left out", name)
+			continue
+		}
+		if config.ReservedEnv(name) {
+			f.warn(e, e.Pos, "env_vars has %q: mcphost never gives a server an %s variable; left out", name, config.ReservedEnvPrefix)
 			continue
 		}
 		if _, dup := seen[name]; dup {
@@ -646,7 +655,13 @@ func (c *importConverter) envFile(s *importServer) []string {
 		f.warn(e, e.Pos, "envFile %s cannot be read (%v); its variables are not carried over: set them for mcphost yourself", shown, err)
 		return nil
 	}
-	names := envFileNames(data)
+	names := slices.DeleteFunc(envFileNames(data), func(n string) bool {
+		if config.ReservedEnv(n) {
+			f.warn(e, e.Pos, "envFile %s sets %q: mcphost never gives a server an %s variable; left out", shown, n, config.ReservedEnvPrefix)
+			return true
+		}
+		return false
+	})
 	for _, n := range names {
 		s.need(envNeed{Name: n, Why: "from envFile " + shown})
 	}

@@ -46,6 +46,7 @@ func (c cleanupAfter) Run() int {
 // mcphostMain is the mcphost command inside the scripts: main, with the
 // optional stderr copy.
 func mcphostMain() {
+	demoRaceEnv()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var stderr io.Writer = os.Stderr
 	if path := os.Getenv(stderrCopyEnv); path != "" {
@@ -62,6 +63,26 @@ func mcphostMain() {
 	signal.Stop(hup)
 	stop()
 	os.Exit(code)
+}
+
+// demoRaceEnv starts the demo server again with GORACE=atexit_sleep_ms=0
+// when this is a race-enabled test binary running `mcphost demo` without
+// GORACE. The demo of the embedded default is this binary, started by the
+// mcphost under test, which passes a server only an allowlist of its
+// environment, so the scripts' GORACE (see TestScripts) does not reach it;
+// and a race-enabled process sleeps 1 s at exit without it, once for each of
+// the dozens of demos the scripts start. The exec happens before anything
+// else, and only here, in the test shim.
+func demoRaceEnv() {
+	if !raceEnabled || len(os.Args) < 2 || os.Args[1] != "demo" || os.Getenv("GORACE") != "" {
+		return
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return
+	}
+	_ = syscall.Exec(self, os.Args, append(os.Environ(), "GORACE=atexit_sleep_ms=0"))
+	// Exec failed: run as is, only slower to exit.
 }
 
 func TestScripts(t *testing.T) {

@@ -51,6 +51,12 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
+	// First, before anything reads a secret: no process of the same user
+	// may read the daemon's environment or memory through /proc.
+	if err := markNonDumpable(); err != nil {
+		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		return exitFailure
+	}
 	cfg, ok := e.loadConfig(*cfgPath)
 	if !ok {
 		return exitUsage

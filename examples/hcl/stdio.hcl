@@ -37,6 +37,15 @@ log_level = "info"
 # Default false.
 watch_config = false
 
+# sandbox says what every stdio server gets of the machine. So far that is
+# its environment: a server never gets mcphost's whole environment, only
+# HOME, LOGNAME, PATH, SHELL, TERM and USER (those that are set), the names
+# in inherit_env here and in its own sandbox block, and its env. Names
+# starting with MCPHOST_ are never passed; listing one is an error.
+sandbox {
+  inherit_env = ["LANG", "TZ"]
+}
+
 # The reference filesystem server, run with npx.
 server "files" {
   # command is a program name looked up in PATH, or a path.
@@ -49,9 +58,16 @@ server "files" {
   # to this file's directory. Default: the directory mcphost runs in.
   cwd = "."
 
-  # env is added to mcphost's own environment for this process only.
+  # env is this process's own, on top of the variables it inherits.
   env = {
     NODE_ENV = "production"
+  }
+
+  # This server also gets NODE_OPTIONS and two npm settings from mcphost's
+  # environment, besides LANG and TZ from the top-level block. Names only,
+  # no patterns: every variable a server gets is written down.
+  sandbox {
+    inherit_env = ["NODE_OPTIONS", "npm_config_registry", "npm_config_cache"]
   }
 
   # roots are the directories the server may work in, as absolute file://

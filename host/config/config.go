@@ -141,6 +141,10 @@ type Config struct {
 	// Telemetry is the `telemetry` block (traces off without one).
 	Telemetry Telemetry
 
+	// Sandbox is the top-level `sandbox` block: what every stdio server
+	// gets of the machine. Each stdio server's Sandbox holds the result.
+	Sandbox Sandbox
+
 	// Admins is `admins`: principal and group names whose members are
 	// admins. The daemon's generated owner is always an admin.
 	Admins []string
@@ -197,8 +201,12 @@ type Server struct {
 	// stdio
 	Command string            // `command`: program name (looked up in PATH) or path
 	Args    []string          // `args`
-	Env     map[string]string // `env`: added to the daemon's environment
+	Env     map[string]string // `env`: added to the variables it inherits (InheritedEnv); never a reserved name
 	Cwd     string            // `cwd`: working directory; a relative one is joined to Options.BaseDir (the config file's directory)
+	// Sandbox is what a stdio server gets of the machine: the top-level
+	// `sandbox` block with the server's own block added to it (zero for a
+	// remote server).
+	Sandbox Sandbox
 
 	// remote
 	URL     string            // `url`: http or https endpoint

@@ -1,8 +1,8 @@
 // Package config loads mcphost's HCL configuration into a [Config].
 //
 // It owns the file format: the top-level attributes, the `server`,
-// `principal`, `rate_limit`, `policies`, `policy`, `plugin` and `store`
-// blocks, the `env()`, `file()` and `executable()` functions, and
+// `principal`, `rate_limit`, `policies`, `policy`, `plugin`, `store` and
+// `sandbox` blocks, the `env()`, `file()` and `executable()` functions, and
 // every diagnostic an operator sees for a bad file. [Load] reads one file from
 // an [io/fs.FS], [LoadFile] from the OS, [Parse] from memory and [Default]
 // from the embedded default.hcl. Each collects every problem at once as

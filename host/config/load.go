@@ -181,10 +181,12 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	l.decodeTop(cfg, &fsch)
 	l.decodeStore(cfg, fsch.Store)
 	l.decodeTelemetry(cfg, fsch.Telemetry)
+	l.decodeTopSandbox(cfg, fsch.Sandbox)
 
 	names := map[string]hcl.Range{}
 	for _, b := range fsch.Servers {
 		s := l.decodeServer(b)
+		l.decodeServerEnvironment(b, &s, cfg.Sandbox)
 		if first, dup := names[s.Name]; dup {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,

@@ -109,6 +109,7 @@ func TestLoadFileValues(t *testing.T) {
 		Store:              StoreConfig{Sync: StoreSyncNormal},
 		Gateway:            Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
 		Telemetry:          Telemetry{ServiceName: DefaultServiceName},
+		Sandbox:            Sandbox{InheritEnv: []string{"LANG", "TZ"}},
 		Servers: []Server{
 			{
 				Name:      "files",
@@ -117,6 +118,7 @@ func TestLoadFileValues(t *testing.T) {
 				Args:      []string{"-y", "@modelcontextprotocol/server-filesystem", "/srv/data"},
 				Env:       map[string]string{"NODE_ENV": "production", "TOKEN": testToken},
 				Cwd:       filepath.Join(dir, "work"),
+				Sandbox:   Sandbox{InheritEnv: []string{"LANG", "TZ", "NODE_OPTIONS"}},
 				Roots:     []string{"file:///srv/data"},
 
 				VersionNegotiation: NegotiationAuto,
@@ -135,6 +137,7 @@ func TestLoadFileValues(t *testing.T) {
 				Transport:          TransportStdio,
 				Command:            testExecutable,
 				Args:               []string{"demo", "revenue"},
+				Sandbox:            Sandbox{InheritEnv: []string{"LANG", "TZ"}},
 				VersionNegotiation: NegotiationLegacy,
 				StdioProbe:         StdioProbeSibling, HTTPProbeTimeout: HTTPProbeTimeoutFallback,
 				Apps: AppsAuto, AppResourceMaxBytes: DefaultAppResourceMaxBytes, AppResourceTimeout: DefaultAppResourceTimeout,
@@ -191,7 +194,7 @@ func TestLoadFileValues(t *testing.T) {
 		t.Errorf("Filename = %q, want %q", cfg.Filename, path)
 	}
 	s := cfg.Server("search")
-	if s == nil || s.NameRange.Start.Line != 27 || s.DeclRange.Filename != path {
+	if s == nil || s.NameRange.Start.Line != 30 || s.DeclRange.Filename != path {
 		t.Errorf("Server(search) ranges = %+v", s)
 	}
 }

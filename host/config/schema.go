@@ -78,6 +78,10 @@ type fileSchema struct {
 	Store []*storeBlock `hcl:"store,block"`
 
 	Telemetry []*telemetryBlock `hcl:"telemetry,block"`
+
+	// sandbox: what every stdio server gets of the machine (its
+	// environment, so far); at most one.
+	Sandbox []*sandboxBlock `hcl:"sandbox,block"`
 }
 
 // serverBlock is one `server "NAME"` block.
@@ -87,7 +91,8 @@ type serverBlock struct {
 	DeclRange hcl.Range `hcl:",def_range"`
 
 	// stdio: command runs a local program, args are its arguments, env is
-	// added to the daemon's environment, cwd is its working directory.
+	// its environment on top of the variables it inherits from the
+	// daemon's (see sandbox), cwd is its working directory.
 	Command      hcl.Expression `hcl:"command,optional"`
 	CommandRange hcl.Range      `hcl:"command,attr_value_range"`
 	CommandAttr  hcl.Range      `hcl:"command,attr_range"`
@@ -98,6 +103,9 @@ type serverBlock struct {
 	Cwd          hcl.Expression `hcl:"cwd,optional"`
 	CwdRange     hcl.Range      `hcl:"cwd,attr_value_range"`
 	CwdAttr      hcl.Range      `hcl:"cwd,attr_range"`
+	// sandbox: what this stdio server gets of the machine besides what the
+	// top-level sandbox block gives every one (at most one block).
+	Sandbox []*sandboxBlock `hcl:"sandbox,block"`
 
 	// remote: url is the endpoint, transport picks Streamable HTTP (default)
 	// or the old HTTP+SSE transport, headers go with every request.

@@ -64,6 +64,9 @@ func TestNoFunctionValuesInDiagnostics(t *testing.T) {
 		{name: "policy when undeclared", secret: "s3cret_ident == 1", src: "policy \"p\" {\n  phase  = \"call\"\n  effect = \"deny\"\n  when   = SOURCE\n}\n", summary: "Undeclared variable in policy", leaks: []string{"s3cret_ident"}},
 		{name: "policy when syntax", secret: "tool.s3cret((", src: "policy \"p\" {\n  phase  = \"call\"\n  effect = \"deny\"\n  when   = SOURCE\n}\n", summary: "Syntax error in policy", leaks: []string{"s3cret"}},
 		{name: "principal token too short", secret: "s3cr", src: "principal \"a\" {\n  token = SOURCE\n}\n", summary: "Token too short", unnamed: true},
+		{name: "inherit_env reserved", secret: "MCPHOST_S3CRET", src: "sandbox {\n  inherit_env = [SOURCE]\n}\n", summary: "Reserved environment variable"},
+		{name: "inherit_env pattern", secret: "S3CRET_*", src: in(stdio, "sandbox {\n    inherit_env = [\"TZ\", SOURCE]\n  }"), summary: "Invalid environment variable name"},
+		{name: "env key reserved", secret: "MCPHOST_S3CRET", src: in(stdio, "env = { (SOURCE) = \"v\" }"), summary: "Reserved environment variable"},
 		{name: "duplicate token", secret: "s3cret-token-0123456789", src: "principal \"a\" {\n  token = SOURCE\n}\nprincipal \"b\" {\n  token = SOURCE\n}\n", summary: "Duplicate token", unnamed: true},
 
 		// HCL's own diagnostics, and the conversion to the attribute's type.

@@ -15,6 +15,9 @@ server "files" {
   version_negotiation = "auto"
   discovery_timeout   = "10s"
   call_timeout        = "1m30s"
+  sandbox {
+    inherit_env = ["NODE_OPTIONS", "LANG"]
+  }
 }
 
 server "revenue" {
@@ -65,3 +68,8 @@ store {
 
 watch_config = true
 elicitation_timeout = "5m"
+
+# Every stdio server also gets these variables of mcphost's environment.
+sandbox {
+  inherit_env = ["LANG", "TZ"]
+}
