@@ -15,12 +15,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/mcphost/mcphost/internal/importcfg"
 	"github.com/mcphost/mcphost/internal/termsafe"
 )
 
@@ -28,17 +28,17 @@ const importSynopsis = "[-from FORMAT] [-o FILE] [-force] [FILE...]"
 
 func (e *env) importConfigs(args []string) int {
 	fs := e.newFlagSet("import", importSynopsis)
-	from := fs.String("from", "", "read only this `FORMAT`: "+strings.Join(importFormatNames(), ", "))
+	from := fs.String("from", "", "read only this `FORMAT`: "+strings.Join(importcfg.FormatNames(), ", "))
 	out := fs.String("o", "", "write the config to `FILE` instead of stdout")
 	force := fs.Bool("force", false, "with -o, replace FILE if it exists")
 	paths, code := parseInterleaved(fs, args)
 	if code >= 0 {
 		return code
 	}
-	var format *importFormat
+	var format *importcfg.Format
 	if *from != "" {
-		if format = importFormatNamed(*from); format == nil {
-			fmt.Fprintf(e.stderr, "mcphost import: -from %q is not a format; use one of %s\n", *from, strings.Join(importFormatNames(), ", "))
+		if format = importcfg.FormatNamed(*from); format == nil {
+			fmt.Fprintf(e.stderr, "mcphost import: -from %q is not a format; use one of %s\n", *from, strings.Join(importcfg.FormatNames(), ", "))
 			return exitUsage
 		}
 	}
@@ -55,10 +55,10 @@ func (e *env) importConfigs(args []string) int {
 	home, _ := os.UserHomeDir()
 	cwd, _ := os.Getwd()
 
-	report := &importReport{}
-	var files []*importFile
+	report := &importcfg.Report{}
+	var files []*importcfg.File
 	if len(paths) == 0 {
-		found, looked := discoverImports(home, cwd, os.LookupEnv, format)
+		found, looked := importcfg.Discover(home, cwd, os.LookupEnv, format)
 		if len(found) == 0 {
 			fmt.Fprintln(e.stderr, "mcphost import: no client configs found; looked for:")
 			for _, p := range looked {
@@ -70,14 +70,14 @@ func (e *env) importConfigs(args []string) int {
 		files = found
 	} else {
 		for _, p := range paths {
-			files = append(files, &importFile{Path: p, Display: p, Format: format, Project: projectDir(p)})
+			files = append(files, &importcfg.File{Path: p, Display: p, Format: format, Project: importcfg.ProjectDir(p)})
 		}
 	}
 
 	// Parse every file and report every unreadable one before stopping.
 	var failed bool
 	for _, f := range files {
-		f.notes = report
+		f.Notes = report
 		data, err := os.ReadFile(f.Path)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "mcphost import: %v\n", err)
@@ -86,14 +86,14 @@ func (e *env) importConfigs(args []string) int {
 		}
 		guessed := false
 		if f.Format == nil {
-			f.Format, guessed, err = detectImportFormat(f.Path, data)
+			f.Format, guessed, err = importcfg.Detect(f.Path, data)
 			if err != nil {
 				fmt.Fprintf(e.stderr, "mcphost import: %s: %v\n", termsafe.Line(f.Display), err)
 				failed = true
 				continue
 			}
 		}
-		if err := parseImportFile(f, data); err != nil {
+		if err := importcfg.Parse(f, data); err != nil {
 			fmt.Fprintf(e.stderr, "mcphost import: %s\n", termsafe.Line(err.Error()))
 			failed = true
 			continue
@@ -114,11 +114,11 @@ func (e *env) importConfigs(args []string) int {
 		return exitUsage
 	}
 
-	conv := newImportConverter(os.LookupEnv, readImportFile, home, cwd)
-	var servers []*importServer
+	conv := importcfg.NewConverter(os.LookupEnv, importcfg.ReadFile, home, cwd)
+	var servers []*importcfg.Server
 	for _, f := range files {
 		for _, entry := range f.Entries {
-			if s := conv.convert(entry); s != nil {
+			if s := conv.Convert(entry); s != nil {
 				servers = append(servers, s)
 			}
 		}
@@ -129,12 +129,12 @@ func (e *env) importConfigs(args []string) int {
 		return exitUsage
 	}
 
-	src := renderImport(files, servers)
+	src := importcfg.Render(files, servers)
 	name := *out
 	if name == "" || name == "-" {
 		name = "<stdout>"
 	}
-	if cfg, diags := validateImport(src, name); diags.HasErrors() {
+	if cfg, diags := importcfg.Validate(src, name); diags.HasErrors() {
 		e.printDiagnostics(cfg.Files, diags)
 		fmt.Fprintln(e.stderr, "mcphost import: the generated configuration does not load; this is a bug in mcphost import, please report it with the files you imported")
 		return exitFailure
@@ -160,14 +160,14 @@ func (e *env) importConfigs(args []string) int {
 	return exitOK
 }
 
-func (e *env) printImportReport(r *importReport) {
-	for _, l := range r.lines() {
+func (e *env) printImportReport(r *importcfg.Report) {
+	for _, l := range r.Lines() {
 		fmt.Fprintf(e.stderr, "mcphost import: %s\n", l)
 	}
 }
 
 // allNeeds lists every required variable the output reads, once.
-func allNeeds(servers []*importServer) []string {
+func allNeeds(servers []*importcfg.Server) []string {
 	var names []string
 	for _, s := range servers {
 		for _, n := range s.Needs {
@@ -196,20 +196,6 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (rest []string, code int)
 		rest = append(rest, args[0])
 		args = args[1:]
 	}
-}
-
-// readImportFile reads an envFile, bounded like the configs.
-func readImportFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxImportFileSize+1))
-	if err == nil && len(data) > maxImportFileSize {
-		err = fmt.Errorf("larger than %d bytes", maxImportFileSize)
-	}
-	return data, err
 }
 
 // writeImport writes data to path through a temporary file in the same
@@ -250,113 +236,4 @@ func writeImport(path string, data []byte, force bool) error {
 		return err
 	}
 	return nil
-}
-
-// projectDir is the workspace folder of a project-level file
-// (DIR/.vscode/mcp.json, DIR/.cursor/mcp.json): DIR, absolute. "" for
-// any other file.
-func projectDir(path string) string {
-	dir := filepath.Dir(path)
-	switch filepath.Base(dir) {
-	case ".vscode", ".cursor":
-		abs, err := filepath.Abs(filepath.Dir(dir))
-		if err == nil {
-			return abs
-		}
-	}
-	return ""
-}
-
-// displayPath shows path relative to cwd when it is inside it, as ~/...
-// when it is inside home, and as it is otherwise.
-func displayPath(path, home, cwd string) string {
-	if cwd != "" {
-		if rel, err := filepath.Rel(cwd, path); err == nil && filepath.IsLocal(rel) {
-			return rel
-		}
-	}
-	if home != "" {
-		if rel, err := filepath.Rel(home, path); err == nil && filepath.IsLocal(rel) {
-			return "~" + string(filepath.Separator) + rel
-		}
-	}
-	return path
-}
-
-// importCandidate is a place a client keeps its config.
-type importCandidate struct {
-	format  string
-	path    string
-	project bool // in the current directory rather than the home directory
-}
-
-// importCandidates lists where each client keeps its config on Linux and
-// macOS, user-level files first. Both platforms' paths are looked at on
-// either: the other one's simply does not exist.
-func importCandidates(home, cwd string, lookupEnv func(string) (string, bool)) []importCandidate {
-	h := func(parts ...string) string { return filepath.Join(append([]string{home}, parts...)...) }
-	config := h(".config")
-	if x, ok := lookupEnv("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
-		config = x
-	}
-	codexHome := h(".codex")
-	if x, ok := lookupEnv("CODEX_HOME"); ok && x != "" {
-		codexHome = x
-	}
-	macSupport := h("Library", "Application Support")
-	var c []importCandidate
-	user := func(format string, paths ...string) {
-		if home == "" {
-			return // no home directory: only the current one
-		}
-		for _, p := range paths {
-			c = append(c, importCandidate{format: format, path: p})
-		}
-	}
-	project := func(format string, rel ...string) {
-		if cwd != "" {
-			c = append(c, importCandidate{format: format, path: filepath.Join(append([]string{cwd}, rel...)...), project: true})
-		}
-	}
-	user("claude", filepath.Join(macSupport, "Claude", "claude_desktop_config.json"), filepath.Join(config, "Claude", "claude_desktop_config.json"))
-	user("claude-code", h(".claude.json"))
-	project("claude-code", ".mcp.json")
-	user("cursor", h(".cursor", "mcp.json"))
-	project("cursor", ".cursor", "mcp.json")
-	user("vscode", filepath.Join(macSupport, "Code", "User", "mcp.json"), filepath.Join(config, "Code", "User", "mcp.json"))
-	project("vscode", ".vscode", "mcp.json")
-	user("windsurf", h(".codeium", "windsurf", "mcp_config.json"))
-	user("codex", filepath.Join(codexHome, "config.toml"))
-	project("codex", ".codex", "config.toml")
-	return c
-}
-
-// discoverImports returns the config files that exist, of one format or
-// of all, and the places it looked.
-func discoverImports(home, cwd string, lookupEnv func(string) (string, bool), only *importFormat) (found []*importFile, looked []string) {
-	seen := map[string]bool{}
-	for _, cand := range importCandidates(home, cwd, lookupEnv) {
-		if only != nil && cand.format != only.Name {
-			continue
-		}
-		abs, err := filepath.Abs(cand.path)
-		if err != nil || seen[abs] {
-			continue
-		}
-		seen[abs] = true
-		display := displayPath(abs, home, "")
-		if cand.project {
-			display = displayPath(abs, home, cwd)
-		}
-		looked = append(looked, fmt.Sprintf("%s (%s)", display, importFormatNamed(cand.format).Title))
-		if info, err := os.Stat(abs); err != nil || !info.Mode().IsRegular() {
-			continue
-		}
-		f := &importFile{Path: abs, Display: display, Format: importFormatNamed(cand.format)}
-		if cand.project {
-			f.Project = projectDir(abs)
-		}
-		found = append(found, f)
-	}
-	return found, looked
 }

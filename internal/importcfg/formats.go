@@ -1,4 +1,4 @@
-package main
+package importcfg
 
 // The client config formats `mcphost import` reads, and their parsers.
 //
@@ -37,7 +37,7 @@ const (
 	// and ~/.claude.json).
 	dialectShell
 	// dialectEditor: ${env:NAME} and the editor variables the format
-	// allows in importFormat.vars (Cursor, VS Code, Windsurf).
+	// allows in Format.vars (Cursor, VS Code, Windsurf).
 	dialectEditor
 )
 
@@ -63,8 +63,8 @@ const (
 	fieldNotCarried // known to the client, no mcphost equivalent
 )
 
-// importFormat is one client's config format.
-type importFormat struct {
+// Format is one client's config format.
+type Format struct {
 	Name    string // the -from value
 	Title   string // for people
 	Dialect importDialect
@@ -72,11 +72,11 @@ type importFormat struct {
 	// expands, besides env: ("input", "userHome", "workspaceFolder", ...).
 	vars   []string
 	fields map[string]fieldKind
-	parse  func(f *importFile, data []byte) error
+	parse  func(f *File, data []byte) error
 }
 
 // importFormats is every format, in the order discovery reports them.
-var importFormats = []*importFormat{
+var importFormats = []*Format{
 	{
 		// modelcontextprotocol.io quickstart (user): mcpServers with
 		// command, args, env. type, url and headers are accepted as Claude
@@ -159,8 +159,8 @@ var importFormats = []*importFormat{
 	},
 }
 
-// importFormatNamed returns the format called name, or nil.
-func importFormatNamed(name string) *importFormat {
+// FormatNamed returns the format called name, or nil.
+func FormatNamed(name string) *Format {
 	for _, f := range importFormats {
 		if f.Name == name {
 			return f
@@ -169,7 +169,7 @@ func importFormatNamed(name string) *importFormat {
 	return nil
 }
 
-func importFormatNames() []string {
+func FormatNames() []string {
 	var names []string
 	for _, f := range importFormats {
 		names = append(names, f.Name)
@@ -178,17 +178,17 @@ func importFormatNames() []string {
 }
 
 // allows reports whether the format expands the editor variable name.
-func (f *importFormat) allows(name string) bool { return slices.Contains(f.vars, name) }
+func (f *Format) allows(name string) bool { return slices.Contains(f.vars, name) }
 
 // maxImportFileSize bounds what import reads: ~/.claude.json holds Claude
 // Code's whole state and grows, but not to this.
 const maxImportFileSize = 32 << 20
 
-// importFile is one client config file being imported.
-type importFile struct {
-	Path    string        // what is read
-	Display string        // in comments and reports: "~/.cursor/mcp.json"
-	Format  *importFormat // never nil once parsed
+// File is one client config file being imported.
+type File struct {
+	Path    string  // what is read
+	Display string  // in comments and reports: "~/.cursor/mcp.json"
+	Format  *Format // never nil once parsed
 	// Project is the workspace folder of a project-level file (the
 	// directory holding .vscode/ or .cursor/), the value of
 	// ${workspaceFolder}; "" for user-level files.
@@ -196,9 +196,9 @@ type importFile struct {
 	Inputs  map[string]vscodeInput // VS Code's inputs, by id
 	Entries []*importEntry
 
-	src   []byte        // the file, for line:column
-	notes *importReport // where warnings go
-	last  struct {      // the last position computed: reports go forward
+	src   []byte   // the file, for line:column
+	Notes *Report  // where warnings go
+	last  struct { // the last position computed: reports go forward
 		off       int64
 		line, col int
 	}
@@ -220,7 +220,7 @@ type importKV struct {
 
 // importEntry is one server entry as the client wrote it.
 type importEntry struct {
-	File  *importFile
+	File  *File
 	Where string // the entry's place in the file: mcpServers.github
 	Name  string // the entry's name there
 	Pos   string // "LINE:COL" of the entry, "" when unknown (TOML)
@@ -271,7 +271,7 @@ func lineCol(src []byte, off int64) (line, col int) {
 // pos is the "LINE:COL" of a file offset, "" for a negative one. It
 // counts on from the last position asked for, so that a file with many
 // reports is not read again for each.
-func (f *importFile) pos(off int64) string {
+func (f *File) pos(off int64) string {
 	if off < 0 {
 		return ""
 	}
@@ -293,21 +293,21 @@ func (f *importFile) pos(off int64) string {
 
 // posIn is the position of a member of entry e, or e's own when the
 // member's is unknown (TOML).
-func (f *importFile) posIn(e *importEntry, off int64) string {
+func (f *File) posIn(e *importEntry, off int64) string {
 	if off < 0 {
 		return e.Pos
 	}
 	return f.pos(off)
 }
 
-func (f *importFile) errorAt(off int64, format string, args ...any) error {
+func (f *File) errorAt(off int64, format string, args ...any) error {
 	l, c := lineCol(f.src, off)
 	return &importPosError{File: f.Display, Line: l, Col: c, Msg: fmt.Sprintf(format, args...)}
 }
 
 // warn reports a problem with an entry (or the file, for a nil entry)
 // that does not stop the import.
-func (f *importFile) warn(e *importEntry, pos string, format string, args ...any) {
+func (f *File) warn(e *importEntry, pos string, format string, args ...any) {
 	where := f.Display
 	if pos != "" {
 		where += ":" + pos
@@ -315,12 +315,12 @@ func (f *importFile) warn(e *importEntry, pos string, format string, args ...any
 	if e != nil {
 		where += ": " + e.Where
 	}
-	f.notes.add(f, pos, where+": "+fmt.Sprintf(format, args...))
+	f.Notes.add(f, pos, where+": "+fmt.Sprintf(format, args...))
 }
 
-// parseImportFile reads data as a file of format f.Format and fills
+// Parse reads data as a file of format f.Format and fills
 // f.Entries. The error is an *importPosError.
-func parseImportFile(f *importFile, data []byte) error {
+func Parse(f *File, data []byte) error {
 	if len(data) > maxImportFileSize {
 		return &importPosError{File: f.Display, Msg: fmt.Sprintf("the file has %d bytes; import reads at most %d", len(data), maxImportFileSize)}
 	}
@@ -341,7 +341,7 @@ type jsonMember struct {
 // decodeJSONFile checks data as JSON (with the comments and trailing
 // commas VS Code and Cursor accept) and returns the members of its
 // top-level object.
-func decodeJSONFile(f *importFile, data []byte) ([]jsonMember, error) {
+func decodeJSONFile(f *File, data []byte) ([]jsonMember, error) {
 	clean := stripJSONC(data)
 	var top json.RawMessage
 	if err := json.Unmarshal(clean, &top); err != nil {
@@ -520,7 +520,7 @@ func entryWhere(container, name string) string {
 
 // parseMCPServers reads the mcpServers object of Claude Desktop, Cursor
 // and Windsurf files.
-func parseMCPServers(f *importFile, data []byte) error {
+func parseMCPServers(f *File, data []byte) error {
 	top, err := decodeJSONFile(f, data)
 	if err != nil {
 		return err
@@ -544,7 +544,7 @@ func parseMCPServers(f *importFile, data []byte) error {
 // parseClaudeCode reads .mcp.json (mcpServers) and ~/.claude.json
 // (mcpServers, and projects[PATH].mcpServers; every other key of that file
 // is Claude Code's own state and is not looked at).
-func parseClaudeCode(f *importFile, data []byte) error {
+func parseClaudeCode(f *File, data []byte) error {
 	top, err := decodeJSONFile(f, data)
 	if err != nil {
 		return err
@@ -585,7 +585,7 @@ func parseClaudeCode(f *importFile, data []byte) error {
 }
 
 // parseVSCode reads VS Code's mcp.json: servers and inputs.
-func parseVSCode(f *importFile, data []byte) error {
+func parseVSCode(f *File, data []byte) error {
 	top, err := decodeJSONFile(f, data)
 	if err != nil {
 		return err
@@ -615,7 +615,7 @@ func parseVSCode(f *importFile, data []byte) error {
 	return nil
 }
 
-func (f *importFile) vscodeInputs(m jsonMember) error {
+func (f *File) vscodeInputs(m jsonMember) error {
 	if jsonKind(m.Value) != '[' {
 		return f.errorAt(m.Off, "inputs is %s, not a list", jsonKindName(m.Value))
 	}
@@ -640,7 +640,7 @@ func (f *importFile) vscodeInputs(m jsonMember) error {
 }
 
 // jsonServers reads one object of server entries.
-func (f *importFile) jsonServers(container string, m jsonMember) error {
+func (f *File) jsonServers(container string, m jsonMember) error {
 	entries, ok := jsonMembers(m.Value, m.Off)
 	if !ok {
 		return f.errorAt(m.Off, "%s is %s, not an object of servers", container, jsonKindName(m.Value))
@@ -661,7 +661,7 @@ func (f *importFile) jsonServers(container string, m jsonMember) error {
 
 // entryFields fills e from its fields. ok is false when the entry cannot
 // be imported (a field of the wrong type); the reason is reported.
-func (f *importFile) entryFields(e *importEntry, fields []jsonMember) (ok bool) {
+func (f *File) entryFields(e *importEntry, fields []jsonMember) (ok bool) {
 	ok = true
 	bad := func(m jsonMember, want string) {
 		f.warn(e, f.posIn(e, m.KeyOff), "%s is %s, not %s; the entry is skipped", m.Key, jsonKindName(m.Value), want)
@@ -770,7 +770,7 @@ func (f *importFile) entryFields(e *importEntry, fields []jsonMember) (ok bool) 
 
 // stringList decodes a list of strings; numbers and booleans are taken as
 // their text, with a warning.
-func (f *importFile) stringList(e *importEntry, m jsonMember) ([]string, bool) {
+func (f *File) stringList(e *importEntry, m jsonMember) ([]string, bool) {
 	if jsonKind(m.Value) != '[' {
 		return nil, false
 	}
@@ -796,7 +796,7 @@ func (f *importFile) stringList(e *importEntry, m jsonMember) ([]string, bool) {
 
 // parseCodex reads the [mcp_servers.NAME] tables of Codex's config.toml;
 // the rest of the file is Codex's own configuration.
-func parseCodex(f *importFile, data []byte) error {
+func parseCodex(f *File, data []byte) error {
 	var doc struct {
 		MCPServers map[string]any `toml:"mcp_servers"`
 	}
@@ -885,25 +885,25 @@ func codexTablePos(data []byte, name string) string {
 
 // --- format detection ---
 
-// detectImportFormat picks the format of a file named on the command line
+// Detect picks the format of a file named on the command line
 // from its name, and from its contents when the name says nothing. guessed
 // is true when only the contents decided.
-func detectImportFormat(path string, data []byte) (format *importFormat, guessed bool, err error) {
+func Detect(path string, data []byte) (format *Format, guessed bool, err error) {
 	base := filepath.Base(path)
 	parent := filepath.Base(filepath.Dir(path))
 	switch {
 	case base == "claude_desktop_config.json":
-		return importFormatNamed("claude"), false, nil
+		return FormatNamed("claude"), false, nil
 	case base == ".claude.json" || base == ".mcp.json":
-		return importFormatNamed("claude-code"), false, nil
+		return FormatNamed("claude-code"), false, nil
 	case base == "mcp_config.json":
-		return importFormatNamed("windsurf"), false, nil
+		return FormatNamed("windsurf"), false, nil
 	case strings.HasSuffix(base, ".toml"):
-		return importFormatNamed("codex"), false, nil
+		return FormatNamed("codex"), false, nil
 	case base == "mcp.json" && parent == ".vscode":
-		return importFormatNamed("vscode"), false, nil
+		return FormatNamed("vscode"), false, nil
 	case base == "mcp.json" && parent == ".cursor":
-		return importFormatNamed("cursor"), false, nil
+		return FormatNamed("cursor"), false, nil
 	}
 	// By contents: the top-level keys, and serverUrl for Windsurf.
 	var top map[string]json.RawMessage
@@ -911,20 +911,20 @@ func detectImportFormat(path string, data []byte) (format *importFormat, guessed
 		return nil, false, errors.New("the format cannot be told from the file's name, and it is not a JSON object; name the format with -from")
 	}
 	if _, ok := top["servers"]; ok {
-		return importFormatNamed("vscode"), true, nil
+		return FormatNamed("vscode"), true, nil
 	}
 	if _, ok := top["projects"]; ok {
-		return importFormatNamed("claude-code"), true, nil
+		return FormatNamed("claude-code"), true, nil
 	}
 	if raw, ok := top["mcpServers"]; ok {
 		var servers map[string]map[string]json.RawMessage
 		_ = json.Unmarshal(raw, &servers)
 		for _, s := range servers {
 			if _, ok := s["serverUrl"]; ok {
-				return importFormatNamed("windsurf"), true, nil
+				return FormatNamed("windsurf"), true, nil
 			}
 		}
-		return importFormatNamed("claude"), true, nil
+		return FormatNamed("claude"), true, nil
 	}
 	return nil, false, errors.New("the file has neither mcpServers nor servers; name the format with -from")
 }

@@ -1,4 +1,4 @@
-package main
+package importcfg
 
 // Writing the imported servers as HCL with hclwrite, and checking the
 // result with mcphost's own loader.
@@ -20,8 +20,8 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// renderImport writes the servers as one formatted HCL file.
-func renderImport(files []*importFile, servers []*importServer) []byte {
+// Render writes the servers as one formatted HCL file.
+func Render(files []*File, servers []*Server) []byte {
 	f := hclwrite.NewEmptyFile()
 	body := f.Body()
 	header := []string{"Written by `mcphost import` from:"}
@@ -73,7 +73,7 @@ func renderImport(files []*importFile, servers []*importServer) []byte {
 
 // comment is what the block's comment says: where it came from and the
 // variables to set.
-func (s *importServer) comment() []string {
+func (s *Server) comment() []string {
 	e := s.Entry
 	lines := []string{fmt.Sprintf("From %s (%s): %s", commentText(e.File.Display), e.File.Format.Title, commentText(e.Where))}
 	if len(s.Needs) == 0 {
@@ -190,10 +190,10 @@ func (r *envRef) tokens() hclwrite.Tokens {
 	return hclwrite.TokensForFunctionCall("env", args...)
 }
 
-// validateImport loads the output the way mcphost will, with every
+// Validate loads the output the way mcphost will, with every
 // variable it reads set to a stand-in, so that the check is of the file
 // and not of this environment. Errors here are bugs of import.
-func validateImport(src []byte, filename string) (*config.Config, hcl.Diagnostics) {
+func Validate(src []byte, filename string) (*config.Config, hcl.Diagnostics) {
 	lookup := func(name string) (string, bool) {
 		switch name {
 		case "XDG_STATE_HOME":
