@@ -4,12 +4,10 @@ package main
 // (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Codex) and
 // write the same servers as mcphost HCL.
 //
-// The pipeline: find or take the files (discovery below), parse each with
-// its format (importformats.go), translate every entry (importconvert.go),
-// write HCL with hclwrite and load it with config.Parse before anything is
-// written (importhcl.go). Secrets are never copied: env values and
-// secret-looking headers become env() references that mcphost reads when
-// it starts.
+// The command finds or takes the files, reads them, and writes what
+// internal/importcfg makes of them; everything about the formats, the
+// translation and the secrets is there. Nothing is written unless every
+// file could be read and the output loads.
 
 import (
 	"errors"
@@ -17,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/mcphost/mcphost/internal/importcfg"
@@ -42,11 +39,12 @@ func (e *env) importConfigs(args []string) int {
 			return exitUsage
 		}
 	}
+	toStdout := *out == "" || *out == "-"
 	if *force && *out == "" {
 		fmt.Fprintln(e.stderr, "mcphost import: -force only applies with -o FILE")
 		return exitUsage
 	}
-	if *out != "" && *out != "-" && !*force {
+	if !toStdout && !*force {
 		if _, err := os.Lstat(*out); err == nil {
 			fmt.Fprintf(e.stderr, "mcphost import: %s exists; use -force to replace it\n", *out)
 			return exitUsage
@@ -54,101 +52,41 @@ func (e *env) importConfigs(args []string) int {
 	}
 	home, _ := os.UserHomeDir()
 	cwd, _ := os.Getwd()
-
-	report := &importcfg.Report{}
-	var files []*importcfg.File
-	if len(paths) == 0 {
-		found, looked := importcfg.Discover(home, cwd, os.LookupEnv, format)
-		if len(found) == 0 {
-			fmt.Fprintln(e.stderr, "mcphost import: no client configs found; looked for:")
-			for _, p := range looked {
-				fmt.Fprintf(e.stderr, "  %s\n", p)
-			}
-			fmt.Fprintln(e.stderr, "Name the files to import, with -from FORMAT if their names do not tell.")
-			return exitUsage
-		}
-		files = found
-	} else {
-		for _, p := range paths {
-			files = append(files, &importcfg.File{Path: p, Display: p, Format: format, Project: importcfg.ProjectDir(p)})
-		}
+	sources, ok := e.importSources(paths, format, home, cwd)
+	if !ok {
+		return exitUsage
 	}
 
-	// Parse every file and report every unreadable one before stopping.
-	var failed bool
-	for _, f := range files {
-		f.Notes = report
-		data, err := os.ReadFile(f.Path)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "mcphost import: %v\n", err)
-			failed = true
-			continue
-		}
-		guessed := false
-		if f.Format == nil {
-			f.Format, guessed, err = importcfg.Detect(f.Path, data)
-			if err != nil {
-				fmt.Fprintf(e.stderr, "mcphost import: %s: %v\n", termsafe.Line(f.Display), err)
-				failed = true
-				continue
-			}
-		}
-		if err := importcfg.Parse(f, data); err != nil {
-			fmt.Fprintf(e.stderr, "mcphost import: %s\n", termsafe.Line(err.Error()))
-			failed = true
-			continue
-		}
-		verb := "read"
-		if len(paths) == 0 {
-			verb = "found"
-		}
-		how := f.Format.Title
-		if guessed {
-			how += ", told from its contents; use -from to choose another format"
-		}
-		fmt.Fprintf(e.stderr, "mcphost import: %s %s (%s): %s\n", verb, termsafe.Line(f.Display), how, plural(len(f.Entries), "entry"))
-	}
-	if failed {
-		e.printImportReport(report)
+	im := importcfg.New(importcfg.Options{LookupEnv: os.LookupEnv, ReadFile: importcfg.ReadFile, Home: home, Cwd: cwd})
+	if !e.parseImports(im, sources, len(paths) == 0) {
+		e.printImportNotes(im)
 		fmt.Fprintln(e.stderr, "mcphost import: nothing written; fix the files above, or leave them out by naming the files to import")
 		return exitUsage
 	}
-
-	conv := importcfg.NewConverter(os.LookupEnv, importcfg.ReadFile, home, cwd)
-	var servers []*importcfg.Server
-	for _, f := range files {
-		for _, entry := range f.Entries {
-			if s := conv.Convert(entry); s != nil {
-				servers = append(servers, s)
-			}
-		}
+	name := *out
+	if toStdout {
+		name = "<stdout>"
 	}
-	e.printImportReport(report)
-	if len(servers) == 0 {
+	res, diags := im.Convert(name)
+	e.printImportNotes(im)
+	if res.Servers == 0 {
 		fmt.Fprintln(e.stderr, "mcphost import: no servers to import; nothing written")
 		return exitUsage
 	}
-
-	src := importcfg.Render(files, servers)
-	name := *out
-	if name == "" || name == "-" {
-		name = "<stdout>"
-	}
-	if cfg, diags := importcfg.Validate(src, name); diags.HasErrors() {
-		e.printDiagnostics(cfg.Files, diags)
+	if diags.HasErrors() {
+		e.printDiagnostics(res.Files, diags)
 		fmt.Fprintln(e.stderr, "mcphost import: the generated configuration does not load; this is a bug in mcphost import, please report it with the files you imported")
 		return exitFailure
 	}
-
-	if needs := allNeeds(servers); len(needs) > 0 {
-		fmt.Fprintf(e.stderr, "mcphost import: set before starting mcphost: %s\n", strings.Join(needs, ", "))
+	if len(res.Needs) > 0 {
+		fmt.Fprintf(e.stderr, "mcphost import: set before starting mcphost: %s\n", strings.Join(res.Needs, ", "))
 	}
-	if *out == "" || *out == "-" {
-		e.stdout.Write(src)
-		fmt.Fprintf(e.stderr, "mcphost import: wrote %s to stdout\n", plural(len(servers), "server"))
+	if toStdout {
+		e.stdout.Write(res.HCL)
+		fmt.Fprintf(e.stderr, "mcphost import: wrote %s to stdout\n", plural(res.Servers, "server"))
 		return exitOK
 	}
-	if err := writeImport(*out, src, *force); err != nil {
+	if err := writeImport(*out, res.HCL, *force); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			fmt.Fprintf(e.stderr, "mcphost import: %s exists; use -force to replace it\n", *out)
 			return exitUsage
@@ -156,27 +94,65 @@ func (e *env) importConfigs(args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost import: %v\n", err)
 		return exitFailure
 	}
-	fmt.Fprintf(e.stderr, "mcphost import: wrote %s to %s\n", plural(len(servers), "server"), *out)
+	fmt.Fprintf(e.stderr, "mcphost import: wrote %s to %s\n", plural(res.Servers, "server"), *out)
 	return exitOK
 }
 
-func (e *env) printImportReport(r *importcfg.Report) {
-	for _, l := range r.Lines() {
-		fmt.Fprintf(e.stderr, "mcphost import: %s\n", l)
+// importSources are the files named on the command line, or without any
+// the client configs found in home and cwd. ok is false when none was
+// found; the places looked at are printed.
+func (e *env) importSources(paths []string, format *importcfg.Format, home, cwd string) (sources []importcfg.Source, ok bool) {
+	if len(paths) > 0 {
+		for _, p := range paths {
+			sources = append(sources, importcfg.Named(p, format))
+		}
+		return sources, true
 	}
+	found, looked := importcfg.Discover(home, cwd, os.LookupEnv, format)
+	if len(found) == 0 {
+		fmt.Fprintln(e.stderr, "mcphost import: no client configs found; looked for:")
+		for _, p := range looked {
+			fmt.Fprintf(e.stderr, "  %s\n", p)
+		}
+		fmt.Fprintln(e.stderr, "Name the files to import, with -from FORMAT if their names do not tell.")
+		return nil, false
+	}
+	return found, true
 }
 
-// allNeeds lists every required variable the output reads, once.
-func allNeeds(servers []*importcfg.Server) []string {
-	var names []string
-	for _, s := range servers {
-		for _, n := range s.Needs {
-			if !n.Optional && !slices.Contains(names, n.Name) {
-				names = append(names, termsafe.Line(n.Name))
-			}
+// parseImports reads and parses every file, saying what each held, and
+// reports every unreadable one before it returns false.
+func (e *env) parseImports(im *importcfg.Importer, sources []importcfg.Source, found bool) (ok bool) {
+	ok = true
+	for _, src := range sources {
+		data, err := os.ReadFile(src.Path)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "mcphost import: %v\n", err)
+			ok = false
+			continue
 		}
+		got, err := im.Parse(src, data)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "mcphost import: %s\n", termsafe.Line(err.Error()))
+			ok = false
+			continue
+		}
+		verb, how := "read", got.Format.Title
+		if found {
+			verb = "found"
+		}
+		if got.Guessed {
+			how += ", told from its contents; use -from to choose another format"
+		}
+		fmt.Fprintf(e.stderr, "mcphost import: %s %s (%s): %s\n", verb, termsafe.Line(src.Display), how, plural(got.Entries, "entry"))
 	}
-	return names
+	return ok
+}
+
+func (e *env) printImportNotes(im *importcfg.Importer) {
+	for _, l := range im.Notes() {
+		fmt.Fprintf(e.stderr, "mcphost import: %s\n", l)
+	}
 }
 
 // parseInterleaved parses flags that may come before, between or after

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/importcfg"
 )
 
@@ -158,50 +157,3 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (-want +got):\n%s", path, diff)
 	}
 }
-
-// TestImportLoadsWithVariables checks what the golden files only show:
-// the output, loaded with the variables set, gives the servers the
-// sources describe.
-func TestImportLoadsWithVariables(t *testing.T) {
-	t.Chdir(importTestdata)
-	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"import", "claude-code/project/.mcp.json", "vscode/project/.vscode/mcp.json"}, strings.NewReader(""), &stdout, &stderr); code != exitOK {
-		t.Fatalf("exit status %d; stderr:\n%s", code, stderr.String())
-	}
-	env := map[string]string{
-		"API_KEY": "k-1", "PROJECT_ROOT": "/src/tool", "DATABASE_URL": "postgres://db", "STRIPE_AUTHORIZATION": "sk-2",
-		"PERPLEXITY_API_KEY": "pk-3", "GITHUB_TOKEN": "gh-4", "FETCH_USER_AGENT": "ua", "FETCH_PROXY": "http://proxy",
-		"HOME": "/home/alice",
-	}
-	cfg, diags := config.Parse(stdout.Bytes(), "out.hcl", config.Options{LookupEnv: func(k string) (string, bool) {
-		v, ok := env[k]
-		return v, ok
-	}})
-	if diags.HasErrors() {
-		t.Fatalf("the output does not load: %v", diags)
-	}
-	type server struct {
-		Transport, Command, URL string
-		Args                    []string
-		Env, Headers            map[string]string
-	}
-	got := map[string]server{}
-	for _, s := range cfg.Servers {
-		got[s.Name] = server{Transport: s.Transport, Command: s.Command, URL: s.URL, Args: s.Args, Env: s.Env, Headers: s.Headers}
-	}
-	want := map[string]server{
-		"api-server": {Transport: config.TransportSSE, URL: "https://api.example.com/mcp/sse", Headers: map[string]string{"Authorization": "Bearer k-1"}},
-		"my-tool": {Transport: config.TransportStdio, Command: "node", Args: []string{"./my-mcp-server.js", "--root", "/src/tool"},
-			Env: map[string]string{"DEBUG": "false", "DATABASE_URL": "postgres://db"}},
-		"stripe":     {Transport: config.TransportStreamableHTTP, URL: "https://mcp.stripe.com", Headers: map[string]string{"Authorization": "Bearer sk-2", "Stripe-Version": "2024-06-20"}},
-		"perplexity": {Transport: config.TransportStdio, Command: "npx", Args: []string{"-y", "server-perplexity-ask"}, Env: map[string]string{"PERPLEXITY_API_KEY": "pk-3"}},
-		"github":     {Transport: config.TransportStreamableHTTP, URL: "https://api.githubcopilot.com/mcp/", Headers: map[string]string{"Authorization": "Bearer gh-4"}},
-	}
-	for name, w := range want {
-		if diff := cmp.Diff(w, got[name], cmpEmptyMaps); diff != "" {
-			t.Errorf("server %q (-want +got):\n%s", name, diff)
-		}
-	}
-}
-
-var cmpEmptyMaps = cmp.FilterValues(func(a, b map[string]string) bool { return len(a) == 0 && len(b) == 0 }, cmp.Ignore())

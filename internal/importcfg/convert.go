@@ -19,11 +19,11 @@ import (
 	"github.com/mcphost/mcphost/internal/termsafe"
 )
 
-// Report collects what import tells the user on stderr: per file,
+// importReport collects what import has to tell the user: per file,
 // in the order of the files, and by position within each. Every line
 // passes through termsafe: the files are not trusted.
-type Report struct {
-	files []*File
+type importReport struct {
+	files []*importFile
 	notes []importNote
 }
 
@@ -34,7 +34,7 @@ type importNote struct {
 	text      string
 }
 
-func (r *Report) add(f *File, pos, text string) {
+func (r *importReport) add(f *importFile, pos, text string) {
 	i := slices.Index(r.files, f)
 	if i < 0 {
 		i = len(r.files)
@@ -45,8 +45,8 @@ func (r *Report) add(f *File, pos, text string) {
 	r.notes = append(r.notes, n)
 }
 
-// Lines returns the notes in order and forgets them.
-func (r *Report) Lines() []string {
+// lines returns the notes in order and forgets them.
+func (r *importReport) lines() []string {
 	slices.SortStableFunc(r.notes, func(a, b importNote) int {
 		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.line, b.line), cmp.Compare(a.col, b.col), cmp.Compare(a.seq, b.seq))
 	})
@@ -119,8 +119,8 @@ type envNeed struct {
 	Input    string // the VS Code input the variable stands for
 }
 
-// Server is one server block of the output.
-type Server struct {
+// importServer is one server block of the output.
+type importServer struct {
 	Entry       *importEntry
 	Name        string
 	Remote      bool
@@ -136,7 +136,7 @@ type Server struct {
 	Needs       []envNeed
 }
 
-func (s *Server) need(n envNeed) {
+func (s *importServer) need(n envNeed) {
 	for i, old := range s.Needs {
 		if old.Name == n.Name {
 			if old.Optional && !n.Optional {
@@ -151,9 +151,9 @@ func (s *Server) need(n envNeed) {
 // importNameRE is config's rule for server names.
 var importNameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
 
-// Converter turns entries into servers. It holds what must be
+// importConverter turns entries into servers. It holds what must be
 // unique across the whole output.
-type Converter struct {
+type importConverter struct {
 	lookupEnv func(string) (string, bool) // resolves ${env:...} in envFile paths
 	readFile  func(string) ([]byte, error)
 	home, cwd string // for display of envFile paths
@@ -162,8 +162,8 @@ type Converter struct {
 	vars  map[string]bool   // environment variable names derived for headers
 }
 
-func NewConverter(lookupEnv func(string) (string, bool), readFile func(string) ([]byte, error), home, cwd string) *Converter {
-	return &Converter{
+func newImportConverter(lookupEnv func(string) (string, bool), readFile func(string) ([]byte, error), home, cwd string) *importConverter {
+	return &importConverter{
 		lookupEnv: lookupEnv, readFile: readFile, home: home, cwd: cwd,
 		names: map[string]string{}, vars: map[string]bool{},
 	}
@@ -171,9 +171,9 @@ func NewConverter(lookupEnv func(string) (string, bool), readFile func(string) (
 
 // convert returns the server block for e, or nil when e cannot be
 // imported (reported).
-func (c *Converter) Convert(e *importEntry) *Server {
+func (c *importConverter) convert(e *importEntry) *importServer {
 	f := e.File
-	s := &Server{Entry: e, Disabled: e.Disabled, CallTimeout: e.CallTimeout}
+	s := &importServer{Entry: e, Disabled: e.Disabled, CallTimeout: e.CallTimeout}
 
 	typ := strings.ToLower(e.Type)
 	switch typ {
@@ -227,7 +227,7 @@ func (c *Converter) Convert(e *importEntry) *Server {
 }
 
 // name gives e a valid server name that no earlier entry has.
-func (c *Converter) name(e *importEntry) string {
+func (c *importConverter) name(e *importEntry) string {
 	name := e.Name
 	if !importNameRE.MatchString(name) {
 		name = sanitizeServerName(name)
@@ -281,7 +281,7 @@ func sanitizeServerName(s string) string {
 }
 
 // stdio fills the command, args, env and cwd of a local server.
-func (c *Converter) stdio(s *Server) bool {
+func (c *importConverter) stdio(s *importServer) bool {
 	e := s.Entry
 	f := e.File
 	if strings.TrimSpace(e.Command) == "" {
@@ -304,7 +304,7 @@ func (c *Converter) stdio(s *Server) bool {
 
 // remote fills the url and transport of a remote server; headers come
 // after the name, which the variables derived for them carry.
-func (c *Converter) remote(s *Server) bool {
+func (c *importConverter) remote(s *importServer) bool {
 	e := s.Entry
 	f := e.File
 	for _, unused := range []struct {
@@ -372,7 +372,7 @@ const urlPlaceholder = "https://placeholder.invalid"
 
 // value translates one string of the entry and records the variables it
 // reads. field names it in warnings.
-func (c *Converter) value(s *Server, v, field string) tmpl {
+func (c *importConverter) value(s *importServer, v, field string) tmpl {
 	t, needs, warns := c.translate(s.Entry, v)
 	for _, w := range warns {
 		s.Entry.File.warn(s.Entry, s.Entry.Pos, "%s: %s", field, w)
@@ -388,9 +388,9 @@ var shellRefRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)(?::-((?s).*))?$`)
 // translate turns the ${...} references of a value written in the entry's
 // format into env() references and literal text. It reports instead of
 // guessing: a reference it cannot translate stays as literal text.
-func (c *Converter) translate(e *importEntry, v string) (t tmpl, needs []envNeed, warns []string) {
+func (c *importConverter) translate(e *importEntry, v string) (t tmpl, needs []envNeed, warns []string) {
 	f := e.File
-	if f.Format.Dialect == dialectLiteral {
+	if f.Format.dialect == dialectLiteral {
 		if strings.Contains(v, "${") {
 			warns = append(warns, fmt.Sprintf("%s does not expand ${...}; written as it is", f.Format.Title))
 		}
@@ -452,9 +452,9 @@ func closingBrace(s string, from int) int {
 
 // variable translates the inside of one ${...}. A non-empty why says why
 // it cannot be.
-func (c *Converter) variable(e *importEntry, inner string) (part tmpl, need *envNeed, why string) {
+func (c *importConverter) variable(e *importEntry, inner string) (part tmpl, need *envNeed, why string) {
 	f := e.File
-	if f.Format.Dialect == dialectShell {
+	if f.Format.dialect == dialectShell {
 		m := shellRefRE.FindStringSubmatch(inner)
 		if m == nil {
 			return nil, nil, "is not a ${VAR} or ${VAR:-default} reference"
@@ -547,7 +547,7 @@ func envVarName(s string) string {
 // variable is read with env() from mcphost's own environment, by its own
 // name, unless the source only referred to another variable, which is
 // then read instead.
-func (c *Converter) env(s *Server) {
+func (c *importConverter) env(s *importServer) {
 	e := s.Entry
 	f := e.File
 	seen := map[string]int{}
@@ -612,7 +612,7 @@ func (c *Converter) env(s *Server) {
 
 // envFile reads the names (never the values) of the variables in the
 // entry's envFile.
-func (c *Converter) envFile(s *Server) []string {
+func (c *importConverter) envFile(s *importServer) []string {
 	e := s.Entry
 	f := e.File
 	t, _, warns := c.translate(e, e.EnvFile)
@@ -680,7 +680,7 @@ func envFileNames(data []byte) []string {
 // headers fills the headers of a remote server. A value with references
 // is translated; a literal value that looks like a secret is replaced by
 // a variable named after the server and the header.
-func (c *Converter) headers(s *Server) {
+func (c *importConverter) headers(s *importServer) {
 	e := s.Entry
 	f := e.File
 	index := map[string]int{}
@@ -746,7 +746,7 @@ func (c *Converter) headers(s *Server) {
 
 // headerVar derives a unique variable name for a secret header:
 // SERVER_HEADER in upper case, or HEADER when it starts with SERVER_.
-func (c *Converter) headerVar(server, header string) string {
+func (c *importConverter) headerVar(server, header string) string {
 	base := envVarName(header)
 	if prefix := envVarName(server); !strings.HasPrefix(base, prefix+"_") {
 		base = envVarName(prefix + "_" + header)
@@ -816,7 +816,7 @@ func secretName(name string) bool {
 // urlQuery replaces the values of secret-looking query parameters of a
 // literal url (?api_key=..., as some hosted servers hand out) with
 // variables, as headers do.
-func (c *Converter) urlQuery(s *Server) {
+func (c *importConverter) urlQuery(s *importServer) {
 	if s.URL.hasRefs() {
 		return
 	}

@@ -3,13 +3,15 @@ package importcfg
 // Where each client keeps its config, and reading the files it names.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 )
 
-// ReadFile reads an envFile, bounded like the configs.
+// ReadFile reads a file from the file system, at most 32 MiB of it: what
+// [Options.ReadFile] should be outside tests. It fails on a larger file.
 func ReadFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -23,10 +25,13 @@ func ReadFile(path string) ([]byte, error) {
 	return data, err
 }
 
-// ProjectDir is the workspace folder of a project-level file
+// errNoReadFile is why an envFile is not read without [Options.ReadFile].
+var errNoReadFile = errors.New("reading files is off")
+
+// projectDir is the workspace folder of a project-level file
 // (DIR/.vscode/mcp.json, DIR/.cursor/mcp.json): DIR, absolute. "" for
 // any other file.
-func ProjectDir(path string) string {
+func projectDir(path string) string {
 	dir := filepath.Dir(path)
 	switch filepath.Base(dir) {
 	case ".vscode", ".cursor":
@@ -102,9 +107,12 @@ func importCandidates(home, cwd string, lookupEnv func(string) (string, bool)) [
 	return c
 }
 
-// Discover returns the config files that exist, of one format or
-// of all, and the places it looked.
-func Discover(home, cwd string, lookupEnv func(string) (string, bool), only *Format) (found []*File, looked []string) {
+// Discover returns the config files of the clients that exist, of one
+// format or of all, in home (the user's home directory, "" for none) and
+// cwd (the current directory), and the places it looked, as "PATH
+// (Client)". lookupEnv reads XDG_CONFIG_HOME and CODEX_HOME. It only asks
+// the file system whether each file exists.
+func Discover(home, cwd string, lookupEnv func(string) (string, bool), only *Format) (found []Source, looked []string) {
 	seen := map[string]bool{}
 	for _, cand := range importCandidates(home, cwd, lookupEnv) {
 		if only != nil && cand.format != only.Name {
@@ -123,11 +131,11 @@ func Discover(home, cwd string, lookupEnv func(string) (string, bool), only *For
 		if info, err := os.Stat(abs); err != nil || !info.Mode().IsRegular() {
 			continue
 		}
-		f := &File{Path: abs, Display: display, Format: FormatNamed(cand.format)}
+		src := Source{Path: abs, Display: display, Format: FormatNamed(cand.format)}
 		if cand.project {
-			f.Project = ProjectDir(abs)
+			src.Project = projectDir(abs)
 		}
-		found = append(found, f)
+		found = append(found, src)
 	}
 	return found, looked
 }

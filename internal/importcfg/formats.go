@@ -4,7 +4,7 @@ package importcfg
 //
 // Each parser turns one file into importEntry values: the entry's fields as
 // the client wrote them, with ${...} references still in place. Translating
-// them into mcphost's HCL (importconvert.go) is the same for every format,
+// them into mcphost's HCL (convert.go) is the same for every format,
 // with the format's dialect of references as an input.
 //
 // Sources for each format are listed in the final report of issue 15 and in
@@ -65,14 +65,14 @@ const (
 
 // Format is one client's config format.
 type Format struct {
-	Name    string // the -from value
-	Title   string // for people
-	Dialect importDialect
+	Name    string // what `mcphost import -from` takes: "vscode"
+	Title   string // for people: "VS Code"
+	dialect importDialect
 	// vars are the ${NAME} or ${NAME:...} editor variables the client
 	// expands, besides env: ("input", "userHome", "workspaceFolder", ...).
 	vars   []string
 	fields map[string]fieldKind
-	parse  func(f *File, data []byte) error
+	parse  func(f *importFile, data []byte) error
 }
 
 // importFormats is every format, in the order discovery reports them.
@@ -81,7 +81,7 @@ var importFormats = []*Format{
 		// modelcontextprotocol.io quickstart (user): mcpServers with
 		// command, args, env. type, url and headers are accepted as Claude
 		// Code writes them, since the files are often shared.
-		Name: "claude", Title: "Claude Desktop", Dialect: dialectLiteral,
+		Name: "claude", Title: "Claude Desktop", dialect: dialectLiteral,
 		fields: map[string]fieldKind{
 			"command": fieldCommand, "args": fieldArgs, "env": fieldEnv,
 			"type": fieldType, "url": fieldURL, "headers": fieldHeaders,
@@ -93,7 +93,7 @@ var importFormats = []*Format{
 		// ~/.claude.json (user scope at the top, local scope under
 		// projects[PATH]); type stdio|http|sse; ${VAR} and ${VAR:-default}
 		// in command, args, env, url and headers.
-		Name: "claude-code", Title: "Claude Code", Dialect: dialectShell,
+		Name: "claude-code", Title: "Claude Code", dialect: dialectShell,
 		fields: map[string]fieldKind{
 			"type": fieldType, "command": fieldCommand, "args": fieldArgs, "env": fieldEnv,
 			"url": fieldURL, "headers": fieldHeaders, "headersHelper": fieldNotCarried,
@@ -105,7 +105,7 @@ var importFormats = []*Format{
 		// mcpServers with command, args, env, envFile or url, headers;
 		// ${env:NAME}, ${userHome}, ${workspaceFolder},
 		// ${workspaceFolderBasename}, ${pathSeparator} and ${/}.
-		Name: "cursor", Title: "Cursor", Dialect: dialectEditor,
+		Name: "cursor", Title: "Cursor", dialect: dialectEditor,
 		vars: []string{"userHome", "workspaceFolder", "workspaceFolderBasename", "pathSeparator", "/"},
 		fields: map[string]fieldKind{
 			"type": fieldType, "command": fieldCommand, "args": fieldArgs, "env": fieldEnv,
@@ -118,7 +118,7 @@ var importFormats = []*Format{
 		// servers with type stdio|http|sse, command, args, env, envFile,
 		// url, headers, dev, sandboxEnabled, sandbox; inputs for
 		// ${input:ID}; predefined variables such as ${workspaceFolder}.
-		Name: "vscode", Title: "VS Code", Dialect: dialectEditor,
+		Name: "vscode", Title: "VS Code", dialect: dialectEditor,
 		vars: []string{"input", "userHome", "workspaceFolder", "workspaceFolderBasename", "pathSeparator", "/"},
 		fields: map[string]fieldKind{
 			"type": fieldType, "command": fieldCommand, "args": fieldArgs, "env": fieldEnv,
@@ -132,7 +132,7 @@ var importFormats = []*Format{
 		// ~/.codeium/windsurf/mcp_config.json, Claude Desktop's schema plus
 		// serverUrl (or url) and headers for remote servers; ${env:NAME}
 		// in command, args, env, serverUrl, url and headers.
-		Name: "windsurf", Title: "Windsurf", Dialect: dialectEditor,
+		Name: "windsurf", Title: "Windsurf", dialect: dialectEditor,
 		fields: map[string]fieldKind{
 			"command": fieldCommand, "args": fieldArgs, "env": fieldEnv,
 			"serverUrl": fieldServerURL, "url": fieldURL, "headers": fieldHeaders,
@@ -146,7 +146,7 @@ var importFormats = []*Format{
 		// bearer_token_env_var, http_headers, env_http_headers; and
 		// startup_timeout_sec, tool_timeout_sec, enabled, enabled_tools,
 		// disabled_tools.
-		Name: "codex", Title: "Codex", Dialect: dialectLiteral,
+		Name: "codex", Title: "Codex", dialect: dialectLiteral,
 		fields: map[string]fieldKind{
 			"command": fieldCommand, "args": fieldArgs, "env": fieldEnv, "env_vars": fieldEnvVars,
 			"cwd": fieldCwd, "url": fieldURL, "bearer_token_env_var": fieldBearerEnv,
@@ -169,6 +169,8 @@ func FormatNamed(name string) *Format {
 	return nil
 }
 
+// FormatNames returns the name of every format, in the order Discover
+// reports them.
 func FormatNames() []string {
 	var names []string
 	for _, f := range importFormats {
@@ -184,21 +186,15 @@ func (f *Format) allows(name string) bool { return slices.Contains(f.vars, name)
 // Code's whole state and grows, but not to this.
 const maxImportFileSize = 32 << 20
 
-// File is one client config file being imported.
-type File struct {
-	Path    string  // what is read
-	Display string  // in comments and reports: "~/.cursor/mcp.json"
-	Format  *Format // never nil once parsed
-	// Project is the workspace folder of a project-level file (the
-	// directory holding .vscode/ or .cursor/), the value of
-	// ${workspaceFolder}; "" for user-level files.
-	Project string
+// importFile is one client config file being imported.
+type importFile struct {
+	Source                         // Format is never nil once parsed
 	Inputs  map[string]vscodeInput // VS Code's inputs, by id
 	Entries []*importEntry
 
-	src   []byte   // the file, for line:column
-	Notes *Report  // where warnings go
-	last  struct { // the last position computed: reports go forward
+	src   []byte        // the file, for line:column
+	notes *importReport // where warnings go
+	last  struct {      // the last position computed: reports go forward
 		off       int64
 		line, col int
 	}
@@ -220,7 +216,7 @@ type importKV struct {
 
 // importEntry is one server entry as the client wrote it.
 type importEntry struct {
-	File  *File
+	File  *importFile
 	Where string // the entry's place in the file: mcpServers.github
 	Name  string // the entry's name there
 	Pos   string // "LINE:COL" of the entry, "" when unknown (TOML)
@@ -271,7 +267,7 @@ func lineCol(src []byte, off int64) (line, col int) {
 // pos is the "LINE:COL" of a file offset, "" for a negative one. It
 // counts on from the last position asked for, so that a file with many
 // reports is not read again for each.
-func (f *File) pos(off int64) string {
+func (f *importFile) pos(off int64) string {
 	if off < 0 {
 		return ""
 	}
@@ -293,21 +289,21 @@ func (f *File) pos(off int64) string {
 
 // posIn is the position of a member of entry e, or e's own when the
 // member's is unknown (TOML).
-func (f *File) posIn(e *importEntry, off int64) string {
+func (f *importFile) posIn(e *importEntry, off int64) string {
 	if off < 0 {
 		return e.Pos
 	}
 	return f.pos(off)
 }
 
-func (f *File) errorAt(off int64, format string, args ...any) error {
+func (f *importFile) errorAt(off int64, format string, args ...any) error {
 	l, c := lineCol(f.src, off)
 	return &importPosError{File: f.Display, Line: l, Col: c, Msg: fmt.Sprintf(format, args...)}
 }
 
 // warn reports a problem with an entry (or the file, for a nil entry)
 // that does not stop the import.
-func (f *File) warn(e *importEntry, pos string, format string, args ...any) {
+func (f *importFile) warn(e *importEntry, pos string, format string, args ...any) {
 	where := f.Display
 	if pos != "" {
 		where += ":" + pos
@@ -315,12 +311,12 @@ func (f *File) warn(e *importEntry, pos string, format string, args ...any) {
 	if e != nil {
 		where += ": " + e.Where
 	}
-	f.Notes.add(f, pos, where+": "+fmt.Sprintf(format, args...))
+	f.notes.add(f, pos, where+": "+fmt.Sprintf(format, args...))
 }
 
-// Parse reads data as a file of format f.Format and fills
+// parseImportFile reads data as a file of format f.Format and fills
 // f.Entries. The error is an *importPosError.
-func Parse(f *File, data []byte) error {
+func parseImportFile(f *importFile, data []byte) error {
 	if len(data) > maxImportFileSize {
 		return &importPosError{File: f.Display, Msg: fmt.Sprintf("the file has %d bytes; import reads at most %d", len(data), maxImportFileSize)}
 	}
@@ -341,7 +337,7 @@ type jsonMember struct {
 // decodeJSONFile checks data as JSON (with the comments and trailing
 // commas VS Code and Cursor accept) and returns the members of its
 // top-level object.
-func decodeJSONFile(f *File, data []byte) ([]jsonMember, error) {
+func decodeJSONFile(f *importFile, data []byte) ([]jsonMember, error) {
 	clean := stripJSONC(data)
 	var top json.RawMessage
 	if err := json.Unmarshal(clean, &top); err != nil {
@@ -520,7 +516,7 @@ func entryWhere(container, name string) string {
 
 // parseMCPServers reads the mcpServers object of Claude Desktop, Cursor
 // and Windsurf files.
-func parseMCPServers(f *File, data []byte) error {
+func parseMCPServers(f *importFile, data []byte) error {
 	top, err := decodeJSONFile(f, data)
 	if err != nil {
 		return err
@@ -544,7 +540,7 @@ func parseMCPServers(f *File, data []byte) error {
 // parseClaudeCode reads .mcp.json (mcpServers) and ~/.claude.json
 // (mcpServers, and projects[PATH].mcpServers; every other key of that file
 // is Claude Code's own state and is not looked at).
-func parseClaudeCode(f *File, data []byte) error {
+func parseClaudeCode(f *importFile, data []byte) error {
 	top, err := decodeJSONFile(f, data)
 	if err != nil {
 		return err
@@ -585,7 +581,7 @@ func parseClaudeCode(f *File, data []byte) error {
 }
 
 // parseVSCode reads VS Code's mcp.json: servers and inputs.
-func parseVSCode(f *File, data []byte) error {
+func parseVSCode(f *importFile, data []byte) error {
 	top, err := decodeJSONFile(f, data)
 	if err != nil {
 		return err
@@ -615,7 +611,7 @@ func parseVSCode(f *File, data []byte) error {
 	return nil
 }
 
-func (f *File) vscodeInputs(m jsonMember) error {
+func (f *importFile) vscodeInputs(m jsonMember) error {
 	if jsonKind(m.Value) != '[' {
 		return f.errorAt(m.Off, "inputs is %s, not a list", jsonKindName(m.Value))
 	}
@@ -640,7 +636,7 @@ func (f *File) vscodeInputs(m jsonMember) error {
 }
 
 // jsonServers reads one object of server entries.
-func (f *File) jsonServers(container string, m jsonMember) error {
+func (f *importFile) jsonServers(container string, m jsonMember) error {
 	entries, ok := jsonMembers(m.Value, m.Off)
 	if !ok {
 		return f.errorAt(m.Off, "%s is %s, not an object of servers", container, jsonKindName(m.Value))
@@ -661,7 +657,7 @@ func (f *File) jsonServers(container string, m jsonMember) error {
 
 // entryFields fills e from its fields. ok is false when the entry cannot
 // be imported (a field of the wrong type); the reason is reported.
-func (f *File) entryFields(e *importEntry, fields []jsonMember) (ok bool) {
+func (f *importFile) entryFields(e *importEntry, fields []jsonMember) (ok bool) {
 	ok = true
 	bad := func(m jsonMember, want string) {
 		f.warn(e, f.posIn(e, m.KeyOff), "%s is %s, not %s; the entry is skipped", m.Key, jsonKindName(m.Value), want)
@@ -770,7 +766,7 @@ func (f *File) entryFields(e *importEntry, fields []jsonMember) (ok bool) {
 
 // stringList decodes a list of strings; numbers and booleans are taken as
 // their text, with a warning.
-func (f *File) stringList(e *importEntry, m jsonMember) ([]string, bool) {
+func (f *importFile) stringList(e *importEntry, m jsonMember) ([]string, bool) {
 	if jsonKind(m.Value) != '[' {
 		return nil, false
 	}
@@ -796,7 +792,7 @@ func (f *File) stringList(e *importEntry, m jsonMember) ([]string, bool) {
 
 // parseCodex reads the [mcp_servers.NAME] tables of Codex's config.toml;
 // the rest of the file is Codex's own configuration.
-func parseCodex(f *File, data []byte) error {
+func parseCodex(f *importFile, data []byte) error {
 	var doc struct {
 		MCPServers map[string]any `toml:"mcp_servers"`
 	}
@@ -885,10 +881,10 @@ func codexTablePos(data []byte, name string) string {
 
 // --- format detection ---
 
-// Detect picks the format of a file named on the command line
+// detectImportFormat picks the format of a file named on the command line
 // from its name, and from its contents when the name says nothing. guessed
 // is true when only the contents decided.
-func Detect(path string, data []byte) (format *Format, guessed bool, err error) {
+func detectImportFormat(path string, data []byte) (format *Format, guessed bool, err error) {
 	base := filepath.Base(path)
 	parent := filepath.Base(filepath.Dir(path))
 	switch {

@@ -46,12 +46,12 @@ func FuzzImportTOML(f *testing.F) {
 }
 
 func checkImportFuzz(t *testing.T, format *Format, data []byte) {
-	report := &Report{}
-	file := &File{
+	im := New(Options{Home: filepath.FromSlash("/home/u"), Cwd: filepath.FromSlash("/work")})
+	source := Source{
 		Path: filepath.FromSlash("/nonexistent/app/.vscode/mcp.json"), Display: "fuzz", Format: format,
-		Project: filepath.FromSlash("/nonexistent/app"), Notes: report,
+		Project: filepath.FromSlash("/nonexistent/app"),
 	}
-	if err := Parse(file, data); err != nil {
+	if _, err := im.Parse(source, data); err != nil {
 		var pe *importPosError
 		if !errors.As(err, &pe) {
 			t.Fatalf("error of type %T: %v", err, err)
@@ -61,14 +61,8 @@ func checkImportFuzz(t *testing.T, format *Format, data []byte) {
 		}
 		return
 	}
-	conv := NewConverter(noEnv, noFile, filepath.FromSlash("/home/u"), filepath.FromSlash("/work"))
-	var servers []*Server
-	for _, e := range file.Entries {
-		if s := conv.Convert(e); s != nil {
-			servers = append(servers, s)
-		}
-	}
-	for _, l := range report.Lines() {
+	servers := im.servers()
+	for _, l := range im.Notes() {
 		if strings.ContainsAny(l, "\n\r\x1b") {
 			t.Fatalf("a report line holds a control character: %q", l)
 		}
@@ -76,7 +70,7 @@ func checkImportFuzz(t *testing.T, format *Format, data []byte) {
 	if len(servers) == 0 {
 		return
 	}
-	src := Render([]*File{file}, servers)
+	src := renderImport(im.files, servers)
 	cfg, diags := Validate(src, "out.hcl")
 	if diags.HasErrors() {
 		t.Fatalf("the output does not load: %v\n%s", diags, src)

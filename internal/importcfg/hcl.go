@@ -20,8 +20,8 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// Render writes the servers as one formatted HCL file.
-func Render(files []*File, servers []*Server) []byte {
+// renderImport writes the servers as one formatted HCL file.
+func renderImport(files []*importFile, servers []*importServer) []byte {
 	f := hclwrite.NewEmptyFile()
 	body := f.Body()
 	header := []string{"Written by `mcphost import` from:"}
@@ -73,7 +73,7 @@ func Render(files []*File, servers []*Server) []byte {
 
 // comment is what the block's comment says: where it came from and the
 // variables to set.
-func (s *Server) comment() []string {
+func (s *importServer) comment() []string {
 	e := s.Entry
 	lines := []string{fmt.Sprintf("From %s (%s): %s", commentText(e.File.Display), e.File.Format.Title, commentText(e.Where))}
 	if len(s.Needs) == 0 {

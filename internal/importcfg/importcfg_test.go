@@ -45,10 +45,10 @@ func TestImportTranslate(t *testing.T) {
 		{format: "windsurf", in: "${env:AUTH_TOKEN}", want: refTmpl("AUTH_TOKEN"), needs: []string{"AUTH_TOKEN"}},
 		{format: "windsurf", in: "${userHome}", want: litTmpl("${userHome}"), warns: 1},
 	}
-	c := NewConverter(noEnv, noFile, "", "")
+	c := newImportConverter(noEnv, noFile, "", "")
 	for _, tt := range tests {
 		t.Run(tt.format+" "+tt.in, func(t *testing.T) {
-			e := &importEntry{File: &File{Format: FormatNamed(tt.format), Project: tt.project, Inputs: map[string]vscodeInput{}}}
+			e := &importEntry{File: &importFile{Source: Source{Format: FormatNamed(tt.format), Project: tt.project}, Inputs: map[string]vscodeInput{}}}
 			got, needs, warns := c.translate(e, tt.in)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("translate (-want +got):\n%s", diff)
@@ -127,15 +127,15 @@ func TestImportLiteralsRoundTrip(t *testing.T) {
 		`plain`, `${not.a.template}`, `%{ if x }y%{ endif }`, `$`, `$$`, `50%`, `a"b`, `back\slash`, "tab\there",
 		"new\nline", "\x00nul\x7f", "bidi\u202e", "\uFEFFbom", `${`, `$${`, `}`, "emoji 🦊",
 	}
-	s := &Server{Name: "a", Command: litTmpl("cmd")}
+	s := &importServer{Name: "a", Command: litTmpl("cmd")}
 	for _, v := range values {
 		s.Args = append(s.Args, litTmpl(v))
 	}
 	// Literal dollars just before a reference.
 	s.Args = append(s.Args, tmpl{{Lit: "x$"}, {Ref: &envRef{Name: "V"}}}, tmpl{{Lit: "$$"}, {Ref: &envRef{Name: "V"}}, {Lit: "$"}})
 	want := append(slices.Clone(values), "x$"+urlPlaceholder, "$$"+urlPlaceholder+"$")
-	s.Entry = &importEntry{File: &File{Display: "x", Format: FormatNamed("cursor")}}
-	src := Render(nil, []*Server{s})
+	s.Entry = &importEntry{File: &importFile{Source: Source{Display: "x", Format: FormatNamed("cursor")}}}
+	src := renderImport(nil, []*importServer{s})
 	cfg, diags := Validate(src, "out.hcl")
 	if diags.HasErrors() {
 		t.Fatalf("does not load: %v\n%s", diags, src)
