@@ -8,15 +8,16 @@
 //   - the formats ([Format], [FormatNamed]): where each client keeps its
 //     files ([Discover]), how to tell a file's format from its name or
 //     contents, and the fields and ${...} references each one allows
-//     (formats.go);
+//     (formats.go, discover.go, json.go, codex.go);
 //   - the translation of one entry into a server block: transport, names
 //     made valid and unique across all files, references turned into env()
-//     calls, secrets replaced by variables (convert.go);
+//     calls, secrets replaced by variables (convert.go, refs.go,
+//     secrets.go);
 //   - writing the blocks with hclwrite, each with a comment saying where it
 //     came from and which variables to set, and loading the result with
 //     host/config's loader before anyone sees it (hcl.go);
 //   - what there is to tell the user, one terminal-safe line per problem,
-//     in the order of the files and the places in them.
+//     in the order of the files and the places in them (report.go).
 //
 // An [Importer] is used in two steps: [Importer.Parse] once per file,
 // which fails only for a file that cannot be read at all, then
