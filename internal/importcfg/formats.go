@@ -83,7 +83,7 @@ var importFormats = []*Format{
 			"command": fieldCommand, "args": fieldArgs, "env": fieldEnv,
 			"type": fieldType, "url": fieldURL, "headers": fieldHeaders,
 		},
-		parse: parseMCPServers,
+		parse: mcpServersLayout.parse,
 	},
 	{
 		// code.claude.com/docs/en/mcp: .mcp.json (project scope) and
@@ -95,7 +95,7 @@ var importFormats = []*Format{
 			"type": fieldType, "command": fieldCommand, "args": fieldArgs, "env": fieldEnv,
 			"url": fieldURL, "headers": fieldHeaders, "headersHelper": fieldNotCarried,
 		},
-		parse: parseClaudeCode,
+		parse: claudeCodeLayout.parse,
 	},
 	{
 		// cursor.com/docs/mcp: .cursor/mcp.json and ~/.cursor/mcp.json,
@@ -108,7 +108,7 @@ var importFormats = []*Format{
 			"type": fieldType, "command": fieldCommand, "args": fieldArgs, "env": fieldEnv,
 			"envFile": fieldEnvFile, "url": fieldURL, "headers": fieldHeaders, "auth": fieldNotCarried,
 		},
-		parse: parseMCPServers,
+		parse: mcpServersLayout.parse,
 	},
 	{
 		// code.visualstudio.com/docs/copilot/reference/mcp-configuration:
@@ -122,7 +122,7 @@ var importFormats = []*Format{
 			"envFile": fieldEnvFile, "url": fieldURL, "headers": fieldHeaders,
 			"dev": fieldNotCarried, "sandboxEnabled": fieldNotCarried, "sandbox": fieldNotCarried,
 		},
-		parse: parseVSCode,
+		parse: vscodeLayout.parse,
 	},
 	{
 		// docs.windsurf.com/windsurf/cascade/mcp: mcpServers in
@@ -135,7 +135,7 @@ var importFormats = []*Format{
 			"serverUrl": fieldServerURL, "url": fieldURL, "headers": fieldHeaders,
 			"disabled": fieldDisabled, "disabledTools": fieldNotCarried,
 		},
-		parse: parseMCPServers,
+		parse: mcpServersLayout.parse,
 	},
 	{
 		// github.com/openai/codex docs/config.md, "MCP integration":

@@ -211,3 +211,16 @@ func TestImportDiscovery(t *testing.T) {
 		t.Errorf("-from cursor found %v", found)
 	}
 }
+
+// TestFieldReaders checks that every kind of field a format names has a
+// reader, so that adding a kind without one fails here, not on a user's
+// file.
+func TestFieldReaders(t *testing.T) {
+	for _, f := range importFormats {
+		for name, kind := range f.fields {
+			if int(kind) >= len(fieldReaders) || fieldReaders[kind] == nil {
+				t.Errorf("%s: field %q is of kind %d, which has no reader", f.Name, name, kind)
+			}
+		}
+	}
+}

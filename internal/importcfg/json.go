@@ -198,110 +198,110 @@ func entryWhere(container, name string) string {
 	return container + "[" + strconv.Quote(name) + "]"
 }
 
-// parseMCPServers reads the mcpServers object of Claude Desktop, Cursor
-// and Windsurf files.
-func parseMCPServers(f *importFile, data []byte) error {
-	top, err := decodeJSONFile(f, data)
-	if err != nil {
-		return err
-	}
-	found := false
-	for _, m := range top {
-		if m.Key != "mcpServers" {
-			continue
-		}
-		found = true
-		if err := f.jsonServers("mcpServers", m); err != nil {
-			return err
-		}
-	}
-	if !found {
-		f.warn(nil, "", "no mcpServers object, so no servers")
-	}
-	return nil
+// jsonLayout is where a JSON format keeps its servers, and what else its
+// top level holds that import reads.
+type jsonLayout struct {
+	servers string // the key of the object of servers: "mcpServers"
+	// others reads the other keys import looks at; found says the key
+	// held servers.
+	others map[string]func(f *importFile, m jsonMember) (found bool, err error)
+	// strict reports every other key: the whole file is the client's MCP
+	// configuration, so an unknown key is a mistake, not another tool's.
+	strict bool
+	// serversLast reads the servers after everything else (VS Code's
+	// inputs may follow the servers that use them).
+	serversLast bool
 }
 
-// parseClaudeCode reads .mcp.json (mcpServers) and ~/.claude.json
-// (mcpServers, and projects[PATH].mcpServers; every other key of that file
-// is Claude Code's own state and is not looked at).
-func parseClaudeCode(f *importFile, data []byte) error {
+var (
+	// mcpServersLayout is Claude Desktop's, Cursor's and Windsurf's.
+	mcpServersLayout = jsonLayout{servers: "mcpServers"}
+	// claudeCodeLayout: .mcp.json (mcpServers) and ~/.claude.json
+	// (mcpServers, and projects[PATH].mcpServers; every other key of that
+	// file is Claude Code's own state and is not looked at).
+	claudeCodeLayout = jsonLayout{servers: "mcpServers", others: map[string]func(*importFile, jsonMember) (bool, error){
+		"projects": (*importFile).claudeProjects,
+	}}
+	// vscodeLayout is VS Code's mcp.json: servers and inputs.
+	vscodeLayout = jsonLayout{servers: "servers", strict: true, serversLast: true, others: map[string]func(*importFile, jsonMember) (bool, error){
+		"inputs": (*importFile).vscodeInputs,
+	}}
+)
+
+// parse reads a JSON file laid out as l says.
+func (l jsonLayout) parse(f *importFile, data []byte) error {
 	top, err := decodeJSONFile(f, data)
 	if err != nil {
 		return err
 	}
 	found := false
+	var later []jsonMember
 	for _, m := range top {
-		switch m.Key {
-		case "mcpServers":
+		read, known := l.others[m.Key]
+		switch {
+		case m.Key == l.servers && l.serversLast:
 			found = true
-			if err := f.jsonServers("mcpServers", m); err != nil {
+			later = append(later, m)
+		case m.Key == l.servers:
+			found = true
+			if err := f.jsonServers(l.servers, m); err != nil {
 				return err
 			}
-		case "projects":
-			projects, ok := jsonMembers(m.Value, m.Off)
-			if !ok {
-				return f.errorAt(m.Off, "projects is %s, not an object", jsonKindName(m.Value))
-			}
-			for _, p := range projects {
-				fields, ok := jsonMembers(p.Value, p.Off)
-				if !ok {
-					continue // not ours to judge: Claude Code's state
-				}
-				for _, pm := range fields {
-					if pm.Key == "mcpServers" {
-						found = true
-						if err := f.jsonServers("projects["+strconv.Quote(p.Key)+"].mcpServers", pm); err != nil {
-							return err
-						}
-					}
-				}
-			}
-		}
-	}
-	if !found {
-		f.warn(nil, "", "no mcpServers object, so no servers")
-	}
-	return nil
-}
-
-// parseVSCode reads VS Code's mcp.json: servers and inputs.
-func parseVSCode(f *importFile, data []byte) error {
-	top, err := decodeJSONFile(f, data)
-	if err != nil {
-		return err
-	}
-	f.Inputs = map[string]vscodeInput{}
-	var servers []jsonMember
-	for _, m := range top {
-		switch m.Key {
-		case "servers":
-			servers = append(servers, m)
-		case "inputs":
-			if err := f.vscodeInputs(m); err != nil {
+		case known:
+			got, err := read(f, m)
+			if err != nil {
 				return err
 			}
-		default:
+			found = found || got
+		case l.strict:
 			f.warn(nil, f.pos(m.KeyOff), "unknown top-level field %q ignored", m.Key)
 		}
 	}
-	if len(servers) == 0 {
-		f.warn(nil, "", "no servers object, so no servers")
+	if !found {
+		f.warn(nil, "", "no %s object, so no servers", l.servers)
 	}
-	for _, m := range servers {
-		if err := f.jsonServers("servers", m); err != nil {
+	for _, m := range later {
+		if err := f.jsonServers(l.servers, m); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (f *importFile) vscodeInputs(m jsonMember) error {
+// claudeProjects reads the mcpServers of each project in ~/.claude.json.
+func (f *importFile) claudeProjects(m jsonMember) (found bool, err error) {
+	projects, ok := jsonMembers(m.Value, m.Off)
+	if !ok {
+		return false, f.errorAt(m.Off, "projects is %s, not an object", jsonKindName(m.Value))
+	}
+	for _, p := range projects {
+		fields, ok := jsonMembers(p.Value, p.Off)
+		if !ok {
+			continue // not ours to judge: Claude Code's state
+		}
+		for _, pm := range fields {
+			if pm.Key == "mcpServers" {
+				found = true
+				if err := f.jsonServers("projects["+strconv.Quote(p.Key)+"].mcpServers", pm); err != nil {
+					return found, err
+				}
+			}
+		}
+	}
+	return found, nil
+}
+
+// vscodeInputs reads VS Code's inputs, which ${input:ID} refers to.
+func (f *importFile) vscodeInputs(m jsonMember) (found bool, err error) {
 	if jsonKind(m.Value) != '[' {
-		return f.errorAt(m.Off, "inputs is %s, not a list", jsonKindName(m.Value))
+		return false, f.errorAt(m.Off, "inputs is %s, not a list", jsonKindName(m.Value))
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(m.Value, &list); err != nil {
-		return f.errorAt(m.Off, "inputs: %v", err)
+		return false, f.errorAt(m.Off, "inputs: %v", err)
+	}
+	if f.Inputs == nil {
+		f.Inputs = map[string]vscodeInput{}
 	}
 	for i, raw := range list {
 		var in struct {
@@ -316,7 +316,7 @@ func (f *importFile) vscodeInputs(m jsonMember) error {
 		}
 		f.Inputs[in.ID] = vscodeInput{Type: in.Type, Description: in.Description, Password: in.Password}
 	}
-	return nil
+	return false, nil
 }
 
 // jsonServers reads one object of server entries.
@@ -342,110 +342,139 @@ func (f *importFile) jsonServers(container string, m jsonMember) error {
 // entryFields fills e from its fields. ok is false when the entry cannot
 // be imported (a field of the wrong type); the reason is reported.
 func (f *importFile) entryFields(e *importEntry, fields []jsonMember) (ok bool) {
-	ok = true
-	bad := func(m jsonMember, want string) {
-		f.warn(e, f.posIn(e, m.KeyOff), "%s is %s, not %s; the entry is skipped", m.Key, jsonKindName(m.Value), want)
-		ok = false
-	}
-	str := func(m jsonMember) (string, bool) {
-		s, isStr, good := jsonScalar(m.Value)
-		if !good {
-			bad(m, "a string")
-			return "", false
-		}
-		if !isStr {
-			f.warn(e, f.posIn(e, m.KeyOff), "%s is %s; written as the string %q", m.Key, jsonKindName(m.Value), s)
-		}
-		return s, true
-	}
+	r := &entryReader{f: f, e: e, ok: true}
 	for _, m := range fields {
 		kind, known := f.Format.fields[m.Key]
 		if !known {
-			f.warn(e, f.posIn(e, m.KeyOff), "unknown field %q ignored", m.Key)
+			r.warn(m.KeyOff, "unknown field %q ignored", m.Key)
 			continue
 		}
-		switch kind {
-		case fieldCommand:
-			e.Command, e.HasCommand = str(m)
-		case fieldURL, fieldServerURL:
-			u, good := str(m)
-			if !good {
-				continue
-			}
-			if e.HasURL {
-				// Both url and serverUrl (Windsurf): serverUrl wins.
-				f.warn(e, f.posIn(e, m.KeyOff), "url is ignored: serverUrl is set too")
-				if kind == fieldServerURL {
-					e.URL = u
-				}
-				continue
-			}
-			e.URL, e.HasURL = u, true
-		case fieldType:
-			e.Type, _ = str(m)
-		case fieldEnvFile:
-			e.EnvFile, _ = str(m)
-		case fieldCwd:
-			e.Cwd, _ = str(m)
-		case fieldBearerEnv:
-			e.BearerEnv, _ = str(m)
-		case fieldArgs, fieldEnvVars:
-			list, good := f.stringList(e, m)
-			if !good {
-				bad(m, "a list of strings")
-				continue
-			}
-			if kind == fieldArgs {
-				e.Args = list
-			} else {
-				e.EnvVars = list
-			}
-		case fieldEnv, fieldHeaders, fieldEnvHeaders:
-			kvs, good := jsonMembers(m.Value, m.Off)
-			if !good {
-				bad(m, "an object")
-				continue
-			}
-			var out []importKV
-			for _, kv := range kvs {
-				s, isStr, scalar := jsonScalar(kv.Value)
-				if !scalar && kind != fieldEnv {
-					f.warn(e, f.posIn(e, kv.KeyOff), "%s[%q] is %s, not a string; left out", m.Key, kv.Key, jsonKindName(kv.Value))
-					continue
-				}
-				out = append(out, importKV{Key: kv.Key, Value: s, Str: isStr, Pos: f.posIn(e, kv.KeyOff)})
-			}
-			switch kind {
-			case fieldEnv:
-				e.Env = out
-			case fieldHeaders:
-				e.Headers = out
-			case fieldEnvHeaders:
-				e.HeaderEnv = out
-			}
-		case fieldDisabled, fieldEnabled:
-			var b bool
-			if err := json.Unmarshal(m.Value, &b); err != nil || jsonKind(m.Value) != 'b' {
-				bad(m, "a boolean")
-				continue
-			}
-			if kind == fieldDisabled {
-				e.Disabled = b
-			} else {
-				e.Disabled = !b
-			}
-		case fieldToolTimeout:
-			var secs float64
-			if jsonKind(m.Value) != '0' || json.Unmarshal(m.Value, &secs) != nil || secs <= 0 || secs > 1e6 {
-				f.warn(e, f.posIn(e, m.KeyOff), "%s is not a positive number of seconds; left out", m.Key)
-				continue
-			}
-			e.CallTimeout = time.Duration(secs * float64(time.Second)).Round(time.Millisecond)
-		case fieldNotCarried:
-			f.warn(e, f.posIn(e, m.KeyOff), "%s has no mcphost equivalent; not carried over", m.Key)
-		}
+		fieldReaders[kind](r, m)
 	}
-	return ok
+	return r.ok
+}
+
+// entryReader reads the fields of one entry into it.
+type entryReader struct {
+	f  *importFile
+	e  *importEntry
+	ok bool // false once a field makes the entry unusable
+}
+
+// fieldReaders reads each kind of field into the entry; each format's
+// table in formats.go says which of its fields is of which kind.
+var fieldReaders = [...]func(r *entryReader, m jsonMember){
+	fieldCommand:     func(r *entryReader, m jsonMember) { r.e.Command, r.e.HasCommand = r.str(m) },
+	fieldArgs:        func(r *entryReader, m jsonMember) { r.list(m, &r.e.Args) },
+	fieldEnv:         func(r *entryReader, m jsonMember) { r.kvs(m, &r.e.Env, true) },
+	fieldEnvFile:     func(r *entryReader, m jsonMember) { r.e.EnvFile, _ = r.str(m) },
+	fieldCwd:         func(r *entryReader, m jsonMember) { r.e.Cwd, _ = r.str(m) },
+	fieldURL:         func(r *entryReader, m jsonMember) { r.url(m, false) },
+	fieldServerURL:   func(r *entryReader, m jsonMember) { r.url(m, true) },
+	fieldType:        func(r *entryReader, m jsonMember) { r.e.Type, _ = r.str(m) },
+	fieldHeaders:     func(r *entryReader, m jsonMember) { r.kvs(m, &r.e.Headers, false) },
+	fieldEnvHeaders:  func(r *entryReader, m jsonMember) { r.kvs(m, &r.e.HeaderEnv, false) },
+	fieldBearerEnv:   func(r *entryReader, m jsonMember) { r.e.BearerEnv, _ = r.str(m) },
+	fieldEnvVars:     func(r *entryReader, m jsonMember) { r.list(m, &r.e.EnvVars) },
+	fieldDisabled:    func(r *entryReader, m jsonMember) { r.boolean(m, &r.e.Disabled, false) },
+	fieldEnabled:     func(r *entryReader, m jsonMember) { r.boolean(m, &r.e.Disabled, true) },
+	fieldToolTimeout: (*entryReader).toolTimeout,
+	fieldNotCarried: func(r *entryReader, m jsonMember) {
+		r.warn(m.KeyOff, "%s has no mcphost equivalent; not carried over", m.Key)
+	},
+}
+
+// warn reports a problem with the member at off (the entry's own
+// position when that is unknown).
+func (r *entryReader) warn(off int64, format string, args ...any) {
+	r.f.warn(r.e, r.f.posIn(r.e, off), format, args...)
+}
+
+// bad reports a field of the wrong type, which skips the entry.
+func (r *entryReader) bad(m jsonMember, want string) {
+	r.warn(m.KeyOff, "%s is %s, not %s; the entry is skipped", m.Key, jsonKindName(m.Value), want)
+	r.ok = false
+}
+
+// str reads a string; a number or boolean is taken as its text, with a
+// warning.
+func (r *entryReader) str(m jsonMember) (string, bool) {
+	s, isStr, good := jsonScalar(m.Value)
+	if !good {
+		r.bad(m, "a string")
+		return "", false
+	}
+	if !isStr {
+		r.warn(m.KeyOff, "%s is %s; written as the string %q", m.Key, jsonKindName(m.Value), s)
+	}
+	return s, true
+}
+
+// url reads url or, with serverURL, Windsurf's serverUrl, which wins
+// when both are given.
+func (r *entryReader) url(m jsonMember, serverURL bool) {
+	u, good := r.str(m)
+	if !good {
+		return
+	}
+	if r.e.HasURL {
+		r.warn(m.KeyOff, "url is ignored: serverUrl is set too")
+		if serverURL {
+			r.e.URL = u
+		}
+		return
+	}
+	r.e.URL, r.e.HasURL = u, true
+}
+
+func (r *entryReader) list(m jsonMember, into *[]string) {
+	list, good := r.f.stringList(r.e, m)
+	if !good {
+		r.bad(m, "a list of strings")
+		return
+	}
+	*into = list
+}
+
+// kvs reads an object of strings (env, headers). A member that is not a
+// string, number or boolean is left out, except in env (anyValue), whose
+// values are never copied anyway.
+func (r *entryReader) kvs(m jsonMember, into *[]importKV, anyValue bool) {
+	kvs, good := jsonMembers(m.Value, m.Off)
+	if !good {
+		r.bad(m, "an object")
+		return
+	}
+	var out []importKV
+	for _, kv := range kvs {
+		s, isStr, scalar := jsonScalar(kv.Value)
+		if !scalar && !anyValue {
+			r.warn(kv.KeyOff, "%s[%q] is %s, not a string; left out", m.Key, kv.Key, jsonKindName(kv.Value))
+			continue
+		}
+		out = append(out, importKV{Key: kv.Key, Value: s, Str: isStr, Pos: r.f.posIn(r.e, kv.KeyOff)})
+	}
+	*into = out
+}
+
+// boolean reads a boolean into *into, negated for enabled = false.
+func (r *entryReader) boolean(m jsonMember, into *bool, negate bool) {
+	var b bool
+	if err := json.Unmarshal(m.Value, &b); err != nil || jsonKind(m.Value) != 'b' {
+		r.bad(m, "a boolean")
+		return
+	}
+	*into = b != negate
+}
+
+// toolTimeout reads Codex's tool_timeout_sec as the call timeout.
+func (r *entryReader) toolTimeout(m jsonMember) {
+	var secs float64
+	if jsonKind(m.Value) != '0' || json.Unmarshal(m.Value, &secs) != nil || secs <= 0 || secs > 1e6 {
+		r.warn(m.KeyOff, "%s is not a positive number of seconds; left out", m.Key)
+		return
+	}
+	r.e.CallTimeout = time.Duration(secs * float64(time.Second)).Round(time.Millisecond)
 }
 
 // stringList decodes a list of strings; numbers and booleans are taken as
