@@ -142,15 +142,17 @@ func (im *Importer) servers() []*importServer {
 	return servers
 }
 
-// allNeeds lists every required variable the output reads, once.
+// allNeeds lists every required variable the output reads, once,
+// escaped for a terminal.
 func allNeeds(servers []*importServer) []string {
-	var names []string
+	var names, shown []string
 	for _, s := range servers {
 		for _, n := range s.Needs {
 			if !n.Optional && !slices.Contains(names, n.Name) {
-				names = append(names, termsafe.Line(n.Name))
+				names = append(names, n.Name)
+				shown = append(shown, termsafe.Line(n.Name))
 			}
 		}
 	}
-	return names
+	return shown
 }

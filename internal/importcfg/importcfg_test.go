@@ -224,3 +224,22 @@ func TestFieldReaders(t *testing.T) {
 		}
 	}
 }
+
+// TestNeedsOnce checks that a variable two servers need is listed once,
+// also when its name has to be escaped for the terminal.
+func TestNeedsOnce(t *testing.T) {
+	im := New(Options{})
+	src := `{"mcpServers": {
+		"a": {"command": "x", "env": {"K\u001b": "1", "TOKEN": "2"}},
+		"b": {"command": "y", "env": {"K\u001b": "3", "TOKEN": "4"}}}}`
+	if _, err := im.Parse(Source{Path: "c.json", Display: "c.json", Format: FormatNamed("claude")}, []byte(src)); err != nil {
+		t.Fatal(err)
+	}
+	res, diags := im.Convert("out.hcl")
+	if diags.HasErrors() {
+		t.Fatalf("the output does not load: %v", diags)
+	}
+	if diff := cmp.Diff([]string{`K\x1b`, "TOKEN"}, res.Needs); diff != "" {
+		t.Errorf("needs (-want +got):\n%s", diff)
+	}
+}
