@@ -1,4 +1,4 @@
-package main
+package importcfg
 
 // Writing the imported servers as HCL with hclwrite, and checking the
 // result with mcphost's own loader.
@@ -190,10 +190,10 @@ func (r *envRef) tokens() hclwrite.Tokens {
 	return hclwrite.TokensForFunctionCall("env", args...)
 }
 
-// validateImport loads the output the way mcphost will, with every
+// Validate loads the output the way mcphost will, with every
 // variable it reads set to a stand-in, so that the check is of the file
 // and not of this environment. Errors here are bugs of import.
-func validateImport(src []byte, filename string) (*config.Config, hcl.Diagnostics) {
+func Validate(src []byte, filename string) (*config.Config, hcl.Diagnostics) {
 	lookup := func(name string) (string, bool) {
 		switch name {
 		case "XDG_STATE_HOME":

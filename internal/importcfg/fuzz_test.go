@@ -1,4 +1,4 @@
-package main
+package importcfg
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ func FuzzImportJSON(f *testing.F) {
 	formats := []string{"claude", "claude-code", "cursor", "vscode", "windsurf"}
 	_ = filepath.WalkDir(filepath.Join("testdata", "import"), func(path string, d fs.DirEntry, err error) error {
 		if err == nil && strings.HasSuffix(path, ".json") {
-			data, err := readImportFile(path)
+			data, err := ReadFile(path)
 			if err == nil {
 				for i := range formats {
 					f.Add(data, uint8(i))
@@ -29,29 +29,29 @@ func FuzzImportJSON(f *testing.F) {
 		return nil
 	})
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
-		checkImportFuzz(t, importFormatNamed(formats[int(which)%len(formats)]), data)
+		checkImportFuzz(t, FormatNamed(formats[int(which)%len(formats)]), data)
 	})
 }
 
 // FuzzImportTOML is FuzzImportJSON for Codex's config.toml.
 func FuzzImportTOML(f *testing.F) {
 	for _, p := range []string{"codex/config.toml", "broken/config.toml"} {
-		if data, err := readImportFile(filepath.Join("testdata", "import", p)); err == nil {
+		if data, err := ReadFile(filepath.Join("testdata", "import", p)); err == nil {
 			f.Add(data)
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkImportFuzz(t, importFormatNamed("codex"), data)
+		checkImportFuzz(t, FormatNamed("codex"), data)
 	})
 }
 
-func checkImportFuzz(t *testing.T, format *importFormat, data []byte) {
-	report := &importReport{}
-	file := &importFile{
+func checkImportFuzz(t *testing.T, format *Format, data []byte) {
+	im := New(Options{Home: filepath.FromSlash("/home/u"), Cwd: filepath.FromSlash("/work")})
+	source := Source{
 		Path: filepath.FromSlash("/nonexistent/app/.vscode/mcp.json"), Display: "fuzz", Format: format,
-		Project: filepath.FromSlash("/nonexistent/app"), notes: report,
+		Project: filepath.FromSlash("/nonexistent/app"),
 	}
-	if err := parseImportFile(file, data); err != nil {
+	if _, err := im.Parse(source, data); err != nil {
 		var pe *importPosError
 		if !errors.As(err, &pe) {
 			t.Fatalf("error of type %T: %v", err, err)
@@ -61,14 +61,8 @@ func checkImportFuzz(t *testing.T, format *importFormat, data []byte) {
 		}
 		return
 	}
-	conv := newImportConverter(noEnv, noFile, filepath.FromSlash("/home/u"), filepath.FromSlash("/work"))
-	var servers []*importServer
-	for _, e := range file.Entries {
-		if s := conv.convert(e); s != nil {
-			servers = append(servers, s)
-		}
-	}
-	for _, l := range report.lines() {
+	servers := im.servers()
+	for _, l := range im.Notes() {
 		if strings.ContainsAny(l, "\n\r\x1b") {
 			t.Fatalf("a report line holds a control character: %q", l)
 		}
@@ -76,8 +70,8 @@ func checkImportFuzz(t *testing.T, format *importFormat, data []byte) {
 	if len(servers) == 0 {
 		return
 	}
-	src := renderImport([]*importFile{file}, servers)
-	cfg, diags := validateImport(src, "out.hcl")
+	src := renderImport(im.files, servers)
+	cfg, diags := Validate(src, "out.hcl")
 	if diags.HasErrors() {
 		t.Fatalf("the output does not load: %v\n%s", diags, src)
 	}
