@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -36,12 +37,14 @@ var ginImporters = []string{"host/httpapi"}
 // listed in hostLayerShared.
 var hostLayers = map[string][]string{
 	"identity":  {},
+	"events":    {"identity"},
 	"questions": {},
 }
 
 // hostLayerShared are the shared host packages each layer may import.
 var hostLayerShared = map[string][]string{
 	"identity":  {"host/config"},
+	"events":    {},
 	"questions": {},
 }
 
@@ -220,4 +223,73 @@ func chain(pkgs map[string]goPackage, from, to string) string {
 		}
 	}
 	return from + " -> ... -> " + to
+}
+
+// TestArchitectureTable checks that docs/architecture.md's import table of
+// the host's layers says what hostLayers enforces.
+func TestArchitectureTable(t *testing.T) {
+	doc, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "<!-- host-layers -->")
+	table, _, ok2 := strings.Cut(rest, "<!-- /host-layers -->")
+	if !ok || !ok2 {
+		t.Fatal("docs/architecture.md has no <!-- host-layers --> table")
+	}
+	got := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(table), "\n")[2:] {
+		cells := strings.Split(strings.Trim(line, "| "), "|")
+		if len(cells) != 2 {
+			t.Fatalf("a row of the host-layers table is not | layer | imports |: %q", line)
+		}
+		layer := strings.Trim(cells[0], " `")
+		var imports []string
+		for _, imp := range strings.Split(cells[1], ",") {
+			if imp = strings.Trim(imp, " `"); imp != "" && imp != "—" {
+				imports = append(imports, imp)
+			}
+		}
+		got[layer] = imports
+	}
+	for layer, want := range hostLayers {
+		if g, ok := got[layer]; !ok || !slices.Equal(slices.Sorted(slices.Values(g)), slices.Sorted(slices.Values(want))) {
+			t.Errorf("docs/architecture.md says %s may import %v; deps_test.go's hostLayers says %v", layer, g, want)
+		}
+	}
+	for layer := range got {
+		if _, ok := hostLayers[layer]; !ok {
+			t.Errorf("docs/architecture.md lists the layer %s, which hostLayers does not", layer)
+		}
+	}
+}
+
+// TestProjectLayout checks that README's "Project layout" names every
+// package of the module.
+func TestProjectLayout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "## Project layout")
+	if !ok {
+		t.Fatal("README.md has no Project layout section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	out, err := exec.Command("go", "list", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, path := range strings.Fields(string(out)) {
+		r := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
+		if r == "" || strings.HasPrefix(r, "testdata/") || strings.Contains(r, "/testdata/") {
+			continue
+		}
+		if !strings.Contains(section, "`"+r+"`") {
+			t.Errorf("README's Project layout does not name the package %s", r)
+		}
+	}
 }

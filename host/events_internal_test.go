@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/events"
 )
 
 // countingData counts how often it is encoded.
@@ -64,8 +65,8 @@ func TestSlowSubscriberDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stopFast()
-	const events = 4 * subscriberBuffer
-	for i := range events {
+	const published = 4 * events.SubscriberBuffer
+	for i := range published {
 		h.publish(Event{Type: EventConfig, Data: i})
 		select {
 		case ev, ok := <-fast:
@@ -83,11 +84,11 @@ func TestSlowSubscriberDropped(t *testing.T) {
 	for range slow {
 		n++
 	}
-	if n != subscriberBuffer {
-		t.Errorf("the slow subscriber got %d events before being dropped, want its buffer of %d", n, subscriberBuffer)
+	if n != events.SubscriberBuffer {
+		t.Errorf("the slow subscriber got %d events before being dropped, want its buffer of %d", n, events.SubscriberBuffer)
 	}
-	if h.bus.dropped.Load() != 1 {
-		t.Errorf("dropped %d subscribers, want 1", h.bus.dropped.Load())
+	if h.bus.Dropped() != 1 {
+		t.Errorf("dropped %d subscribers, want 1", h.bus.Dropped())
 	}
 }
 

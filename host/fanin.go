@@ -174,7 +174,7 @@ func (h *Host) onPoke(ctx context.Context, p store.Poke) {
 		h.fanin.listeningOnce.Do(func() { close(h.fanin.listening) })
 	case store.PokeResync:
 		h.fanin.resyncs.Add(1)
-		n := h.bus.endAll()
+		n := h.bus.EndAll()
 		h.opts.Logger.Info("events of other replicas may have been missed; event streams ended so that their clients read anew", "streams", n)
 		// An answer poke may have been lost too: read the rows of this
 		// replica's stored questions again.
@@ -246,18 +246,6 @@ func (h *Host) questionOf(ctx context.Context, p store.Poke) (store.Question, bo
 		return store.Question{}, false
 	}
 	return q, true
-}
-
-// endAll ends every subscription (the host goes on), and returns how many.
-func (b *bus) endAll() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := 0
-	for s := range b.subs {
-		b.end(s)
-		n++
-	}
-	return n
 }
 
 // FanInStats are counters of the events across replicas.

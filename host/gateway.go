@@ -536,7 +536,7 @@ type CallOutcome struct {
 // WatchLogs calls fn with every notifications/message a server sends
 // within its log bounds (fn must not block), until stop is called.
 func (h *Host) WatchLogs(fn func(server string, p *mcp.LoggingMessageParams)) (stop func()) {
-	return h.logWatchers.add(fn)
+	return h.logWatchers.Add(fn)
 }
 
 // logLevels orders MCP's log levels, most verbose first.

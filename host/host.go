@@ -18,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/cluster"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/events"
 	"github.com/mcphost/mcphost/host/internal/identity"
 	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/store"
@@ -119,10 +120,10 @@ type Host struct {
 
 	store    *store.Store
 	cache    *cache.Cache
-	bus      bus
-	watchers watchers
+	bus      *events.Bus
+	watchers events.Watchers
 	// logWatchers hear the servers' log messages.
-	logWatchers listeners[func(string, *mcp.LoggingMessageParams)]
+	logWatchers events.Listeners[func(string, *mcp.LoggingMessageParams)]
 	metrics     metrics
 	calls       calls
 	approvals   *questions.Broker[Approval, bool]                 // pending approvals (approvals.go)
@@ -153,7 +154,7 @@ type Host struct {
 	relays    relays         // the singleton servers' relays (singleton.go)
 	fanin     fanIn          // events across replicas (fanin.go)
 
-	resourceWatch listeners[func(context.Context, string, string)] // resources/updated for the gateway (WatchResourceUpdates)
+	resourceWatch events.Listeners[func(context.Context, string, string)] // resources/updated for the gateway (WatchResourceUpdates)
 
 	oauthMu sync.Mutex
 	oauth   *oauth.Manager // nil until a server has an auth block (oauth.go)
@@ -190,6 +191,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		opts.MaxSubscribersPerPrincipal = DefaultMaxSubscribersPerPrincipal
 	}
 	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: identity.NewKey(opts.CredentialKey), closed: make(chan struct{}), stopping: make(chan struct{})}
+	h.bus = &events.Bus{Logger: opts.Logger, Max: opts.MaxSubscribers, MaxPerPrincipal: opts.MaxSubscribersPerPrincipal}
 	h.fanin.queue, h.fanin.listening = make(chan store.Poke, pokeQueue), make(chan struct{})
 	h.approvals = &questions.Broker[Approval, bool]{Kind: pokeApproval, DoneKind: pokeApprovalDone,
 		Max: maxPendingApprovals, Full: ErrTooManyApprovals, Shared: approvalRows{sharedQuestions{h}}}
@@ -203,12 +205,12 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		}
 	}
 	opts.onResourceUpdated = func(ctx context.Context, server, uri string) {
-		for _, fn := range h.resourceWatch.each() {
+		for _, fn := range h.resourceWatch.Each() {
 			fn(ctx, server, uri)
 		}
 	}
 	opts.logMessage = func(server string, p *mcp.LoggingMessageParams) {
-		for _, fn := range h.logWatchers.each() {
+		for _, fn := range h.logWatchers.Each() {
 			fn(server, p)
 		}
 	}
@@ -385,7 +387,7 @@ func (h *Host) Close() error {
 		h.compactor.wg.Wait()
 		h.sweep.Wait()
 		h.fanin.wg.Wait()
-		h.bus.closeAll()
+		h.bus.Close()
 	})
 	// A reload under way finishes first (later ones fail): its generation
 	// is the last one, and its retired one is counted in h.retiring.

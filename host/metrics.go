@@ -145,7 +145,7 @@ func (h *Host) WriteMetrics(w io.Writer) error {
 	fmt.Fprintf(bw, "mcphost_cache_entries %d\n", cs.Entries)
 	fmt.Fprintln(bw, "# HELP mcphost_event_subscribers_dropped_total Event streams ended because the client fell behind.")
 	fmt.Fprintln(bw, "# TYPE mcphost_event_subscribers_dropped_total counter")
-	fmt.Fprintf(bw, "mcphost_event_subscribers_dropped_total %d\n", h.bus.dropped.Load())
+	fmt.Fprintf(bw, "mcphost_event_subscribers_dropped_total %d\n", h.bus.Dropped())
 	if fi := h.FanIn(); fi.Clustered {
 		fmt.Fprintln(bw, "# HELP mcphost_cluster_pokes_received_total Pokes heard from the other replicas sharing the store.")
 		fmt.Fprintln(bw, "# TYPE mcphost_cluster_pokes_received_total counter")
