@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,12 +25,48 @@ import (
 // file:///srv/readme, secret:key (a list rule hides it), the prompts
 // deploy (argument env) and draft_notes (a list rule hides it).
 func offeringsServer(t *testing.T) string {
+	url, _ := offeringsServerSubs(t)
+	return url
+}
+
+// subsSeen counts the server's subscriptions to each URI (subscribe +1,
+// unsubscribe -1).
+type subsSeen struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (s *subsSeen) get(uri string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n[uri]
+}
+
+func (s *subsSeen) add(uri string, d int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n == nil {
+		s.n = map[string]int{}
+	}
+	s.n[uri] += d
+}
+
+// offeringsServerSubs is offeringsServer with what it saw of
+// subscriptions.
+func offeringsServerSubs(t *testing.T) (string, *subsSeen) {
+	seen := &subsSeen{}
 	s := mcp.NewServer(&mcp.Implementation{Name: "offerings", Version: "1"}, &mcp.ServerOptions{
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{req.Params.Argument.Value + "-done"}}}, nil
 		},
-		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		SubscribeHandler: func(_ context.Context, r *mcp.SubscribeRequest) error {
+			seen.add(r.Params.URI, 1)
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, r *mcp.UnsubscribeRequest) error {
+			seen.add(r.Params.URI, -1)
+			return nil
+		},
 	})
 	s.AddTool(&mcp.Tool{Name: "read", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -54,7 +91,7 @@ func offeringsServer(t *testing.T) string {
 	}
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(srv.Close)
-	return srv.URL
+	return srv.URL, seen
 }
 
 // opsPolicies govern operations besides tool calls; the rule without ops
@@ -118,18 +155,64 @@ policy "hide-drafts" {
 
 func opsHost(t *testing.T, policies string, opts host.Options) (*host.Host, *store.Store) {
 	t.Helper()
+	h, st, _ := opsHostSubs(t, policies, opts)
+	return h, st
+}
+
+// opsHostSubs is opsHost with what the server saw of subscriptions.
+func opsHostSubs(t *testing.T, policies string, opts host.Options) (*host.Host, *store.Store, *subsSeen) {
+	t.Helper()
 	cfg, diags := config.Parse([]byte(policies), "ops.hcl", config.Options{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	cfg.Servers = []config.Server{remoteServer("files", config.TransportStreamableHTTP, offeringsServer(t))}
+	url, seen := offeringsServerSubs(t)
+	cfg.Servers = []config.Server{remoteServer("files", config.TransportStreamableHTTP, url)}
 	st, err := store.Open(t.Context(), t.TempDir()+"/m.db", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	opts.Store = st
-	return startHostConfig(t, cfg, opts), st
+	return startHostConfig(t, cfg, opts), st, seen
+}
+
+// TestSubscriptionsAreTheCallers: a principal cannot end another's
+// subscription (issue: "resources/unsubscribe from another principal"):
+// the server's subscription lasts until the last of its subscribers ends
+// their own.
+func TestSubscriptionsAreTheCallers(t *testing.T) {
+	h, _, seen := opsHostSubs(t, "", host.Options{})
+	ctx := t.Context()
+	alice := host.Caller{Principal: host.Principal{Name: "alice"}, Origin: host.OriginGateway}
+	mallory := host.Caller{Principal: host.Principal{Name: "mallory"}, Origin: host.OriginGateway}
+	const uri = "file:///srv/readme"
+	if err := h.SubscribeResource(ctx, alice, "files", uri); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := h.UnsubscribeResource(ctx, mallory, "files", uri); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := seen.get(uri); n != 1 {
+		t.Fatalf("after another principal's unsubscribes the server has %d subscriptions to %s, want alice's 1", n, uri)
+	}
+	if err := h.SubscribeResource(ctx, mallory, "files", uri); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.UnsubscribeResource(ctx, alice, "files", uri); err != nil {
+		t.Fatal(err)
+	}
+	if n := seen.get(uri); n != 1 {
+		t.Fatalf("with mallory still subscribed the server has %d subscriptions, want 1", n)
+	}
+	if err := h.UnsubscribeResource(ctx, mallory, "files", uri); err != nil {
+		t.Fatal(err)
+	}
+	if n := seen.get(uri); n != 0 {
+		t.Fatalf("after the last subscriber left the server has %d subscriptions, want 0", n)
+	}
 }
 
 // TestOperationsThroughThePipeline: reads, prompts, completions and
