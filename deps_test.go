@@ -39,6 +39,7 @@ var hostLayers = map[string][]string{
 	"identity":  {},
 	"events":    {"identity"},
 	"questions": {},
+	"transport": {},
 }
 
 // hostLayerShared are the shared host packages each layer may import.
@@ -46,6 +47,7 @@ var hostLayerShared = map[string][]string{
 	"identity":  {"host/config"},
 	"events":    {},
 	"questions": {},
+	"transport": {"host/config"},
 }
 
 // internalUsesHost names the packages under host/ that an internal package

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcphost/mcphost/host/internal/transport"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -50,11 +51,11 @@ type serverConn struct {
 	// stderrLimit, logLimit and strayLimit bound how much of the server's
 	// stderr, notifications/message and stray answers (answers.go) reach
 	// the log, across its sessions.
-	stderrLimit, logLimit, strayLimit *logLimiter
+	stderrLimit, logLimit, strayLimit *transport.LogLimiter
 
 	// stderr is the stderr of the current (or last) session's process, and
 	// recent the server's last log messages, for its card (ServerLogs).
-	stderr atomic.Pointer[stderrLog]
+	stderr atomic.Pointer[transport.StderrLog]
 	recent logRing
 	// restart asks the supervisor for a new session now (RestartServer).
 	restart chan struct{}
@@ -130,8 +131,8 @@ func (c *serverConn) httpClient() *http.Client {
 	c.httpOnce.Do(func() {
 		c.httpc = httpClient(c.cfg.Headers, c.readMessage)
 		if m := c.opts.oauth.Load(); m != nil && usesOAuth(&c.cfg) {
-			shim := c.httpc.Transport.(headerShim)
-			shim.base = m.Transport(c.cfg.Name, c.credentialKey(), shim.base)
+			shim := c.httpc.Transport.(transport.HeaderShim)
+			shim.Base = m.Transport(c.cfg.Name, c.credentialKey(), shim.Base)
 			c.httpc.Transport = shim
 		}
 	})
@@ -162,9 +163,9 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		authLost:    make(chan error, 1),
 	}
 	c.roots = s.Roots
-	c.stderrLimit = newStderrLimiter(c.logger)
-	c.logLimit = newLogLimiter(c.logger, "server log messages suppressed", "messages")
-	c.strayLimit = newLogLimiter(c.logger, "stray answers suppressed", "answers")
+	c.stderrLimit = transport.NewStderrLimiter(c.logger)
+	c.logLimit = transport.NewLogLimiter(c.logger, "server log messages suppressed", "messages")
+	c.strayLimit = transport.NewLogLimiter(c.logger, "stray answers suppressed", "answers")
 	c.status = ServerStatus{
 		Name:      s.Name,
 		Transport: s.Transport,
@@ -241,9 +242,9 @@ func (c *serverConn) current() (*mcp.ClientSession, *catalog, error) {
 func (c *serverConn) run(ctx context.Context) {
 	defer close(c.done)
 	defer c.clients.closeAll(true)
-	defer c.logLimit.flush()
-	defer c.strayLimit.flush()
-	defer c.stderrLimit.flush()
+	defer c.logLimit.Flush()
+	defer c.strayLimit.Flush()
+	defer c.stderrLimit.Flush()
 	defer c.closeIdleHTTP()
 	defer c.settle()
 	if c.perPrincipal() {
@@ -453,7 +454,7 @@ func backoff(attempt int, minDelay, maxDelay time.Duration) time.Duration {
 // connect starts the transport, runs the legacy initialize handshake pinned to
 // LegacyProtocolVersion and fetches the catalog, all within the server's
 // discovery_timeout.
-func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *stderrLog, error) {
+func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *transport.StderrLog, error) {
 	dctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
 	defer cancel()
 
@@ -529,15 +530,15 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 // server the command (each one started is put in *last, for how it ended)
 // with its stderr in a new log, which it returns; for a remote one the URL
 // and the server's HTTP client (nil log).
-func (c *serverConn) sessionTransport(spec *negotiate.Spec, last **exec.Cmd) *stderrLog {
+func (c *serverConn) sessionTransport(spec *negotiate.Spec, last **exec.Cmd) *transport.StderrLog {
 	if c.cfg.Transport != config.TransportStdio {
 		spec.URL = c.cfg.URL
 		spec.HTTPClient = c.httpClient()
 		return nil
 	}
-	stderr := newStderrLog(c.logger, c.stderrLimit)
+	stderr := transport.NewStderrLog(c.logger, c.stderrLimit)
 	spec.NewCommand = func() *exec.Cmd {
-		*last = newCommand(&c.cfg, stderr)
+		*last = transport.NewCommand(&c.cfg, stderr)
 		return *last
 	}
 	return stderr
@@ -548,9 +549,9 @@ func (c *serverConn) sessionTransport(spec *negotiate.Spec, last **exec.Cmd) *st
 // pinned at LegacyProtocolVersion; with "auto" the era cache, the probe,
 // its classification, and a session pinned to the verdict; all within the
 // discovery window.
-func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Client, refresh chan struct{}) (*mcp.ClientSession, *exec.Cmd, *stderrLog, error) {
+func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Client, refresh chan struct{}) (*mcp.ClientSession, *exec.Cmd, *transport.StderrLog, error) {
 	var (
-		stderr *stderrLog
+		stderr *transport.StderrLog
 		last   *exec.Cmd // the session process, for how it ended when the connect fails
 	)
 	mode := negotiate.ModeLegacy
@@ -567,7 +568,7 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 		Client:           func() *mcp.Client { return client },
 		CacheKey:         eraCacheKey(&c.cfg),
 		Logger:           c.logger,
-		WrapTransport:    c.guardAnswers,
+		WrapTransport:    c.wrapTransport,
 	}
 	if c.opts.Store != nil {
 		spec.Cache = storeEraCache{c.opts.Store}
@@ -599,19 +600,19 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 		if mode == negotiate.ModeLegacy {
 			what = "initialize"
 		}
-		err = contextErr(dctx, ctx, err, what, c.cfg.DiscoveryTimeout)
+		err = transport.ContextErr(dctx, ctx, err, what, c.cfg.DiscoveryTimeout)
 		err = hintNotJSON(err, c.cfg.Transport)
 		if mode == negotiate.ModeLegacy {
 			err = describeExit(err, last) // a probe sibling's exit would say nothing of the session
 		}
-		return nil, nil, nil, withStderr(fmt.Errorf("connect: %w", err), stderr)
+		return nil, nil, nil, transport.WithStderr(fmt.Errorf("connect: %w", err), stderr)
 	}
 	return c.ready(ctx, dctx, res.Session, res.Cmd, stderr, refresh, res.Verdict)
 }
 
 // ready fetches the catalog of a connected session and makes the server
 // ready with it. On failure it closes the session and ends the process.
-func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *stderrLog, refresh chan struct{}, verdict negotiate.Verdict) (*mcp.ClientSession, *exec.Cmd, *stderrLog, error) {
+func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *transport.StderrLog, refresh chan struct{}, verdict negotiate.Verdict) (*mcp.ClientSession, *exec.Cmd, *transport.StderrLog, error) {
 	ir := cs.InitializeResult()
 	// Cached lists survive a reconnect only when the server is the same
 	// (serverInfo, era, version and capabilities).
@@ -620,10 +621,10 @@ func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd
 	}
 	cat, err := fetchCatalog(dctx, cs, c.lists)
 	if err != nil {
-		err = contextErr(dctx, ctx, err, "listing tools, prompts and resources", c.cfg.DiscoveryTimeout)
+		err = transport.ContextErr(dctx, ctx, err, "listing tools, prompts and resources", c.cfg.DiscoveryTimeout)
 		_ = cs.Close()
-		killGroup(cmd)
-		return nil, nil, nil, withStderr(err, stderr)
+		transport.KillGroup(cmd)
+		return nil, nil, nil, transport.WithStderr(err, stderr)
 	}
 
 	c.resubscribe(dctx, cs)
@@ -676,7 +677,7 @@ func hintNotJSON(err error, transport string) error {
 
 // describeExit adds how the process ended to err when it has ended.
 func describeExit(err error, cmd *exec.Cmd) error {
-	if d := exitDescription(cmd); d != "" {
+	if d := transport.ExitDescription(cmd); d != "" {
 		return fmt.Errorf("%w (server process: %s)", err, d)
 	}
 	return err
@@ -685,7 +686,7 @@ func describeExit(err error, cmd *exec.Cmd) error {
 // serve keeps a ready session until ctx ends or the session ends on its own,
 // refetching the catalog on list_changed. It always closes the session and
 // reaps the process; the returned error says why the session ended.
-func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *stderrLog) error {
+func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *transport.StderrLog) error {
 	ended := make(chan error, 1)
 	go func() { ended <- cs.Wait() }()
 	c.mu.Lock()
@@ -741,11 +742,11 @@ func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec
 	c.mu.Unlock()
 	c.clients.closeAll(false)
 	_ = cs.Close()
-	killGroup(cmd)
+	transport.KillGroup(cmd)
 	if ctx.Err() != nil {
 		return cause
 	}
-	return withStderr(describeExit(cause, cmd), stderr)
+	return transport.WithStderr(describeExit(cause, cmd), stderr)
 }
 
 // deliverProgress routes a progress notification to the call that asked for it.
@@ -762,14 +763,14 @@ func (c *serverConn) deliverProgress(p *mcp.ProgressNotificationParams) {
 	}
 }
 
-// guardAnswers wraps the session transport of a stdio or SSE server in the
+// wrapTransport wraps the session transport of a stdio or SSE server in the
 // check of answer ids (answers.go); a Streamable HTTP server's answers are
 // checked in its HTTP client instead, and its transport is returned as it is.
-func (c *serverConn) guardAnswers(t mcp.Transport) mcp.Transport {
+func (c *serverConn) wrapTransport(t mcp.Transport) mcp.Transport {
 	if c.cfg.Transport == config.TransportStreamableHTTP {
 		return t
 	}
-	return guardAnswers(t, c.logger, c.strayLimit, c.readProgress)
+	return transport.GuardAnswers(t, c.logger, c.strayLimit, c.readProgress)
 }
 
 // httpClient returns the HTTP client of a remote server: the default
@@ -782,5 +783,5 @@ func (c *serverConn) guardAnswers(t mcp.Transport) mcp.Transport {
 func httpClient(headers map[string]string, progress func(data []byte)) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.ResponseHeaderTimeout = 0
-	return &http.Client{Transport: headerShim{base: answerCheck{base: base, progress: progress}, static: headers}}
+	return &http.Client{Transport: transport.HeaderShim{Base: transport.AnswerCheck{Base: base, Progress: progress}, Static: headers}}
 }

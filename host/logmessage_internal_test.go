@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcphost/mcphost/host/internal/transport"
 	"log/slog"
 	"strings"
 	"sync"
@@ -56,7 +57,7 @@ func (h *recordingHandler) records(msg string) []recorded {
 // notifications/message and then thousands of small ones within one call
 // gets the bounds of its stderr: each message's data is cut to
 // stderrLineMax with a marker saying how much was cut, at most
-// stderrLogBurst messages are logged per window, and every message that is
+// transport.StderrLogBurst messages are logged per window, and every message that is
 // not logged is counted in a "suppressed" record.
 func TestServerLogMessagesAreBounded(t *testing.T) {
 	bin := testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/misbehave")
@@ -110,18 +111,18 @@ func TestServerLogMessagesAreBounded(t *testing.T) {
 	}
 	// At most a burst per window, and every window that reached its
 	// burst and had more reported them.
-	if bound := stderrLogBurst * (len(reports) + 1); len(logged) > bound {
+	if bound := transport.StderrLogBurst * (len(reports) + 1); len(logged) > bound {
 		t.Errorf("%d messages logged with %d suppressed reports, want at most %d", len(logged), len(reports), bound)
 	}
 	if len(logged) == 0 {
 		t.Fatal("no server log message logged")
 	}
 	data := logged[0].attrs["data"].String()
-	marker := fmt.Sprintf("… [%d bytes cut]", huge-stderrLineMax)
+	marker := fmt.Sprintf("… [%d bytes cut]", huge-transport.StderrLineMax)
 	if !strings.HasSuffix(data, marker) || strings.Trim(strings.TrimSuffix(data, marker), "h") != "" ||
-		len(data) != stderrLineMax+len(marker) {
+		len(data) != transport.StderrLineMax+len(marker) {
 		t.Errorf("the huge message was logged as %d bytes (%.40q…%.40q), want %d bytes of data and the marker %q",
-			len(data), data, data[max(0, len(data)-40):], stderrLineMax, marker)
+			len(data), data, data[max(0, len(data)-40):], transport.StderrLineMax, marker)
 	}
 	for _, r := range logged[1:] {
 		if d := r.attrs["data"].String(); !strings.HasPrefix(d, "fixture: log message ") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcphost/mcphost/host/internal/transport"
 	"os/exec"
 	"sync"
 
@@ -221,7 +222,7 @@ func (u *clientUpstream) close() {
 	if u.cs != nil {
 		_ = u.cs.Close()
 	}
-	killGroup(u.cmd)
+	transport.KillGroup(u.cmd)
 }
 
 // sessions returns the open sessions.
@@ -367,14 +368,14 @@ func (c *serverConn) openClientSession(ctx context.Context, u *clientUpstream) {
 		DiscoveryTimeout: c.cfg.DiscoveryTimeout,
 		Client:           func() *mcp.Client { return client },
 		Logger:           c.logger,
-		WrapTransport:    c.guardAnswers,
+		WrapTransport:    c.wrapTransport,
 	}
 	var last *exec.Cmd
 	stderr := c.sessionTransport(&spec, &last)
 	res, err := negotiate.Connect(dctx, spec)
 	if err != nil {
-		err = contextErr(dctx, ctx, err, "initialize", c.cfg.DiscoveryTimeout)
-		u.err = withStderr(fmt.Errorf("server %s: opening the client's own upstream session (session_mode = %q): %w", c.cfg.Name, config.SessionPerClient, describeExit(err, last)), stderr)
+		err = transport.ContextErr(dctx, ctx, err, "initialize", c.cfg.DiscoveryTimeout)
+		u.err = transport.WithStderr(fmt.Errorf("server %s: opening the client's own upstream session (session_mode = %q): %w", c.cfg.Name, config.SessionPerClient, describeExit(err, last)), stderr)
 		c.logger.Warn("opening a per-client upstream session failed", "err", u.err)
 		return
 	}
@@ -392,7 +393,7 @@ func (c *serverConn) openClientSession(ctx context.Context, u *clientUpstream) {
 	c.logger.Debug("per-client upstream session open", "sessions", p.count())
 	go func() {
 		_ = u.cs.Wait()
-		killGroup(u.cmd)
+		transport.KillGroup(u.cmd)
 		p.mu.Lock()
 		u.ended = true
 		if p.m[u.key] == u {

@@ -23,6 +23,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/mcphost/mcphost/host/internal/transport"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -34,7 +35,7 @@ import (
 const progressDrainMax = 250 * time.Millisecond
 
 // methodProgress is the method of a progress notification.
-const methodProgress = "notifications/progress"
+const methodProgress = transport.MethodProgress
 
 // progressWatch is one call's progress token: where its reports go, and
 // how many were read and delivered.

@@ -1,114 +1,11 @@
 package host
 
 import (
-	"encoding/json"
-	"fmt"
-	"log/slog"
-	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/mcphost/mcphost/host/internal/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// logNameMax bounds the level and logger name of a server's log message as
-// logged (the data gets stderrLineMax).
-const logNameMax = 128
-
-// logLimiter rate-limits what one server puts into mcphost's log from one
-// source (its stderr, its notifications/message): at most stderrLogBurst
-// records per stderrLogWindow. What it suppresses is counted and reported
-// as one record when the window ends, or at flush. A serverConn owns one
-// limiter per source for its whole life, so a server cannot renew its
-// budget by crashing and reconnecting, and a count is never lost with a
-// session. Its methods are safe for concurrent use.
-type logLimiter struct {
-	logger *slog.Logger
-	report string // the suppressed report's message
-	key    string // the suppressed report's count attribute
-
-	mu         sync.Mutex
-	windowEnd  time.Time
-	logged     int
-	suppressed int
-	timer      *time.Timer // reports the suppressed count when the window ends
-}
-
-func newLogLimiter(logger *slog.Logger, report, key string) *logLimiter {
-	return &logLimiter{logger: logger, report: report, key: key}
-}
-
-// allow reports whether one more record may be logged now. A false answer
-// is counted; the first one of a window arms the report at its end.
-func (l *logLimiter) allow() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	if now.After(l.windowEnd) {
-		l.reportLocked()
-		l.windowEnd = now.Add(stderrLogWindow)
-		l.logged = 0
-	}
-	if l.logged < stderrLogBurst {
-		l.logged++
-		return true
-	}
-	l.suppressed++
-	if l.timer == nil {
-		l.timer = time.AfterFunc(time.Until(l.windowEnd), l.flush)
-	}
-	return false
-}
-
-// flush reports the records suppressed so far, if any. The supervisor calls
-// it when it returns, so a flood just before a stop is still counted.
-func (l *logLimiter) flush() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.reportLocked()
-}
-
-// reportLocked logs and resets the suppressed count; l.mu is held.
-func (l *logLimiter) reportLocked() {
-	if l.timer != nil {
-		l.timer.Stop()
-		l.timer = nil
-	}
-	if l.suppressed > 0 {
-		l.logger.Warn(l.report, l.key, l.suppressed)
-		l.suppressed = 0
-	}
-}
-
-// cutText returns s when it has at most limit bytes, else its first limit
-// bytes (backed off to a UTF-8 boundary) and a marker saying how many bytes
-// were cut: "… [10484736 bytes cut]".
-func cutText(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	n := limit
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return fmt.Sprintf("%s… [%d bytes cut]", s[:n], len(s)-n)
-}
-
-// renderLogData renders the data of a log message for one log line: a
-// string as it is, anything else as compact JSON.
-func renderLogData(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprintf("(data not JSON: %v)", err)
-	}
-	return string(b)
-}
 
 // logMessage logs one notifications/message of the server within the
 // bounds of its stderr: rate-limited by c.logLimit (a suppressed message is
@@ -118,16 +15,16 @@ func (c *serverConn) logMessage(p *mcp.LoggingMessageParams) {
 	if p == nil {
 		return
 	}
-	c.recent.add(LogLine{At: time.Now().UTC(), Level: cutText(string(p.Level), logNameMax),
-		Logger: cutText(p.Logger, logNameMax), Data: cutText(renderLogData(p.Data), stderrLineMax)})
-	if !c.logLimit.allow() {
+	c.recent.add(LogLine{At: time.Now().UTC(), Level: transport.CutText(string(p.Level), transport.LogNameMax),
+		Logger: transport.CutText(p.Logger, transport.LogNameMax), Data: transport.CutText(transport.RenderLogData(p.Data), transport.StderrLineMax)})
+	if !c.logLimit.Allow() {
 		return
 	}
 	if c.opts.logMessage != nil && !c.retired.Load() {
 		c.opts.logMessage(c.cfg.Name, p)
 	}
 	c.logger.Info("server log message",
-		"level", cutText(string(p.Level), logNameMax),
-		"logger", cutText(p.Logger, logNameMax),
-		"data", cutText(renderLogData(p.Data), stderrLineMax))
+		"level", transport.CutText(string(p.Level), transport.LogNameMax),
+		"logger", transport.CutText(p.Logger, transport.LogNameMax),
+		"data", transport.CutText(transport.RenderLogData(p.Data), transport.StderrLineMax))
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"github.com/mcphost/mcphost/host/internal/transport"
 	"sync"
 	"time"
 )
@@ -64,7 +65,7 @@ func (h *Host) ServerLogs(name string) (ServerLogs, error) {
 	}
 	out := ServerLogs{Server: name, Stderr: []string{}, Messages: c.recent.list()}
 	if l := c.stderr.Load(); l != nil {
-		out.Stderr = l.Tail(stderrTailLines)
+		out.Stderr = l.Tail(transport.StderrTailLines)
 	}
 	return out, nil
 }

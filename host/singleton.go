@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcphost/mcphost/host/internal/transport"
 	"maps"
 	"net/http"
 	"net/url"
@@ -249,7 +250,7 @@ func (c *serverConn) relayClient() *http.Client {
 	c.relayOnce.Do(func() {
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		base.Proxy = nil // replicas talk directly
-		c.relayc = &http.Client{Transport: hopSigner{base: answerCheck{base: base, progress: c.readMessage}, node: c.opts.Cluster}}
+		c.relayc = &http.Client{Transport: hopSigner{base: transport.AnswerCheck{Base: base, Progress: c.readMessage}, node: c.opts.Cluster}}
 	})
 	return c.relayc
 }

@@ -1,4 +1,4 @@
-package host
+package transport
 
 import (
 	"context"
@@ -45,8 +45,8 @@ func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
 
 func TestStderrLogIsBounded(t *testing.T) {
 	h := &countingHandler{}
-	lim := newStderrLimiter(slog.New(h))
-	l := newStderrLog(slog.New(h), lim)
+	lim := NewStderrLimiter(slog.New(h))
+	l := NewStderrLog(slog.New(h), lim)
 
 	// A flood of lines, written in odd-sized chunks, plus one huge line
 	// without a newline at the end.
@@ -63,53 +63,31 @@ func TestStderrLogIsBounded(t *testing.T) {
 	}
 	l.Write([]byte(strings.Repeat("y", 1<<20)))
 
-	if got := h.stderr.Load(); got != stderrLogBurst {
-		t.Errorf("logged %d stderr lines, want the burst of %d", got, stderrLogBurst)
+	if got := h.stderr.Load(); got != StderrLogBurst {
+		t.Errorf("logged %d stderr lines, want the burst of %d", got, StderrLogBurst)
 	}
-	tail := l.Tail(stderrTailLines + 10)
-	if len(tail) != stderrTailLines+1 {
-		t.Errorf("tail has %d lines, want %d kept plus the unterminated one", len(tail), stderrTailLines+1)
+	tail := l.Tail(StderrTailLines + 10)
+	if len(tail) != StderrTailLines+1 {
+		t.Errorf("tail has %d lines, want %d kept plus the unterminated one", len(tail), StderrTailLines+1)
 	}
 	last := tail[len(tail)-1]
-	if len(last) != stderrLineMax || strings.Trim(last, "y") != "" {
-		t.Errorf("unterminated line kept as %d bytes, want %d", len(last), stderrLineMax)
+	if len(last) != StderrLineMax || strings.Trim(last, "y") != "" {
+		t.Errorf("unterminated line kept as %d bytes, want %d", len(last), StderrLineMax)
 	}
 	l.Write([]byte("\nafter\n"))
 	if got := l.Tail(1); len(got) != 1 || got[0] != "after" {
 		t.Errorf("tail after the huge line = %q", got)
 	}
-	if h.longest.Load() > stderrLineMax {
-		t.Errorf("a logged line has %d bytes, more than %d", h.longest.Load(), stderrLineMax)
+	if h.longest.Load() > StderrLineMax {
+		t.Errorf("a logged line has %d bytes, more than %d", h.longest.Load(), StderrLineMax)
 	}
 	// 9,800 non-empty flood lines, the huge one and "after": every line
 	// not logged is reported, at the latest when the server stops.
-	lim.flush()
+	lim.Flush()
 	const lines = 9800 + 2
 	if got := h.stderr.Load() + h.suppressedLines.Load(); got != lines || h.suppressed.Load() == 0 {
 		t.Errorf("%d lines logged and %d reported suppressed in %d reports, want %d in all",
 			h.stderr.Load(), h.suppressedLines.Load(), h.suppressed.Load(), lines)
-	}
-}
-
-func TestBackoff(t *testing.T) {
-	const lo, hi = 500_000_000, 60_000_000_000 // 500ms, 1m
-	tests := []struct {
-		attempt  int
-		min, max int64
-	}{
-		{0, lo * 8 / 10, lo * 12 / 10},
-		{1, 2 * lo * 8 / 10, 2 * lo * 12 / 10},
-		{3, 8 * lo * 8 / 10, 8 * lo * 12 / 10},
-		{20, hi * 8 / 10, hi * 12 / 10},
-		{1000, hi * 8 / 10, hi * 12 / 10},
-	}
-	for _, tc := range tests {
-		for range 100 {
-			d := int64(backoff(tc.attempt, lo, hi))
-			if d < tc.min || d > tc.max {
-				t.Fatalf("backoff(%d) = %d, want in [%d, %d]", tc.attempt, d, tc.min, tc.max)
-			}
-		}
 	}
 }
 
@@ -160,7 +138,7 @@ func TestServerEnv(t *testing.T) {
 			if tt.lookup != nil {
 				l = tt.lookup
 			}
-			got := serverEnv(s, l)
+			got := Env(s, l)
 			if got == nil {
 				t.Fatal("serverEnv returned nil")
 			}

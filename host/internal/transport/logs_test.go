@@ -1,8 +1,10 @@
-package host
+package transport
 
 import (
+	"context"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,15 +16,15 @@ import (
 func TestLogLimiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recordingHandler{}
-		l := newLogLimiter(slog.New(rec), "suppressed", "n")
+		l := NewLogLimiter(slog.New(rec), "suppressed", "n")
 		allowed := 0
-		for range stderrLogBurst + 50 {
-			if l.allow() {
+		for range StderrLogBurst + 50 {
+			if l.Allow() {
 				allowed++
 			}
 		}
-		if allowed != stderrLogBurst {
-			t.Errorf("allowed %d in one window, want %d", allowed, stderrLogBurst)
+		if allowed != StderrLogBurst {
+			t.Errorf("allowed %d in one window, want %d", allowed, StderrLogBurst)
 		}
 		if got := rec.records("suppressed"); len(got) != 0 {
 			t.Fatalf("reported %d times before the window ended", len(got))
@@ -35,11 +37,11 @@ func TestLogLimiter(t *testing.T) {
 		}
 		// A new window allows a new burst; a flush reports at once, and
 		// only once.
-		for range stderrLogBurst + 1 {
-			l.allow()
+		for range StderrLogBurst + 1 {
+			l.Allow()
 		}
-		l.flush()
-		l.flush()
+		l.Flush()
+		l.Flush()
 		time.Sleep(stderrLogWindow + time.Millisecond)
 		synctest.Wait()
 		if got := rec.records("suppressed"); len(got) != 2 || got[1].attrs["n"].Int64() != 1 {
@@ -61,9 +63,47 @@ func TestCutText(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := cutText(tc.in, tc.limit); got != tc.want {
+			if got := CutText(tc.in, tc.limit); got != tc.want {
 				t.Errorf("cutText(%q, %d) = %q, want %q", tc.in, tc.limit, got, tc.want)
 			}
 		})
 	}
+}
+
+// recordingHandler keeps the message and attributes of every record.
+type recordingHandler struct {
+	mu   sync.Mutex
+	recs []recorded
+}
+
+type recorded struct {
+	msg   string
+	attrs map[string]slog.Value
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	rec := recorded{msg: r.Message, attrs: map[string]slog.Value{}}
+	r.Attrs(func(a slog.Attr) bool {
+		rec.attrs[a.Key] = a.Value.Resolve()
+		return true
+	})
+	h.mu.Lock()
+	h.recs = append(h.recs, rec)
+	h.mu.Unlock()
+	return nil
+}
+func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
+
+func (h *recordingHandler) records(msg string) []recorded {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []recorded
+	for _, r := range h.recs {
+		if r.msg == msg {
+			out = append(out, r)
+		}
+	}
+	return out
 }

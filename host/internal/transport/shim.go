@@ -1,4 +1,4 @@
-package host
+package transport
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // bodies pass through untouched.
 const maxShimBody = 4 << 20
 
-// headerShim fills in the standard MCP request headers that go-sdk leaves
+// HeaderShim fills in the standard MCP request headers that go-sdk leaves
 // out on legacy Streamable HTTP sessions (trap T12 in protocol.md §2.3):
 // Mcp-Method on every POST of one JSON-RPC message, Mcp-Name on tools/call,
 // prompts/get (params.name) and resources/read (params.uri), and
@@ -25,37 +25,37 @@ const maxShimBody = 4 << 20
 //
 // It also adds the server's configured headers (static), again never
 // overwriting one the SDK set. Each request is cloned once, here.
-type headerShim struct {
-	base   http.RoundTripper
-	static map[string]string
+type HeaderShim struct {
+	Base   http.RoundTripper
+	Static map[string]string // configured headers, set on every request
 }
 
 // CloseIdleConnections closes the base transport's idle connections:
 // http.Client.CloseIdleConnections reaches a transport only through this
 // method, and a stopped or retired server must not leave its keep-alive
 // connections open.
-func (s headerShim) CloseIdleConnections() {
-	if c, ok := s.base.(interface{ CloseIdleConnections() }); ok {
+func (s HeaderShim) CloseIdleConnections() {
+	if c, ok := s.Base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
 }
 
-func (s headerShim) RoundTrip(req *http.Request) (*http.Response, error) {
+func (s HeaderShim) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	// The trace of the call this request belongs to, when traces are on
 	// (tracing.go): the W3C traceparent header.
 	otel.GetTextMapPropagator().Inject(req.Context(), propagation.HeaderCarrier(req.Header))
-	for k, v := range s.static {
+	for k, v := range s.Static {
 		if req.Header.Get(k) == "" {
 			req.Header.Set(k, v)
 		}
 	}
 	if req.Method != http.MethodPost || req.Body == nil || req.ContentLength > maxShimBody {
-		return s.base.RoundTrip(req)
+		return s.Base.RoundTrip(req)
 	}
 	need := req.Header.Get("Mcp-Method") == "" || req.Header.Get("MCP-Protocol-Version") == ""
 	if !need {
-		return s.base.RoundTrip(req)
+		return s.Base.RoundTrip(req)
 	}
 	body, err := io.ReadAll(io.LimitReader(req.Body, maxShimBody+1))
 	req.Body.Close()
@@ -64,7 +64,7 @@ func (s headerShim) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if len(body) > maxShimBody {
 		// Too large to look into: send it unchanged.
-		return s.base.RoundTrip(withBody(req, body))
+		return s.Base.RoundTrip(withBody(req, body))
 	}
 	var msg struct {
 		Method string `json:"method"`
@@ -76,7 +76,7 @@ func (s headerShim) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	req = withBody(req, body)
 	if json.Unmarshal(body, &msg) != nil || msg.Method == "" {
-		return s.base.RoundTrip(req)
+		return s.Base.RoundTrip(req)
 	}
 	setIfEmpty := func(k, v string) {
 		if v != "" && req.Header.Get(k) == "" {
@@ -92,7 +92,7 @@ func (s headerShim) RoundTrip(req *http.Request) (*http.Response, error) {
 	case "initialize":
 		setIfEmpty("MCP-Protocol-Version", msg.Params.ProtocolVersion)
 	}
-	return s.base.RoundTrip(req)
+	return s.Base.RoundTrip(req)
 }
 
 // withBody makes req's body (and GetBody) replay b; req is already the

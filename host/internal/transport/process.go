@@ -1,4 +1,4 @@
-package host
+package transport
 
 import (
 	"bytes"
@@ -20,19 +20,19 @@ import (
 // Bounds on what mcphost keeps of a stdio server's stderr. The line and
 // rate bounds apply to a server's notifications/message too (serverlog.go).
 const (
-	stderrLineMax   = 1024             // bytes of one line (one log message's data) kept and logged
-	stderrTailLines = 100              // lines kept for error messages and the server's card
-	stderrLogBurst  = 200              // lines (log messages) logged per window before suppressing
+	StderrLineMax   = 1024             // bytes of one line (one log message's data) kept and logged
+	StderrTailLines = 100              // lines kept for error messages and the server's card
+	StderrLogBurst  = 200              // lines (log messages) logged per window before suppressing
 	stderrLogWindow = 10 * time.Second // the rate window
 )
 
-// newCommand builds the exec.Cmd of a stdio server. It carries no context:
+// NewCommand builds the exec.Cmd of a stdio server. It carries no context:
 // the process lives as long as its session, not as long as the connect
 // (trap T11), and the host ends it explicitly.
-func newCommand(s *config.Server, stderr *stderrLog) *exec.Cmd {
+func NewCommand(s *config.Server, stderr *StderrLog) *exec.Cmd {
 	cmd := exec.Command(s.Command, s.Args...)
 	cmd.Dir = s.Cwd
-	cmd.Env = serverEnv(s, os.LookupEnv)
+	cmd.Env = Env(s, os.LookupEnv)
 	cmd.Stderr = stderr
 	// Own process group, so stopping the server also stops whatever it
 	// started, and the terminal's Ctrl-C reaches only mcphost, which then
@@ -43,14 +43,14 @@ func newCommand(s *config.Server, stderr *stderrLog) *exec.Cmd {
 	return cmd
 }
 
-// serverEnv is the whole environment of the stdio server s: the variables
+// Env is the whole environment of the stdio server s: the variables
 // of mcphost's environment (read with lookup) that s inherits
 // (config.Server.InheritedEnv: the MCP SDKs' six names and inherit_env), in
 // that order, then its env, sorted by name, which wins over an inherited
 // variable of the same name. Nothing else of mcphost's environment passes,
 // and no reserved (MCPHOST_) name whatever its source. The result is never
 // nil: a nil exec.Cmd.Env would hand the server everything.
-func serverEnv(s *config.Server, lookup func(string) (string, bool)) []string {
+func Env(s *config.Server, lookup func(string) (string, bool)) []string {
 	env := make([]string, 0, 8+len(s.Env))
 	for _, name := range s.InheritedEnv() {
 		if _, own := s.Env[name]; own {
@@ -68,61 +68,61 @@ func serverEnv(s *config.Server, lookup func(string) (string, bool)) []string {
 	return env
 }
 
-// killGroup sends SIGKILL to the process group of a started command, ending
+// KillGroup sends SIGKILL to the process group of a started command, ending
 // any grandchildren the server left behind. It is a no-op for a command that
 // never started.
-func killGroup(cmd *exec.Cmd) {
+func KillGroup(cmd *exec.Cmd) {
 	if cmd == nil || cmd.Process == nil {
 		return
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 }
 
-// exitDescription says how a finished command ended ("exit status 3",
+// ExitDescription says how a finished command ended ("exit status 3",
 // "signal: killed"), or "" when it has not been waited for.
-func exitDescription(cmd *exec.Cmd) string {
+func ExitDescription(cmd *exec.Cmd) string {
 	if cmd == nil || cmd.ProcessState == nil {
 		return ""
 	}
 	return cmd.ProcessState.String()
 }
 
-// stderrLog is the io.Writer behind a stdio server's stderr. It splits the
+// StderrLog is the io.Writer behind a stdio server's stderr. It splits the
 // stream into lines, logs each with the server name (rate-limited by the
 // server's limiter, which outlives the session), and keeps the last few
 // lines for error messages. Memory is bounded whatever the server writes.
-type stderrLog struct {
+type StderrLog struct {
 	logger *slog.Logger
-	limit  *logLimiter
+	limit  *LogLimiter
 
 	mu      sync.Mutex
 	partial []byte
 	tail    []string
 }
 
-func newStderrLog(logger *slog.Logger, limit *logLimiter) *stderrLog {
-	return &stderrLog{logger: logger, limit: limit}
+func NewStderrLog(logger *slog.Logger, limit *LogLimiter) *StderrLog {
+	return &StderrLog{logger: logger, limit: limit}
 }
 
-// newStderrLimiter returns the limiter of a server's stderr lines.
-func newStderrLimiter(logger *slog.Logger) *logLimiter {
-	return newLogLimiter(logger, "server stderr suppressed", "lines")
+// NewStderrLimiter returns the limiter of a server's stderr lines.
+func NewStderrLimiter(logger *slog.Logger) *LogLimiter {
+	return NewLogLimiter(logger, "server stderr suppressed", "lines")
 }
 
-func (l *stderrLog) Write(p []byte) (int, error) {
+func (l *StderrLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(p)
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			room := stderrLineMax - len(l.partial)
+			room := StderrLineMax - len(l.partial)
 			if room > 0 {
 				l.partial = append(l.partial, p[:min(room, len(p))]...)
 			}
 			break
 		}
-		room := stderrLineMax - len(l.partial)
+		room := StderrLineMax - len(l.partial)
 		if room > 0 {
 			l.partial = append(l.partial, p[:min(room, i)]...)
 		}
@@ -134,24 +134,24 @@ func (l *stderrLog) Write(p []byte) (int, error) {
 }
 
 // line records one complete line. The caller holds l.mu.
-func (l *stderrLog) line(s string) {
+func (l *StderrLog) line(s string) {
 	s = strings.TrimRight(s, "\r")
 	if s == "" {
 		return
 	}
-	if len(l.tail) == stderrTailLines {
+	if len(l.tail) == StderrTailLines {
 		copy(l.tail, l.tail[1:])
-		l.tail = l.tail[:stderrTailLines-1]
+		l.tail = l.tail[:StderrTailLines-1]
 	}
 	l.tail = append(l.tail, s)
-	if l.limit.allow() {
+	if l.limit.Allow() {
 		l.logger.Info("server stderr", "line", s)
 	}
 }
 
 // Tail returns up to n of the last stderr lines, oldest first, including an
 // unterminated last line.
-func (l *stderrLog) Tail(n int) []string {
+func (l *StderrLog) Tail(n int) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lines := append([]string(nil), l.tail...)
@@ -164,9 +164,9 @@ func (l *stderrLog) Tail(n int) []string {
 	return lines
 }
 
-// withStderr appends the last lines of a server's stderr to err, so that
+// WithStderr appends the last lines of a server's stderr to err, so that
 // "exit status 1" comes with the reason the server printed.
-func withStderr(err error, l *stderrLog) error {
+func WithStderr(err error, l *StderrLog) error {
 	if err == nil || l == nil {
 		return err
 	}
@@ -177,9 +177,9 @@ func withStderr(err error, l *stderrLog) error {
 	return fmt.Errorf("%w (stderr: %s)", err, strings.Join(tail, " | "))
 }
 
-// contextErr turns a context error into a sentence about the bound that
+// ContextErr turns a context error into a sentence about the bound that
 // expired, or returns err unchanged.
-func contextErr(ctx, parent context.Context, err error, what string, bound time.Duration) error {
+func ContextErr(ctx, parent context.Context, err error, what string, bound time.Duration) error {
 	if ctx.Err() == context.DeadlineExceeded && parent.Err() == nil {
 		return fmt.Errorf("%s: no answer within %s", what, bound)
 	}

@@ -1,4 +1,4 @@
-package host
+package transport
 
 // Answers with an id mcphost never sent.
 //
@@ -21,7 +21,7 @@ package host
 //     after which these two connections can be read again (the next message
 //     is independent).
 //   - Streamable HTTP: the answer to a call comes on the call's own POST
-//     (a JSON body or an event stream), so answerCheck, in the session's
+//     (a JSON body or an event stream), so AnswerCheck, in the session's
 //     http.RoundTripper, knows exactly which call a stray answer was for and
 //     turns that answer into an error answer to it; other calls are not
 //     affected. It cannot be an mcp.Connection wrapper: go-sdk tells its
@@ -54,6 +54,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// MethodProgress is the method of a progress notification.
+const MethodProgress = "notifications/progress"
+
 // strayIDMax bounds an id quoted into an error.
 const strayIDMax = 64
 
@@ -78,10 +81,10 @@ func describeID(v any) string {
 	case float64:
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	case string:
-		return strconv.Quote(cutText(v, strayIDMax))
+		return strconv.Quote(CutText(v, strayIDMax))
 	}
 	b, _ := json.Marshal(v)
-	return cutText(string(b), strayIDMax)
+	return CutText(string(b), strayIDMax)
 }
 
 // errNoID is the error go-sdk's decoder returns, unwrapped, for a message
@@ -91,16 +94,16 @@ var errNoID = func() error {
 	return err
 }()
 
-// guardAnswers wraps the transport of a stdio or SSE session in an
+// GuardAnswers wraps the transport of a stdio or SSE session in an
 // answerGuard. Stray answers are logged through limit.
-func guardAnswers(t mcp.Transport, logger *slog.Logger, limit *logLimiter, progress func(params json.RawMessage)) mcp.Transport {
+func GuardAnswers(t mcp.Transport, logger *slog.Logger, limit *LogLimiter, progress func(params json.RawMessage)) mcp.Transport {
 	return answerGuardTransport{inner: t, logger: logger, limit: limit, progress: progress}
 }
 
 type answerGuardTransport struct {
 	inner    mcp.Transport
 	logger   *slog.Logger
-	limit    *logLimiter
+	limit    *LogLimiter
 	progress func(params json.RawMessage) // hears each progress notification read (progress.go)
 }
 
@@ -118,7 +121,7 @@ func (t answerGuardTransport) Connect(ctx context.Context) (mcp.Connection, erro
 type answerGuard struct {
 	mcp.Connection
 	logger   *slog.Logger
-	limit    *logLimiter
+	limit    *LogLimiter
 	progress func(params json.RawMessage)
 
 	mu      sync.Mutex
@@ -169,7 +172,7 @@ func (g *answerGuard) Read(ctx context.Context) (jsonrpc.Message, error) {
 			g.stray(nil)
 			continue
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == methodProgress && g.progress != nil {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == MethodProgress && g.progress != nil {
 			g.progress(req.Params)
 		}
 		resp, ok := msg.(*jsonrpc.Response)
@@ -236,37 +239,37 @@ func (g *answerGuard) stray(id any) {
 	for _, p := range inFlight {
 		g.queue = append(g.queue, &jsonrpc.Response{ID: p, Error: werr})
 	}
-	if g.limit.allow() {
+	if g.limit.Allow() {
 		g.logger.Warn("server answered with an id mcphost never sent", "id", desc, "calls_failed", len(inFlight))
 	}
 }
 
-// answerCheck is the http.RoundTripper of remote servers that checks the
+// AnswerCheck is the http.RoundTripper of remote servers that checks the
 // answer to each JSON-RPC call POSTed by go-sdk (see the top of this
 // file): a response on that POST with any other id becomes an error answer
 // to the call. Only calls with integer ids (go-sdk's) are checked; the
 // version probe uses string ids and matches its answer itself.
-type answerCheck struct {
-	base http.RoundTripper
+type AnswerCheck struct {
+	Base http.RoundTripper
 	// progress hears each message of a call's event stream before go-sdk
 	// reads it, to count progress notifications (progress.go); nil for
 	// none.
-	progress func(data []byte)
+	Progress func(data []byte)
 }
 
-// CloseIdleConnections passes on to the base transport (headerShim's).
-func (a answerCheck) CloseIdleConnections() {
-	if c, ok := a.base.(interface{ CloseIdleConnections() }); ok {
+// CloseIdleConnections passes on to the base transport (HeaderShim's).
+func (a AnswerCheck) CloseIdleConnections() {
+	if c, ok := a.Base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
 }
 
-func (a answerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
+func (a AnswerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
 	id, ok := postedCallID(req)
 	if !ok {
-		return a.base.RoundTrip(req)
+		return a.Base.RoundTrip(req)
 	}
-	resp, err := a.base.RoundTrip(req)
+	resp, err := a.Base.RoundTrip(req)
 	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp, err
 	}
@@ -275,7 +278,7 @@ func (a answerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
 	case "application/json":
 		resp.Body = &jsonAnswerCheck{body: resp.Body, id: id}
 	case "text/event-stream":
-		resp.Body = &sseAnswerCheck{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 64<<10), id: id, progress: a.progress}
+		resp.Body = &sseAnswerCheck{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 64<<10), id: id, progress: a.Progress}
 	}
 	return resp, nil
 }
@@ -350,11 +353,11 @@ func strayAnswer(data []byte, id int64) ([]byte, bool) {
 	}
 	desc := describeID(raw)
 	if err != nil {
-		desc = cutText(string(*f.ID), strayIDMax)
+		desc = CutText(string(*f.ID), strayIDMax)
 	}
 	msg := strayMessage(desc, 1)
 	if f.Error != nil {
-		msg += fmt.Sprintf(" (its error: %d %s)", f.Error.Code, strconv.Quote(cutText(f.Error.Message, strayIDMax)))
+		msg += fmt.Sprintf(" (its error: %d %s)", f.Error.Code, strconv.Quote(CutText(f.Error.Message, strayIDMax)))
 	}
 	answer, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: intID(id),
 		Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}})
@@ -404,7 +407,7 @@ type sseAnswerCheck struct {
 	body io.ReadCloser
 	br   *bufio.Reader
 	id   int64
-	// progress hears each message passed on (answerCheck.progress).
+	// progress hears each message passed on (AnswerCheck.progress).
 	progress func(data []byte)
 
 	out       []byte // ready for the reader
@@ -481,7 +484,7 @@ func (s *sseAnswerCheck) step() {
 var (
 	_ mcp.Transport     = answerGuardTransport{}
 	_ mcp.Connection    = (*answerGuard)(nil)
-	_ http.RoundTripper = answerCheck{}
+	_ http.RoundTripper = AnswerCheck{}
 	_ io.ReadCloser     = (*jsonAnswerCheck)(nil)
 	_ io.ReadCloser     = (*sseAnswerCheck)(nil)
 )
