@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/mcphost/mcphost/host/internal/transport"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -22,10 +21,6 @@ import (
 	"github.com/mcphost/mcphost/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// stableAfter is how long a session must stay up before a later failure
-// starts the backoff from the beginning again.
-const stableAfter = time.Minute
 
 // serverConn supervises one configured server: it connects, fetches the
 // catalog, watches the session, and reconnects with backoff when restarts
@@ -259,196 +254,21 @@ func (c *serverConn) run(ctx context.Context) {
 		go func() { defer close(placed); c.runPlacement(pctx) }()
 		defer func() { cancel(); <-placed }()
 	}
-	attempt := 0
-	failures := failureLog{logger: c.logger}
-	defer failures.flush()
+	sv := &supervision{c: c, failures: failureLog{logger: c.logger}}
+	defer sv.failures.flush()
 	for {
-		// A restart asked for before this attempt is this attempt.
-		select {
-		case <-c.restart:
-		default:
-		}
-		c.setState(StateConnecting, func(s *ServerStatus) { s.NextAttempt = time.Time{} })
-		start := time.Now()
-		c.forgetAuthFailure()
-		sess, cmd, stderr, err := c.connect(ctx)
-		err = c.authCause(err)
-		if err != nil {
-			if ctx.Err() != nil {
-				c.setState(StateStopped, nil)
+		n := sv.once(ctx)
+		if n == nextBackoff {
+			if !c.opts.Restart {
 				return
 			}
-			if state, ok := authState(err); ok {
-				// Not a failure: no backoff, no restart count; connect
-				// again when the credential changes.
-				c.logger.Info("server waits for a sign-in", "state", state, "err", err)
-				c.setState(state, func(s *ServerStatus) { s.LastError = err.Error(); s.NextAttempt = time.Time{} })
-				c.settle()
-				if !c.waitAuth(ctx) {
-					c.setState(StateStopped, nil)
-					return
-				}
-				continue
-			}
-			failures.failed("server failed to start", err, "duration", time.Since(start).Round(time.Millisecond))
-			c.setState(StateFailed, func(s *ServerStatus) { s.LastError = err.Error() })
-			c.settle()
-		} else {
-			upSince := time.Now()
-			c.settle()
-			err := c.serve(ctx, sess, cmd, stderr)
-			if ctx.Err() != nil {
-				c.setState(StateStopped, nil)
-				return
-			}
-			if errors.Is(err, errPlacementMoved) {
-				// Not a failure: connect again at once, where it runs now.
-				attempt = 0
-				failures.reset()
-				continue
-			}
-			if errors.Is(err, errRestartAsked) {
-				c.logger.Info("server restarted on request")
-				attempt = 0
-				failures.reset()
-				c.mu.Lock()
-				c.status.Restarts++
-				c.mu.Unlock()
-				continue
-			}
-			if state, ok := authState(err); ok {
-				c.logger.Info("server session ended for a sign-in", "state", state, "err", err)
-				c.setState(state, func(s *ServerStatus) { s.LastError = err.Error(); s.NextAttempt = time.Time{} })
-				if !c.waitAuth(ctx) {
-					c.setState(StateStopped, nil)
-					return
-				}
-				continue
-			}
-			failures.failed("server stopped unexpectedly", err)
-			c.setState(StateFailed, func(s *ServerStatus) { s.LastError = err.Error() })
-			if time.Since(upSince) >= stableAfter {
-				attempt = 0
-				failures.reset()
-			}
+			n = sv.backoff(ctx)
 		}
-		if !c.opts.Restart {
-			return
-		}
-		if c.cfg.MaxRestarts > 0 && attempt >= c.cfg.MaxRestarts {
-			c.logger.Error("server failed too often; it stays failed until the daemon restarts or its block changes", "restarts", attempt, "max_restarts", c.cfg.MaxRestarts)
-			c.setState(StateFailed, func(s *ServerStatus) {
-				s.NextAttempt = time.Time{}
-				s.LastError = fmt.Sprintf("%s (gave up after %d restarts: max_restarts)", s.LastError, attempt)
-			})
-			select {
-			case <-ctx.Done():
-				c.setState(StateStopped, nil)
-				return
-			case <-c.restart:
-				c.logger.Info("server restarted on request after giving up")
-				attempt = 0
-				failures.reset()
-				continue
-			}
-		}
-		delay := backoff(attempt, c.opts.BackoffMin, c.backoffMax())
-		attempt++
-		c.mu.Lock()
-		c.status.NextAttempt = time.Now().Add(delay)
-		c.mu.Unlock()
-		c.logger.Info("server restart scheduled", "in", delay.Round(time.Millisecond), "attempt", attempt)
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if n == nextStop {
 			c.setState(StateStopped, nil)
 			return
-		case <-t.C:
-		case <-c.restart:
-			t.Stop()
-			c.logger.Info("server restarted on request before its backoff ended")
-			attempt = 0
-		case <-c.placeChanged():
-			// A singleton's holder changed: try where it runs now.
-			t.Stop()
-			attempt = 0
 		}
-		c.mu.Lock()
-		c.status.Restarts++
-		c.mu.Unlock()
 	}
-}
-
-// backoff returns the delay before retry number attempt (0-based): min
-// doubled per attempt, capped at max, with ±20% jitter so that many servers
-// failing together do not retry in lockstep.
-// backoffMax is the longest wait between restarts: the server block's
-// restart_backoff_max, capped by Options.BackoffMax when that is set.
-func (c *serverConn) backoffMax() time.Duration {
-	d := c.cfg.RestartBackoffMax
-	if d <= 0 {
-		d = config.DefaultRestartBackoffMax
-	}
-	if c.opts.BackoffMax > 0 {
-		d = min(d, c.opts.BackoffMax)
-	}
-	return max(d, c.opts.BackoffMin)
-}
-
-// failureLog logs a server's failures without repeating itself: the first
-// failures in a row as they come, then one line for each doubling of the
-// count ("failed again", with how many times), or at once when the error
-// changes; flush reports the count not yet logged.
-type failureLog struct {
-	logger  *slog.Logger
-	last    string
-	count   int // failures in a row with the same error
-	logged  int // count when last logged
-	pending []any
-}
-
-func (f *failureLog) failed(msg string, err error, attrs ...any) {
-	text := err.Error()
-	if text != f.last {
-		f.flush()
-		f.last, f.count, f.logged = text, 0, 0
-	}
-	f.count++
-	if f.count <= 3 || f.count&(f.count-1) == 0 {
-		args := append([]any{"err", text}, attrs...)
-		if f.count > 1 {
-			msg = "server failed again"
-			args = append(args, "times", f.count)
-		}
-		f.logger.Warn(msg, args...)
-		f.logged, f.pending = f.count, nil
-		return
-	}
-	f.pending = append([]any{"err", text, "times", f.count}, attrs...)
-}
-
-// flush logs the failures counted since the last line.
-func (f *failureLog) flush() {
-	if f.count > f.logged && f.pending != nil {
-		f.logger.Warn("server failed again", f.pending...)
-	}
-	f.logged, f.pending = f.count, nil
-}
-
-func (f *failureLog) reset() {
-	f.flush()
-	f.last, f.count, f.logged = "", 0, 0
-}
-
-func backoff(attempt int, minDelay, maxDelay time.Duration) time.Duration {
-	d := minDelay
-	for i := 0; i < attempt && d < maxDelay; i++ {
-		d *= 2
-	}
-	d = min(d, maxDelay)
-	jitter := 0.8 + 0.4*rand.Float64()
-	return time.Duration(float64(d) * jitter)
 }
 
 // connect starts the transport, runs the legacy initialize handshake pinned to

@@ -272,93 +272,7 @@ func (p *clientPool) closeAll(final bool) {
 // catalog: the shared session keeps that.
 func (c *serverConn) openClientSession(ctx context.Context, u *clientUpstream) {
 	defer close(u.ready)
-	p := &c.clients
-	first := func() *ClientRelay {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return u.calls[0].relay
-	}()
-	caps := &mcp.ClientCapabilities{}
-	apps.Advertise(caps)
-	if first.Elicitation != nil && first.Elicit != nil {
-		e := *first.Elicitation
-		caps.Elicitation = &e
-	}
-	if first.Sampling != nil && first.CreateMessage != nil {
-		s := *first.Sampling
-		s.Tools = nil // the tools variant of sampling is not relayed
-		caps.Sampling = &s
-	}
-	opts := &mcp.ClientOptions{
-		Capabilities: caps,
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			c.deliverProgress(req.Params)
-		},
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			c.logMessage(req.Params)
-		},
-	}
-	// ask picks the call a server's request goes with: the client's newest
-	// running one, whose context makes go-sdk send the request on that
-	// call's stream. The question outlives that call if the client has
-	// others running (it may be for one of them): it ends when the server
-	// gives up (hctx), when the client has no call left, or after the
-	// server's call_timeout.
-	ask := func(hctx context.Context) (*clientCall, context.Context, context.CancelFunc, error) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		n := len(u.calls)
-		if n == 0 {
-			return nil, nil, nil, errNoClientRelay
-		}
-		call := u.calls[n-1]
-		bound := c.cfg.CallTimeout
-		if bound <= 0 {
-			bound = config.DefaultCallTimeout
-		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(call.ctx), bound)
-		stop := context.AfterFunc(hctx, cancel)
-		if u.asks == nil {
-			u.asks = map[*context.CancelFunc]struct{}{}
-		}
-		key := &cancel
-		u.asks[key] = struct{}{}
-		return call, ctx, func() {
-			stop()
-			cancel()
-			p.mu.Lock()
-			delete(u.asks, key)
-			p.mu.Unlock()
-		}, nil
-	}
-	if caps.Elicitation != nil {
-		opts.ElicitationHandler = func(hctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			call, ctx, done, err := ask(hctx)
-			if err != nil {
-				return nil, err
-			}
-			defer done()
-			if call.relay.Elicit == nil {
-				return nil, errors.New("mcphost: this client cannot answer elicitation")
-			}
-			return call.relay.Elicit(ctx, req.Params)
-		}
-	}
-	if caps.Sampling != nil {
-		opts.CreateMessageHandler = func(hctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			call, ctx, done, err := ask(hctx)
-			if err != nil {
-				return nil, err
-			}
-			defer done()
-			if call.relay.CreateMessage == nil {
-				return nil, errors.New("mcphost: this client cannot answer sampling")
-			}
-			return call.relay.CreateMessage(ctx, req.Params)
-		}
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, opts)
-
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, c.clientOptions(u))
 	dctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
 	defer cancel()
 	spec := negotiate.Spec{
@@ -390,17 +304,119 @@ func (c *serverConn) openClientSession(ctx context.Context, u *clientUpstream) {
 			c.logger.Warn("setting the log level of a per-client upstream session", "level", level, "err", err)
 		}
 	}
-	c.logger.Debug("per-client upstream session open", "sessions", p.count())
-	go func() {
-		_ = u.cs.Wait()
-		transport.KillGroup(u.cmd)
+	c.logger.Debug("per-client upstream session open", "sessions", c.clients.count())
+	go c.watchClientSession(u)
+}
+
+// watchClientSession forgets u when its session ends.
+func (c *serverConn) watchClientSession(u *clientUpstream) {
+	p := &c.clients
+	_ = u.cs.Wait()
+	transport.KillGroup(u.cmd)
+	p.mu.Lock()
+	u.ended = true
+	if p.m[u.key] == u {
+		delete(p.m, u.key)
+	}
+	p.mu.Unlock()
+}
+
+// clientOptions are the options of u's client: the capabilities of the
+// gateway client it is for (the elicitation and sampling it can answer,
+// and mcphost's Apps), with handlers that put the server's requests to
+// that client.
+func (c *serverConn) clientOptions(u *clientUpstream) *mcp.ClientOptions {
+	p := &c.clients
+	first := func() *ClientRelay {
 		p.mu.Lock()
-		u.ended = true
-		if p.m[u.key] == u {
-			delete(p.m, u.key)
-		}
-		p.mu.Unlock()
+		defer p.mu.Unlock()
+		return u.calls[0].relay
 	}()
+	caps := &mcp.ClientCapabilities{}
+	apps.Advertise(caps)
+	if first.Elicitation != nil && first.Elicit != nil {
+		e := *first.Elicitation
+		caps.Elicitation = &e
+	}
+	if first.Sampling != nil && first.CreateMessage != nil {
+		s := *first.Sampling
+		s.Tools = nil // the tools variant of sampling is not relayed
+		caps.Sampling = &s
+	}
+	opts := &mcp.ClientOptions{
+		Capabilities: caps,
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			c.deliverProgress(req.Params)
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			c.logMessage(req.Params)
+		},
+	}
+	ask := func(hctx context.Context) (*clientCall, context.Context, context.CancelFunc, error) {
+		return c.askFor(u, hctx)
+	}
+	if caps.Elicitation != nil {
+		opts.ElicitationHandler = func(hctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			call, ctx, done, err := ask(hctx)
+			if err != nil {
+				return nil, err
+			}
+			defer done()
+			if call.relay.Elicit == nil {
+				return nil, errors.New("mcphost: this client cannot answer elicitation")
+			}
+			return call.relay.Elicit(ctx, req.Params)
+		}
+	}
+	if caps.Sampling != nil {
+		opts.CreateMessageHandler = func(hctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			call, ctx, done, err := ask(hctx)
+			if err != nil {
+				return nil, err
+			}
+			defer done()
+			if call.relay.CreateMessage == nil {
+				return nil, errors.New("mcphost: this client cannot answer sampling")
+			}
+			return call.relay.CreateMessage(ctx, req.Params)
+		}
+	}
+	return opts
+}
+
+// askFor picks the call a server's request goes with: the client's newest
+// running one, whose context makes go-sdk send the request on that
+// call's stream. The question outlives that call if the client has
+// others running (it may be for one of them): it ends when the server
+// gives up (hctx), when the client has no call left, or after the
+// server's call_timeout.
+func (c *serverConn) askFor(u *clientUpstream, hctx context.Context) (*clientCall, context.Context, context.CancelFunc, error) {
+	p := &c.clients
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(u.calls)
+	if n == 0 {
+		return nil, nil, nil, errNoClientRelay
+	}
+	call := u.calls[n-1]
+	bound := c.cfg.CallTimeout
+	if bound <= 0 {
+		bound = config.DefaultCallTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(call.ctx), bound)
+	stop := context.AfterFunc(hctx, cancel)
+	if u.asks == nil {
+		u.asks = map[*context.CancelFunc]struct{}{}
+	}
+	key := &cancel
+	u.asks[key] = struct{}{}
+	return call, ctx, func() {
+		stop()
+		cancel()
+		p.mu.Lock()
+		delete(u.asks, key)
+		p.mu.Unlock()
+	}, nil
 }
 
 // perClient says whether a call of req goes on a per-client session: a
