@@ -155,7 +155,11 @@ func newLoader(opts Options) *loader {
 
 func (l *loader) add(d *hcl.Diagnostic) { l.diags = append(l.diags, d) }
 
-// load parses src and decodes it. It always returns a Config with Files set.
+// load parses src and decodes it, one decoder per kind of block in the
+// order they depend on each other (servers inherit the top-level sandbox,
+// principals the top-level rate limits; admins are checked against the
+// principals, the gateway against the servers). It always returns a
+// Config with Files set.
 func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	cfg := emptyConfig(filename)
 	file, diags := parseConfig(src, filename)
@@ -183,67 +187,10 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	l.decodeTelemetry(cfg, fsch.Telemetry)
 	l.decodeTopSandbox(cfg, fsch.Sandbox)
 
-	names := map[string]hcl.Range{}
-	for _, b := range fsch.Servers {
-		s := l.decodeServer(b)
-		l.decodeServerEnvironment(b, &s, cfg.Sandbox)
-		if first, dup := names[s.Name]; dup {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate server name",
-				Detail: fmt.Sprintf("A server named %q is already defined at %s. Server names must be unique; rename or remove one of the blocks.",
-					s.Name, fileLine(first)),
-				Subject: b.NameRange.Ptr(),
-			})
-		} else {
-			names[s.Name] = b.NameRange
-		}
-		cfg.Servers = append(cfg.Servers, s)
-	}
-
-	principals := map[string]hcl.Range{}
-	type tokenOwner struct {
-		name string
-		rng  hcl.Range
-	}
-	tokens := map[string]tokenOwner{}
-	topLimit, topSet := l.decodeRateLimits(fsch.RateLimit, "The configuration")
-	if topSet {
-		cfg.OwnerRateLimit = topLimit
-	} else {
-		topLimit = DefaultRateLimit
-	}
-	for _, b := range fsch.Principals {
-		p, tokenOK := l.decodePrincipal(b, topLimit)
-		if first, dup := principals[p.Name]; dup {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate principal name",
-				Detail: fmt.Sprintf("A principal named %q is already defined at %s. Principal names must be unique; rename or remove one of the blocks.",
-					p.Name, fileLine(first)),
-				Subject: b.NameRange.Ptr(),
-			})
-		} else {
-			principals[p.Name] = b.NameRange
-		}
-		if tokenOK {
-			if first, dup := tokens[p.Token]; dup {
-				l.add(&hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Duplicate token",
-					Detail: fmt.Sprintf("Principal %q uses the same token as principal %q (%s). Each principal needs its own token, or the host cannot tell them apart; give one of them a new token.",
-						p.Name, first.name, fileLine(first.rng)),
-					Subject: b.TokenRange.Ptr(),
-				})
-			} else {
-				tokens[p.Token] = tokenOwner{name: p.Name, rng: b.TokenRange}
-			}
-		}
-		cfg.Principals = append(cfg.Principals, p)
-	}
+	l.decodeServers(cfg, fsch.Servers)
+	l.decodePrincipals(cfg, &fsch)
 	l.decodeAdmins(cfg, &fsch)
 	l.decodeGateway(cfg, fsch.Gateway)
-
 	l.decodePolicies(cfg, file, fsch.Policies, fsch.Policy)
 	l.decodePlugins(cfg, fsch.Plugins)
 
