@@ -155,7 +155,11 @@ func newLoader(opts Options) *loader {
 
 func (l *loader) add(d *hcl.Diagnostic) { l.diags = append(l.diags, d) }
 
-// load parses src and decodes it. It always returns a Config with Files set.
+// load parses src and decodes it, one decoder per kind of block in the
+// order they depend on each other (servers inherit the top-level sandbox,
+// principals the top-level rate limits; admins are checked against the
+// principals, the gateway against the servers). It always returns a
+// Config with Files set.
 func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	cfg := emptyConfig(filename)
 	file, diags := parseConfig(src, filename)
@@ -183,67 +187,10 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	l.decodeTelemetry(cfg, fsch.Telemetry)
 	l.decodeTopSandbox(cfg, fsch.Sandbox)
 
-	names := map[string]hcl.Range{}
-	for _, b := range fsch.Servers {
-		s := l.decodeServer(b)
-		l.decodeServerEnvironment(b, &s, cfg.Sandbox)
-		if first, dup := names[s.Name]; dup {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate server name",
-				Detail: fmt.Sprintf("A server named %q is already defined at %s. Server names must be unique; rename or remove one of the blocks.",
-					s.Name, fileLine(first)),
-				Subject: b.NameRange.Ptr(),
-			})
-		} else {
-			names[s.Name] = b.NameRange
-		}
-		cfg.Servers = append(cfg.Servers, s)
-	}
-
-	principals := map[string]hcl.Range{}
-	type tokenOwner struct {
-		name string
-		rng  hcl.Range
-	}
-	tokens := map[string]tokenOwner{}
-	topLimit, topSet := l.decodeRateLimits(fsch.RateLimit, "The configuration")
-	if topSet {
-		cfg.OwnerRateLimit = topLimit
-	} else {
-		topLimit = DefaultRateLimit
-	}
-	for _, b := range fsch.Principals {
-		p, tokenOK := l.decodePrincipal(b, topLimit)
-		if first, dup := principals[p.Name]; dup {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate principal name",
-				Detail: fmt.Sprintf("A principal named %q is already defined at %s. Principal names must be unique; rename or remove one of the blocks.",
-					p.Name, fileLine(first)),
-				Subject: b.NameRange.Ptr(),
-			})
-		} else {
-			principals[p.Name] = b.NameRange
-		}
-		if tokenOK {
-			if first, dup := tokens[p.Token]; dup {
-				l.add(&hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Duplicate token",
-					Detail: fmt.Sprintf("Principal %q uses the same token as principal %q (%s). Each principal needs its own token, or the host cannot tell them apart; give one of them a new token.",
-						p.Name, first.name, fileLine(first.rng)),
-					Subject: b.TokenRange.Ptr(),
-				})
-			} else {
-				tokens[p.Token] = tokenOwner{name: p.Name, rng: b.TokenRange}
-			}
-		}
-		cfg.Principals = append(cfg.Principals, p)
-	}
+	l.decodeServers(cfg, fsch.Servers)
+	l.decodePrincipals(cfg, &fsch)
 	l.decodeAdmins(cfg, &fsch)
 	l.decodeGateway(cfg, fsch.Gateway)
-
 	l.decodePolicies(cfg, file, fsch.Policies, fsch.Policy)
 	l.decodePlugins(cfg, fsch.Plugins)
 
@@ -256,99 +203,149 @@ func fileLine(r hcl.Range) string {
 	return fmt.Sprintf("%s:%d", r.Filename, r.Start.Line)
 }
 
-// decodeTop fills the top-level attributes of cfg.
+// decodeTop fills the top-level attributes of cfg: one decoder per
+// attribute or group of them, in the order they depend on each other
+// (apps_sandbox_url is checked against public_urls).
 func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 	cfg.Listen = DefaultListen
-	if v, st := l.evalString(f.Listen, "listen"); st == valid {
-		if err := checkListen(v); err != nil {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid listen address",
-				Detail:   fmt.Sprintf("The listen address %s is not valid: %v. Write host:port, such as \"127.0.0.1:7777\" or \"[::1]:7777\".", quoted(f.Listen, v), err),
-				Subject:  f.ListenRange.Ptr(),
-			})
-		} else {
-			cfg.Listen = v
-		}
-	}
-
-	if v, st := l.evalStringList(f.PublicURLs, "public_urls"); st == valid {
-		for _, raw := range v {
-			u, err := checkPublicURL(raw)
-			if err != nil {
-				l.add(&hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid public_urls entry",
-					Detail:   fmt.Sprintf("The public URL %q is not valid: %v. Write the origin the browser sees, such as \"https://mcphost.example.com\" or \"http://localhost:8080\".", raw, err),
-					Subject:  f.PublicURLsRange.Ptr(),
-				})
-				continue
-			}
-			if !slices.Contains(cfg.PublicURLs, u) {
-				cfg.PublicURLs = append(cfg.PublicURLs, u)
-			}
-		}
-	}
-
-	if v, st := l.evalString(f.AppsSandboxURL, "apps_sandbox_url"); st == valid && v != "" {
-		u, err := checkPublicURL(v)
-		var problem string
-		switch {
-		case err != nil:
-			problem = fmt.Sprintf("%v. Write an origin, such as \"https://mcphost-apps.example.com\"", err)
-		case loopbackOrigin(u):
-			problem = "it is a loopback name: a WebShell opened at a loopback name puts Apps on the other loopback name by itself, and the sandbox needs a host name of its own"
-		case slices.Contains(cfg.PublicURLs, u):
-			problem = "it is also one of public_urls: the sandbox must have an origin of its own, or an App would share the WebShell's"
-		case len(cfg.PublicURLs) == 0:
-			problem = "public_urls is empty: the sandbox URL serves a WebShell opened at a public URL (on the loopback names of listen, Apps use the other loopback name)"
-		case strings.HasPrefix(u, "http://") && slices.ContainsFunc(cfg.PublicURLs, func(p string) bool { return strings.HasPrefix(p, "https://") }):
-			problem = "it is http while a public URL is https: a browser blocks an http frame in an https page"
-		}
-		if problem != "" {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid apps_sandbox_url",
-				Detail:   fmt.Sprintf("The Apps sandbox URL %q cannot be used: %s.", v, problem),
-				Subject:  f.AppsSandboxURLRange.Ptr(),
-			})
-		} else {
-			cfg.AppsSandboxURL = u
-		}
-	}
-
 	cfg.LogLevel = slog.LevelInfo
-	if v, st := l.evalString(f.LogLevel, "log_level"); st == valid {
-		if lvl, ok := logLevels[v]; ok {
-			cfg.LogLevel = lvl
-		} else {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid log level",
-				Detail:   fmt.Sprintf("The log level %s is not known. Use one of \"debug\", \"info\" (the default), \"warn\" or \"error\".", quoted(f.LogLevel, v)),
-				Subject:  f.LogLevelRange.Ptr(),
-			})
-		}
-	}
-
+	cfg.AppCompactAfter = DefaultAppCompactAfter
+	cfg.AppCompactSessionBytes = DefaultAppCompactSessionBytes
+	l.decodeListen(cfg, f)
+	l.decodePublicURLs(cfg, f)
+	l.decodeAppsSandboxURL(cfg, f)
+	l.decodeLogLevel(cfg, f)
 	if v, st := l.evalBool(f.WatchConfig, "watch_config"); st == valid {
 		cfg.WatchConfig = v
 	}
+	l.decodeElicitationTimeout(cfg, f)
+	l.decodeAppCompaction(cfg, f)
+	switch v, st := l.evalString(f.DataDir, "data_dir"); st {
+	case valid:
+		cfg.DataDir = l.resolvePath(v, "data_dir", f.DataDirRange)
+	case absent:
+		cfg.DataDir = l.defaultDataDir()
+	}
+}
 
-	if d, st := l.evalDuration(f.ElicitationTimeout, "elicitation_timeout", f.ElicitationTimeoutRange); st == valid {
-		if d < MinElicitationTimeout || d > MaxElicitationTimeout {
+// decodeListen reads `listen`, the host:port of the HTTP API.
+func (l *loader) decodeListen(cfg *Config, f *fileSchema) {
+	v, st := l.evalString(f.Listen, "listen")
+	if st != valid {
+		return
+	}
+	if err := checkListen(v); err != nil {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid listen address",
+			Detail:   fmt.Sprintf("The listen address %s is not valid: %v. Write host:port, such as \"127.0.0.1:7777\" or \"[::1]:7777\".", quoted(f.Listen, v), err),
+			Subject:  f.ListenRange.Ptr(),
+		})
+	} else {
+		cfg.Listen = v
+	}
+}
+
+// decodePublicURLs reads `public_urls`: origins, each kept once.
+func (l *loader) decodePublicURLs(cfg *Config, f *fileSchema) {
+	v, st := l.evalStringList(f.PublicURLs, "public_urls")
+	if st != valid {
+		return
+	}
+	for _, raw := range v {
+		u, err := checkPublicURL(raw)
+		if err != nil {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
-				Summary:  "Invalid elicitation_timeout",
-				Detail:   fmt.Sprintf("The elicitation_timeout %s is outside [%s, %s]. It is how long a server's question waits for your answer; the default is %s.", durationText(d), durationText(MinElicitationTimeout), durationText(MaxElicitationTimeout), durationText(DefaultElicitationTimeout)),
-				Subject:  f.ElicitationTimeoutRange.Ptr(),
+				Summary:  "Invalid public_urls entry",
+				Detail:   fmt.Sprintf("The public URL %q is not valid: %v. Write the origin the browser sees, such as \"https://mcphost.example.com\" or \"http://localhost:8080\".", raw, err),
+				Subject:  f.PublicURLsRange.Ptr(),
 			})
-		} else {
-			cfg.ElicitationTimeout = d
+			continue
+		}
+		if !slices.Contains(cfg.PublicURLs, u) {
+			cfg.PublicURLs = append(cfg.PublicURLs, u)
 		}
 	}
+}
 
-	cfg.AppCompactAfter = DefaultAppCompactAfter
+// decodeAppsSandboxURL reads `apps_sandbox_url`, after public_urls.
+func (l *loader) decodeAppsSandboxURL(cfg *Config, f *fileSchema) {
+	v, st := l.evalString(f.AppsSandboxURL, "apps_sandbox_url")
+	if st != valid || v == "" {
+		return
+	}
+	u, err := checkPublicURL(v)
+	if problem := sandboxURLProblem(u, err, cfg.PublicURLs); problem != "" {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid apps_sandbox_url",
+			Detail:   fmt.Sprintf("The Apps sandbox URL %q cannot be used: %s.", v, problem),
+			Subject:  f.AppsSandboxURLRange.Ptr(),
+		})
+	} else {
+		cfg.AppsSandboxURL = u
+	}
+}
+
+// sandboxURLProblem says why the origin u of apps_sandbox_url (err from
+// checkPublicURL) cannot serve the Apps of a WebShell opened at one of
+// public, or "" when it can.
+func sandboxURLProblem(u string, err error, public []string) string {
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%v. Write an origin, such as \"https://mcphost-apps.example.com\"", err)
+	case loopbackOrigin(u):
+		return "it is a loopback name: a WebShell opened at a loopback name puts Apps on the other loopback name by itself, and the sandbox needs a host name of its own"
+	case slices.Contains(public, u):
+		return "it is also one of public_urls: the sandbox must have an origin of its own, or an App would share the WebShell's"
+	case len(public) == 0:
+		return "public_urls is empty: the sandbox URL serves a WebShell opened at a public URL (on the loopback names of listen, Apps use the other loopback name)"
+	case strings.HasPrefix(u, "http://") && slices.ContainsFunc(public, func(p string) bool { return strings.HasPrefix(p, "https://") }):
+		return "it is http while a public URL is https: a browser blocks an http frame in an https page"
+	}
+	return ""
+}
+
+// decodeLogLevel reads `log_level`.
+func (l *loader) decodeLogLevel(cfg *Config, f *fileSchema) {
+	v, st := l.evalString(f.LogLevel, "log_level")
+	if st != valid {
+		return
+	}
+	if lvl, ok := logLevels[v]; ok {
+		cfg.LogLevel = lvl
+	} else {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid log level",
+			Detail:   fmt.Sprintf("The log level %s is not known. Use one of \"debug\", \"info\" (the default), \"warn\" or \"error\".", quoted(f.LogLevel, v)),
+			Subject:  f.LogLevelRange.Ptr(),
+		})
+	}
+}
+
+// decodeElicitationTimeout reads how long a server's question waits.
+func (l *loader) decodeElicitationTimeout(cfg *Config, f *fileSchema) {
+	d, st := l.evalDuration(f.ElicitationTimeout, "elicitation_timeout", f.ElicitationTimeoutRange)
+	if st != valid {
+		return
+	}
+	if d < MinElicitationTimeout || d > MaxElicitationTimeout {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid elicitation_timeout",
+			Detail:   fmt.Sprintf("The elicitation_timeout %s is outside [%s, %s]. It is how long a server's question waits for your answer; the default is %s.", durationText(d), durationText(MinElicitationTimeout), durationText(MaxElicitationTimeout), durationText(DefaultElicitationTimeout)),
+			Subject:  f.ElicitationTimeoutRange.Ptr(),
+		})
+	} else {
+		cfg.ElicitationTimeout = d
+	}
+}
+
+// decodeAppCompaction reads when App HTML is compacted: by age
+// (app_compact_after) and by a session's size (app_compact_session_bytes).
+func (l *loader) decodeAppCompaction(cfg *Config, f *fileSchema) {
 	if v, st := l.evalString(f.AppCompactAfter, "app_compact_after"); st == valid {
 		if v == "off" {
 			cfg.AppCompactAfter = -1
@@ -363,7 +360,6 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 			cfg.AppCompactAfter = d
 		}
 	}
-	cfg.AppCompactSessionBytes = DefaultAppCompactSessionBytes
 	if n, st := l.evalInt(f.AppCompactSessionBytes, "app_compact_session_bytes", f.AppCompactSessionBytesRange); st == valid {
 		switch {
 		case n == 0:
@@ -378,13 +374,6 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 		default:
 			cfg.AppCompactSessionBytes = int64(n)
 		}
-	}
-
-	switch v, st := l.evalString(f.DataDir, "data_dir"); st {
-	case valid:
-		cfg.DataDir = l.resolvePath(v, "data_dir", f.DataDirRange)
-	case absent:
-		cfg.DataDir = l.defaultDataDir()
 	}
 }
 

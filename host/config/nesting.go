@@ -59,88 +59,132 @@ type nestFrame struct {
 // closes nothing here, so the count can only be too high.
 func checkNesting(src []byte, filename string) *hcl.Diagnostic {
 	tokens, _ := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
-	stack := []nestFrame{{newlines: true}} // the file's body
-	depth := 0
-	var prev hclsyntax.TokenType // the previous token that is not a newline or comment
+	n := nestCounter{stack: []nestFrame{{newlines: true}}} // the file's body
 	for i, tok := range tokens {
-		top := &stack[len(stack)-1]
-		grew := false
-		switch tok.Type {
-		case hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenOBrace,
-			hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc,
-			hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
-			if tok.Type == hclsyntax.TokenOBrack && endsOperand(prev) {
-				top.items++ // x[i]: one more link of the chain x belongs to
-				depth++
-			}
-			f := nestFrame{open: tok.Type}
-			if tok.Type == hclsyntax.TokenOBrace {
-				// A block body or an object constructor, unless it is a
-				// {for ...} expression, where newlines are spaces.
-				f.newlines = !opensFor(tokens[i+1:])
-			}
-			stack = append(stack, f)
-			depth++
-			grew = true
-		case hclsyntax.TokenCBrack, hclsyntax.TokenCParen, hclsyntax.TokenCBrace,
-			hclsyntax.TokenCQuote, hclsyntax.TokenCHeredoc, hclsyntax.TokenTemplateSeqEnd:
-			if len(stack) > 1 && closes(top.open, tok.Type) {
-				depth -= 1 + top.items + top.directives
-				stack = stack[:len(stack)-1]
-			}
-		case hclsyntax.TokenPlus, hclsyntax.TokenMinus, hclsyntax.TokenStar,
-			hclsyntax.TokenSlash, hclsyntax.TokenPercent,
-			hclsyntax.TokenEqualOp, hclsyntax.TokenNotEqual,
-			hclsyntax.TokenLessThan, hclsyntax.TokenLessThanEq,
-			hclsyntax.TokenGreaterThan, hclsyntax.TokenGreaterThanEq,
-			hclsyntax.TokenAnd, hclsyntax.TokenOr, hclsyntax.TokenBang,
-			hclsyntax.TokenQuestion:
-			top.items++
-			depth++
-			grew = true
-		case hclsyntax.TokenIdent:
-			// %{if ...} and %{for ...} open a level of the string around
-			// them until %{endif} or %{endfor}.
-			if top.open == hclsyntax.TokenTemplateControl && prev == hclsyntax.TokenTemplateControl && len(stack) > 2 {
-				str := &stack[len(stack)-2]
-				switch string(tok.Bytes) {
-				case "if", "for":
-					str.directives++
-					depth++
-					grew = true
-				case "endif", "endfor":
-					if str.directives > 0 {
-						str.directives--
-						depth--
-					}
-				}
-			}
-		case hclsyntax.TokenComma:
-			depth -= top.items
-			top.items = 0
-		case hclsyntax.TokenNewline, hclsyntax.TokenComment:
-			// A line comment ends with its newline, and the parser takes it
-			// for one.
-			if top.newlines && isNewline(tok) {
-				depth -= top.items
-				top.items = 0
-			}
-		}
-		if grew && depth > MaxNestingDepth {
-			return &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Nesting too deep",
-				Detail: fmt.Sprintf("The configuration nests more than %d levels deep here, the most mcphost reads: the parser would otherwise recurse until it runs out of stack. "+
-					"Each open bracket, brace, parenthesis, string, heredoc, ${ or %%{ sequence and %%{if} or %%{for} directive is a level, and so is each operator or index in a chain such as a + b + c or x[a][b]. "+
-					"Flatten the expression or the blocks; a real configuration needs about ten levels.", MaxNestingDepth),
-				Subject: tok.Range.Ptr(),
-			}
+		if n.step(tok, tokens[i+1:]) && n.depth > MaxNestingDepth {
+			return tooDeep(tok)
 		}
 		if tok.Type != hclsyntax.TokenNewline && tok.Type != hclsyntax.TokenComment {
-			prev = tok.Type
+			n.prev = tok.Type
 		}
 	}
 	return nil
+}
+
+// nestCounter is the state of checkNesting: the open frames and the depth
+// they add up to.
+type nestCounter struct {
+	stack []nestFrame
+	depth int
+	prev  hclsyntax.TokenType // the previous token that is not a newline or comment
+}
+
+// step counts one token; rest are the tokens after it. It reports whether
+// the depth grew.
+func (n *nestCounter) step(tok hclsyntax.Token, rest hclsyntax.Tokens) (grew bool) {
+	top := &n.stack[len(n.stack)-1]
+	switch tok.Type {
+	case hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenOBrace,
+		hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc,
+		hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
+		n.open(tok.Type, rest)
+		return true
+	case hclsyntax.TokenCBrack, hclsyntax.TokenCParen, hclsyntax.TokenCBrace,
+		hclsyntax.TokenCQuote, hclsyntax.TokenCHeredoc, hclsyntax.TokenTemplateSeqEnd:
+		n.close(tok.Type)
+	case hclsyntax.TokenPlus, hclsyntax.TokenMinus, hclsyntax.TokenStar,
+		hclsyntax.TokenSlash, hclsyntax.TokenPercent,
+		hclsyntax.TokenEqualOp, hclsyntax.TokenNotEqual,
+		hclsyntax.TokenLessThan, hclsyntax.TokenLessThanEq,
+		hclsyntax.TokenGreaterThan, hclsyntax.TokenGreaterThanEq,
+		hclsyntax.TokenAnd, hclsyntax.TokenOr, hclsyntax.TokenBang,
+		hclsyntax.TokenQuestion:
+		top.items++
+		n.depth++
+		return true
+	case hclsyntax.TokenIdent:
+		return n.directive(tok)
+	case hclsyntax.TokenComma:
+		n.endItem()
+	case hclsyntax.TokenNewline, hclsyntax.TokenComment:
+		// A line comment ends with its newline, and the parser takes it
+		// for one.
+		if top.newlines && isNewline(tok) {
+			n.endItem()
+		}
+	}
+	return false
+}
+
+// open pushes a frame for an opening token of type t; rest are the tokens
+// after it.
+func (n *nestCounter) open(t hclsyntax.TokenType, rest hclsyntax.Tokens) {
+	if t == hclsyntax.TokenOBrack && endsOperand(n.prev) {
+		n.stack[len(n.stack)-1].items++ // x[i]: one more link of the chain x belongs to
+		n.depth++
+	}
+	f := nestFrame{open: t}
+	if t == hclsyntax.TokenOBrace {
+		// A block body or an object constructor, unless it is a
+		// {for ...} expression, where newlines are spaces.
+		f.newlines = !opensFor(rest)
+	}
+	n.stack = append(n.stack, f)
+	n.depth++
+}
+
+// close pops the innermost frame when a closing token of type t matches
+// it, with the levels its items and directives added.
+func (n *nestCounter) close(t hclsyntax.TokenType) {
+	top := n.stack[len(n.stack)-1]
+	if len(n.stack) > 1 && closes(top.open, t) {
+		n.depth -= 1 + top.items + top.directives
+		n.stack = n.stack[:len(n.stack)-1]
+	}
+}
+
+// directive counts the identifier tok when it is the keyword of a
+// template directive: %{if ...} and %{for ...} open a level of the string
+// around them until %{endif} or %{endfor}. It reports whether the depth
+// grew.
+func (n *nestCounter) directive(tok hclsyntax.Token) bool {
+	top := n.stack[len(n.stack)-1]
+	if top.open != hclsyntax.TokenTemplateControl || n.prev != hclsyntax.TokenTemplateControl || len(n.stack) <= 2 {
+		return false
+	}
+	str := &n.stack[len(n.stack)-2]
+	switch string(tok.Bytes) {
+	case "if", "for":
+		str.directives++
+		n.depth++
+		return true
+	case "endif", "endfor":
+		if str.directives > 0 {
+			str.directives--
+			n.depth--
+		}
+	}
+	return false
+}
+
+// endItem ends the current item of the innermost frame, and the levels its
+// operators and indexes added.
+func (n *nestCounter) endItem() {
+	top := &n.stack[len(n.stack)-1]
+	n.depth -= top.items
+	top.items = 0
+}
+
+// tooDeep is checkNesting's diagnostic at tok.
+func tooDeep(tok hclsyntax.Token) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Nesting too deep",
+		Detail: fmt.Sprintf("The configuration nests more than %d levels deep here, the most mcphost reads: the parser would otherwise recurse until it runs out of stack. "+
+			"Each open bracket, brace, parenthesis, string, heredoc, ${ or %%{ sequence and %%{if} or %%{for} directive is a level, and so is each operator or index in a chain such as a + b + c or x[a][b]. "+
+			"Flatten the expression or the blocks; a real configuration needs about ten levels.", MaxNestingDepth),
+		Subject: tok.Range.Ptr(),
+	}
 }
 
 // endsOperand reports whether a token of type t can end an operand, so that

@@ -31,6 +31,8 @@ func (l *loader) decodePlugins(cfg *Config, blocks []*pluginBlock) {
 	}
 }
 
+// decodePlugin checks one plugin block and fills in defaults: one decoder
+// per group of attributes, in the order pluginBlock lists them.
 func (l *loader) decodePlugin(b *pluginBlock) Plugin {
 	p := Plugin{
 		Name:        b.Name,
@@ -52,15 +54,36 @@ func (l *loader) decodePlugin(b *pluginBlock) Plugin {
 	if p.StagesRange == (hcl.Range{}) {
 		p.StagesRange = b.DeclRange
 	}
-	if !policyNameRE.MatchString(b.Name) {
-		l.add(&hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid plugin name",
-			Detail:   fmt.Sprintf("The plugin name %q is not valid. A name starts with a letter and has at most 64 letters, digits, '_', '.' or '-'.", b.Name),
-			Subject:  b.NameRange.Ptr(),
-		})
+	l.checkRuleName("plugin", b.Name, b.NameRange)
+	l.decodePluginPath(b, &p)
+	l.decodePluginStages(b, &p)
+	p.Servers = l.globs(b.Servers, "servers", b.ServersRange, p.Servers)
+	p.Tools = l.globs(b.Tools, "tools", b.ToolsRange, p.Tools)
+	if cfg, st := l.pluginConfig(b.Config, b.ConfigRange); st == valid {
+		p.Config = cfg
 	}
+	l.decodePluginLimits(b, &p)
+	l.decodePluginOnError(b, &p)
+	return p
+}
 
+// checkRuleName reports a policy or plugin name (kind) that does not
+// match policyNameRE, and says whether it does.
+func (l *loader) checkRuleName(kind, name string, rng hcl.Range) bool {
+	if policyNameRE.MatchString(name) {
+		return true
+	}
+	l.add(&hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid " + kind + " name",
+		Detail:   fmt.Sprintf("The %s name %q is not valid. A name starts with a letter and has at most 64 letters, digits, '_', '.' or '-'.", kind, name),
+		Subject:  rng.Ptr(),
+	})
+	return false
+}
+
+// decodePluginPath reads the required `path` of the .wasm file.
+func (l *loader) decodePluginPath(b *pluginBlock, p *Plugin) {
 	switch v, st := l.evalString(b.Path, "path"); st {
 	case absent:
 		l.add(missingAttr("path", "plugin", b.Name, b.DeclRange, `path = "plugins/redact.wasm" (relative to this file)`))
@@ -76,50 +99,54 @@ func (l *loader) decodePlugin(b *pluginBlock) Plugin {
 			p.Path = l.resolvePath(v, "path", b.PathRange)
 		}
 	}
+}
 
-	switch v, st := l.evalStringList(b.Stages, "stages"); st {
+// decodePluginStages reads the required `stages`: a non-empty list of
+// known stages, each once.
+func (l *loader) decodePluginStages(b *pluginBlock, p *Plugin) {
+	v, st := l.evalStringList(b.Stages, "stages")
+	switch st {
 	case absent:
 		l.add(missingAttr("stages", "plugin", b.Name, b.DeclRange, `stages = ["result"] (or "display")`))
-	case valid:
-		seen := map[string]bool{}
-		for _, s := range v {
-			switch {
-			case s != PluginStageResult && s != PluginStageDisplay:
-				l.add(&hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid plugin stage",
-					Detail:   fmt.Sprintf("The stage %s is not known. Use \"result\" (the export on_result rewrites tool results) or \"display\" (the export on_display rewrites App display records).", quoted(b.Stages, s)),
-					Subject:  b.StagesRange.Ptr(),
-				})
-			case seen[s]:
-				l.add(&hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Duplicate plugin stage",
-					Detail:   fmt.Sprintf("The stage %s is listed twice. List each stage once.", quoted(b.Stages, s)),
-					Subject:  b.StagesRange.Ptr(),
-				})
-			default:
-				seen[s] = true
-				p.Stages = append(p.Stages, s)
-			}
-		}
-		if len(v) == 0 {
+		return
+	case invalid:
+		return
+	}
+	seen := map[string]bool{}
+	for _, s := range v {
+		switch {
+		case s != PluginStageResult && s != PluginStageDisplay:
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
-				Summary:  "No plugin stage",
-				Detail:   "The stages list is empty, so the plugin would never run. Write stages = [\"result\"], [\"display\"] or both.",
+				Summary:  "Invalid plugin stage",
+				Detail:   fmt.Sprintf("The stage %s is not known. Use \"result\" (the export on_result rewrites tool results) or \"display\" (the export on_display rewrites App display records).", quoted(b.Stages, s)),
 				Subject:  b.StagesRange.Ptr(),
 			})
+		case seen[s]:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate plugin stage",
+				Detail:   fmt.Sprintf("The stage %s is listed twice. List each stage once.", quoted(b.Stages, s)),
+				Subject:  b.StagesRange.Ptr(),
+			})
+		default:
+			seen[s] = true
+			p.Stages = append(p.Stages, s)
 		}
 	}
-
-	p.Servers = l.globs(b.Servers, "servers", b.ServersRange, p.Servers)
-	p.Tools = l.globs(b.Tools, "tools", b.ToolsRange, p.Tools)
-
-	if cfg, st := l.pluginConfig(b.Config, b.ConfigRange); st == valid {
-		p.Config = cfg
+	if len(v) == 0 {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "No plugin stage",
+			Detail:   "The stages list is empty, so the plugin would never run. Write stages = [\"result\"], [\"display\"] or both.",
+			Subject:  b.StagesRange.Ptr(),
+		})
 	}
+}
 
+// decodePluginLimits reads what one call may use: timeout, memory_limit
+// and pool_size.
+func (l *loader) decodePluginLimits(b *pluginBlock, p *Plugin) {
 	if d, st := l.evalDuration(b.Timeout, "timeout", b.TimeoutRange); st == valid {
 		if d <= 0 || d > MaxPluginTimeout {
 			l.add(&hcl.Diagnostic{
@@ -132,29 +159,7 @@ func (l *loader) decodePlugin(b *pluginBlock) Plugin {
 			p.Timeout = d
 		}
 	}
-
-	if v, st := l.evalString(b.MemoryLimit, "memory_limit"); st == valid {
-		n, err := parseBytes(v)
-		switch {
-		case err != nil:
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid memory limit",
-				Detail:   fmt.Sprintf("The memory_limit %s is not a size%s. Write a number with a unit, such as \"64MiB\" or \"512KiB\".", quoted(b.MemoryLimit, v), because(b.MemoryLimit, err)),
-				Subject:  b.MemoryLimitRange.Ptr(),
-			})
-		case n < MinPluginMemoryLimit || n > MaxPluginMemoryLimit:
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid memory limit",
-				Detail:   fmt.Sprintf("The memory_limit %s is out of range. It must be between 1MiB and 4GiB (WebAssembly memory is at most 4GiB); the default is 64MiB.", quoted(b.MemoryLimit, v)),
-				Subject:  b.MemoryLimitRange.Ptr(),
-			})
-		default:
-			p.MemoryLimit = n
-		}
-	}
-
+	l.decodePluginMemory(b, p)
 	if n, st := l.evalInt(b.PoolSize, "pool_size", b.PoolSizeRange); st == valid {
 		if n < 1 || n > MaxPluginPoolSize {
 			l.add(&hcl.Diagnostic{
@@ -167,7 +172,37 @@ func (l *loader) decodePlugin(b *pluginBlock) Plugin {
 			p.PoolSize = n
 		}
 	}
+}
 
+// decodePluginMemory reads `memory_limit`: a size from 1MiB to 4GiB.
+func (l *loader) decodePluginMemory(b *pluginBlock, p *Plugin) {
+	v, st := l.evalString(b.MemoryLimit, "memory_limit")
+	if st != valid {
+		return
+	}
+	n, err := parseBytes(v)
+	switch {
+	case err != nil:
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid memory limit",
+			Detail:   fmt.Sprintf("The memory_limit %s is not a size%s. Write a number with a unit, such as \"64MiB\" or \"512KiB\".", quoted(b.MemoryLimit, v), because(b.MemoryLimit, err)),
+			Subject:  b.MemoryLimitRange.Ptr(),
+		})
+	case n < MinPluginMemoryLimit || n > MaxPluginMemoryLimit:
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid memory limit",
+			Detail:   fmt.Sprintf("The memory_limit %s is out of range. It must be between 1MiB and 4GiB (WebAssembly memory is at most 4GiB); the default is 64MiB.", quoted(b.MemoryLimit, v)),
+			Subject:  b.MemoryLimitRange.Ptr(),
+		})
+	default:
+		p.MemoryLimit = n
+	}
+}
+
+// decodePluginOnError reads what a failing plugin call does.
+func (l *loader) decodePluginOnError(b *pluginBlock, p *Plugin) {
 	if v, st := l.evalString(b.OnError, "on_error"); st == valid {
 		if v != PluginOnErrorFail && v != PluginOnErrorSkip {
 			l.add(&hcl.Diagnostic{
@@ -180,7 +215,6 @@ func (l *loader) decodePlugin(b *pluginBlock) Plugin {
 			p.OnError = v
 		}
 	}
-	return p
 }
 
 // globs evaluates a list of glob patterns (path.Match syntax).

@@ -74,105 +74,110 @@ func (l *loader) decodePolicies(cfg *Config, file *hcl.File, settings []*policie
 	}
 }
 
-// decodePolicy checks one policy block. ok is false when the rule cannot be
-// compiled (a diagnostic was reported).
+// decodePolicy checks one policy block: one decoder per attribute, in the
+// order they depend on each other (effect "ask" needs the phase). ok is
+// false when the rule cannot be compiled (a diagnostic was reported).
 func (l *loader) decodePolicy(b *policyBlock, file *hcl.File) (p Policy, ok bool) {
 	p = Policy{Name: b.Name, NameRange: b.NameRange, DeclRange: b.DeclRange, WhenRange: b.WhenRange}
-	ok = true
-	if !policyNameRE.MatchString(b.Name) {
+	ok = l.checkRuleName("policy", b.Name, b.NameRange)
+	ok = l.decodePolicyPhase(b, &p) && ok
+	ok = l.decodePolicyEffect(b, &p) && ok
+	ok = l.decodePolicyWhen(b, &p, file) && ok
+	if msg, st := l.evalString(b.Message, "message"); st == valid {
+		p.Message = msg
+	} else if st == invalid {
 		ok = false
-		l.add(&hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid policy name",
-			Detail:   fmt.Sprintf("The policy name %q is not valid. A name starts with a letter and has at most 64 letters, digits, '_', '.' or '-'.", b.Name),
-			Subject:  b.NameRange.Ptr(),
-		})
 	}
+	ok = l.decodePolicyOps(b, &p) && ok
+	return p, ok
+}
 
+// decodePolicyPhase reads a policy's required `phase`. It reports false
+// when the phase is missing or not valid.
+func (l *loader) decodePolicyPhase(b *policyBlock, p *Policy) bool {
 	phase, st := l.evalString(b.Phase, "phase")
 	switch {
 	case st == absent:
-		ok = false
 		l.add(missingAttr("phase", "policy", b.Name, b.DeclRange, `phase = "call" (one of "list", "call", "result", "app")`))
+		return false
 	case st == invalid:
-		ok = false
+		return false
 	case !contains(policyPhases, phase):
-		ok = false
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid policy phase",
 			Detail:   fmt.Sprintf("The phase %s is not known. Use \"list\" (which tools a principal sees), \"call\" (before the call), \"result\" (before the result is shown) or \"app\" (before an App renders).", quoted(b.Phase, phase)),
 			Subject:  b.PhaseRange.Ptr(),
 		})
-	default:
-		p.Phase = phase
+		return false
 	}
+	p.Phase = phase
+	return true
+}
 
+// decodePolicyEffect reads a policy's required `effect`, after its phase.
+// It reports false when the effect is missing or not valid.
+func (l *loader) decodePolicyEffect(b *policyBlock, p *Policy) bool {
 	effect, st := l.evalString(b.Effect, "effect")
 	switch {
 	case st == absent:
-		ok = false
 		l.add(missingAttr("effect", "policy", b.Name, b.DeclRange, `effect = "deny" (or "allow", or "ask" in the call phase)`))
+		return false
 	case st == invalid:
-		ok = false
+		return false
 	case effect != PolicyAllow && effect != PolicyDeny && effect != PolicyAsk:
-		ok = false
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid policy effect",
 			Detail:   fmt.Sprintf("The effect %s is not known. Use \"allow\", \"deny\" or \"ask\" (ask pauses a call for the user's approval).", quoted(b.Effect, effect)),
 			Subject:  b.EffectRange.Ptr(),
 		})
+		return false
 	case effect == PolicyAsk && p.Phase != "" && p.Phase != "call":
-		ok = false
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Effect ask needs the call phase",
 			Detail:   fmt.Sprintf("The effect \"ask\" pauses a call until the user approves it, so it is only valid with phase = \"call\"; this rule's phase is %s. Use \"deny\" or \"allow\", or change the phase.", quoted(b.Phase, p.Phase)),
 			Subject:  b.EffectRange.Ptr(),
 		})
-	default:
-		p.Effect = effect
+		return false
 	}
+	p.Effect = effect
+	return true
+}
 
+// decodePolicyWhen reads a policy's required `when` and how its offsets
+// map to the file. It reports false when the expression is missing, empty
+// or too long; compiling it is compilePolicies' job.
+func (l *loader) decodePolicyWhen(b *policyBlock, p *Policy, file *hcl.File) bool {
 	when, st := l.evalString(b.When, "when")
 	switch {
 	case st == absent:
-		ok = false
 		l.add(missingAttr("when", "policy", b.Name, b.DeclRange, `when = "tool.annotations.readOnlyHint" (a CEL boolean expression)`))
+		return false
 	case st == invalid:
-		ok = false
+		return false
 	case strings.TrimSpace(when) == "":
-		ok = false
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Empty policy expression",
 			Detail:   "The when expression is empty. Write a CEL boolean expression; \"true\" matches every request.",
 			Subject:  b.WhenRange.Ptr(),
 		})
+		return false
 	case len(when) > MaxPolicyExpressionLength:
-		ok = false
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Policy expression too long",
 			Detail:   fmt.Sprintf("The when expression has %d bytes; at most %d are allowed. Split the rule into several rules.", len(when), MaxPolicyExpressionLength),
 			Subject:  b.WhenRange.Ptr(),
 		})
-	default:
-		p.When = when
-		p.whenPos = whenMapper(b.When, file, when)
-		p.whenFrom = sourcesPhrase(b.When)
+		return false
 	}
-
-	if msg, st := l.evalString(b.Message, "message"); st == valid {
-		p.Message = msg
-	} else if st == invalid {
-		ok = false
-	}
-	if !l.decodePolicyOps(b, &p) {
-		ok = false
-	}
-	return p, ok
+	p.When = when
+	p.whenPos = whenMapper(b.When, file, when)
+	p.whenFrom = sourcesPhrase(b.When)
+	return true
 }
 
 // decodePolicyOps reads a policy's `ops`: a non-empty list of the

@@ -8,6 +8,52 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
+// decodePrincipals reads the top-level rate limits (the owner's, and the
+// default of every principal block without its own), then checks every
+// `principal` block and that their names and tokens are unique.
+func (l *loader) decodePrincipals(cfg *Config, f *fileSchema) {
+	names := map[string]hcl.Range{}
+	type tokenOwner struct {
+		name string
+		rng  hcl.Range
+	}
+	tokens := map[string]tokenOwner{}
+	topLimit, topSet := l.decodeRateLimits(f.RateLimit, "The configuration")
+	if topSet {
+		cfg.OwnerRateLimit = topLimit
+	} else {
+		topLimit = DefaultRateLimit
+	}
+	for _, b := range f.Principals {
+		p, tokenOK := l.decodePrincipal(b, topLimit)
+		if first, dup := names[p.Name]; dup {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate principal name",
+				Detail: fmt.Sprintf("A principal named %q is already defined at %s. Principal names must be unique; rename or remove one of the blocks.",
+					p.Name, fileLine(first)),
+				Subject: b.NameRange.Ptr(),
+			})
+		} else {
+			names[p.Name] = b.NameRange
+		}
+		if tokenOK {
+			if first, dup := tokens[p.Token]; dup {
+				l.add(&hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Duplicate token",
+					Detail: fmt.Sprintf("Principal %q uses the same token as principal %q (%s). Each principal needs its own token, or the host cannot tell them apart; give one of them a new token.",
+						p.Name, first.name, fileLine(first.rng)),
+					Subject: b.TokenRange.Ptr(),
+				})
+			} else {
+				tokens[p.Token] = tokenOwner{name: p.Name, rng: b.TokenRange}
+			}
+		}
+		cfg.Principals = append(cfg.Principals, p)
+	}
+}
+
 // decodePrincipal validates one principal block. ok reports whether the
 // token is usable, for the duplicate check.
 func (l *loader) decodePrincipal(b *principalBlock, limit RateLimit) (p Principal, ok bool) {

@@ -20,6 +20,28 @@ var serverNameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
 // MinTokenLength is the shortest principal token accepted.
 const MinTokenLength = 16
 
+// decodeServers checks every `server` block, with the top-level sandbox,
+// and that their names are unique.
+func (l *loader) decodeServers(cfg *Config, blocks []*serverBlock) {
+	names := map[string]hcl.Range{}
+	for _, b := range blocks {
+		s := l.decodeServer(b)
+		l.decodeServerEnvironment(b, &s, cfg.Sandbox)
+		if first, dup := names[s.Name]; dup {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate server name",
+				Detail: fmt.Sprintf("A server named %q is already defined at %s. Server names must be unique; rename or remove one of the blocks.",
+					s.Name, fileLine(first)),
+				Subject: b.NameRange.Ptr(),
+			})
+		} else {
+			names[s.Name] = b.NameRange
+		}
+		cfg.Servers = append(cfg.Servers, s)
+	}
+}
+
 // decodeServer validates one server block and fills in defaults: one
 // decoder per group of attributes, in the order they depend on each other
 // (the transport first: other attributes apply to one kind of server).
