@@ -236,32 +236,38 @@ func (c *serverConn) relaySpec(ctx context.Context, spec *negotiate.Spec, on str
 	spec.Mode = negotiate.ModeLegacy
 	spec.Transport = config.TransportStreamableHTTP
 	spec.URL = strings.TrimSuffix(rep.Addr, "/") + RelayPath + url.PathEscape(c.cfg.Name)
-	spec.HTTPClient = c.relayClient()
+	spec.HTTPClient = c.relayClient(on)
 	spec.Cache, spec.CacheKey = nil, ""
 	spec.WrapTransport = nil // the relay is a replica's go-sdk server
 	return nil
 }
 
-// relayClient is the HTTP client of the relay sessions: no overall
-// timeout (event streams), the hop headers on every request, and the
-// answers checked and progress counted as for any remote server.
-func (c *serverConn) relayClient() *http.Client {
+// relayClient is the HTTP client of a relay session to replica on: no
+// overall timeout (event streams), each request signed for on, and the
+// answers checked and progress counted as for any remote server. The
+// clients of every holder share one transport (relayc's).
+func (c *serverConn) relayClient(on string) *http.Client {
 	c.relayOnce.Do(func() {
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		base.Proxy = nil // replicas talk directly
-		c.relayc = &http.Client{Transport: hopSigner{base: answerCheck{base: base, progress: c.readMessage}, node: c.opts.Cluster}}
+		c.relayc = &http.Client{Transport: answerCheck{base: base, progress: c.readMessage}}
 	})
-	return c.relayc
+	return &http.Client{Transport: hopSigner{base: c.relayc.Transport, node: c.opts.Cluster, to: on}}
 }
 
+// hopSigner signs every request of a relay session for the holder to,
+// each with a proof of its own (cluster.Node.SignHop).
 type hopSigner struct {
 	base http.RoundTripper
 	node *cluster.Node
+	to   string
 }
 
 func (s hopSigner) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	s.node.SignHop(r.Header)
+	if err := s.node.SignHop(r, s.to, ""); err != nil {
+		return nil, err
+	}
 	return s.base.RoundTrip(r)
 }
 
@@ -316,9 +322,11 @@ func relayStatus(s *ServerStatus, ir *mcp.InitializeResult, on string) {
 }
 
 // RelayHandler serves the singleton servers this replica runs to the
-// other replicas (RelayPath + NAME). It answers 403 to a request that did
-// not come from a replica, 404 for a server that is no singleton here,
-// and 503 while another replica runs it (the caller looks again).
+// other replicas (RelayPath + NAME), behind the node's hop-only front
+// (cluster.Node.HopOnly), which verifies each request's proof. It answers
+// 403 to a request that did not come through it as a replica's, 404 for a
+// server that is no singleton here, and 503 while another replica runs it
+// (the caller looks again).
 func (h *Host) RelayHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		from, ok := cluster.FromReplica(r)
