@@ -296,6 +296,7 @@ func (h *Host) gatewaySession(ctx context.Context, c Caller, server string) (*se
 // [CallInput]). An error of the server is returned as it came, and so is
 // an input_required answer (NeedsInput), for the client to answer.
 func (h *Host) GatewayGetPrompt(ctx context.Context, c Caller, server string, params *mcp.GetPromptParams, in *CallInput) (*mcp.GetPromptResult, error) {
+	ctx = relayAs(ctx, c.Name) // a singleton relay names the caller to the holder
 	conn, cs, _, err := h.gatewaySession(ctx, c, server)
 	if err != nil {
 		return nil, err
@@ -309,6 +310,7 @@ func (h *Host) GatewayGetPrompt(ctx context.Context, c Caller, server string, pa
 
 // GatewayComplete relays completion/complete to server.
 func (h *Host) GatewayComplete(ctx context.Context, c Caller, server string, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	ctx = relayAs(ctx, c.Name) // a singleton relay names the caller to the holder
 	conn, cs, _, err := h.gatewaySession(ctx, c, server)
 	if err != nil {
 		return nil, err
@@ -416,6 +418,7 @@ func (e *AppResourceError) Error() string {
 // (never cached); the client's retry (in, see [CallInput]) goes to the
 // server directly, past the cache.
 func (h *Host) GatewayReadResource(ctx context.Context, c Caller, server, uri string, in *CallInput) (*mcp.ReadResourceResult, error) {
+	ctx = relayAs(ctx, c.Name) // a singleton relay names the caller to the holder
 	conn, cs, cat, err := h.gatewaySession(ctx, c, server)
 	if err != nil {
 		return nil, err
