@@ -306,11 +306,11 @@ func TestHandler(t *testing.T) {
 		}
 	})
 	t.Run("owner heartbeat late", func(t *testing.T) {
-		// The owner's last heartbeat is an hour old (it could not write
-		// it: the database was down) but it serves: its session is
-		// forwarded to it, not answered 404.
+		// The owner's last heartbeat is 20 s old (it could not write it:
+		// the database was down) but it serves: its session is forwarded
+		// to it, not answered 404.
 		late := startReplica(t, "late", dir)
-		dir.Set(cluster.Replica{ID: "late", Addr: late.srv.URL, Seen: time.Now().Add(-time.Hour)})
+		dir.Set(cluster.Replica{ID: "late", Addr: late.srv.URL, Seen: time.Now().Add(-10 * cluster.DefaultHeartbeat)})
 		for deadline := time.Now().Add(5 * time.Second); ; {
 			res, body := do(t, a.srv.URL, late.node.SessionID(), nil)
 			if res.StatusCode == 200 && res.Header.Get("X-Served-By") == "late" {
@@ -320,6 +320,21 @@ func TestHandler(t *testing.T) {
 				t.Fatalf("status %d by %q (%s), want the late owner to serve", res.StatusCode, res.Header.Get("X-Served-By"), body)
 			}
 			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	t.Run("owner row stale", func(t *testing.T) {
+		// The owner's last heartbeat is an hour old: it crashed, and
+		// something else listens at its old address. Its sessions are
+		// 404, and nothing (neither the client's token nor a proof)
+		// reaches that address.
+		sq := newSquatter(t)
+		dir.Set(cluster.Replica{ID: "crashed", Addr: sq.srv.URL, Seen: time.Now().Add(-time.Hour)})
+		f := startReplica(t, "f", dir) // its first lookup reads the directory
+		if res, body := do(t, f.srv.URL, "crashed.ABCDEFGHIJKLMNOPQRSTUVWXYZ", nil); res.StatusCode != http.StatusNotFound {
+			t.Errorf("status %d (%s), want 404", res.StatusCode, body)
+		}
+		if n := len(sq.requests()); n != 0 {
+			t.Errorf("%d requests reached the stale row's address", n)
 		}
 	})
 	t.Run("owner unreachable", func(t *testing.T) {

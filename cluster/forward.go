@@ -3,9 +3,6 @@ package cluster
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -18,49 +15,28 @@ import (
 	"time"
 )
 
-// The headers of a hop between replicas. A client's are removed before
-// anything reads the request.
-const (
-	// HeaderHop names the replica that forwarded the request.
-	HeaderHop = "Mcphost-Hop"
-	// HeaderHopAuth proves it: hex HMAC-SHA256 of HeaderHop's value under
-	// a key derived from the shared secret.
-	HeaderHopAuth = "Mcphost-Hop-Auth"
-	// headerSession is the legacy Streamable HTTP session header.
-	headerSession = "Mcp-Session-Id"
-)
-
-func hopProof(key []byte, id string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("mcphost hop v1\x00" + id))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// Handler returns next behind the node's front: the hop headers of the
-// request are checked and removed; then, for a request that stateless does
-// not claim (a 2025-11-25 one) and that carries a Mcp-Session-Id, a
-// session of this replica goes to next and one of another replica is
-// forwarded to it (GET streams, POST streams and DELETE alike). A
-// malformed session id, an owner that is unknown or gone, and a hop that
-// reached a replica that is not the owner are answered 404, as for a
-// session that ended (the client then starts a new one). A hop header
-// that does not verify is 403. A single node returns next as it is.
+// Handler returns next behind the node's front, for a door that has
+// authenticated its client already (the gateway puts it behind its bearer
+// check: nothing is forwarded, and no body read, for a request that does
+// not authenticate). The hop headers of the request are checked and
+// removed (admitHop); then, for a request that stateless does not claim (a
+// 2025-11-25 one) and that carries a Mcp-Session-Id, a session of this
+// replica goes to next and one of another replica is forwarded to it (GET
+// streams, POST streams and DELETE alike), with a proof of its own. A
+// malformed session id, an owner that is unknown, gone or whose heartbeat
+// is over [StaleAfter] beats late, and a hop that reached a replica that
+// is not the owner are answered 404, as for a session that ended (the
+// client then starts a new session). A hop header that does not verify,
+// is outside [HopWindow] or was used before is 403. A single node returns
+// next as it is.
 func (n *Node) Handler(next http.Handler, stateless func(*http.Request) bool) http.Handler {
 	if !n.Clustered() {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		from, proof := r.Header.Get(HeaderHop), r.Header.Get(HeaderHopAuth)
-		hop := from != "" || proof != ""
-		if hop {
-			if !ValidID(from) || !hmac.Equal([]byte(proof), []byte(hopProof(n.hopKey, from))) {
-				n.log.Warn("cluster: refused a request with a hop header that does not verify (a client's, or a replica with another secret)", "remote", r.RemoteAddr)
-				writeError(w, http.StatusForbidden, "forged_hop", "the "+HeaderHop+" header is for mcphost replicas only")
-				return
-			}
-			r.Header.Del(HeaderHop)
-			r.Header.Del(HeaderHopAuth)
-			r = r.WithContext(context.WithValue(r.Context(), hopFromKey{}, from))
+		r, hop, ok := n.admitHop(w, r)
+		if !ok {
+			return
 		}
 		sid := r.Header.Get(headerSession)
 		if sid == "" || stateless(r) {
@@ -78,17 +54,16 @@ func (n *Node) Handler(next http.Handler, stateless func(*http.Request) bool) ht
 		case hop:
 			// The forwarding replica's directory named this one; ours
 			// does not: never forward a second time.
+			from, _ := FromReplica(r)
 			n.log.Warn("cluster: a forwarded request is for another replica's session; not forwarding it again", "from", from, "owner", owner)
 			sessionGone(w, "session owner is not this replica")
 			return
 		}
-		// The owner's row is used however late its last heartbeat: a
-		// replica that could not write its heartbeat (the database was
-		// down for a few seconds) still serves its sessions, and taking
-		// it for gone would end them. A refused connection says it is
-		// gone (below); one that answers and no longer has the session
-		// says so itself.
-		rep, ok, err := n.lookupRow(r.Context(), owner, false)
+		// An owner whose heartbeat is late by a few beats still serves
+		// its sessions (it could not write its row while the database was
+		// away); one late by more than StaleAfter beats is gone, and its
+		// address may be someone else's by now.
+		rep, ok, err := n.lookupLive(r.Context(), owner, false)
 		if err != nil {
 			n.log.Warn("cluster: cannot look up a session's owner", "owner", owner, "err", err)
 			writeError(w, http.StatusServiceUnavailable, "directory_unavailable", "mcphost cannot read its directory of replicas; retry")
@@ -111,7 +86,7 @@ func (n *Node) Handler(next http.Handler, stateless func(*http.Request) bool) ht
 		// incoming body, and the outgoing transport takes that for a
 		// failed request and closes the connection under the stream it is
 		// still copying (the client saw a stream cut after its priming
-		// event and had to resume).
+		// event and had to resume). The proof signs it too.
 		var body []byte
 		if r.Body != nil && r.Body != http.NoBody {
 			body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxForwardBody))
@@ -125,7 +100,7 @@ func (n *Node) Handler(next http.Handler, stateless func(*http.Request) bool) ht
 			// may have been started again elsewhere (a new port or pod
 			// address, the same id) since the directory was last read:
 			// read it again, and try once more if the address moved.
-			rep, ok, err := n.lookupRow(r.Context(), owner, true)
+			rep, ok, err := n.lookupLive(r.Context(), owner, true)
 			if err == nil && ok && rep.Addr != addr {
 				if moved, perr := url.Parse(rep.Addr); perr == nil && n.forward(w, r, body, moved, owner) {
 					return
@@ -145,31 +120,9 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, body []byte, targ
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 	}
-	t := &forwardTarget{url: target, owner: owner}
+	t := &forwardTarget{url: target, owner: owner, body: body}
 	n.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, t)))
 	return !t.refused
-}
-
-type hopFromKey struct{}
-
-// FromReplica returns the replica that sent r, when r came through a
-// node's [Node.Handler] with hop headers that verified: a request another
-// replica made (a forwarded one, or one of its own such as a singleton
-// server's relay). A client's request has none.
-func FromReplica(r *http.Request) (id string, ok bool) {
-	id, ok = r.Context().Value(hopFromKey{}).(string)
-	return id, ok
-}
-
-// SignHop sets on h the hop headers that prove to the other replicas'
-// [Node.Handler] that a request comes from this one. A node without a
-// secret sets nothing.
-func (n *Node) SignHop(h http.Header) {
-	if n.hopProof == "" {
-		return
-	}
-	h.Set(HeaderHop, n.opts.ID)
-	h.Set(HeaderHopAuth, n.hopProof)
 }
 
 // maxForwardBody bounds a forwarded request's body, which is held in
@@ -182,13 +135,14 @@ type targetKey struct{}
 type forwardTarget struct {
 	url     *url.URL
 	owner   string
-	refused bool // set by the proxy's ErrorHandler: nothing listens at url
+	body    []byte // the request's, read whole (nil: none)
+	refused bool   // set by the proxy's ErrorHandler: nothing listens at url
 }
 
 // newProxy is the reverse proxy to owners: streaming (FlushInterval -1),
 // dialing bounded by DialTimeout, the request's path and query kept, the
-// hop headers set, everything else (Authorization included) passed as it
-// came.
+// hop headers set (a proof for this one request, to the owner), everything
+// else (Authorization included) passed as it came.
 func (n *Node) newProxy() http.Handler {
 	tr := &http.Transport{
 		Proxy:                 nil, // replicas talk directly
@@ -204,8 +158,7 @@ func (n *Node) newProxy() http.Handler {
 			t := pr.In.Context().Value(targetKey{}).(*forwardTarget)
 			pr.SetURL(t.url)
 			pr.SetXForwarded()
-			pr.Out.Header.Set(HeaderHop, n.opts.ID)
-			pr.Out.Header.Set(HeaderHopAuth, n.hopProof)
+			n.signHop(pr.Out.Header, t.owner, pr.Out.Method, pr.Out.URL.RequestURI(), "", t.body)
 		},
 		Transport:     tr,
 		FlushInterval: -1,

@@ -26,19 +26,33 @@ type Replica struct {
 
 // Directory is the shared list of replicas: the store's replicas table
 // (SQLite or PostgreSQL; cmd/mcphost adapts it). PutReplica upserts a row
-// and sets its Seen to now; Replicas lists them all, ordered by ID.
+// and sets its Seen to now; Replicas lists them all, ordered by ID;
+// SweepReplicas deletes the rows last seen before a time and says how
+// many.
 type Directory interface {
 	PutReplica(ctx context.Context, r Replica) error
 	Replicas(ctx context.Context) ([]Replica, error)
 	DeleteReplica(ctx context.Context, id string) error
+	SweepReplicas(ctx context.Context, seenBefore time.Time) (int64, error)
 }
 
 // DefaultHeartbeat is how often a replica renews its row. One whose Seen
 // is older than [GoneAfter] heartbeats is gone.
 const DefaultHeartbeat = 2 * time.Second
 
-// GoneAfter is how many missed heartbeats make a replica gone.
+// GoneAfter is how many missed heartbeats make a replica gone: for what
+// needs a live replica elsewhere (a question's owner, a singleton's
+// holder).
 const GoneAfter = 3
+
+// StaleAfter is how many missed heartbeats make a replica's row stale:
+// its sessions are no longer forwarded to it (404, as for a session that
+// ended), and every replica's heartbeat deletes such rows (swept, every
+// StaleAfter beats). Between GoneAfter and StaleAfter a replica that could
+// not write its heartbeat (its database connection was away for a few
+// seconds) still serves the sessions it holds; after it, its address may
+// belong to someone else (a pod IP handed out again).
+const StaleAfter = 15
 
 // defaultDialTimeout bounds connecting to an owner replica.
 const defaultDialTimeout = 3 * time.Second
@@ -72,8 +86,8 @@ type Node struct {
 	opts     Options
 	log      *slog.Logger
 	started  time.Time
-	hopProof string // this replica's HeaderHopAuth value
-	hopKey   []byte
+	hopKey   []byte // nil: no secret, no hops
+	nonces   nonces // of the hops accepted within HopWindow
 	draining atomic.Bool
 	proxy    http.Handler
 
@@ -114,7 +128,6 @@ func New(opts Options) (*Node, error) {
 	n := &Node{opts: opts, log: opts.Logger.With("component", "cluster", "replica", opts.ID), started: opts.Now()}
 	if len(opts.Secret) > 0 {
 		n.hopKey = DeriveKey(opts.Secret, "hop")
-		n.hopProof = hopProof(n.hopKey, opts.ID)
 	}
 	n.proxy = n.newProxy()
 	return n, nil
@@ -144,30 +157,57 @@ func OwnerOf(sessionID string) (owner string, ok bool) {
 }
 
 // Run renews the node's row every heartbeat until ctx ends; a failure is
-// logged and retried at the next beat. A single node returns at once.
+// logged and retried at the next beat. At the first beat and every
+// StaleAfter beats after it, it also sweeps the rows of replicas that
+// have not been seen for StaleAfter beats (every replica does: the delete
+// is idempotent, and one that has not been seen for that long runs no
+// sweep of its own). A single node returns at once.
 func (n *Node) Run(ctx context.Context) {
 	if !n.Clustered() {
 		return
 	}
 	n.beat(ctx)
+	n.sweep(ctx)
 	t := time.NewTicker(n.opts.Heartbeat)
 	defer t.Stop()
-	for {
+	for beats := 1; ; beats++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 			n.beat(ctx)
+			if beats%StaleAfter == 0 {
+				n.sweep(ctx)
+			}
 		}
 	}
 }
+
+// sweep deletes the directory's stale rows. The cut-off is this
+// replica's clock and Seen the heartbeating replica's: a clock that is off
+// by less than the bound deletes nothing live, and a live replica whose
+// row was deleted writes it again at its next beat.
+func (n *Node) sweep(ctx context.Context) {
+	sctx, cancel := context.WithTimeout(ctx, n.opts.Heartbeat)
+	defer cancel()
+	gone, err := n.opts.Directory.SweepReplicas(sctx, n.opts.Now().Add(-n.staleAfter()))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		n.log.Warn("cluster: sweeping the rows of gone replicas failed; trying again later", "err", err)
+	case gone > 0:
+		n.log.Info("cluster: swept the rows of replicas not seen for "+n.staleAfter().String(), "rows", gone)
+	}
+}
+
+// staleAfter is StaleAfter heartbeats.
+func (n *Node) staleAfter() time.Duration { return StaleAfter * n.opts.Heartbeat }
 
 func (n *Node) beat(ctx context.Context) {
 	bctx, cancel := context.WithTimeout(ctx, n.opts.Heartbeat)
 	defer cancel()
 	err := n.opts.Directory.PutReplica(bctx, Replica{ID: n.opts.ID, Addr: n.opts.Addr, Started: n.started, Draining: n.draining.Load()})
 	if err != nil && ctx.Err() == nil {
-		n.log.Warn("cluster: heartbeat failed; other replicas stop forwarding to this one after "+(GoneAfter*n.opts.Heartbeat).String()+" without one", "err", err)
+		n.log.Warn("cluster: heartbeat failed; other replicas take this one for gone after "+(GoneAfter*n.opts.Heartbeat).String()+" without one, and stop forwarding its sessions to it after "+n.staleAfter().String(), "err", err)
 	}
 }
 
@@ -213,6 +253,16 @@ func (n *Node) Lookup(ctx context.Context, id string) (Replica, bool, error) {
 func (n *Node) lookup(ctx context.Context, id string, fresh bool) (Replica, bool, error) {
 	r, found, err := n.lookupRow(ctx, id, fresh)
 	if err != nil || !found || n.opts.Now().Sub(r.Seen) > GoneAfter*n.opts.Heartbeat {
+		return Replica{}, false, err
+	}
+	return r, true, nil
+}
+
+// lookupLive is lookup with the bound of forwarding: a row seen within
+// the last StaleAfter heartbeats.
+func (n *Node) lookupLive(ctx context.Context, id string, fresh bool) (Replica, bool, error) {
+	r, found, err := n.lookupRow(ctx, id, fresh)
+	if err != nil || !found || n.opts.Now().Sub(r.Seen) > n.staleAfter() {
 		return Replica{}, false, err
 	}
 	return r, true, nil

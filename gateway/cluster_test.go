@@ -512,3 +512,99 @@ func TestReplicasInputRequiredRound(t *testing.T) {
 		t.Errorf("requests a %d, b %d: the balancer did not spread the rounds", a.seen.Load()-seenA, b.seen.Load()-seenB)
 	}
 }
+
+// TestClusterAuthenticatesBeforeForwarding: a request naming another
+// replica's session is authenticated on the replica it reached before
+// anything else: without a bearer token that verifies it is 401 there, as
+// a local request is, with its body unread (a body that never ends still
+// gets its 401 at once), and nothing reaches the owner's address (a
+// listener there, which could be anyone's by now, sees no request, no
+// client token, no proof). With alice's token it is forwarded. (Before,
+// the front forwarded first and the owner authenticated: an
+// unauthenticated request had up to 8 MiB of body read and was sent on
+// with the replica's proof.)
+func TestClusterAuthenticatesBeforeForwarding(t *testing.T) {
+	dir := &clustertest.Directory{}
+	a := newReplica(t, "a", dir)
+	var mu sync.Mutex
+	var reached []http.Header
+	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		reached = append(reached, r.Header.Clone())
+		mu.Unlock()
+		http.Error(w, "session not found", http.StatusNotFound)
+	}))
+	t.Cleanup(owner.Close)
+	dir.Set(cluster.Replica{ID: "c", Addr: owner.URL, Seen: time.Now()})
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(reached)
+	}
+	post := func(body io.Reader, length int64, auth string) (*http.Response, error) {
+		ctx, cancel := context.WithTimeout(t.Context(), waitBound)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/mcp", body)
+		req.ContentLength = length
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", legacyVersion)
+		req.Header.Set("Mcp-Session-Id", "c.ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err == nil {
+			res.Body.Close()
+		}
+		return res, err
+	}
+	list := `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`
+	for _, tc := range []struct{ name, auth string }{
+		{"no token", ""},
+		{"a token that is no principal's", "Bearer not-a-token-0123456789abcdef"},
+		{"not a bearer token", "Basic YWxpY2U6eA=="},
+	} {
+		res, err := post(strings.NewReader(list), int64(len(list)), tc.auth)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if res.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s: %d (WWW-Authenticate %q), want 401 with a Bearer challenge", tc.name, res.StatusCode, res.Header.Get("WWW-Authenticate"))
+		}
+	}
+	// An 8 MiB body of which 1 KiB comes before the answer: answered at
+	// once. (The pipe ends only at waitBound, so that a replica that
+	// reads it first fails the test instead of hanging it.)
+	pr, pw := io.Pipe()
+	bound, cancel := context.WithTimeout(t.Context(), waitBound)
+	defer cancel()
+	go func() {
+		_, _ = pw.Write(bytes.Repeat([]byte(" "), 1024))
+		<-bound.Done()
+		pw.CloseWithError(io.ErrUnexpectedEOF)
+	}()
+	res, err := post(pr, 8<<20, "")
+	if err != nil {
+		t.Errorf("an endless unauthenticated body: %v (the replica read it before answering)", err)
+	} else if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("an endless unauthenticated body: %d, want 401", res.StatusCode)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d unauthenticated requests reached the owner's address", n)
+	}
+
+	// The control: alice's request goes to the owner, with a proof.
+	if _, err := post(strings.NewReader(list), int64(len(list)), "Bearer "+aliceToken); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("alice's request reached the owner %d times, want once", n)
+	}
+	mu.Lock()
+	h := reached[0]
+	mu.Unlock()
+	if h.Get(cluster.HeaderHop) != "a" || h.Get(cluster.HeaderHopAuth) == "" {
+		t.Errorf("the forwarded request's hop headers: %q %q", h.Get(cluster.HeaderHop), h.Get(cluster.HeaderHopAuth))
+	}
+}

@@ -51,8 +51,10 @@
 // Replicas (Options.Cluster, package cluster): in cluster mode a legacy
 // session's id is "<replica>.<random>", and a front handler before the era
 // dispatch forwards a request for another replica's session to that
-// replica (streams included); an owner that is gone is 404, so the client
-// starts a new session. 2026-07-28 requests are never forwarded. Every
+// replica (streams included), once its bearer token has verified here (a
+// request that does not authenticate is 401 on the replica it reached,
+// its body unread, nothing forwarded); an owner that is gone, or whose
+// heartbeat is stale, is 404, so the client starts a new session. 2026-07-28 requests are never forwarded. Every
 // replica seals requestState with the same key (Options.SealKey, derived
 // from the cluster's shared secret), so a client's next round may land on
 // any of them. On a single node none of this runs and session ids are

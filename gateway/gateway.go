@@ -60,7 +60,7 @@ type Gateway struct {
 	closed    bool
 	closedCh  chan struct{} // closed by Close
 
-	front http.Handler // serve behind the cluster's front (cluster.go)
+	front http.Handler // serve behind the cluster's front, for authenticated requests
 
 	sessions clientSessions
 	// relays are the legacy client sessions whose end closes their
@@ -248,13 +248,14 @@ func Mount(g *Gateway, rest http.Handler) http.Handler {
 	})
 }
 
-// ServeHTTP serves /mcp and the paths under it.
+// ServeHTTP serves /mcp and the paths under it. The caller is
+// authenticated first, from the request's headers alone: a request whose
+// bearer token does not verify is answered 401 here, whichever replica
+// holds the session it names, before its body is read and before the
+// cluster's front could forward it (with the client's Authorization
+// header) to another replica. Only then may the front forward it; the
+// owner authenticates it again.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g.front.ServeHTTP(w, r)
-}
-
-// serve serves a request that is this replica's.
-func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 	if refuseDraining(g.h, w, r) {
 		return
 	}
@@ -271,11 +272,25 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 		unauthorized(w, r)
 		return
 	}
+	g.front.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)))
+}
+
+// serve serves an authenticated request that is this replica's.
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	g.mu.Lock()
+	e := g.endpoints[path]
+	g.mu.Unlock()
+	if e == nil { // removed by a reload since ServeHTTP looked
+		g.notFound(w, path)
+		return
+	}
+	caller, _ := r.Context().Value(callerKey{}).(host.Caller)
 	// go-sdk refuses a body over maxBodyBytes too, but only a reader made
 	// on the connection's own ResponseWriter can tell net/http to close
 	// the connection after the refusal rather than read the rest.
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	ctx, cancel := context.WithCancel(context.WithValue(r.Context(), callerKey{}, caller))
+	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	// go-sdk writes to the stream, never to the connection (stream.go).
 	s := g.newStream(w, cancel, "principal", caller.Name, "endpoint", e.path, "session_id", clip(r.Header.Get("Mcp-Session-Id"), 100))

@@ -299,7 +299,7 @@ func (h *Host) AppReadResource(ctx context.Context, p Principal, sessionID, appE
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	rctx, cancel := context.WithTimeout(relayAs(ctx, p.Name), c.cfg.CallTimeout)
 	defer cancel()
 	res, err := sessionReader{c: c, cs: cs}.ReadResource(rctx, uri)
 	if err != nil {

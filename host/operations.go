@@ -88,6 +88,7 @@ func (g *generation) visibleTarget(ctx context.Context, c Caller, server string)
 
 // operate runs op for c through the stages, in order.
 func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error) {
+	ctx = relayAs(ctx, c.Name) // a singleton relay names the caller to the holder
 	ctx, span := startOpSpan(ctx, c, op)
 	defer func() { endSpan(span, err) }()
 	if err := h.refuseIfDraining(); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcphost/mcphost/cluster"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/negotiate"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,10 +28,20 @@ import (
 // advisory lock "server:NAME" (store.TryLead). Every other replica
 // connects its serverConn, instead of to the server, to the holder's
 // relay (RelayPath + NAME): a 2025-11-25 Streamable HTTP session whose
-// requests the holder passes to its own session of the server, unchanged
-// and outside the pipeline. Everything above the connection stays the
-// same on every replica: catalog, policies, plugins, transcript, Apps and
-// questions are those of the replica that took the call.
+// requests the holder passes to its own session of the server. Everything
+// above the connection stays the same on every replica: the pipeline
+// (rate limit, policies, plugins, transcript, Apps and questions) is that
+// of the replica that took the call, which then passes it down its relay
+// session as it would to a server of its own.
+//
+// The relay trusts a request for what its hop proves (cluster.HopOnly):
+// every request is signed anew by the calling replica, for the holder,
+// over its method, path and body, within cluster.HopWindow, once; a call,
+// read, prompt or completion also names, signed, the principal it is made
+// for (relayAs, hopSigner). The holder refuses one that names nobody and
+// adds a record of each to the audit log (phase "relay": who, from which
+// replica, what). So only a replica that ran its pipeline can reach the
+// holder's session, and a captured request opens nothing.
 //
 // What the server asks during a relayed call comes back the same way: the
 // holder puts its elicitation/create (a 2025-11-25 server's, or a
@@ -48,7 +59,7 @@ import (
 
 // RelayPath is where a replica serves its singleton servers to the other
 // replicas: RelayPath + the server's name. Only a request whose hop
-// headers verify (cluster.FromReplica) is served.
+// headers verify (cluster.HopOf) is served.
 const RelayPath = "/_cluster/singleton/"
 
 // singletonRetry is how often a replica that does not run a singleton
@@ -61,11 +72,9 @@ const singletonRetry = 2 * time.Second
 const (
 	// metaRelayCall names the calling replica's call (its inflight
 	// sequence number) on a relayed tools/call and on the elicitation the
-	// holder relays back for it.
+	// holder relays back for it. (The call's principal travels in the
+	// signed hop, cluster.HeaderHopPrincipal.)
 	metaRelayCall = "mcphost.dev/relay-call"
-	// metaRelayPrincipal is the principal of a relayed call, for the
-	// holder's attribution of a 2025-11-25 server's requests.
-	metaRelayPrincipal = "mcphost.dev/relay-principal"
 	// metaRelayEra and metaRelayReplica tell the calling replica, in the
 	// relay's initialize result, the era of the holder's session and the
 	// holder's id.
@@ -237,33 +246,60 @@ func (c *serverConn) relaySpec(ctx context.Context, spec *negotiate.Spec, on str
 	spec.Mode = negotiate.ModeLegacy
 	spec.Transport = config.TransportStreamableHTTP
 	spec.URL = strings.TrimSuffix(rep.Addr, "/") + RelayPath + url.PathEscape(c.cfg.Name)
-	spec.HTTPClient = c.relayClient()
+	spec.HTTPClient = c.relayClient(on)
 	spec.Cache, spec.CacheKey = nil, ""
 	spec.WrapTransport = nil // the relay is a replica's go-sdk server
 	return nil
 }
 
-// relayClient is the HTTP client of the relay sessions: no overall
-// timeout (event streams), the hop headers on every request, and the
-// answers checked and progress counted as for any remote server.
-func (c *serverConn) relayClient() *http.Client {
+// relayClient is the HTTP client of a relay session to replica on: no
+// overall timeout (event streams), each request signed for on, and the
+// answers checked and progress counted as for any remote server. The
+// clients of every holder share one transport (relayc's).
+func (c *serverConn) relayClient(on string) *http.Client {
 	c.relayOnce.Do(func() {
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		base.Proxy = nil // replicas talk directly
-		c.relayc = &http.Client{Transport: hopSigner{base: transport.AnswerCheck{Base: base, Progress: c.readMessage}, node: c.opts.Cluster}}
+		c.relayc = &http.Client{Transport: transport.AnswerCheck{Base: base, Progress: c.readMessage}}
 	})
-	return c.relayc
+	return &http.Client{Transport: hopSigner{base: c.relayc.Transport, node: c.opts.Cluster, to: on}}
 }
 
+// hopSigner signs every request of a relay session for the holder to,
+// each with a proof of its own (cluster.Node.SignHop), naming the
+// principal the request is made for (relayPrincipal of its context).
 type hopSigner struct {
 	base http.RoundTripper
 	node *cluster.Node
+	to   string
 }
 
 func (s hopSigner) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	s.node.SignHop(r.Header)
+	if err := s.node.SignHop(r, s.to, relayPrincipal(r.Context())); err != nil {
+		return nil, err
+	}
 	return s.base.RoundTrip(r)
+}
+
+type relayPrincipalKey struct{}
+
+// relayAs returns ctx for requests made for principal: on a relay session
+// they carry it to the holder, signed. The pipeline's calls carry theirs
+// already (relayCallKey); the gateway's reads, prompts and completions,
+// and an App's reads, name it with relayAs.
+func relayAs(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, relayPrincipalKey{}, principal)
+}
+
+// relayPrincipal is the principal a request made with ctx is for: its
+// call's, else the one relayAs named, else none.
+func relayPrincipal(ctx context.Context) string {
+	if call, ok := ctx.Value(relayCallKey{}).(*inflightCall); ok {
+		return call.principal
+	}
+	p, _ := ctx.Value(relayPrincipalKey{}).(string)
+	return p
 }
 
 // relayCallKey carries a call's inflight record down to callTool, which
@@ -271,7 +307,7 @@ func (s hopSigner) RoundTrip(r *http.Request) (*http.Response, error) {
 type relayCallKey struct{}
 
 // relayMeta adds to a tools/call's _meta what the holder needs of a
-// relayed call (its call and principal), when cs is a relay session.
+// relayed call (its call), when cs is a relay session.
 func (c *serverConn) relayMeta(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta) mcp.Meta {
 	if c.place == nil {
 		return meta
@@ -288,7 +324,6 @@ func (c *serverConn) relayMeta(ctx context.Context, cs *mcp.ClientSession, meta 
 		out = mcp.Meta{}
 	}
 	out[metaRelayCall] = strconv.FormatUint(call.seq, 10)
-	out[metaRelayPrincipal] = call.principal
 	return out
 }
 
@@ -317,12 +352,14 @@ func relayStatus(s *ServerStatus, ir *mcp.InitializeResult, on string) {
 }
 
 // RelayHandler serves the singleton servers this replica runs to the
-// other replicas (RelayPath + NAME). It answers 403 to a request that did
-// not come from a replica, 404 for a server that is no singleton here,
-// and 503 while another replica runs it (the caller looks again).
+// other replicas (RelayPath + NAME), behind the node's hop-only front
+// (cluster.Node.HopOnly), which verifies each request's proof. It answers
+// 403 to a request that did not come through it as a replica's, 404 for a
+// server that is no singleton here, and 503 while another replica runs it
+// (the caller looks again).
 func (h *Host) RelayHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		from, ok := cluster.FromReplica(r)
+		hop, ok := cluster.HopOf(r)
 		if !ok {
 			http.Error(w, "the singleton relay is for mcphost replicas only", http.StatusForbidden)
 			return
@@ -342,7 +379,7 @@ func (h *Host) RelayHandler() http.Handler {
 			http.Error(w, fmt.Sprintf("replica %s does not run singleton server %q now", h.opts.Replica, name), http.StatusServiceUnavailable)
 			return
 		}
-		h.relay(name).serve(w, r, from)
+		h.relay(name).serve(w, r, hop)
 	})
 }
 
@@ -395,14 +432,14 @@ func newRelay(h *Host, name string) *relay {
 			if err != nil {
 				return err
 			}
-			return c.subscribe(ctx, cs, relayOwner(ctx), req.Params.URI)
+			return c.subscribe(ctx, cs, relayOwner(req), req.Params.URI)
 		},
 		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 			c, cs, _, err := rl.upstream()
 			if err != nil {
 				return nil // no session: no subscription left on the server
 			}
-			return c.unsubscribe(ctx, cs, relayOwner(ctx), req.Params.URI)
+			return c.unsubscribe(ctx, cs, relayOwner(req), req.Params.URI)
 		},
 		GetSessionID: h.opts.Cluster.SessionID,
 	})
@@ -412,20 +449,41 @@ func newRelay(h *Host, name string) *relay {
 	return rl
 }
 
-// serve serves one request of replica from; a new session replaces the
-// replica's older ones (a replica keeps one session per server).
-func (rl *relay) serve(w http.ResponseWriter, r *http.Request, from string) {
-	rl.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), relayFromKey{}, from)))
+// Headers the relay's methods read what the request's verified hop said
+// from (go-sdk hands a method the request's headers, and its context only
+// to initialize). serve sets them from cluster.HopOf, over anything the
+// request carried under these names.
+const (
+	relayHeaderFrom      = "Mcphost-Relay-From"
+	relayHeaderPrincipal = "Mcphost-Relay-Principal"
+)
+
+// serve serves one request of a replica, hop its verified proof; a new
+// session replaces the replica's older ones (a replica keeps one session
+// per server), which a proof of its own is needed for.
+func (rl *relay) serve(w http.ResponseWriter, r *http.Request, hop cluster.Hop) {
+	r.Header.Set(relayHeaderFrom, hop.From)
+	if hop.Principal != "" {
+		r.Header.Set(relayHeaderPrincipal, hop.Principal)
+	} else {
+		r.Header.Del(relayHeaderPrincipal)
+	}
+	rl.handler.ServeHTTP(w, r)
 }
 
-type relayFromKey struct{}
+// hopOf is what the verified hop of req said (serve): the replica that
+// sent it and the principal it is for.
+func hopOf(req mcp.Request) cluster.Hop {
+	extra := req.GetExtra()
+	if extra == nil || extra.Header == nil {
+		return cluster.Hop{}
+	}
+	return cluster.Hop{From: extra.Header.Get(relayHeaderFrom), Principal: extra.Header.Get(relayHeaderPrincipal)}
+}
 
 // relayOwner is whom a relayed subscription belongs to: the replica the
 // relay session serves.
-func relayOwner(ctx context.Context) string {
-	from, _ := ctx.Value(relayFromKey{}).(string)
-	return "replica " + from
-}
+func relayOwner(req mcp.Request) string { return "replica " + hopOf(req).From }
 
 // upstream returns the holder's connection, session and catalog of the
 // server.
@@ -463,7 +521,7 @@ func (rl *relay) methods(next mcp.MethodHandler) mcp.MethodHandler {
 				ir.ServerInfo, ir.Instructions = up.ServerInfo, up.Instructions
 				ir.Meta = mcp.Meta{metaRelayEra: c.era(), metaRelayReplica: rl.h.opts.Replica}
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-					if from, ok := ctx.Value(relayFromKey{}).(string); ok {
+					if from := hopOf(req).From; from != "" {
 						rl.adopt(ss, from)
 					}
 				}
@@ -481,7 +539,7 @@ func (rl *relay) methods(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			return nil, relayError(err)
 		}
-		switch r := req.(type) {
+		switch req.(type) {
 		case *mcp.ListToolsRequest:
 			return &mcp.ListToolsResult{Tools: orEmpty(cat.tools)}, nil
 		case *mcp.ListPromptsRequest:
@@ -490,19 +548,80 @@ func (rl *relay) methods(next mcp.MethodHandler) mcp.MethodHandler {
 			return &mcp.ListResourcesResult{Resources: orEmpty(cat.resources)}, nil
 		case *mcp.ListResourceTemplatesRequest:
 			return &mcp.ListResourceTemplatesResult{ResourceTemplates: orEmpty(cat.templates)}, nil
-		case *mcp.CallToolRequest:
-			return rl.call(ctx, c, cs, r)
-		case *mcp.ReadResourceRequest:
-			res, err := cs.ReadResource(ctx, r.Params)
-			return res, relayError(err)
-		case *mcp.GetPromptRequest:
-			res, err := cs.GetPrompt(ctx, r.Params)
-			return res, relayError(err)
-		case *mcp.CompleteRequest:
-			res, err := cs.Complete(ctx, r.Params)
-			return res, relayError(err)
+		case *mcp.CallToolRequest, *mcp.ReadResourceRequest, *mcp.GetPromptRequest, *mcp.CompleteRequest:
+			// What reaches the server is done for a principal, whom the
+			// calling replica's pipeline checked; the holder records it.
+			hop := hopOf(req)
+			if hop.Principal == "" {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("the singleton relay passes %s only for a principal, named in the calling replica's signed hop", method)}
+			}
+			start := time.Now()
+			res, err := rl.pass(ctx, c, cs, req, hop.Principal)
+			rl.audit(ctx, hop, method, req, start, err)
+			if err != nil {
+				return nil, err
+			}
+			return res, nil
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("the singleton relay does not pass %s", method)}
+	}
+}
+
+// pass passes a call, read, prompt or completion, made for principal, to
+// the holder's session.
+func (rl *relay) pass(ctx context.Context, c *serverConn, cs *mcp.ClientSession, req mcp.Request, principal string) (mcp.Result, error) {
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		return rl.call(ctx, c, cs, r, principal)
+	case *mcp.ReadResourceRequest:
+		res, err := cs.ReadResource(ctx, r.Params)
+		return res, relayError(err)
+	case *mcp.GetPromptRequest:
+		res, err := cs.GetPrompt(ctx, r.Params)
+		return res, relayError(err)
+	case *mcp.CompleteRequest:
+		res, err := cs.Complete(ctx, r.Params)
+		return res, relayError(err)
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "the singleton relay does not pass this request"}
+}
+
+// PhaseRelay is the phase of the audit records a singleton server's holder
+// adds for what it passed to the server for another replica.
+const PhaseRelay = "relay"
+
+// audit records on the holder what a relayed request did: for whom, from
+// which replica, the tool, resource or prompt, whether it failed. The
+// policy decisions that let it through are the calling replica's records.
+// A failure to store it is logged.
+func (rl *relay) audit(ctx context.Context, hop cluster.Hop, method string, req mcp.Request, start time.Time, err error) {
+	st := rl.h.store
+	if st == nil {
+		return
+	}
+	a := store.Audit{At: start.UTC(), Principal: hop.Principal, Origin: "relay", Server: rl.name, Phase: PhaseRelay,
+		Effect: "allow", Reason: method + " relayed from replica " + hop.From, Error: err != nil,
+		DurationUs: float64(time.Since(start).Microseconds())}
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		a.Tool = r.Params.Name
+		a.CallID, _ = r.Params.Meta[metaRelayCall].(string)
+		if a.CallID != "" {
+			a.CallID = hop.From + "/" + a.CallID
+		}
+	case *mcp.ReadResourceRequest:
+		a.Tool = r.Params.URI
+	case *mcp.GetPromptRequest:
+		a.Tool = r.Params.Name
+	case *mcp.CompleteRequest:
+		if r.Params.Ref != nil {
+			a.Tool = r.Params.Ref.Name + r.Params.Ref.URI
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if serr := st.AppendAudit(sctx, a); serr != nil {
+		rl.h.opts.Logger.Warn("recording a relayed request in the audit log", "server", rl.name, "principal", hop.Principal, "err", serr)
 	}
 }
 
@@ -529,14 +648,13 @@ func relayError(err error) error {
 // call passes a relayed tools/call to the holder's session: progress goes
 // back on the relay with the caller's token, and what the server asks is
 // put to the calling replica for its call (passBack), in both eras.
-func (rl *relay) call(ctx context.Context, c *serverConn, cs *mcp.ClientSession, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (rl *relay) call(ctx context.Context, c *serverConn, cs *mcp.ClientSession, r *mcp.CallToolRequest, principal string) (*mcp.CallToolResult, error) {
 	p := r.Params
 	ss := r.Session
 	args, err := objectArguments(p.Arguments)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	principal, _ := p.Meta[metaRelayPrincipal].(string)
 	ref, _ := p.Meta[metaRelayCall].(string)
 	var onProgress func(Progress)
 	if tok := p.GetProgressToken(); tok != nil {
@@ -583,6 +701,9 @@ func (rl *relay) call(ctx context.Context, c *serverConn, cs *mcp.ClientSession,
 
 // adopt records that ss serves replica from, and closes that replica's
 // older sessions of this server (a replica that reconnected left them).
+// Its initialize came with a proof of its own from that replica
+// (cluster.HopOnly refuses a replayed one), so a captured initialize
+// cannot close the replica's live session.
 func (rl *relay) adopt(ss *mcp.ServerSession, from string) {
 	rl.mu.Lock()
 	var old []*mcp.ServerSession

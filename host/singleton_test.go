@@ -59,10 +59,10 @@ func startNodeReplica(t testing.TB, dsn, id string, dir cluster.Directory, cfg *
 	var h *host.Host
 	var ready sync.WaitGroup
 	ready.Add(1)
-	relay := node.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	relay := node.HopOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ready.Wait()
 		h.RelayHandler().ServeHTTP(w, r)
-	}), func(*http.Request) bool { return false })
+	}))
 	srv := &http.Server{Handler: relay}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
@@ -218,13 +218,13 @@ func TestSingletonRelayRefuses(t *testing.T) {
 	}
 
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	post := func(base, path string, sign func(http.Header)) int {
+	post := func(base, path string, sign func(*http.Request)) int {
 		t.Helper()
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+path, strings.NewReader(initialize))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if sign != nil {
-			sign(req.Header)
+			sign(req)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -233,23 +233,31 @@ func TestSingletonRelayRefuses(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	forged := func(h http.Header) {
-		h.Set(cluster.HeaderHop, "b")
-		h.Set(cluster.HeaderHopAuth, strings.Repeat("0", 64))
+	forged := func(r *http.Request) {
+		r.Header.Set(cluster.HeaderHop, "b")
+		r.Header.Set(cluster.HeaderHopAuth, strings.Repeat("0", 64))
+	}
+	signed := func(n *cluster.Node, to string) func(*http.Request) {
+		return func(r *http.Request) {
+			if err := n.SignHop(r, to, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	for _, tc := range []struct {
 		name string
 		base string
 		path string
-		sign func(http.Header)
+		sign func(*http.Request)
 		want int
 	}{
 		{"a client, no hop headers", a.base, host.RelayPath + "ask", nil, http.StatusForbidden},
 		{"a forged hop", a.base, host.RelayPath + "ask", forged, http.StatusForbidden},
-		{"a server that is no singleton", a.base, host.RelayPath + "plain", b.node.SignHop, http.StatusNotFound},
-		{"an unknown server", a.base, host.RelayPath + "nope", b.node.SignHop, http.StatusNotFound},
-		{"the replica that does not run it", b.base, host.RelayPath + "ask", a.node.SignHop, http.StatusServiceUnavailable},
-		{"the replica that runs it", a.base, host.RelayPath + "ask", b.node.SignHop, http.StatusOK},
+		{"a hop for another replica", a.base, host.RelayPath + "ask", signed(b.node, "b"), http.StatusNotFound},
+		{"a server that is no singleton", a.base, host.RelayPath + "plain", signed(b.node, "a"), http.StatusNotFound},
+		{"an unknown server", a.base, host.RelayPath + "nope", signed(b.node, "a"), http.StatusNotFound},
+		{"the replica that does not run it", b.base, host.RelayPath + "ask", signed(a.node, "b"), http.StatusServiceUnavailable},
+		{"the replica that runs it", a.base, host.RelayPath + "ask", signed(b.node, "a"), http.StatusOK},
 	} {
 		if got := post(tc.base, tc.path, tc.sign); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)

@@ -75,6 +75,10 @@ func (d storeDirectory) DeleteReplica(ctx context.Context, id string) error {
 	return d.st.DeleteReplica(ctx, id)
 }
 
+func (d storeDirectory) SweepReplicas(ctx context.Context, seenBefore time.Time) (int64, error) {
+	return d.st.SweepReplicas(ctx, seenBefore)
+}
+
 // newReplica builds this daemon's cluster node for the bound listener ln.
 // sealKey is the key the gateway seals requestState with when it must be
 // the same on every replica (nil: the host's own, derived from its
@@ -106,15 +110,16 @@ func newReplica(rf replicaFlags, id string, ln net.Listener, dir cluster.Directo
 
 // mountRelay serves host.RelayPath, where the other replicas reach the
 // singleton servers this one runs, ahead of rest: behind the node's
-// front, which verifies their hop headers (the relay refuses a request
-// without them), and outside the JSON API's Host and Origin checks, since
+// hop-only front, which lets through only requests with a verified proof
+// of their own (a client's, a replayed or a stale one is 403) and never
+// forwards, and outside the JSON API's Host and Origin checks, since
 // replicas call each other by their advertised addresses. A single node
 // has no relay.
 func mountRelay(node *cluster.Node, h *host.Host, rest http.Handler) http.Handler {
 	if !node.Clustered() {
 		return rest
 	}
-	relay := node.Handler(h.RelayHandler(), func(*http.Request) bool { return false })
+	relay := node.HopOnly(h.RelayHandler())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, host.RelayPath) {
 			relay.ServeHTTP(w, r)

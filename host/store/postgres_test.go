@@ -474,6 +474,48 @@ func TestReplicas(t *testing.T) {
 	})
 }
 
+// TestSweepReplicas: the rows of replicas last seen before a time are
+// deleted (a crashed replica never deletes its own), the others kept; a
+// swept replica registers again with its next heartbeat.
+func TestSweepReplicas(t *testing.T) {
+	onBackends(t, func(t *testing.T, bk backend) {
+		s, _ := bk.open(t)
+		ctx := t.Context()
+		for _, id := range []string{"crashed", "late", "live"} {
+			if err := s.PutReplica(ctx, Replica{ID: id, Addr: "http://" + id + ":7777"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rs, err := s.Replicas(ctx)
+		if err != nil || len(rs) != 3 {
+			t.Fatalf("replicas %+v, %v", rs, err)
+		}
+		seen := map[string]time.Time{}
+		for _, r := range rs {
+			seen[r.ID] = r.Seen
+		}
+		if n, err := s.SweepReplicas(ctx, seen["late"]); err != nil || n != 1 {
+			t.Fatalf("sweep before late's heartbeat: %d, %v; want 1", n, err)
+		}
+		if n, err := s.SweepReplicas(ctx, seen["late"]); err != nil || n != 0 {
+			t.Fatalf("the same sweep again: %d, %v; want 0", n, err)
+		}
+		got, _ := s.Replicas(ctx)
+		if len(got) != 2 || got[0].ID != "late" || got[1].ID != "live" {
+			t.Errorf("after the sweep: %+v, want late and live", got)
+		}
+		if err := s.PutReplica(ctx, Replica{ID: "crashed", Addr: "http://crashed:7777"}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.SweepReplicas(ctx, seen["live"].Add(time.Nanosecond)); err != nil || n != 2 {
+			t.Errorf("sweep after live's heartbeat: %d, %v; want late and live", n, err)
+		}
+		if got, _ := s.Replicas(ctx); len(got) != 1 || got[0].ID != "crashed" {
+			t.Errorf("after a heartbeat and a second sweep: %+v, want the one that beat again", got)
+		}
+	})
+}
+
 // TestCredentials: sealed OAuth credentials round-trip byte for byte, and
 // a save must carry the next generation (compare-and-swap), also for the
 // first save of two racing ones.

@@ -65,6 +65,22 @@ func (s *Store) DeleteReplica(ctx context.Context, id string) error {
 	return nil
 }
 
+// SweepReplicas deletes the registrations of replicas whose last
+// heartbeat (Seen) is before seenBefore, and returns how many it deleted:
+// a replica that crashed never deletes its own. A live replica whose row
+// was swept registers again at its next heartbeat.
+func (s *Store) SweepReplicas(ctx context.Context, seenBefore time.Time) (int64, error) {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM replicas WHERE seen_at < ?`, seenBefore.UTC().UnixNano())
+	if err != nil {
+		return 0, fmt.Errorf("store: sweep replicas: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("store: sweep replicas: %w", err)
+	}
+	return n, nil
+}
+
 // Shared says that the database can be shared by several mcphost
 // processes, the replicas of a cluster: it is PostgreSQL. A SQLite file
 // belongs to one daemon.

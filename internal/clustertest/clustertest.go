@@ -79,6 +79,23 @@ func (d *Directory) DeleteReplica(_ context.Context, id string) error {
 	return nil
 }
 
+// SweepReplicas deletes the rows seen before seenBefore.
+func (d *Directory) SweepReplicas(_ context.Context, seenBefore time.Time) (int64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fail != nil {
+		return 0, d.fail
+	}
+	var n int64
+	for id, r := range d.rows {
+		if r.Seen.Before(seenBefore) {
+			delete(d.rows, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Get returns one row.
 func (d *Directory) Get(id string) (cluster.Replica, bool) {
 	d.mu.Lock()
