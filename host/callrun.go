@@ -36,13 +36,26 @@ type callRun struct {
 	res        *mcp.CallToolResult
 	needsInput bool // the server asks for input: no result yet
 
-	undo []func() // run in reverse when the call ends
+	// What the stages set up, undone in reverse when the call ends
+	// (cleanup); fields, not a list of closures: a call allocates none.
+	release, admitted, appDone, cancel, clientRelease func()
+	running                                           string // the key in the running calls, once added
 }
 
 // cleanup undoes what the stages set up, last first.
 func (r *callRun) cleanup() {
-	for i := len(r.undo) - 1; i >= 0; i-- {
-		r.undo[i]()
+	for _, f := range [...]func(){r.clientRelease} {
+		if f != nil {
+			f()
+		}
+	}
+	if r.running != "" {
+		r.h.calls.remove(r.running)
+	}
+	for _, f := range [...]func(){r.cancel, r.appDone, r.admitted, r.release} {
+		if f != nil {
+			f()
+		}
 	}
 }
 
@@ -60,12 +73,12 @@ func (r *callRun) admit(ctx context.Context) error {
 		}
 	}
 	r.g = h.acquire()
-	r.undo = append(r.undo, r.g.release)
+	r.release = r.g.release
 	done, err := h.limiter.admit(r.req.Principal.Name, r.g.rateLimitOf(r.req.Principal.Name))
 	if err != nil {
 		return err
 	}
-	r.undo = append(r.undo, done)
+	r.admitted = done
 	return nil
 }
 
@@ -97,7 +110,7 @@ func (r *callRun) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.undo = append(r.undo, appDone)
+	r.appDone = appDone
 	r.origin = origin
 	r.callID = req.CallID
 	if r.callID == "" {
@@ -107,12 +120,12 @@ func (r *callRun) start(ctx context.Context) error {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	r.ctx = cctx
-	r.undo = append(r.undo, cancel)
+	r.cancel = cancel
 	key := runningKey(req.Principal.Name, r.callID)
 	if err := r.h.calls.add(key, &runningCall{principal: req.Principal.Name, sessionID: req.SessionID, cancel: cancel}); err != nil {
 		return err
 	}
-	r.undo = append(r.undo, func() { r.h.calls.remove(key) })
+	r.running = key
 
 	st := r.t.conn.snapshot()
 	r.entry = &store.Entry{
@@ -218,7 +231,7 @@ func (r *callRun) upstream() {
 			err = perr
 		case pcs != nil:
 			callCS = pcs
-			r.undo = append(r.undo, release)
+			r.clientRelease = release
 		}
 	}
 	var res *mcp.CallToolResult
