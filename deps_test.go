@@ -40,6 +40,7 @@ var hostLayers = map[string][]string{
 	"events":    {"identity"},
 	"questions": {},
 	"transport": {},
+	"upstream":  {"identity", "transport"},
 }
 
 // hostLayerShared are the shared host packages each layer may import.
@@ -48,6 +49,7 @@ var hostLayerShared = map[string][]string{
 	"events":    {},
 	"questions": {},
 	"transport": {"host/config"},
+	"upstream":  {"host/config"},
 }
 
 // internalUsesHost names the packages under host/ that an internal package

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,12 +53,7 @@ type GatewayTool struct {
 
 // NameCollision is a tool the aggregate endpoint does not serve because
 // its gateway name is also another tool's.
-type NameCollision struct {
-	Name       string `json:"name"`       // the gateway name both would have
-	Tool       string `json:"tool"`       // this server's tool
-	WithServer string `json:"withServer"` // the other tool's server
-	WithTool   string `json:"withTool"`
-}
+type NameCollision = upstream.NameCollision
 
 // GatewayEndpoint selects what one gateway endpoint serves: the servers
 // (nil: every server the gateway fronts) and whether tool names are
