@@ -96,7 +96,11 @@
 //     already decoded (the fast path), or else RawArgs to the raw JSON. Raw
 //     arguments are decoded only if an evaluated rule reads args, once per
 //     Input, and then only the members it reads. [Set.Uses] says whether any
-//     rule of a phase reads a variable.
+//     rule of a phase reads a variable. A key given twice reads as its last
+//     value (as in encoding/json) and keys are matched exactly: refuse
+//     arguments with duplicate keys, or keys that differ only in case,
+//     before deciding on arguments a server will read with another parser
+//     (the host does, with internal/jsonkeys).
 //   - List: call Decide(ctx, PhaseList, in) per tool; hide the denied ones.
 //   - Call: call Decide(ctx, PhaseCall, in) once. It applies the list rules
 //     first, because a client can name a hidden tool: a list deny comes back
