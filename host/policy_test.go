@@ -19,11 +19,13 @@ import (
 
 // policyServer is an MCP server with tools that policies tell apart: read
 // (read-only), write (destructive, takes a path), secret (returns a private
-// key), show (links an App whose CSP reaches https://evil.example), save
-// (binds its arguments to a Go struct with encoding/json, which matches
-// keys regardless of case, and says which path it would write) and both
-// (whose schema names path and Path apart; it answers with the arguments
-// it got). Its prompts: greet (takes name) and pair (takes id and ID).
+// key), secret_resource and secret_structured (the same key in an embedded
+// resource, in structured content), show (links an App whose CSP reaches
+// https://evil.example), save (binds its arguments to a Go struct with
+// encoding/json, which matches keys regardless of case, and says which
+// path it would write) and both (whose schema names path and Path apart;
+// it answers with the arguments it got). Its prompts: greet (takes name)
+// and pair (takes id and ID).
 func policyServer(t *testing.T) string {
 	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}}
 	opts.Capabilities.AddExtension(apps.Extension, map[string]any{"mimeTypes": []any{apps.MIMEType}})
@@ -40,6 +42,16 @@ func policyServer(t *testing.T) string {
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}}, text("written"))
 	s.AddTool(&mcp.Tool{Name: "secret", InputSchema: json.RawMessage(`{"type":"object"}`),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, text(privateKey))
+	s.AddTool(&mcp.Tool{Name: "secret_resource", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the key file:"},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///id_rsa", MIMEType: "application/x-pem-file", Text: privateKey}}}}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "secret_structured", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}},
+			StructuredContent: map[string]any{"id": "k1", "key": privateKey}}, nil
+	})
 	no := false
 	s.AddTool(&mcp.Tool{Name: "save", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"kind":{"type":"string"}}}`),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -106,7 +118,7 @@ policy "approve-writes" {
 policy "no-keys" {
   phase   = "result"
   effect  = "deny"
-  when    = "result.text.contains('PRIVATE KEY')"
+  when    = "result.text.contains('PRIVATE KEY') || result.structuredText.contains('PRIVATE KEY')"
   message = "withheld: a private key"
 }
 
@@ -184,10 +196,10 @@ func TestPolicyPhases(t *testing.T) {
 			}
 			return strings.Join(out, ",")
 		}
-		if got := names(bob); got != "both,read,save,secret,show" {
+		if got := names(bob); got != "both,read,save,secret,secret_resource,secret_structured,show" {
 			t.Errorf("bob sees %s", got)
 		}
-		if got := names(alice); got != "both,read,save,secret,show,write" {
+		if got := names(alice); got != "both,read,save,secret,secret_resource,secret_structured,show,write" {
 			t.Errorf("alice sees %s", got)
 		}
 		_, err := sessionCall(t, h, bob, "write", `{"path":"/srv/x"}`)
@@ -352,8 +364,8 @@ policy "results" {
 }
 `, host.Options{})
 	tools, _ := h.ToolsFor(t.Context(), bob, host.OriginAPI, "")
-	if len(tools) != 3 {
-		t.Errorf("bob sees %d tools, want the 3 read-only ones", len(tools))
+	if len(tools) != 5 {
+		t.Errorf("bob sees %d tools, want the 5 read-only ones", len(tools))
 	}
 	// No app rule: the default denies the App, the text stays.
 	e, err := sessionCall(t, h, bob, "show", `{}`)
@@ -549,4 +561,24 @@ policy "writes-stay-in-srv-data" {
 			t.Errorf("pair, which takes id and ID: %v", err)
 		}
 	})
+}
+
+// TestPolicyResultContent: a result rule sees a private key wherever the
+// result carries it as text (research/redteam.md F5): in a text item, in
+// an embedded resource (result.text) and in the structured content
+// (result.structuredText). The result is withheld and not recorded.
+func TestPolicyResultContent(t *testing.T) {
+	h, _ := policyHost(t, policySet, host.Options{})
+	for _, tool := range []string{"secret", "secret_resource", "secret_structured"} {
+		t.Run(tool, func(t *testing.T) {
+			e, err := sessionCall(t, h, bob, tool, `{}`)
+			var pe *host.PolicyError
+			if !errors.As(err, &pe) || pe.Rule != "no-keys" || pe.Phase != "result" {
+				t.Fatalf("err = %v, want the no-keys rule's refusal", err)
+			}
+			if e.Status != host.StatusDenied || strings.Contains(string(e.Result), "PRIVATE") {
+				t.Errorf("entry status %s result %s", e.Status, e.Result)
+			}
+		})
+	}
 }

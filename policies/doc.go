@@ -35,8 +35,10 @@
 //	tool       name string, title string, annotations: readOnlyHint,
 //	           destructiveHint, idempotentHint, openWorldHint (bool)
 //	args       the arguments object, dyn (decoded JSON: numbers are double)
-//	result     isError bool, text string (all text content joined with "\n"),
-//	           structured dyn (structuredContent, or null)
+//	result     isError bool, text string (the text content and the text of
+//	           embedded resources, joined with "\n"), structured dyn
+//	           (structuredContent, or null), structuredText string (the
+//	           same as JSON, "" without it)
 //	app        resourceUri string, csp: connectDomains, resourceDomains,
 //	           frameDomains, baseUriDomains (list(string)),
 //	           permissions list(string), htmlSize int
