@@ -83,7 +83,8 @@ func (r *callRun) admit(ctx context.Context) error {
 }
 
 // resolve finds the caller's session of the server, the tool, and checks
-// the arguments against its input schema.
+// the arguments: an object whose keys every parser reads alike, matching
+// the tool's input schema.
 func (r *callRun) resolve(ctx context.Context) error {
 	t, err := r.g.target(ctx, r.req.Principal.Name, r.req.Server)
 	if err != nil {
@@ -96,6 +97,9 @@ func (r *callRun) resolve(ctx context.Context) error {
 	}
 	r.tool = tool
 	if r.args, err = objectArguments(r.req.Arguments); err != nil {
+		return err
+	}
+	if err := checkArgumentKeys(r.args, tool); err != nil {
 		return err
 	}
 	r.decoded, err = t.cat.validate(tool, r.args)

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/jsonkeys"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -103,6 +106,9 @@ func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error)
 	defer done()
 	t, err := g.visibleTarget(ctx, c, op.server)
 	if err != nil {
+		return err
+	}
+	if err := op.checkArgumentKeys(t.cat); err != nil {
 		return err
 	}
 	pol := newOpPolicy(g, c, t, op)
@@ -263,6 +269,45 @@ func (cat *catalog) resourceInput(uri string) *policies.Resource {
 		}
 	}
 	return out
+}
+
+// checkArgumentKeys refuses a prompt's arguments with two names equal
+// under case folding, unless the prompt lists each of them: the policies
+// read args by exact name, and a server that binds them regardless of case
+// would act on a value no rule saw (checkArgumentKeys in call.go says more).
+// A name given twice never gets here: go-sdk (the gateway) and
+// encoding/json (the API) decode the arguments into a map, keeping the
+// last, and that map is both what the policies see and what the server
+// gets. A completion's arguments are not checked: a completion acts on
+// nothing.
+func (op *operation) checkArgumentKeys(cat *catalog) error {
+	if op.op != policies.OpGetPrompt || len(op.args) < 2 {
+		return nil
+	}
+	var clashes []jsonkeys.Clash
+	for _, keys := range jsonkeys.Clashes(slices.Sorted(maps.Keys(op.args))) {
+		if !cat.promptLists(op.prompt, keys) {
+			clashes = append(clashes, jsonkeys.Clash{Keys: keys})
+		}
+	}
+	if len(clashes) > 0 {
+		return &ArgumentsError{Reason: clashReason(clashes)}
+	}
+	return nil
+}
+
+// promptLists reports whether the prompt name lists every one of args
+// among its arguments.
+func (cat *catalog) promptLists(name string, args []string) bool {
+	for _, p := range cat.prompts {
+		if p == nil || p.Name != name {
+			continue
+		}
+		return !slices.ContainsFunc(args, func(a string) bool {
+			return !slices.ContainsFunc(p.Arguments, func(pa *mcp.PromptArgument) bool { return pa != nil && pa.Name == a })
+		})
+	}
+	return false
 }
 
 // promptInput is what the policies see of the prompt name.

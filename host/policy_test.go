@@ -19,7 +19,13 @@ import (
 
 // policyServer is an MCP server with tools that policies tell apart: read
 // (read-only), write (destructive, takes a path), secret (returns a private
-// key) and show (links an App whose CSP reaches https://evil.example).
+// key), secret_resource and secret_structured (the same key in an embedded
+// resource, in structured content), show (links an App whose CSP reaches
+// https://evil.example), save (binds its arguments to a Go struct with
+// encoding/json, which matches keys regardless of case, and says which
+// path it would write) and both (whose schema names path and Path apart;
+// it answers with the arguments it got). Its prompts: greet (takes name)
+// and pair (takes id and ID).
 func policyServer(t *testing.T) string {
 	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}}
 	opts.Capabilities.AddExtension(apps.Extension, map[string]any{"mimeTypes": []any{apps.MIMEType}})
@@ -35,7 +41,38 @@ func policyServer(t *testing.T) string {
 	s.AddTool(&mcp.Tool{Name: "write", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}}, text("written"))
 	s.AddTool(&mcp.Tool{Name: "secret", InputSchema: json.RawMessage(`{"type":"object"}`),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, text("-----BEGIN RSA PRIVATE KEY-----\nMIIE...\n-----END RSA PRIVATE KEY-----"))
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, text(privateKey))
+	s.AddTool(&mcp.Tool{Name: "secret_resource", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the key file:"},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///id_rsa", MIMEType: "application/x-pem-file", Text: privateKey}}}}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "secret_structured", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}},
+			StructuredContent: map[string]any{"id": "k1", "key": privateKey}}, nil
+	})
+	no := false
+	s.AddTool(&mcp.Tool{Name: "save", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"kind":{"type":"string"}}}`),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct {
+			Path string `json:"path"`
+			Kind string `json:"kind"`
+		}
+		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "would write " + in.Path + " as " + in.Kind}}}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "both", InputSchema: json.RawMessage(`{"type":"object","properties":{"opts":{"type":"object","properties":{"path":{},"Path":{}}}}}`),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+	})
+	prompt := func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
+	}
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name"}}}, prompt)
+	s.AddPrompt(&mcp.Prompt{Name: "pair", Arguments: []*mcp.PromptArgument{{Name: "id"}, {Name: "ID"}}}, prompt)
 	s.AddTool(&mcp.Tool{Name: "show", InputSchema: json.RawMessage(`{"type":"object"}`),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 		Meta:        mcp.Meta{"ui": map[string]any{"resourceUri": "ui://app"}}}, text("the text"))
@@ -49,6 +86,8 @@ func policyServer(t *testing.T) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+const privateKey = "-----BEGIN RSA PRIVATE KEY-----\nMIIE...\n-----END RSA PRIVATE KEY-----"
 
 const policySet = `
 policies {
@@ -79,7 +118,7 @@ policy "approve-writes" {
 policy "no-keys" {
   phase   = "result"
   effect  = "deny"
-  when    = "result.text.contains('PRIVATE KEY')"
+  when    = "result.text.contains('PRIVATE KEY') || result.structuredText.contains('PRIVATE KEY')"
   message = "withheld: a private key"
 }
 
@@ -157,10 +196,10 @@ func TestPolicyPhases(t *testing.T) {
 			}
 			return strings.Join(out, ",")
 		}
-		if got := names(bob); got != "read,secret,show" {
+		if got := names(bob); got != "both,read,save,secret,secret_resource,secret_structured,show" {
 			t.Errorf("bob sees %s", got)
 		}
-		if got := names(alice); got != "read,secret,show,write" {
+		if got := names(alice); got != "both,read,save,secret,secret_resource,secret_structured,show,write" {
 			t.Errorf("alice sees %s", got)
 		}
 		_, err := sessionCall(t, h, bob, "write", `{"path":"/srv/x"}`)
@@ -325,8 +364,8 @@ policy "results" {
 }
 `, host.Options{})
 	tools, _ := h.ToolsFor(t.Context(), bob, host.OriginAPI, "")
-	if len(tools) != 3 {
-		t.Errorf("bob sees %d tools, want the 3 read-only ones", len(tools))
+	if len(tools) != 5 {
+		t.Errorf("bob sees %d tools, want the 5 read-only ones", len(tools))
 	}
 	// No app rule: the default denies the App, the text stays.
 	e, err := sessionCall(t, h, bob, "show", `{}`)
@@ -442,5 +481,104 @@ func TestPolicyAskLimits(t *testing.T) {
 		if e.Status == host.StatusOK {
 			t.Errorf("a cancelled call ran: %+v", e)
 		}
+	}
+}
+
+// TestPolicyArgumentKeys: the server gets the arguments the policies
+// decided on (research/redteam.md F4). The save tool binds its arguments
+// with encoding/json, which matches keys regardless of case and keeps the
+// last, while a rule reads args.path by exact key: arguments in which an
+// object, at any depth, has a key twice or keys that differ only in case
+// are refused before any rule runs, with an ArgumentsError naming them,
+// unless the tool's schema names the keys apart.
+func TestPolicyArgumentKeys(t *testing.T) {
+	h, _ := policyHost(t, `
+policy "writes-stay-in-srv-data" {
+  phase   = "call"
+  effect  = "deny"
+  when    = "tool.name == 'save' && (!has(args.path) || !args.path.startsWith('/srv/data/') || args.path.contains('..'))"
+  message = "Files may only be written under /srv/data."
+}
+`, host.Options{})
+	tests := []struct {
+		name, tool, args string
+		want             string // the server's answer; else the refusal's rule, or what its reason says
+	}{
+		{"a path under /srv/data", "save", `{"path":"/srv/data/ok","kind":"text"}`, "would write /srv/data/ok as text"},
+		{"a path elsewhere", "save", `{"path":"/etc/cron.d/evil"}`, "rule writes-stay-in-srv-data"},
+		{"PATH next to path", "save", `{"path":"/srv/data/ok","PATH":"/etc/cron.d/evil"}`,
+			`invalid arguments: keys that a server may read as one key: "path" and "PATH" (they differ only in case). Send each key once, in one spelling`},
+		{"Path next to path", "save", `{"path":"/srv/data/ok.txt","Path":"/root/.ssh/authorized_keys"}`, `"path" and "Path" (they differ only in case)`},
+		{"PATH first", "save", `{"PATH":"/etc/cron.d/evil","path":"/srv/data/ok"}`, `"PATH" and "path"`},
+		{"a key twice", "save", `{"path":"/srv/data/ok","path":"/etc/x"}`, `"path" given 2 times`},
+		{"a key twice through an escape", "save", `{"path":"/etc/x","p\u0061th":"/srv/data/ok"}`, `"path" given 2 times`},
+		{"keys equal under Unicode folding", "save", `{"path":"/srv/data/ok","kind":"text","\u212aind":"link"}`, `"kind" and "\u212aind"`},
+		{"at any depth", "save", `{"path":"/srv/data/ok","opts":[{"mode":"a","MODE":"b"}]}`, `"mode" and "MODE" (they differ only in case) in the object at "/opts/0"`},
+		{"keys the schema names apart", "both", `{"opts":{"path":"a","Path":"b"}}`, `{"opts":{"path":"a","Path":"b"}}`},
+		{"but not given twice", "both", `{"opts":{"path":"a","path":"b"}}`, `"path" given 2 times in the object at "/opts"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := sessionCall(t, h, alice, tt.tool, tt.args)
+			var (
+				ae *host.ArgumentsError
+				pe *host.PolicyError
+			)
+			switch {
+			case errors.As(err, &ae):
+				if !strings.Contains(ae.Error(), tt.want) {
+					t.Errorf("refused with %q, want it to say %s", ae.Error(), tt.want)
+				}
+				if e != nil {
+					t.Errorf("a refused call was recorded: %+v", e)
+				}
+			case errors.As(err, &pe):
+				if got := "rule " + pe.Rule; got != tt.want {
+					t.Errorf("denied by %s, want %s", got, tt.want)
+				}
+			case err != nil:
+				t.Fatal(err)
+			default:
+				var res mcp.CallToolResult
+				if err := json.Unmarshal(e.Result, &res); err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != tt.want {
+					t.Errorf("the server answered %s, want %s", e.Result, tt.want)
+				}
+			}
+		})
+	}
+
+	t.Run("a prompt's argument names that differ only in case", func(t *testing.T) {
+		caller := host.Caller{Principal: alice, Origin: host.OriginAPI}
+		_, err := h.GetPrompt(t.Context(), caller, "files", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "a", "NAME": "b"}}, nil)
+		var ae *host.ArgumentsError
+		if !errors.As(err, &ae) || !strings.Contains(ae.Reason, `"NAME" and "name"`) {
+			t.Errorf("greet with name and NAME: %v, want an ArgumentsError naming both", err)
+		}
+		if _, err := h.GetPrompt(t.Context(), caller, "files", &mcp.GetPromptParams{Name: "pair", Arguments: map[string]string{"id": "a", "ID": "b"}}, nil); err != nil {
+			t.Errorf("pair, which takes id and ID: %v", err)
+		}
+	})
+}
+
+// TestPolicyResultContent: a result rule sees a private key wherever the
+// result carries it as text (research/redteam.md F5): in a text item, in
+// an embedded resource (result.text) and in the structured content
+// (result.structuredText). The result is withheld and not recorded.
+func TestPolicyResultContent(t *testing.T) {
+	h, _ := policyHost(t, policySet, host.Options{})
+	for _, tool := range []string{"secret", "secret_resource", "secret_structured"} {
+		t.Run(tool, func(t *testing.T) {
+			e, err := sessionCall(t, h, bob, tool, `{}`)
+			var pe *host.PolicyError
+			if !errors.As(err, &pe) || pe.Rule != "no-keys" || pe.Phase != "result" {
+				t.Fatalf("err = %v, want the no-keys rule's refusal", err)
+			}
+			if e.Status != host.StatusDenied || strings.Contains(string(e.Result), "PRIVATE") {
+				t.Errorf("entry status %s result %s", e.Status, e.Result)
+			}
+		})
 	}
 }

@@ -45,6 +45,7 @@ func TestDecide(t *testing.T) {
 		{Name: "app-origin", Phase: PhaseCall, Effect: EffectDeny, When: `origin == "app" && !tool.annotations.readOnlyHint`},
 		{Name: "legacy", Phase: PhaseCall, Effect: EffectDeny, When: `era == "legacy" && server == "crm"`},
 		{Name: "secrets", Phase: PhaseResult, Effect: EffectDeny, When: `result.text.contains("BEGIN PRIVATE KEY")`, Message: "result withheld"},
+		{Name: "structured-secrets", Phase: PhaseResult, Effect: EffectDeny, When: `result.structuredText.contains("BEGIN PRIVATE KEY")`},
 		{Name: "structured", Phase: PhaseResult, Effect: EffectDeny, When: `!result.isError && has(result.structured.count) && result.structured.count > 100`},
 		{Name: "result-args", Phase: PhaseResult, Effect: EffectDeny, When: `has(args.path) && args.path == "/tmp/x"`},
 		{Name: "csp", Phase: PhaseApp, Effect: EffectDeny, When: `app.csp.connectDomains.exists(d, !d.endsWith(".example.com"))`, Message: "App reaches outside"},
@@ -119,6 +120,22 @@ func TestDecide(t *testing.T) {
 			name: "result: text", set: set, phase: PhaseResult,
 			edit: func(in *Input) { in.Result = &Result{Text: "-----BEGIN PRIVATE KEY-----"} },
 			want: Decision{Phase: PhaseResult, Rule: "secrets", Effect: EffectDeny, Message: "result withheld", Reason: "rule secrets matched"},
+		},
+		{
+			name: "result: the text of an embedded resource", set: set, phase: PhaseResult,
+			edit: func(in *Input) {
+				in.Result = ResultFromMCP(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the key file:"},
+					&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///k.pem", Text: "-----BEGIN PRIVATE KEY-----\nMIIE"}}}})
+			},
+			want: Decision{Phase: PhaseResult, Rule: "secrets", Effect: EffectDeny, Message: "result withheld", Reason: "rule secrets matched"},
+		},
+		{
+			name: "result: structured content as text", set: set, phase: PhaseResult,
+			edit: func(in *Input) {
+				in.Result = ResultFromMCP(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}},
+					StructuredContent: map[string]any{"pem": "-----BEGIN PRIVATE KEY-----\nMIIE"}})
+			},
+			want: Decision{Phase: PhaseResult, Rule: "structured-secrets", Effect: EffectDeny, Message: "denied by policy structured-secrets", Reason: "rule structured-secrets matched"},
 		},
 		{
 			name: "result: structured", set: set, phase: PhaseResult,
@@ -600,13 +617,42 @@ func TestFromMCP(t *testing.T) {
 			}
 		})
 	}
-	res := ResultFromMCP(&mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.ImageContent{Data: []byte("x")}, &mcp.TextContent{Text: "b"}},
-		StructuredContent: map[string]any{"k": 1.0},
-	})
-	if diff := cmp.Diff(&Result{IsError: true, Text: "a\nb", Structured: map[string]any{"k": 1.0}}, res); diff != "" {
-		t.Errorf("ResultFromMCP (-want +got):\n%s", diff)
+	const key = "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"
+	results := []struct {
+		name string
+		res  *mcp.CallToolResult
+		want *Result
+	}{
+		{"text items joined, other content left out", &mcp.CallToolResult{
+			IsError:           true,
+			Content:           []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.ImageContent{Data: []byte("x")}, &mcp.TextContent{Text: "b"}},
+			StructuredContent: map[string]any{"k": 1.0},
+		}, &Result{IsError: true, Text: "a\nb", Structured: map[string]any{"k": 1.0}, StructuredText: `{"k":1}`}},
+		{"embedded text resources are text", &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.TextContent{Text: "here it is"},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///key.pem", MIMEType: "application/x-pem-file", Text: key}},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///k.bin", Blob: []byte(key)}},
+			&mcp.ResourceLink{URI: "file:///other.pem", Name: "other"},
+			&mcp.EmbeddedResource{},
+		}}, &Result{Text: "here it is\n" + key}},
+		{"structured content as JSON text, unescaped", &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: "done"}},
+			StructuredContent: map[string]any{"z": []any{"<a&b>"}, "key": key},
+		}, &Result{Text: "done", Structured: map[string]any{"z": []any{"<a&b>"}, "key": key},
+			StructuredText: `{"key":"-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----","z":["<a&b>"]}`}},
+	}
+	for _, tt := range results {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, ResultFromMCP(tt.res)); diff != "" {
+				t.Errorf("ResultFromMCP (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// A value that does not encode (a server in the same process could
+	// hand one over) is still searchable.
+	odd := ResultFromMCP(&mcp.CallToolResult{StructuredContent: map[string]any{"key": key, "c": make(chan int)}})
+	if !strings.Contains(odd.StructuredText, "PRIVATE KEY") {
+		t.Errorf("structured content that does not encode: StructuredText = %q", odd.StructuredText)
 	}
 	if ResultFromMCP(nil) != nil {
 		t.Error("ResultFromMCP(nil) != nil")

@@ -36,7 +36,9 @@ const MaxInputBytes = 4 << 20
 // and origin "user", "app" or "api" when given; args must be an object and
 // stays raw (decoded lazily by [Set.Decide], as for the host); op must be
 // one of the operations of [Ops] (which op a phase takes is checked when
-// the input is decided). Unknown or
+// the input is decided); result.text is the text as the host joins it
+// ([ResultFromMCP]), and result.structured also gives
+// result.structuredText, its JSON encoding. Unknown or
 // duplicate members, wrong types, trailing data and inputs over
 // [MaxInputBytes] are refused with an error naming the member.
 func DecodeInput(data []byte) (*Input, error) {
@@ -124,6 +126,7 @@ func DecodeInput(data []byte) (*Input, error) {
 					if err := json.Unmarshal(r, &res.Structured); err != nil {
 						return fmt.Errorf("policies: input: %s: %w", p, err)
 					}
+					res.StructuredText = structuredText(res.Structured)
 					return nil
 				},
 			})

@@ -32,7 +32,7 @@ func TestDecodeInput(t *testing.T) {
 				Principal: Principal{Name: "alice", Groups: []string{"eng", "ops"}},
 				Tool:      Tool{Name: "write_file", Title: "Write", Annotations: Annotations{IdempotentHint: true}},
 				RawArgs:   json.RawMessage(`{"path": "/srv/a"}`),
-				Result:    &Result{IsError: true, Text: "boom", Structured: map[string]any{"n": 1.0}},
+				Result:    &Result{IsError: true, Text: "boom", Structured: map[string]any{"n": 1.0}, StructuredText: `{"n":1}`},
 				App: &App{ResourceURI: "ui://files/view", Permissions: []string{"camera"}, HTMLSize: 5120,
 					CSP: CSP{ConnectDomains: []string{"a.example.com"}, ResourceDomains: []string{}, BaseURIDomains: []string{"b.example.com"}}},
 			},

@@ -35,8 +35,10 @@
 //	tool       name string, title string, annotations: readOnlyHint,
 //	           destructiveHint, idempotentHint, openWorldHint (bool)
 //	args       the arguments object, dyn (decoded JSON: numbers are double)
-//	result     isError bool, text string (all text content joined with "\n"),
-//	           structured dyn (structuredContent, or null)
+//	result     isError bool, text string (the text content and the text of
+//	           embedded resources, joined with "\n"), structured dyn
+//	           (structuredContent, or null), structuredText string (the
+//	           same as JSON, "" without it)
 //	app        resourceUri string, csp: connectDomains, resourceDomains,
 //	           frameDomains, baseUriDomains (list(string)),
 //	           permissions list(string), htmlSize int
@@ -96,7 +98,11 @@
 //     already decoded (the fast path), or else RawArgs to the raw JSON. Raw
 //     arguments are decoded only if an evaluated rule reads args, once per
 //     Input, and then only the members it reads. [Set.Uses] says whether any
-//     rule of a phase reads a variable.
+//     rule of a phase reads a variable. A key given twice reads as its last
+//     value (as in encoding/json) and keys are matched exactly: refuse
+//     arguments with duplicate keys, or keys that differ only in case,
+//     before deciding on arguments a server will read with another parser
+//     (the host does, with internal/jsonkeys).
 //   - List: call Decide(ctx, PhaseList, in) per tool; hide the denied ones.
 //   - Call: call Decide(ctx, PhaseCall, in) once. It applies the list rules
 //     first, because a client can name a hidden tool: a list deny comes back

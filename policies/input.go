@@ -2,8 +2,10 @@ package policies
 
 import (
 	"encoding/json"
-	"github.com/mcphost/mcphost/appdisplay"
+	"fmt"
 	"strings"
+
+	"github.com/mcphost/mcphost/appdisplay"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,12 +39,16 @@ type Tool struct {
 	Annotations Annotations `cel:"annotations"`
 }
 
-// Result is what the result phase sees of a CallToolResult. Text is all
-// text content joined; Structured is the decoded structuredContent or nil.
+// Result is what the result phase sees of a CallToolResult (see
+// [ResultFromMCP]). Text is every text the client gets as text: text
+// content and the text of embedded resources. Structured is the decoded
+// structuredContent or nil, and StructuredText the same encoded as JSON
+// ("" when there is none), so that a rule can search it as a string.
 type Result struct {
-	IsError    bool   `cel:"isError"`
-	Text       string `cel:"text"`
-	Structured any    `cel:"structured"`
+	IsError        bool   `cel:"isError"`
+	Text           string `cel:"text"`
+	Structured     any    `cel:"structured"`
+	StructuredText string `cel:"structuredText"`
 }
 
 // CSP is an App's declared content security sources (the type every stage
@@ -144,18 +150,46 @@ func ToolFromMCP(t *mcp.Tool) Tool {
 	return out
 }
 
-// ResultFromMCP converts a tool result: Text is every text content item
-// joined with "\n", Structured is structuredContent as given (decoded JSON
-// on the client side). A nil r gives nil.
+// ResultFromMCP converts a tool result. Text is, in content order, the
+// text of every text content item and of every embedded text resource
+// (type "resource" with text contents), joined with "\n": a secret a
+// server embeds as a resource reaches the client as text too
+// (research/redteam.md F5). Images, audio, blob resources and resource
+// links carry no text. Structured is structuredContent as given (decoded
+// JSON on the client side) and StructuredText its JSON encoding. A nil r
+// gives nil.
 func ResultFromMCP(r *mcp.CallToolResult) *Result {
 	if r == nil {
 		return nil
 	}
 	var texts []string
 	for _, c := range r.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			texts = append(texts, t.Text)
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			texts = append(texts, c.Text)
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil && c.Resource.Text != "" {
+				texts = append(texts, c.Resource.Text)
+			}
 		}
 	}
-	return &Result{IsError: r.IsError, Text: strings.Join(texts, "\n"), Structured: r.StructuredContent}
+	return &Result{IsError: r.IsError, Text: strings.Join(texts, "\n"),
+		Structured: r.StructuredContent, StructuredText: structuredText(r.StructuredContent)}
+}
+
+// structuredText encodes structured content as compact JSON, with '<', '>'
+// and '&' as they are and map keys sorted, as a rule searches it; nil
+// gives "". A value that does not encode (never one decoded from JSON)
+// gives its Go syntax, so that a rule still sees its strings.
+func structuredText(v any) string {
+	if v == nil {
+		return ""
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("%#v", v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

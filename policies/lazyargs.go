@@ -124,7 +124,9 @@ func newLazyArgs(raw []byte, adapter types.Adapter) (*lazyArgs, error) {
 }
 
 // lookup returns the member's decoded value; the last duplicate wins, as in
-// encoding/json.
+// encoding/json (the schema check's decode agrees). The host refuses tool
+// arguments with a duplicate key before any rule reads them, so that no
+// server can read the first.
 func (l *lazyArgs) lookup(key string) (ref.Val, bool) {
 	if l.whole != nil {
 		return l.whole.Find(types.String(key))

@@ -346,7 +346,7 @@ var wrongPhaseHint = map[string]map[string]string{
 // typedFields lists the fields of the typed variables, for a misspelling.
 const typedFields = "principal: name, groups; tool: name, title, annotations; " +
 	"tool.annotations: readOnlyHint, destructiveHint, idempotentHint, openWorldHint; " +
-	"result: isError, text, structured; app: resourceUri, csp, permissions, htmlSize; " +
+	"result: isError, text, structured, structuredText; app: resourceUri, csp, permissions, htmlSize; " +
 	"app.csp: connectDomains, resourceDomains, frameDomains, baseUriDomains"
 
 // issueErrors turns CEL's errors into CompileErrors with byte offsets. Only

@@ -83,11 +83,16 @@ policy "approve-destructive" {
   message = "This tool can delete or overwrite data. Run it?"
 }
 
-# Withhold results that carry something that looks like a private key.
+# Withhold results that carry something that looks like a private key:
+# result.text is the text content and the text of embedded resources,
+# result.structuredText the structured content as JSON.
 policy "no-private-keys" {
   phase   = "result"
   effect  = "deny"
-  when    = "result.text.contains('-----BEGIN') && result.text.contains('PRIVATE KEY-----')"
+  when    = <<-CEL
+    [result.text, result.structuredText].exists(t,
+      t.contains('-----BEGIN') && t.contains('PRIVATE KEY-----'))
+  CEL
   message = "The result looked like it contained a private key, so it was withheld."
 }
 

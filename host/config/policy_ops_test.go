@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/policies"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestShippedRulesKeepTheirMeaning loads the rules of
@@ -34,6 +35,7 @@ func TestShippedRulesKeepTheirMeaning(t *testing.T) {
 	reader := policies.Principal{Name: "bob", Groups: []string{"analysts"}}
 	destructive := policies.Tool{Name: "write_file", Annotations: policies.AnnotationsFromMCP(nil)}
 	readOnly := policies.Tool{Name: "read_file", Annotations: policies.Annotations{ReadOnlyHint: true}}
+	const pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"
 	toolCalls := []struct {
 		name        string
 		phase       string
@@ -53,6 +55,17 @@ func TestShippedRulesKeepTheirMeaning(t *testing.T) {
 		{"a read-only call", policies.PhaseCall, policies.Input{Server: "files", Principal: reader, Tool: readOnly}, "allow ", "allow "},
 		{"a private key in a result", policies.PhaseResult, policies.Input{Principal: reader, Tool: readOnly,
 			Result: &policies.Result{Text: "-----BEGIN RSA PRIVATE KEY-----"}}, "deny no-private-keys", "allow "},
+		// Deliberately wider since research/redteam.md F5: the rule reads
+		// embedded resources (in result.text) and structured content.
+		{"a private key in an embedded resource", policies.PhaseResult, policies.Input{Principal: reader, Tool: readOnly,
+			Result: policies.ResultFromMCP(&mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{
+				Resource: &mcp.ResourceContents{URI: "file:///id_rsa", Text: pem}}}})}, "deny no-private-keys", "allow "},
+		{"a private key in structured content", policies.PhaseResult, policies.Input{Principal: reader, Tool: readOnly,
+			Result: policies.ResultFromMCP(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}},
+				StructuredContent: map[string]any{"key": pem}})}, "deny no-private-keys", "allow "},
+		{"a result without one", policies.PhaseResult, policies.Input{Principal: reader, Tool: readOnly,
+			Result: policies.ResultFromMCP(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "-----BEGIN CERTIFICATE-----"}},
+				StructuredContent: map[string]any{"note": "PRIVATE KEY-----"}})}, "allow ", "allow "},
 	}
 	others := []policies.Input{
 		{Op: policies.OpReadRes, Resource: &policies.Resource{URI: "file:///etc/passwd"}},
