@@ -90,7 +90,7 @@ func (h *Host) WatchChanges() (<-chan struct{}, func()) { return h.watchers.Watc
 
 // WatchResourceUpdates calls fn with the server and URI of every
 // resources/updated notification a server sends (for the resources the
-// gateway's clients subscribed to, see GatewaySubscribe) until stop is
+// gateway's clients subscribed to, see SubscribeResource) until stop is
 // called, with the context of the server's session. fn runs on that
 // session and must not block.
 func (h *Host) WatchResourceUpdates(fn func(ctx context.Context, server, uri string)) (stop func()) {
