@@ -253,22 +253,24 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.front.ServeHTTP(w, r)
 }
 
-// serve serves a request that is this replica's.
+// serve serves a request that is this replica's. It authenticates before
+// it looks the endpoint up, and an endpoint whose one server the caller may
+// not see is one that does not exist, so neither an anonymous caller nor a
+// principal can tell a hidden server from a missing one
+// (research/redteam.md F16).
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 	if refuseDraining(g.h, w, r) {
-		return
-	}
-	path := strings.TrimSuffix(r.URL.Path, "/")
-	g.mu.Lock()
-	e := g.endpoints[path]
-	g.mu.Unlock()
-	if e == nil {
-		g.notFound(w, path)
 		return
 	}
 	caller, ok := g.authenticate(r)
 	if !ok {
 		unauthorized(w, r)
+		return
+	}
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	e := g.endpointFor(r.Context(), path, caller)
+	if e == nil {
+		g.notFound(w, path)
 		return
 	}
 	// go-sdk refuses a body over maxBodyBytes too, but only a reader made
@@ -281,6 +283,22 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 	s := g.newStream(w, cancel, "principal", caller.Name, "endpoint", e.path, "session_id", clip(r.Header.Get("Mcp-Session-Id"), 100))
 	defer s.finish()
 	e.handler.ServeHTTP(s, r.WithContext(ctx))
+}
+
+// endpointFor returns the endpoint at path as c may see it: nil when there
+// is none, or when it serves one server c may not see (by its `list`
+// rules, decided for c with no client: the request has not named one yet).
+func (g *Gateway) endpointFor(ctx context.Context, path string, c host.Caller) *endpoint {
+	g.mu.Lock()
+	e := g.endpoints[path]
+	g.mu.Unlock()
+	if e == nil || e.sel.Prefix {
+		return e
+	}
+	if !slices.Contains(e.visibleServers(ctx, c), e.sel.Servers[0]) {
+		return nil
+	}
+	return e
 }
 
 // WriteMetrics writes the gateway's metrics in the Prometheus text format,
@@ -367,13 +385,11 @@ type stdioCallerKey struct{}
 // goes away or ctx ends: the in-process form of the stdio bridge, for
 // when no daemon runs.
 func (g *Gateway) ServeStdio(ctx context.Context, path string, caller host.Caller, t mcp.Transport) error {
-	g.mu.Lock()
-	e := g.endpoints[strings.TrimSuffix(path, "/")]
-	g.mu.Unlock()
+	caller.Origin = host.OriginGateway
+	e := g.endpointFor(ctx, strings.TrimSuffix(path, "/"), caller)
 	if e == nil {
 		return fmt.Errorf("no MCP endpoint at %s", path)
 	}
-	caller.Origin = host.OriginGateway
 	return e.server.Run(context.WithValue(ctx, stdioCallerKey{}, caller), t)
 }
 
