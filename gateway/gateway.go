@@ -63,6 +63,10 @@ type Gateway struct {
 	front http.Handler // serve behind the cluster's front (cluster.go)
 
 	sessions clientSessions
+	// held is what callers hold open: requests in flight and legacy
+	// sessions, capped per principal and ended when a reload revokes
+	// their credential (held.go).
+	held held
 	// relays are the legacy client sessions whose end closes their
 	// per-client upstream sessions (relay.go).
 	relays sync.Map // relay key → struct{}
@@ -210,6 +214,9 @@ func (g *Gateway) sync() bool {
 		eps = append(eps, e)
 	}
 	g.mu.Unlock()
+	// Before mirroring: a revoked caller's streams end before they can
+	// hear of what the reload changed.
+	g.revoke()
 	for _, e := range gone {
 		e.close()
 	}
@@ -262,7 +269,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 	if refuseDraining(g.h, w, r) {
 		return
 	}
-	caller, ok := g.authenticate(r)
+	token, caller, ok := g.authenticate(r)
 	if !ok {
 		unauthorized(w, r)
 		return
@@ -273,16 +280,43 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 		g.notFound(w, path)
 		return
 	}
+	who := newHolder(token, caller)
+	var sl *slot
+	if opensSession(r) {
+		if sl = g.admitSession(w, who); sl == nil {
+			return
+		}
+		defer g.held.unclaimed(sl)
+	}
 	// go-sdk refuses a body over maxBodyBytes too, but only a reader made
 	// on the connection's own ResponseWriter can tell net/http to close
 	// the connection after the refusal rather than read the rest.
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 	ctx, cancel := context.WithCancel(context.WithValue(r.Context(), callerKey{}, caller))
 	defer cancel()
+	if sl != nil {
+		// go-sdk connects the session with this context: the middleware
+		// finds the slot there when initialize succeeds (held.go).
+		ctx = context.WithValue(ctx, slotKey{}, sl)
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
 	// go-sdk writes to the stream, never to the connection (stream.go).
-	s := g.newStream(w, cancel, "principal", caller.Name, "endpoint", e.path, "session_id", clip(r.Header.Get("Mcp-Session-Id"), 100))
+	s := g.newStream(w, cancel, "principal", caller.Name, "endpoint", e.path, "session_id", clip(sid, 100))
+	q := g.held.hold(who, s.stop, sl)
+	defer g.held.drop(q)
+	if !g.h.StillValid(caller) {
+		// A reload revoked the token since it was checked, and its sweep
+		// may have run before the request was held.
+		unauthorized(w, r)
+		return
+	}
 	defer s.finish()
 	e.handler.ServeHTTP(s, r.WithContext(ctx))
+	if r.Method == http.MethodDelete && sid != "" && !stateless(r) && s.statusCode() == http.StatusNoContent {
+		// go-sdk closed the session: its slot is free now, not when the
+		// session's watcher hears of it.
+		g.held.deleted(caller.Name, sid)
+	}
 }
 
 // endpointFor returns the endpoint at path as c may see it: nil when there
@@ -328,13 +362,15 @@ func (g *Gateway) notFound(w http.ResponseWriter, path string) {
 
 type callerKey struct{}
 
-// authenticate returns the caller of a request's bearer token.
-func (g *Gateway) authenticate(r *http.Request) (host.Caller, bool) {
+// authenticate returns a request's bearer token and the caller it
+// stands for.
+func (g *Gateway) authenticate(r *http.Request) (string, host.Caller, bool) {
 	fields := strings.Fields(r.Header.Get("Authorization"))
 	if len(fields) != 2 || !strings.EqualFold(fields[0], "bearer") {
-		return host.Caller{}, false
+		return "", host.Caller{}, false
 	}
-	return g.h.GatewayAuthenticate(fields[1])
+	c, ok := g.h.GatewayAuthenticate(fields[1])
+	return fields[1], c, ok
 }
 
 // unauthorized answers 401 with the challenge RFC 6750 asks for.

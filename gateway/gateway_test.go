@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -105,10 +106,16 @@ func newEnvOpts(t testing.TB, cfg *config.Config, gwOpts func(net.Listener) gate
 			{Name: "bob", Token: bobToken},
 		}
 	}
+	// The gateway block's caps and timeout are kept when set.
+	gwCfg := config.Gateway{Enabled: true, SessionTimeout: cfg.Gateway.SessionTimeout,
+		MaxSessionsPerPrincipal: cfg.Gateway.MaxSessionsPerPrincipal, MaxSessions: cfg.Gateway.MaxSessions}
+	if gwCfg.SessionTimeout == 0 {
+		gwCfg.SessionTimeout = config.DefaultGatewaySessionTimeout
+	}
 	*cfg = config.Config{Servers: cfg.Servers, PolicySet: cfg.PolicySet, Store: cfg.Store,
 		Principals: principals,
 		Admins:     []string{"alice"},
-		Gateway:    config.Gateway{Enabled: true, SessionTimeout: config.DefaultGatewaySessionTimeout},
+		Gateway:    gwCfg,
 	}
 	var st *store.Store
 	var err error
@@ -679,6 +686,23 @@ type answer struct {
 	status int
 	header http.Header
 	body   []byte
+}
+
+// rpcError decodes a JSON-RPC error answer.
+func (a answer) rpcError(t *testing.T) (code int64, message string) {
+	t.Helper()
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(a.body, &m); err != nil || m.JSONRPC != "2.0" || m.Error == nil {
+		t.Fatalf("answer %d %q is not a JSON-RPC error (%v)", a.status, a.body, err)
+	}
+	return m.Error.Code, m.Error.Message
 }
 
 // initializeBody opens a 2025-11-25 session.
