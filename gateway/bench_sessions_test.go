@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/benchpair"
+	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,7 +24,9 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkSessionMemory -benchtime 1x -count 3 ./gateway/
 func BenchmarkSessionMemory(b *testing.B) {
-	e := newEnv(b, []string{"fx"})
+	// Caps above the defaults: it opens 1,000 sessions as one principal.
+	e := newEnvConfig(b, &config.Config{Servers: []config.Server{stdioServer("fx", testbin.Build(b, wellbehavedPkg))},
+		Gateway: config.Gateway{MaxSessionsPerPrincipal: 1000, MaxSessions: 1000}})
 	bareServer := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
 	mcp.AddTool(bareServer, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct{ Text string }) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil

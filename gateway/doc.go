@@ -48,6 +48,16 @@
 // full queue drops notifications (counted: Gateway.WriteMetrics); a write
 // that makes no progress for 30 s ends the stream.
 //
+// What callers hold open is bounded and revocable (held.go). A request
+// that may open a 2025-11-25 session counts against its principal's
+// rate_limit and takes one of max_sessions_per_principal places of the
+// principal and max_sessions of the daemon, 429 beyond; the place is freed
+// when the session ends. Every request in flight and every session is held
+// under the credential it came with, and a reload that revokes that
+// credential ends them. The token is checked before the path, and
+// /mcp/servers/NAME of a server the caller may not see is no endpoint, so
+// a hidden server answers as a missing one.
+//
 // Replicas (Options.Cluster, package cluster): in cluster mode a legacy
 // session's id is "<replica>.<random>", and a front handler before the era
 // dispatch forwards a request for another replica's session to that

@@ -63,6 +63,10 @@ type Gateway struct {
 	front http.Handler // serve behind the cluster's front, for authenticated requests
 
 	sessions clientSessions
+	// held is what callers hold open: requests in flight and legacy
+	// sessions, capped per principal and ended when a reload revokes
+	// their credential (held.go).
+	held held
 	// relays are the legacy client sessions whose end closes their
 	// per-client upstream sessions (relay.go).
 	relays sync.Map // relay key → struct{}
@@ -210,6 +214,9 @@ func (g *Gateway) sync() bool {
 		eps = append(eps, e)
 	}
 	g.mu.Unlock()
+	// Before mirroring: a revoked caller's streams end before they can
+	// hear of what the reload changed.
+	g.revoke()
 	for _, e := range gone {
 		e.close()
 	}
@@ -254,48 +261,95 @@ func Mount(g *Gateway, rest http.Handler) http.Handler {
 // holds the session it names, before its body is read and before the
 // cluster's front could forward it (with the client's Authorization
 // header) to another replica. Only then may the front forward it; the
-// owner authenticates it again.
+// owner authenticates it again. An endpoint whose one server the caller
+// may not see is one that does not exist, so neither an anonymous caller
+// nor a principal can tell a hidden server from a missing one
+// (research/redteam.md F16).
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if refuseDraining(g.h, w, r) {
 		return
 	}
-	path := strings.TrimSuffix(r.URL.Path, "/")
-	g.mu.Lock()
-	e := g.endpoints[path]
-	g.mu.Unlock()
-	if e == nil {
-		g.notFound(w, path)
-		return
-	}
-	caller, ok := g.authenticate(r)
+	token, caller, ok := g.authenticate(r)
 	if !ok {
 		unauthorized(w, r)
 		return
 	}
-	g.front.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)))
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	if g.endpointFor(r.Context(), path, caller) == nil {
+		g.notFound(w, path)
+		return
+	}
+	ctx := context.WithValue(r.Context(), callerKey{}, caller)
+	ctx = context.WithValue(ctx, holderKey{}, newHolder(token, caller))
+	g.front.ServeHTTP(w, r.WithContext(ctx))
 }
+
+// holderKey carries the holder of an authenticated request (held.go) from
+// ServeHTTP to serve.
+type holderKey struct{}
 
 // serve serves an authenticated request that is this replica's.
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
-	g.mu.Lock()
-	e := g.endpoints[path]
-	g.mu.Unlock()
+	caller, _ := r.Context().Value(callerKey{}).(host.Caller)
+	who, _ := r.Context().Value(holderKey{}).(holder)
+	e := g.endpointFor(r.Context(), path, caller)
 	if e == nil { // removed by a reload since ServeHTTP looked
 		g.notFound(w, path)
 		return
 	}
-	caller, _ := r.Context().Value(callerKey{}).(host.Caller)
+	var sl *slot
+	if opensSession(r) {
+		if sl = g.admitSession(w, who); sl == nil {
+			return
+		}
+		defer g.held.unclaimed(sl)
+	}
 	// go-sdk refuses a body over maxBodyBytes too, but only a reader made
 	// on the connection's own ResponseWriter can tell net/http to close
 	// the connection after the refusal rather than read the rest.
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	if sl != nil {
+		// go-sdk connects the session with this context: the middleware
+		// finds the slot there when initialize succeeds (held.go).
+		ctx = context.WithValue(ctx, slotKey{}, sl)
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
 	// go-sdk writes to the stream, never to the connection (stream.go).
-	s := g.newStream(w, cancel, "principal", caller.Name, "endpoint", e.path, "session_id", clip(r.Header.Get("Mcp-Session-Id"), 100))
+	s := g.newStream(w, cancel, "principal", caller.Name, "endpoint", e.path, "session_id", clip(sid, 100))
+	q := g.held.hold(who, s.stop, sl)
+	defer g.held.drop(q)
+	if !g.h.StillValid(caller) {
+		// A reload revoked the token since it was checked, and its sweep
+		// may have run before the request was held.
+		unauthorized(w, r)
+		return
+	}
 	defer s.finish()
 	e.handler.ServeHTTP(s, r.WithContext(ctx))
+	if r.Method == http.MethodDelete && sid != "" && !stateless(r) && s.statusCode() == http.StatusNoContent {
+		// go-sdk closed the session: its slot is free now, not when the
+		// session's watcher hears of it.
+		g.held.deleted(caller.Name, sid)
+	}
+}
+
+// endpointFor returns the endpoint at path as c may see it: nil when there
+// is none, or when it serves one server c may not see (by its `list`
+// rules, decided for c with no client: the request has not named one yet).
+func (g *Gateway) endpointFor(ctx context.Context, path string, c host.Caller) *endpoint {
+	g.mu.Lock()
+	e := g.endpoints[path]
+	g.mu.Unlock()
+	if e == nil || e.sel.Prefix {
+		return e
+	}
+	if !slices.Contains(e.visibleServers(ctx, c), e.sel.Servers[0]) {
+		return nil
+	}
+	return e
 }
 
 // WriteMetrics writes the gateway's metrics in the Prometheus text format,
@@ -325,13 +379,15 @@ func (g *Gateway) notFound(w http.ResponseWriter, path string) {
 
 type callerKey struct{}
 
-// authenticate returns the caller of a request's bearer token.
-func (g *Gateway) authenticate(r *http.Request) (host.Caller, bool) {
+// authenticate returns a request's bearer token and the caller it
+// stands for.
+func (g *Gateway) authenticate(r *http.Request) (string, host.Caller, bool) {
 	fields := strings.Fields(r.Header.Get("Authorization"))
 	if len(fields) != 2 || !strings.EqualFold(fields[0], "bearer") {
-		return host.Caller{}, false
+		return "", host.Caller{}, false
 	}
-	return g.h.GatewayAuthenticate(fields[1])
+	c, ok := g.h.GatewayAuthenticate(fields[1])
+	return fields[1], c, ok
 }
 
 // unauthorized answers 401 with the challenge RFC 6750 asks for.
@@ -382,13 +438,11 @@ type stdioCallerKey struct{}
 // goes away or ctx ends: the in-process form of the stdio bridge, for
 // when no daemon runs.
 func (g *Gateway) ServeStdio(ctx context.Context, path string, caller host.Caller, t mcp.Transport) error {
-	g.mu.Lock()
-	e := g.endpoints[strings.TrimSuffix(path, "/")]
-	g.mu.Unlock()
+	caller.Origin = host.OriginGateway
+	e := g.endpointFor(ctx, strings.TrimSuffix(path, "/"), caller)
 	if e == nil {
 		return fmt.Errorf("no MCP endpoint at %s", path)
 	}
-	caller.Origin = host.OriginGateway
 	return e.server.Run(context.WithValue(ctx, stdioCallerKey{}, caller), t)
 }
 

@@ -2,8 +2,10 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -104,10 +106,16 @@ func newEnvOpts(t testing.TB, cfg *config.Config, gwOpts func(net.Listener) gate
 			{Name: "bob", Token: bobToken},
 		}
 	}
+	// The gateway block's caps and timeout are kept when set.
+	gwCfg := config.Gateway{Enabled: true, SessionTimeout: cfg.Gateway.SessionTimeout,
+		MaxSessionsPerPrincipal: cfg.Gateway.MaxSessionsPerPrincipal, MaxSessions: cfg.Gateway.MaxSessions}
+	if gwCfg.SessionTimeout == 0 {
+		gwCfg.SessionTimeout = config.DefaultGatewaySessionTimeout
+	}
 	*cfg = config.Config{Servers: cfg.Servers, PolicySet: cfg.PolicySet, Store: cfg.Store,
 		Principals: principals,
 		Admins:     []string{"alice"},
-		Gateway:    config.Gateway{Enabled: true, SessionTimeout: config.DefaultGatewaySessionTimeout},
+		Gateway:    gwCfg,
 	}
 	var st *store.Store
 	var err error
@@ -312,6 +320,74 @@ func TestAuthentication(t *testing.T) {
 				t.Fatalf("WWW-Authenticate = %q, want it to contain %q", got, tc.challenge)
 			}
 		})
+	}
+}
+
+// TestHiddenServerEndpoint: /mcp/servers/NAME of a server the caller's
+// list rules hide answers as one that does not exist, in both eras and on
+// stdio; without a token, an existing and a missing server both answer 401
+// (research/redteam.md F16).
+func TestHiddenServerEndpoint(t *testing.T) {
+	e := newEnv(t, []string{"fx", "secret"},
+		policies.Rule{Name: "secret-from-bob", Phase: policies.PhaseList, Effect: policies.EffectDeny, When: `server == "secret" && principal.name == "bob"`})
+	modern := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + modernVersion +
+		`","io.modelcontextprotocol/clientInfo":{"name":"held","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	post := func(token, name, version string) answer {
+		body := initializeBody
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.base+"/mcp/servers/"+name, nil)
+		if version == modernVersion {
+			body = modern
+			req.Header.Set("Mcp-Protocol-Version", modernVersion)
+			req.Header.Set("Mcp-Method", "tools/list")
+		}
+		req.Body = io.NopCloser(strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		// The path is echoed in the message: compare the rest.
+		return answer{status: resp.StatusCode, header: resp.Header, body: []byte(strings.ReplaceAll(string(b), name, "NAME"))}
+	}
+	for _, version := range []string{legacyVersion, modernVersion} {
+		t.Run(version, func(t *testing.T) {
+			for _, tc := range []struct {
+				who, token string
+				status     int
+			}{{"no token", "", http.StatusUnauthorized}, {"bob", bobToken, http.StatusNotFound}} {
+				hidden, missing := post(tc.token, "secret", version), post(tc.token, "nosuch", version)
+				if hidden.status != tc.status || missing.status != tc.status || string(hidden.body) != string(missing.body) ||
+					hidden.header.Get("WWW-Authenticate") != missing.header.Get("WWW-Authenticate") {
+					t.Errorf("%s: hidden server %d %s, missing server %d %s; want both %d and alike",
+						tc.who, hidden.status, hidden.body, missing.status, missing.body, tc.status)
+				}
+			}
+			if a := post(aliceToken, "secret", version); a.status != http.StatusOK {
+				t.Errorf("alice, who may see secret: %d %s", a.status, a.body)
+			}
+		})
+	}
+	bob, ok := e.h.GatewayAuthenticate(bobToken)
+	if !ok {
+		t.Fatal("bob's token")
+	}
+	for _, name := range []string{"secret", "nosuch"} {
+		// The client end is closed at once: an endpoint that were served
+		// would end with the client, not hang the test.
+		ct, st := mcp.NewInMemoryTransports()
+		if c, err := ct.Connect(t.Context()); err == nil {
+			c.Close()
+		}
+		err := e.gw.ServeStdio(t.Context(), "/mcp/servers/"+name, bob, st)
+		if err == nil || !strings.Contains(err.Error(), "no MCP endpoint at /mcp/servers/"+name) {
+			t.Errorf("stdio %s as bob: %v, want no MCP endpoint", name, err)
+		}
 	}
 }
 
@@ -604,3 +680,30 @@ func TestUpstreamErrorPassedThrough(t *testing.T) {
 		}
 	}
 }
+
+// answer is one raw HTTP answer of the gateway.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// rpcError decodes a JSON-RPC error answer.
+func (a answer) rpcError(t *testing.T) (code int64, message string) {
+	t.Helper()
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(a.body, &m); err != nil || m.JSONRPC != "2.0" || m.Error == nil {
+		t.Fatalf("answer %d %q is not a JSON-RPC error (%v)", a.status, a.body, err)
+	}
+	return m.Error.Code, m.Error.Message
+}
+
+// initializeBody opens a 2025-11-25 session.
+const initializeBody = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + legacyVersion + `","capabilities":{},"clientInfo":{"name":"held","version":"1"}}}`

@@ -41,6 +41,15 @@ func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				e.setLogLevel(ctx, req)
 			}
 			return res, err
+		case "initialize":
+			res, err := next(ctx, method, req)
+			if err == nil {
+				// The session is open: it takes the slot its request
+				// reserved (held.go).
+				ss, _ := req.GetSession().(*mcp.ServerSession)
+				e.g.sessionOpened(ctx, ss)
+			}
+			return res, err
 		default:
 			if ok {
 				// go-sdk's own handlers (tools/call, prompts/get and

@@ -79,8 +79,9 @@ type stream struct {
 	// demand and ends when q is empty, so an idle stream holds none.
 	running   bool
 	committed bool        // the status is set on w
+	status    int         // the status set, once committed
 	spare     http.Header // what Header returns after that (net/http ignores later changes)
-	ended     bool        // a write failed: the client is gone or stalled
+	ended     bool        // a write failed (the client is gone or stalled), or stop
 	finished  bool        // the handler returned
 	dropping  bool        // logged that it drops
 	// noDeadline is set when w cannot take write deadlines (a wrapper
@@ -128,8 +129,15 @@ func (s *stream) commitLocked(code int) {
 	if s.committed || s.ended || s.finished {
 		return
 	}
-	s.committed = true
+	s.committed, s.status = true, code
 	s.w.WriteHeader(code)
+}
+
+// statusCode returns the status the answer was given (0 before one was).
+func (s *stream) statusCode() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
 }
 
 // Write queues b (a whole message or SSE event: go-sdk writes one per
@@ -257,6 +265,17 @@ func (s *stream) end(err error) {
 	} else {
 		s.log().Debug("gateway: writing to a client failed; the stream is ended", "err", err)
 	}
+	s.cancel()
+}
+
+// stop ends the stream from outside (its caller's credential was
+// revoked): what is queued is discarded, nothing more is written, and the
+// request's context is cancelled.
+func (s *stream) stop() {
+	s.mu.Lock()
+	s.ended = true
+	s.q, s.size = nil, 0
+	s.mu.Unlock()
 	s.cancel()
 }
 

@@ -101,6 +101,21 @@ func (h *Host) GatewayAuthenticate(token string) (Caller, bool) {
 	return c, true
 }
 
+// GatewayAdmit counts one request of c that reaches no server, such as
+// opening a gateway session, against c's `rate_limit` (its rate and burst;
+// it is over at once, so concurrent_calls does not apply). It returns a
+// *RateLimitError when c is calling faster than its limit.
+func (h *Host) GatewayAdmit(c Caller) error {
+	limit := h.gen().rateLimitOf(c.Name)
+	limit.ConcurrentCalls = 0
+	done, err := h.limiter.admit(c.Name, limit)
+	if err != nil {
+		return err
+	}
+	done()
+	return nil
+}
+
 // endpointServers returns the connections of an endpoint, in config order.
 func (g *generation) endpointServers(ep GatewayEndpoint) []*serverConn {
 	out := make([]*serverConn, 0, len(g.conns))

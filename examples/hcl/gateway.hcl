@@ -40,6 +40,12 @@ gateway {
   # have no sessions.
   session_timeout = "30m"
 
+  # At most this many 2025-11-25 sessions open at once, per principal and
+  # in all; past either a new session is refused with 429. `initialize`
+  # also counts against the principal's rate_limit.
+  max_sessions_per_principal = 64
+  max_sessions               = 4096
+
   # More aggregate endpoints over a subset of the servers.
   endpoint "demo" {
     servers = ["revenue"]

@@ -16,6 +16,15 @@ const (
 	MaxGatewaySessionTimeout     = 7 * 24 * time.Hour
 )
 
+// Bounds of the gateway's open legacy sessions. Each one holds memory and
+// goroutines until it is deleted or idle for session_timeout, so a client
+// that opens them in a loop must hit a limit (research/redteam.md F6).
+const (
+	DefaultGatewayMaxSessionsPerPrincipal = 64
+	DefaultGatewayMaxSessions             = 4096
+	MaxGatewayMaxSessions                 = 1 << 20
+)
+
 // Gateway is the `gateway` block: mcphost as an MCP server.
 type Gateway struct {
 	// Enabled is `enabled`; default true. The daemon serves /mcp only to
@@ -28,6 +37,14 @@ type Gateway struct {
 	// SessionTimeout is `session_timeout`: an idle legacy MCP session ends
 	// after it.
 	SessionTimeout time.Duration
+	// MaxSessionsPerPrincipal is `max_sessions_per_principal`: how many
+	// legacy MCP sessions one principal may have open at once; default
+	// DefaultGatewayMaxSessionsPerPrincipal.
+	MaxSessionsPerPrincipal int
+	// MaxSessions is `max_sessions`: how many legacy MCP sessions the
+	// daemon (each replica) holds open at once; default
+	// DefaultGatewayMaxSessions.
+	MaxSessions int
 	// Endpoints are the `endpoint "NAME"` blocks, in file order.
 	Endpoints []GatewayEndpoint
 }
@@ -58,7 +75,8 @@ var endpointNameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
 // decodeGateway decodes the `gateway` block (at most one) once the servers
 // are known, so that every server it names is checked.
 func (l *loader) decodeGateway(cfg *Config, blocks []*gatewayBlock) {
-	cfg.Gateway = Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout}
+	cfg.Gateway = Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout,
+		MaxSessionsPerPrincipal: DefaultGatewayMaxSessionsPerPrincipal, MaxSessions: DefaultGatewayMaxSessions}
 	if len(blocks) == 0 {
 		return
 	}
@@ -89,6 +107,15 @@ func (l *loader) decodeGateway(cfg *Config, blocks []*gatewayBlock) {
 		} else {
 			cfg.Gateway.SessionTimeout = d
 		}
+	}
+	good := true // boundedInt reports a bad value as a diagnostic; nothing here depends on good
+	if n, set := l.boundedInt(b.MaxSessionsPerPrincipal, "max_sessions_per_principal", b.MaxSessionsPerPrincipalRange, 1, MaxGatewayMaxSessions, &good,
+		"Invalid max_sessions_per_principal", fmt.Sprintf("max_sessions_per_principal is how many 2025-11-25 MCP sessions one principal may have open at once: a whole number from 1 to %d.", MaxGatewayMaxSessions)); set {
+		cfg.Gateway.MaxSessionsPerPrincipal = n
+	}
+	if n, set := l.boundedInt(b.MaxSessions, "max_sessions", b.MaxSessionsRange, 1, MaxGatewayMaxSessions, &good,
+		"Invalid max_sessions", fmt.Sprintf("max_sessions is how many 2025-11-25 MCP sessions the daemon holds open at once, for every principal together: a whole number from 1 to %d.", MaxGatewayMaxSessions)); set {
+		cfg.Gateway.MaxSessions = n
 	}
 	seen := map[string]hcl.Range{}
 	for _, e := range b.Endpoints {

@@ -8,6 +8,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// defaultGateway is the gateway block's defaults, changed by set.
+func defaultGateway(set func(*Gateway)) Gateway {
+	g := Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout,
+		MaxSessionsPerPrincipal: DefaultGatewayMaxSessionsPerPrincipal, MaxSessions: DefaultGatewayMaxSessions}
+	if set != nil {
+		set(&g)
+	}
+	return g
+}
+
 func TestGatewayBlock(t *testing.T) {
 	const servers = "server \"a\" {\n  command = \"x\"\n}\nserver \"b\" {\n  command = \"x\"\n}\n"
 	type diag struct {
@@ -21,14 +31,24 @@ func TestGatewayBlock(t *testing.T) {
 		diags    []diag
 		contains string // in the first diagnostic's detail
 	}{
-		{name: "no block", src: "", want: Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout}},
-		{name: "off", src: "gateway {\n  enabled = false\n}\n", want: Gateway{Enabled: false, SessionTimeout: DefaultGatewaySessionTimeout}},
+		{name: "no block", src: "", want: defaultGateway(nil)},
+		{name: "off", src: "gateway {\n  enabled = false\n}\n", want: defaultGateway(func(g *Gateway) { g.Enabled = false })},
 		{
 			name: "servers and endpoints",
 			src:  "gateway {\n  servers = [\"b\", \"a\", \"b\"]\n  session_timeout = \"5m\"\n  endpoint \"just-a\" {\n    servers = [\"a\"]\n  }\n}\n",
-			want: Gateway{Enabled: true, Servers: []string{"b", "a"}, SessionTimeout: 5 * time.Minute,
-				Endpoints: []GatewayEndpoint{{Name: "just-a", Servers: []string{"a"}}}},
+			want: defaultGateway(func(g *Gateway) {
+				g.Servers, g.SessionTimeout = []string{"b", "a"}, 5*time.Minute
+				g.Endpoints = []GatewayEndpoint{{Name: "just-a", Servers: []string{"a"}}}
+			}),
 		},
+		{
+			name: "session caps",
+			src:  "gateway {\n  max_sessions_per_principal = 8\n  max_sessions = 100\n}\n",
+			want: defaultGateway(func(g *Gateway) { g.MaxSessionsPerPrincipal, g.MaxSessions = 8, 100 }),
+		},
+		{name: "no sessions per principal", src: "gateway {\n  max_sessions_per_principal = 0\n}\n", diags: []diag{{"Invalid max_sessions_per_principal", 8}}, contains: "from 1 to"},
+		{name: "too many sessions", src: "gateway {\n  max_sessions = 10000000\n}\n", diags: []diag{{"Invalid max_sessions", 8}}, contains: "1048576"},
+		{name: "sessions not a number", src: "gateway {\n  max_sessions = 1.5\n}\n", diags: []diag{{"Invalid number", 8}}},
 		{name: "unknown server", src: "gateway {\n  servers = [\"a\", \"c\"]\n}\n", diags: []diag{{"Unknown server", 8}}, contains: `"c"`},
 		{name: "unknown server in an endpoint", src: "gateway {\n  endpoint \"e\" {\n    servers = [\"zz\"]\n  }\n}\n", diags: []diag{{"Unknown server", 9}}, contains: `endpoint "e"`},
 		{name: "endpoint without servers", src: "gateway {\n  endpoint \"e\" {}\n}\n", diags: []diag{{"Missing servers", 8}}},

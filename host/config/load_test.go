@@ -100,7 +100,7 @@ func TestLoadFileValues(t *testing.T) {
 		WatchConfig:        true,
 		ElicitationTimeout: 5 * time.Minute,
 		Store:              StoreConfig{Sync: StoreSyncNormal},
-		Gateway:            Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
+		Gateway:            defaultGateway(nil),
 		Telemetry:          Telemetry{ServiceName: DefaultServiceName},
 		Sandbox:            Sandbox{InheritEnv: []string{"LANG", "TZ"}},
 		Servers: []Server{
@@ -339,7 +339,7 @@ func TestDefault(t *testing.T) {
 		DataDir:   filepath.Join(testHome, ".local", "state", "mcphost"),
 		LogLevel:  slog.LevelInfo,
 		Store:     StoreConfig{Sync: StoreSyncFull},
-		Gateway:   Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout},
+		Gateway:   defaultGateway(nil),
 		Telemetry: Telemetry{ServiceName: DefaultServiceName},
 		Servers: []Server{{
 			Name:               "revenue",

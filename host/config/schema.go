@@ -360,6 +360,12 @@ type gatewayBlock struct {
 	// lives (default "30m").
 	SessionTimeout      hcl.Expression `hcl:"session_timeout,optional"`
 	SessionTimeoutRange hcl.Range      `hcl:"session_timeout,attr_value_range"`
+	// max_sessions_per_principal, max_sessions: the caps on open legacy
+	// sessions (defaults 64 and 4096).
+	MaxSessionsPerPrincipal      hcl.Expression `hcl:"max_sessions_per_principal,optional"`
+	MaxSessionsPerPrincipalRange hcl.Range      `hcl:"max_sessions_per_principal,attr_value_range"`
+	MaxSessions                  hcl.Expression `hcl:"max_sessions,optional"`
+	MaxSessionsRange             hcl.Range      `hcl:"max_sessions,attr_value_range"`
 
 	Endpoints []*endpointBlock `hcl:"endpoint,block"`
 }
