@@ -55,33 +55,9 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*c
 		caps = ir.Capabilities
 	}
 	cat := &catalog{toolIndex: map[string]*mcp.Tool{}}
-	var err error
 	if caps.Tools != nil {
-		listed, err := cachedList(ctx, lc, "tools/list", func(ctx context.Context, cursor string) ([]*mcp.Tool, string, cache.Meta, error) {
-			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", cache.Meta{}, err
-			}
-			return r.Tools, r.NextCursor, cache.MetaOf(r), nil
-		})
-		if err != nil && !isMethodNotFound(err) {
+		if err := cat.fetchTools(ctx, cs, lc); err != nil {
 			return nil, err
-		}
-		if m := lc.toolsFrom(listed); m != nil {
-			cat.tools, cat.toolIndex, cat.rejected, cat.unchecked, cat.schemas = m.tools, m.toolIndex, m.rejected, m.unchecked, m.schemas
-		} else {
-			cat.tools, cat.rejected = admitTools(listed)
-			for _, t := range cat.tools {
-				cat.toolIndex[t.Name] = t
-			}
-			for _, r := range cat.rejected {
-				lc.log().Warn("tool left out of the catalog", "tool", r.Name, "reason", r.Reason)
-			}
-			cat.compileSchemas()
-			for _, u := range cat.unchecked {
-				lc.log().Warn("tool input schema does not compile; its arguments are not checked", "tool", u.Name, "reason", u.Reason)
-			}
-			lc.remember(listed, cat)
 		}
 	}
 	// A legacy server may serve prompts and resources without declaring
@@ -100,43 +76,100 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*c
 		return c, cancel, true
 	}
 	if lctx, cancel, ok := undeclared(caps.Prompts != nil); ok {
-		cat.prompts, err = cachedList(lctx, lc, "prompts/list", func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, cache.Meta, error) {
-			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", cache.Meta{}, err
-			}
-			return r.Prompts, r.NextCursor, cache.MetaOf(r), nil
-		})
+		err := cat.fetchPrompts(lctx, cs, lc, caps.Prompts != nil)
 		cancel()
-		if err != nil && caps.Prompts != nil && !isMethodNotFound(err) {
+		if err != nil {
 			return nil, err
 		}
 	}
 	if lctx, cancel, ok := undeclared(caps.Resources != nil); ok {
-		cat.resources, err = cachedList(lctx, lc, "resources/list", func(ctx context.Context, cursor string) ([]*mcp.Resource, string, cache.Meta, error) {
-			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", cache.Meta{}, err
-			}
-			return r.Resources, r.NextCursor, cache.MetaOf(r), nil
-		})
-		if err != nil && caps.Resources != nil && !isMethodNotFound(err) {
-			cancel()
-			return nil, err
-		}
-		cat.templates, err = cachedList(lctx, lc, "resources/templates/list", func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, cache.Meta, error) {
-			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", cache.Meta{}, err
-			}
-			return r.ResourceTemplates, r.NextCursor, cache.MetaOf(r), nil
-		})
+		err := cat.fetchResources(lctx, cs, lc, caps.Resources != nil)
 		cancel()
-		if err != nil && caps.Resources != nil && !isMethodNotFound(err) {
+		if err != nil {
 			return nil, err
 		}
 	}
 	return cat, nil
+}
+
+// fetchTools lists the server's tools (a -32601 is none) and admits them
+// into cat: as the memo has them when the list is the one admitted last,
+// else checking their names and compiling their schemas, with a warning
+// for each tool left out or left unchecked.
+func (cat *catalog) fetchTools(ctx context.Context, cs *mcp.ClientSession, lc *listCache) error {
+	listed, err := cachedList(ctx, lc, "tools/list", func(ctx context.Context, cursor string) ([]*mcp.Tool, string, cache.Meta, error) {
+		r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", cache.Meta{}, err
+		}
+		return r.Tools, r.NextCursor, cache.MetaOf(r), nil
+	})
+	if err != nil && !isMethodNotFound(err) {
+		return err
+	}
+	if m := lc.toolsFrom(listed); m != nil {
+		cat.tools, cat.toolIndex, cat.rejected, cat.unchecked, cat.schemas = m.tools, m.toolIndex, m.rejected, m.unchecked, m.schemas
+		return nil
+	}
+	cat.tools, cat.rejected = admitTools(listed)
+	for _, t := range cat.tools {
+		cat.toolIndex[t.Name] = t
+	}
+	for _, r := range cat.rejected {
+		lc.log().Warn("tool left out of the catalog", "tool", r.Name, "reason", r.Reason)
+	}
+	cat.compileSchemas()
+	for _, u := range cat.unchecked {
+		lc.log().Warn("tool input schema does not compile; its arguments are not checked", "tool", u.Name, "reason", u.Reason)
+	}
+	lc.remember(listed, cat)
+	return nil
+}
+
+// fetchPrompts lists the server's prompts into cat. The error is one to
+// fail the catalog with: none when the server did not declare prompts
+// (a legacy session asked anyway) or answered -32601.
+func (cat *catalog) fetchPrompts(ctx context.Context, cs *mcp.ClientSession, lc *listCache, declared bool) error {
+	var err error
+	cat.prompts, err = cachedList(ctx, lc, "prompts/list", func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, cache.Meta, error) {
+		r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", cache.Meta{}, err
+		}
+		return r.Prompts, r.NextCursor, cache.MetaOf(r), nil
+	})
+	if err != nil && declared && !isMethodNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// fetchResources lists the server's resources, then its resource
+// templates, into cat. The error is one to fail the catalog with, as in
+// fetchPrompts.
+func (cat *catalog) fetchResources(ctx context.Context, cs *mcp.ClientSession, lc *listCache, declared bool) error {
+	var err error
+	cat.resources, err = cachedList(ctx, lc, "resources/list", func(ctx context.Context, cursor string) ([]*mcp.Resource, string, cache.Meta, error) {
+		r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", cache.Meta{}, err
+		}
+		return r.Resources, r.NextCursor, cache.MetaOf(r), nil
+	})
+	if err != nil && declared && !isMethodNotFound(err) {
+		return err
+	}
+	cat.templates, err = cachedList(ctx, lc, "resources/templates/list", func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, cache.Meta, error) {
+		r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", cache.Meta{}, err
+		}
+		return r.ResourceTemplates, r.NextCursor, cache.MetaOf(r), nil
+	})
+	if err != nil && declared && !isMethodNotFound(err) {
+		return err
+	}
+	return nil
 }
 
 // maxToolNameLen is the longest tool name the catalog admits.

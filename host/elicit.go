@@ -222,16 +222,8 @@ func (h *Host) answerElicitation(ctx context.Context, call *inflightCall, round 
 	if p != nil {
 		rec.Mode, rec.Message = p.Mode, truncate(p.Message, 512)
 	}
-	call.asks.mu.Lock()
-	call.asks.count++
-	n := call.asks.count
-	call.asks.mu.Unlock()
-	if n > MaxElicitationsPerCall {
-		reason := fmt.Sprintf("the server asked more than %d questions in one call", MaxElicitationsPerCall)
-		rec.Outcome, rec.Reason = ElicitDecline, reason
-		call.asks.add(rec)
-		h.opts.Logger.Warn("elicitation declined: too many in one call", "server", call.server, "tool", call.tool, "principal", call.principal, "count", n)
-		return declined(reason), nil
+	if res := h.overElicitationLimit(call, rec); res != nil {
+		return res, nil
 	}
 	e, schema, err := checkElicitation(p)
 	var ue *urlError
@@ -268,13 +260,40 @@ func (h *Host) answerElicitation(ctx context.Context, call *inflightCall, round 
 		call.asks.add(rec)
 		return declined(err.Error()), nil
 	}
+	return h.elicitResult(call, rec, e, schema, ans), nil
+}
+
+// overElicitationLimit counts one more question of call. Past
+// MaxElicitationsPerCall it records rec as declined and returns the
+// decline to send; otherwise it returns nil.
+func (h *Host) overElicitationLimit(call *inflightCall, rec InputAsk) *mcp.ElicitResult {
+	call.asks.mu.Lock()
+	call.asks.count++
+	n := call.asks.count
+	call.asks.mu.Unlock()
+	if n <= MaxElicitationsPerCall {
+		return nil
+	}
+	reason := fmt.Sprintf("the server asked more than %d questions in one call", MaxElicitationsPerCall)
+	rec.Outcome, rec.Reason = ElicitDecline, reason
+	call.asks.add(rec)
+	h.opts.Logger.Warn("elicitation declined: too many in one call", "server", call.server, "tool", call.tool, "principal", call.principal, "count", n)
+	return declined(reason)
+}
+
+// elicitResult turns the principal's answer to e into the result the
+// server gets, and records rec with its outcome: an accepted form whose
+// content the schema refuses is declined, an expired or cancelled
+// question is a cancel, an unknown action a decline, and accepted content
+// gets the schema's defaults (the trail keeps it with secrets redacted).
+func (h *Host) elicitResult(call *inflightCall, rec InputAsk, e Elicitation, schema *jsonschema.Resolved, ans ElicitationAnswer) *mcp.ElicitResult {
 	if ans.Action == ElicitAccept && e.Mode == ElicitForm {
 		if verr := checkAnswer(ans, schema); verr != nil {
 			// A programmatic door (the CLI, an embedder) answered
 			// something the schema refuses: the server never gets it.
 			rec.Outcome, rec.Reason = ElicitDecline, verr.Error()
 			call.asks.add(rec)
-			return declined(verr.Error()), nil
+			return declined(verr.Error())
 		}
 	}
 	switch ans.Action {
@@ -300,7 +319,7 @@ func (h *Host) answerElicitation(ctx context.Context, call *inflightCall, round 
 		rec.Content = redactSecrets(res.Content, e.RequestedSchema)
 	}
 	call.asks.add(rec)
-	return res, nil
+	return res
 }
 
 // declined is a decline mcphost makes itself, with its reason in _meta.

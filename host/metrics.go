@@ -76,8 +76,31 @@ func (m *metrics) observeCall(server, status string, d time.Duration) {
 //	go_heap_live_bytes                            gauge: heap marked live by the last garbage collection
 func (h *Host) WriteMetrics(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	m := &h.metrics
+	h.metrics.write(bw)
+	h.writeServerMetrics(bw)
+	cs := h.cache.Stats()
+	counter(bw, "mcphost_cache_hits_total", "Lists and reads served from the host cache.", cs.Hits)
+	counter(bw, "mcphost_cache_misses_total", "Lists and reads fetched from servers through the host cache.", cs.Misses)
+	counter(bw, "mcphost_cache_evictions_total", "Cached reads evicted for space.", cs.Evictions)
+	gauge(bw, "mcphost_cache_entries", "Entries in the host cache.", cs.Entries)
+	counter(bw, "mcphost_event_subscribers_dropped_total", "Event streams ended because the client fell behind.", h.bus.Dropped())
+	if fi := h.FanIn(); fi.Clustered {
+		counter(bw, "mcphost_cluster_pokes_received_total", "Pokes heard from the other replicas sharing the store.", fi.Received)
+		counter(bw, "mcphost_cluster_pokes_dropped_total", "Pokes not sent to the other replicas (queue full, too big, store error).", fi.Dropped)
+		counter(bw, "mcphost_cluster_resyncs_total", "Resyncs after the connection listening to the other replicas was lost; each ended every event stream.", fi.Resyncs)
+	}
+	if h.store != nil && h.store.Shared() {
+		counter(bw, "mcphost_store_round_trips_total", "Round trips of the transcript's append path to PostgreSQL (one per group commit).", h.store.RoundTrips())
+	}
+	writeRuntimeMetrics(bw)
+	return bw.Flush()
+}
+
+// write writes the call counters and the call-duration histograms, by
+// server (and outcome) in sorted order.
+func (m *metrics) write(w io.Writer) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	keys := make([]callKey, 0, len(m.calls))
 	for k := range m.calls {
 		keys = append(keys, k)
@@ -85,92 +108,81 @@ func (h *Host) WriteMetrics(w io.Writer) error {
 	slices.SortFunc(keys, func(a, b callKey) int {
 		return cmp.Or(strings.Compare(a.server, b.server), strings.Compare(a.status, b.status))
 	})
-	fmt.Fprintln(bw, "# HELP mcphost_tool_calls_total Tool calls by server and outcome.")
-	fmt.Fprintln(bw, "# TYPE mcphost_tool_calls_total counter")
+	metricHeader(w, "mcphost_tool_calls_total", "counter", "Tool calls by server and outcome.")
 	for _, k := range keys {
-		fmt.Fprintf(bw, "mcphost_tool_calls_total{server=%q,status=%q} %d\n", k.server, k.status, m.calls[k])
+		fmt.Fprintf(w, "mcphost_tool_calls_total{server=%q,status=%q} %d\n", k.server, k.status, m.calls[k])
 	}
 	servers := make([]string, 0, len(m.hist))
 	for s := range m.hist {
 		servers = append(servers, s)
 	}
 	slices.Sort(servers)
-	fmt.Fprintln(bw, "# HELP mcphost_tool_call_duration_seconds Tool call latency, from the host's view.")
-	fmt.Fprintln(bw, "# TYPE mcphost_tool_call_duration_seconds histogram")
+	metricHeader(w, "mcphost_tool_call_duration_seconds", "histogram", "Tool call latency, from the host's view.")
 	for _, s := range servers {
 		hg := m.hist[s]
 		var cum int64
 		for i, b := range callBuckets {
 			cum += hg.counts[i]
-			fmt.Fprintf(bw, "mcphost_tool_call_duration_seconds_bucket{server=%q,le=\"%g\"} %d\n", s, b, cum)
+			fmt.Fprintf(w, "mcphost_tool_call_duration_seconds_bucket{server=%q,le=\"%g\"} %d\n", s, b, cum)
 		}
-		fmt.Fprintf(bw, "mcphost_tool_call_duration_seconds_bucket{server=%q,le=\"+Inf\"} %d\n", s, hg.count)
-		fmt.Fprintf(bw, "mcphost_tool_call_duration_seconds_sum{server=%q} %g\n", s, hg.sum)
-		fmt.Fprintf(bw, "mcphost_tool_call_duration_seconds_count{server=%q} %d\n", s, hg.count)
+		fmt.Fprintf(w, "mcphost_tool_call_duration_seconds_bucket{server=%q,le=\"+Inf\"} %d\n", s, hg.count)
+		fmt.Fprintf(w, "mcphost_tool_call_duration_seconds_sum{server=%q} %g\n", s, hg.sum)
+		fmt.Fprintf(w, "mcphost_tool_call_duration_seconds_count{server=%q} %d\n", s, hg.count)
 	}
-	m.mu.Unlock()
+}
 
+// writeServerMetrics writes the per-server gauges and counters, one
+// series per server in the order Servers gives.
+func (h *Host) writeServerMetrics(w io.Writer) {
 	statuses := h.Servers()
-	fmt.Fprintln(bw, "# HELP mcphost_server_up Whether the server is ready (1) or not (0).")
-	fmt.Fprintln(bw, "# TYPE mcphost_server_up gauge")
-	for _, st := range statuses {
-		up := 0
+	perServer(w, "mcphost_server_up", "gauge", "Whether the server is ready (1) or not (0).", statuses, func(st ServerStatus) int {
 		if st.State == StateReady {
-			up = 1
+			return 1
 		}
-		fmt.Fprintf(bw, "mcphost_server_up{server=%q} %d\n", st.Name, up)
-	}
-	fmt.Fprintln(bw, "# HELP mcphost_server_restarts_total Reconnects after the first attempt.")
-	fmt.Fprintln(bw, "# TYPE mcphost_server_restarts_total counter")
-	for _, st := range statuses {
-		fmt.Fprintf(bw, "mcphost_server_restarts_total{server=%q} %d\n", st.Name, st.Restarts)
-	}
-	fmt.Fprintln(bw, "# HELP mcphost_server_tools Tools the server lists.")
-	fmt.Fprintln(bw, "# TYPE mcphost_server_tools gauge")
-	for _, st := range statuses {
-		fmt.Fprintf(bw, "mcphost_server_tools{server=%q} %d\n", st.Name, st.Tools)
-	}
-	cs := h.cache.Stats()
-	fmt.Fprintln(bw, "# HELP mcphost_cache_hits_total Lists and reads served from the host cache.")
-	fmt.Fprintln(bw, "# TYPE mcphost_cache_hits_total counter")
-	fmt.Fprintf(bw, "mcphost_cache_hits_total %d\n", cs.Hits)
-	fmt.Fprintln(bw, "# HELP mcphost_cache_misses_total Lists and reads fetched from servers through the host cache.")
-	fmt.Fprintln(bw, "# TYPE mcphost_cache_misses_total counter")
-	fmt.Fprintf(bw, "mcphost_cache_misses_total %d\n", cs.Misses)
-	fmt.Fprintln(bw, "# HELP mcphost_cache_evictions_total Cached reads evicted for space.")
-	fmt.Fprintln(bw, "# TYPE mcphost_cache_evictions_total counter")
-	fmt.Fprintf(bw, "mcphost_cache_evictions_total %d\n", cs.Evictions)
-	fmt.Fprintln(bw, "# HELP mcphost_cache_entries Entries in the host cache.")
-	fmt.Fprintln(bw, "# TYPE mcphost_cache_entries gauge")
-	fmt.Fprintf(bw, "mcphost_cache_entries %d\n", cs.Entries)
-	fmt.Fprintln(bw, "# HELP mcphost_event_subscribers_dropped_total Event streams ended because the client fell behind.")
-	fmt.Fprintln(bw, "# TYPE mcphost_event_subscribers_dropped_total counter")
-	fmt.Fprintf(bw, "mcphost_event_subscribers_dropped_total %d\n", h.bus.Dropped())
-	if fi := h.FanIn(); fi.Clustered {
-		fmt.Fprintln(bw, "# HELP mcphost_cluster_pokes_received_total Pokes heard from the other replicas sharing the store.")
-		fmt.Fprintln(bw, "# TYPE mcphost_cluster_pokes_received_total counter")
-		fmt.Fprintf(bw, "mcphost_cluster_pokes_received_total %d\n", fi.Received)
-		fmt.Fprintln(bw, "# HELP mcphost_cluster_pokes_dropped_total Pokes not sent to the other replicas (queue full, too big, store error).")
-		fmt.Fprintln(bw, "# TYPE mcphost_cluster_pokes_dropped_total counter")
-		fmt.Fprintf(bw, "mcphost_cluster_pokes_dropped_total %d\n", fi.Dropped)
-		fmt.Fprintln(bw, "# HELP mcphost_cluster_resyncs_total Resyncs after the connection listening to the other replicas was lost; each ended every event stream.")
-		fmt.Fprintln(bw, "# TYPE mcphost_cluster_resyncs_total counter")
-		fmt.Fprintf(bw, "mcphost_cluster_resyncs_total %d\n", fi.Resyncs)
-	}
-	if h.store != nil && h.store.Shared() {
-		fmt.Fprintln(bw, "# HELP mcphost_store_round_trips_total Round trips of the transcript's append path to PostgreSQL (one per group commit).")
-		fmt.Fprintln(bw, "# TYPE mcphost_store_round_trips_total counter")
-		fmt.Fprintf(bw, "mcphost_store_round_trips_total %d\n", h.store.RoundTrips())
-	}
-	fmt.Fprintln(bw, "# HELP go_goroutines Goroutines of the daemon's process.")
-	fmt.Fprintln(bw, "# TYPE go_goroutines gauge")
-	fmt.Fprintf(bw, "go_goroutines %d\n", runtime.NumGoroutine())
+		return 0
+	})
+	perServer(w, "mcphost_server_restarts_total", "counter", "Reconnects after the first attempt.", statuses,
+		func(st ServerStatus) int { return st.Restarts })
+	perServer(w, "mcphost_server_tools", "gauge", "Tools the server lists.", statuses,
+		func(st ServerStatus) int { return st.Tools })
+}
+
+// writeRuntimeMetrics writes the Go runtime's gauges: the goroutines and,
+// when the runtime reports it, the live heap.
+func writeRuntimeMetrics(w io.Writer) {
+	gauge(w, "go_goroutines", "Goroutines of the daemon's process.", runtime.NumGoroutine())
 	live := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	rtmetrics.Read(live)
 	if live[0].Value.Kind() == rtmetrics.KindUint64 {
-		fmt.Fprintln(bw, "# HELP go_heap_live_bytes Heap memory marked live by the last garbage collection.")
-		fmt.Fprintln(bw, "# TYPE go_heap_live_bytes gauge")
-		fmt.Fprintf(bw, "go_heap_live_bytes %d\n", live[0].Value.Uint64())
+		gauge(w, "go_heap_live_bytes", "Heap memory marked live by the last garbage collection.", live[0].Value.Uint64())
 	}
-	return bw.Flush()
+}
+
+// metricValue is the type of a metric's value; all are written with %d.
+type metricValue interface{ ~int | ~int64 | ~uint64 }
+
+// metricHeader writes a metric's HELP and TYPE lines.
+func metricHeader(w io.Writer, name, kind, help string) {
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind)
+}
+
+// counter writes a counter without labels: its HELP, TYPE and value.
+func counter[T metricValue](w io.Writer, name, help string, v T) {
+	metricHeader(w, name, "counter", help)
+	fmt.Fprintf(w, "%s %d\n", name, v)
+}
+
+// gauge writes a gauge without labels: its HELP, TYPE and value.
+func gauge[T metricValue](w io.Writer, name, help string, v T) {
+	metricHeader(w, name, "gauge", help)
+	fmt.Fprintf(w, "%s %d\n", name, v)
+}
+
+// perServer writes a metric of the given kind with one series per server
+// of statuses, labelled server, whose value is v of its status.
+func perServer(w io.Writer, name, kind, help string, statuses []ServerStatus, v func(ServerStatus) int) {
+	metricHeader(w, name, kind, help)
+	for _, st := range statuses {
+		fmt.Fprintf(w, "%s{server=%q} %d\n", name, st.Name, v(st))
+	}
 }

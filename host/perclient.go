@@ -106,70 +106,12 @@ func (p *clientPool) count() int {
 func (c *serverConn) clientSession(ctx context.Context, relay *ClientRelay) (cs *mcp.ClientSession, release func(), err error) {
 	p := &c.clients
 	call := &clientCall{ctx: ctx, relay: relay}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, nil, fmt.Errorf("server %s: its session ended", c.cfg.Name)
+	u, fresh, err := c.joinClientUpstream(relay.Key, call)
+	if u == nil || err != nil {
+		return nil, nil, err
 	}
-	if p.m == nil {
-		p.m = map[string]*clientUpstream{}
-	}
-	p.tick++
-	u, ok := p.m[relay.Key]
-	if ok && u.ended {
-		delete(p.m, relay.Key)
-		ok = false
-	}
-	var evicted *clientUpstream
-	if !ok {
-		if len(p.m) >= c.maxClientSessions() {
-			evicted = p.idleLocked()
-			if evicted == nil {
-				p.full++
-				full := p.full
-				p.mu.Unlock()
-				if full&(full-1) == 0 {
-					c.logger.Warn("every per-client upstream session is busy; the call takes the shared session (raise max_client_sessions)",
-						"max_client_sessions", c.maxClientSessions(), "times", full)
-				}
-				return nil, nil, nil
-			}
-			delete(p.m, evicted.key)
-		}
-		u = &clientUpstream{key: relay.Key, ready: make(chan struct{})}
-		p.m[relay.Key] = u
-	}
-	u.calls = append(u.calls, call)
-	u.used = p.tick
-	p.mu.Unlock()
-	if evicted != nil {
-		c.logger.Info("closing the least recently used per-client upstream session to make room", "max_client_sessions", c.maxClientSessions())
-		evicted.close()
-	}
-
-	release = func() {
-		p.mu.Lock()
-		for i, x := range u.calls {
-			if x == call {
-				u.calls = append(u.calls[:i], u.calls[i+1:]...)
-				break
-			}
-		}
-		p.tick++
-		u.used = p.tick
-		var asks []*context.CancelFunc
-		if len(u.calls) == 0 {
-			for a := range u.asks {
-				asks = append(asks, a)
-			}
-			clear(u.asks)
-		}
-		p.mu.Unlock()
-		for _, cancel := range asks {
-			(*cancel)()
-		}
-	}
-	if !ok {
+	release = func() { p.leave(u, call) }
+	if fresh {
 		c.openClientSession(ctx, u)
 	}
 	select {
@@ -188,6 +130,82 @@ func (c *serverConn) clientSession(ctx context.Context, relay *ClientRelay) (cs 
 		return nil, nil, u.err
 	}
 	return u.cs, release, nil
+}
+
+// joinClientUpstream adds call to the upstream session of key's client,
+// making a fresh one (not yet opened) when the client has none or its
+// session ended; at the cap, the least recently used idle session is
+// closed to make room. A nil upstream with a nil error means every session
+// is busy at the cap; an error, that the server's shared session ended.
+func (c *serverConn) joinClientUpstream(key string, call *clientCall) (u *clientUpstream, fresh bool, err error) {
+	p := &c.clients
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, false, fmt.Errorf("server %s: its session ended", c.cfg.Name)
+	}
+	if p.m == nil {
+		p.m = map[string]*clientUpstream{}
+	}
+	p.tick++
+	u, ok := p.m[key]
+	if ok && u.ended {
+		delete(p.m, key)
+		ok = false
+	}
+	var evicted *clientUpstream
+	if !ok {
+		if len(p.m) >= c.maxClientSessions() {
+			evicted = p.idleLocked()
+			if evicted == nil {
+				p.full++
+				full := p.full
+				p.mu.Unlock()
+				if full&(full-1) == 0 {
+					c.logger.Warn("every per-client upstream session is busy; the call takes the shared session (raise max_client_sessions)",
+						"max_client_sessions", c.maxClientSessions(), "times", full)
+				}
+				return nil, false, nil
+			}
+			delete(p.m, evicted.key)
+		}
+		u = &clientUpstream{key: key, ready: make(chan struct{})}
+		p.m[key] = u
+	}
+	u.calls = append(u.calls, call)
+	u.used = p.tick
+	p.mu.Unlock()
+	if evicted != nil {
+		c.logger.Info("closing the least recently used per-client upstream session to make room", "max_client_sessions", c.maxClientSessions())
+		evicted.close()
+	}
+	return u, !ok, nil
+}
+
+// leave ends call's use of u. When it was the client's last running call,
+// the questions still being put to the client are cancelled: nobody waits
+// for their answers.
+func (p *clientPool) leave(u *clientUpstream, call *clientCall) {
+	p.mu.Lock()
+	for i, x := range u.calls {
+		if x == call {
+			u.calls = append(u.calls[:i], u.calls[i+1:]...)
+			break
+		}
+	}
+	p.tick++
+	u.used = p.tick
+	var asks []*context.CancelFunc
+	if len(u.calls) == 0 {
+		for a := range u.asks {
+			asks = append(asks, a)
+		}
+		clear(u.asks)
+	}
+	p.mu.Unlock()
+	for _, cancel := range asks {
+		(*cancel)()
+	}
 }
 
 // maxClientSessions is the server's cap (a block built in code, not

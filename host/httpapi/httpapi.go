@@ -87,9 +87,38 @@ func New(h *host.Host, opts Options) http.Handler {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
 	}
+	a := newAPI(h, opts)
+	r := a.engine()
+	a.mountSandbox(r)
+	a.mountProbes(r)
+	a.mountWebShell(r)
+	a.mountRoutes(r)
+	return r
+}
+
+// newAPI returns the handler's state: the Host and Origin values it
+// accepts, from opts' hosts, public URLs and sandbox URL, and the
+// WebShell's Content-Security-Policy, whose frame sources are the
+// loopback names and the sandbox origin among them.
+func newAPI(h *host.Host, opts Options) *api {
 	a := &api{h: h, opts: opts, log: opts.Logger, hosts: map[string]bool{}, origins: map[string]bool{}}
-	var frames []string
-	for _, hp := range opts.Hosts {
+	frames := a.acceptHosts(opts.Hosts)
+	frames = a.acceptPublicURLs(opts.PublicURLs, frames)
+	if a.sandboxHost, a.sandboxOrigin = sandboxHostOf(opts.AppsSandboxURL); a.sandboxHost != "" {
+		// Another name of this daemon, for App frames only (config
+		// checked it: an origin, none of the public URLs).
+		a.hosts[a.sandboxHost] = true
+		frames = append(frames, a.sandboxOrigin)
+	}
+	a.csp = webShellCSP(frames)
+	return a
+}
+
+// acceptHosts accepts each host:port of hosts as a Host and its http
+// origin as an Origin, and returns the loopback ones' origins, which App
+// frames may load the sandbox from.
+func (a *api) acceptHosts(hosts []string) (frames []string) {
+	for _, hp := range hosts {
 		hp = strings.ToLower(hp)
 		a.hosts[hp] = true
 		a.origins["http://"+hp] = true
@@ -99,7 +128,14 @@ func New(h *host.Host, opts Options) http.Handler {
 			frames = append(frames, "http://"+hp)
 		}
 	}
-	for _, pu := range opts.PublicURLs {
+	return frames
+}
+
+// acceptPublicURLs accepts each public URL's host as a Host and its
+// origin as an Origin; a loopback http one also brings the other loopback
+// name on its port, added to frames (once) for App frames.
+func (a *api) acceptPublicURLs(publicURLs, frames []string) []string {
+	for _, pu := range publicURLs {
 		u, err := url.Parse(strings.ToLower(pu))
 		if err != nil || u.Host == "" {
 			continue // config.checkPublicURL let it through: never
@@ -118,14 +154,13 @@ func New(h *host.Host, opts Options) http.Handler {
 			}
 		}
 	}
-	if a.sandboxHost, a.sandboxOrigin = sandboxHostOf(opts.AppsSandboxURL); a.sandboxHost != "" {
-		// Another name of this daemon, for App frames only (config
-		// checked it: an origin, none of the public URLs).
-		a.hosts[a.sandboxHost] = true
-		frames = append(frames, a.sandboxOrigin)
-	}
-	a.csp = webShellCSP(frames)
+	return frames
+}
 
+// engine returns the gin engine with the middleware every request goes
+// through (recovery, security headers, the access log, the Host check)
+// and the JSON answers for an unknown route or method.
+func (a *api) engine() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.Use(a.recovery, securityHeaders, a.accessLog, a.checkHost)
@@ -133,41 +168,54 @@ func New(h *host.Host, opts Options) http.Handler {
 	r.NoMethod(func(c *gin.Context) {
 		writeError(c, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route")
 	})
+	return r
+}
 
-	// The MCP App sandbox proxy: static, no credentials, served before
-	// authentication by design (the App frame has no token).
+// mountSandbox mounts the MCP App sandbox proxy: static, no credentials,
+// served before authentication by design (the App frame has no token).
+func (a *api) mountSandbox(r *gin.Engine) {
 	sb := gin.WrapH(sandbox.Handler(sandbox.Options{
 		AllowedHostOrigin: func(origin string) bool { return a.origins[origin] },
-		Logger:            opts.Logger,
+		Logger:            a.opts.Logger,
 	}))
 	r.GET(sandbox.Path, sb)
 	r.HEAD(sandbox.Path, sb)
+}
 
-	// Liveness: 200 while the process lives, draining included.
-	r.GET("/healthz", func(c *gin.Context) {
-		body := gin.H{"status": "ok", "version": opts.Version}
-		if id := h.Replica(); id != "" {
-			body["replica"] = id
-		}
-		c.JSON(http.StatusOK, body)
-	})
-	// Readiness: 200 once the servers started, 503 from the moment the
-	// daemon drains (a load balancer stops sending it new work).
-	r.GET("/readyz", func(c *gin.Context) {
-		rd := h.Readiness()
-		body := gin.H{"status": rd.Status}
-		if rd.Replica != "" {
-			body["replica"] = rd.Replica
-		}
-		if !rd.Ready {
-			c.Header("Retry-After", "1")
-			c.JSON(http.StatusServiceUnavailable, body)
-			return
-		}
-		c.JSON(http.StatusOK, body)
-	})
-	a.mountWebShell(r)
+// mountProbes mounts the liveness and readiness probes.
+func (a *api) mountProbes(r *gin.Engine) {
+	r.GET("/healthz", a.healthz)
+	r.GET("/readyz", a.readyz)
+}
 
+// healthz is liveness: 200 while the process lives, draining included.
+func (a *api) healthz(c *gin.Context) {
+	body := gin.H{"status": "ok", "version": a.opts.Version}
+	if id := a.h.Replica(); id != "" {
+		body["replica"] = id
+	}
+	c.JSON(http.StatusOK, body)
+}
+
+// readyz is readiness: 200 once the servers started, 503 from the moment
+// the daemon drains (a load balancer stops sending it new work).
+func (a *api) readyz(c *gin.Context) {
+	rd := a.h.Readiness()
+	body := gin.H{"status": rd.Status}
+	if rd.Replica != "" {
+		body["replica"] = rd.Replica
+	}
+	if !rd.Ready {
+		c.Header("Retry-After", "1")
+		c.JSON(http.StatusServiceUnavailable, body)
+		return
+	}
+	c.JSON(http.StatusOK, body)
+}
+
+// mountRoutes is the route table of /metrics and the API, each route with
+// the checks it goes through before its handler.
+func (a *api) mountRoutes(r *gin.Engine) {
 	r.GET("/metrics", a.checkOrigin, a.authenticate, a.requireAdmin, a.metrics)
 
 	r.POST("/api/v1/webshell/session", a.checkOrigin, a.limitBody, a.webShellSession)
@@ -207,7 +255,6 @@ func New(h *host.Host, opts Options) http.Handler {
 	v1.GET("/config", a.requireAdmin, a.config)
 	v1.POST("/reload", a.requireAdmin, a.reload)
 	a.mountOAuth(r, v1)
-	return r
 }
 
 // recovery turns a handler panic into a logged 500 instead of a dead

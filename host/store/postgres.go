@@ -416,24 +416,57 @@ func (s *Store) RoundTrips() int64 {
 // be stored).
 func (s *Store) tryGroupPostgres(group []*appendReq) (retry []*appendReq) {
 	pg := s.pg
-	fail := func(err error) {
-		err = scrub(err, pg.secrets)
-		for _, r := range group {
-			if r.err == nil {
-				r.seq, r.err = 0, err
-			}
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), pgGroupTimeout)
 	defer cancel()
 	conn, err := pg.writer(ctx)
 	if err != nil {
-		fail(fmt.Errorf("postgres %s: %w", pg.name, err))
+		pg.failGroup(group, fmt.Errorf("postgres %s: %w", pg.name, err))
 		return nil
 	}
-
-	now := s.now().UnixNano()
 	notify := s.Clustered()
+	br := conn.SendBatch(ctx, s.pgGroupBatch(group, notify))
+	if _, err := br.Exec(); err != nil { // BEGIN
+		pg.brokenGroup(br, group, err)
+		return nil
+	}
+	bad, badErr, err := readGroupResults(br, group, notify)
+	if err != nil {
+		pg.brokenGroup(br, group, err)
+		return nil
+	}
+	if bad >= 0 {
+		return s.retryAbortedGroup(ctx, conn, br, group, bad, badErr)
+	}
+	pg.commitGroup(br, group)
+	return nil
+}
+
+// failGroup gives err, scrubbed of the DSN's secrets, to every entry of
+// group that has no error of its own.
+func (pg *pgBackend) failGroup(group []*appendReq, err error) {
+	err = scrub(err, pg.secrets)
+	for _, r := range group {
+		if r.err == nil {
+			r.seq, r.err = 0, err
+		}
+	}
+}
+
+// brokenGroup ends a pipeline whose connection failed with err: the
+// connection is dropped (the next group dials again) and every entry of
+// group without an error of its own fails.
+func (pg *pgBackend) brokenGroup(br pgx.BatchResults, group []*appendReq, err error) {
+	br.Close()
+	pg.drop()
+	pg.failGroup(group, fmt.Errorf("postgres %s: %w", pg.name, err))
+}
+
+// pgGroupBatch queues group's pipeline: BEGIN; for each entry its insert,
+// one insert per audit record and (when the store is clustered) a NOTIFY
+// for the other replicas; COMMIT. readGroupResults reads the answers in
+// this order.
+func (s *Store) pgGroupBatch(group []*appendReq, notify bool) *pgx.Batch {
+	now := s.now().UnixNano()
 	b := &pgx.Batch{}
 	b.Queue(pgStmtBegin)
 	for _, r := range group {
@@ -460,19 +493,16 @@ func (s *Store) tryGroupPostgres(group []*appendReq) (retry []*appendReq) {
 		}
 	}
 	b.Queue(pgStmtCommit)
+	return b
+}
 
-	br := conn.SendBatch(ctx, b)
-	broken := func(err error) []*appendReq {
-		br.Close()
-		pg.drop()
-		fail(fmt.Errorf("postgres %s: %w", pg.name, err))
-		return nil
-	}
-	if _, err := br.Exec(); err != nil {
-		return broken(err)
-	}
-	bad, badErr := -1, error(nil)
-entries:
+// readGroupResults reads the answers to the entries' statements (after
+// BEGIN's, before COMMIT's), setting each entry's seq, or ErrNotFound when
+// its insert found no session of its own. It stops at the first statement
+// the server refused, returning that entry's index as bad with the refusal
+// (the transaction is then aborted); bad is -1 when there was none. err is
+// a failure of the connection, after which nothing more can be read.
+func readGroupResults(br pgx.BatchResults, group []*appendReq, notify bool) (bad int, badErr, err error) {
 	for i, r := range group {
 		err := br.QueryRow().Scan(&r.seq)
 		switch {
@@ -480,68 +510,73 @@ entries:
 			r.seq, r.err = 0, ErrNotFound
 		case err != nil:
 			if !isServerError(err) {
-				return broken(err)
+				return -1, nil, err
 			}
-			bad, badErr = i, err
-			break entries
+			return i, err, nil
 		}
-		for range r.e.Audit {
-			if _, err := br.Exec(); err != nil {
-				if !isServerError(err) {
-					return broken(err)
-				}
-				bad, badErr = i, err
-				break entries
-			}
-		}
+		more := len(r.e.Audit) // the audit inserts, then the NOTIFY
 		if notify {
+			more++
+		}
+		for range more {
 			if _, err := br.Exec(); err != nil {
 				if !isServerError(err) {
-					return broken(err)
+					return -1, nil, err
 				}
-				bad, badErr = i, err
-				break entries
+				return i, err, nil
 			}
 		}
 	}
-	if bad >= 0 {
-		// The transaction is aborted: end it, and write the others again.
-		br.Close()
-		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
-			pg.drop()
-		}
-		for j, o := range group {
-			switch {
-			case j == bad:
-				o.seq, o.err = 0, scrub(badErr, pg.secrets)
-			case o.err == nil || j > bad:
-				o.seq, o.err = 0, nil
-				retry = append(retry, o)
-			}
-		}
-		s.logger.Warn("an entry's failure rolled back its group's transaction; writing the others again",
-			"session", group[bad].e.SessionID, "error", badErr, "retrying", len(retry))
-		return retry
+	return -1, nil, nil
+}
+
+// retryAbortedGroup ends a transaction the server aborted when it refused
+// the statement of group[bad] with badErr: that entry keeps the refusal,
+// and the others that had not failed on their own (and every one after
+// it, whose statements were never run) are returned to be written again.
+func (s *Store) retryAbortedGroup(ctx context.Context, conn *pgx.Conn, br pgx.BatchResults,
+	group []*appendReq, bad int, badErr error) (retry []*appendReq) {
+	pg := s.pg
+	br.Close()
+	if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+		pg.drop()
 	}
+	for j, o := range group {
+		switch {
+		case j == bad:
+			o.seq, o.err = 0, scrub(badErr, pg.secrets)
+		case o.err == nil || j > bad:
+			o.seq, o.err = 0, nil
+			retry = append(retry, o)
+		}
+	}
+	s.logger.Warn("an entry's failure rolled back its group's transaction; writing the others again",
+		"session", group[bad].e.SessionID, "error", badErr, "retrying", len(retry))
+	return retry
+}
+
+// commitGroup reads COMMIT's answer and closes the pipeline. A commit the
+// server refused, or one that ended in a rollback, fails every entry of
+// group without an error of its own, as does a broken connection.
+func (pg *pgBackend) commitGroup(br pgx.BatchResults, group []*appendReq) {
 	tag, err := br.Exec() // COMMIT
 	if err != nil {
 		if !isServerError(err) {
-			return broken(err)
+			pg.brokenGroup(br, group, err)
+			return
 		}
 		br.Close()
-		fail(fmt.Errorf("commit: %w", err))
-		return nil
+		pg.failGroup(group, fmt.Errorf("commit: %w", err))
+		return
 	}
 	if err := br.Close(); err != nil {
 		pg.drop()
-		fail(fmt.Errorf("postgres %s: %w", pg.name, err))
-		return nil
+		pg.failGroup(group, fmt.Errorf("postgres %s: %w", pg.name, err))
+		return
 	}
 	if tag.String() != "COMMIT" {
-		fail(fmt.Errorf("commit: the transaction was rolled back (%s)", tag))
-		return nil
+		pg.failGroup(group, fmt.Errorf("commit: the transaction was rolled back (%s)", tag))
 	}
-	return nil
 }
 
 // isServerError says that err is an error the server reported for one
