@@ -117,6 +117,48 @@ func (l *loader) decodeGateway(cfg *Config, blocks []*gatewayBlock) {
 		"Invalid max_sessions", fmt.Sprintf("max_sessions is how many 2025-11-25 MCP sessions the daemon holds open at once, for every principal together: a whole number from 1 to %d.", MaxGatewayMaxSessions)); set {
 		cfg.Gateway.MaxSessions = n
 	}
+	l.decodeEndpoints(cfg, b)
+}
+
+// checkServerNames reports each name that is not a configured server and
+// returns the list without repeats, in the order given.
+func (l *loader) checkServerNames(cfg *Config, names []string, rng hcl.Range, where string) []string {
+	known := map[string]bool{}
+	var all []string
+	for _, s := range cfg.Servers {
+		known[s.Name] = true
+		all = append(all, s.Name)
+	}
+	out := make([]string, 0, len(names))
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !known[n] {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unknown server",
+				Detail:   fmt.Sprintf("The %s names the server %q, which the configuration does not declare (servers: %s).", where, n, listOrNone(all)),
+				Subject:  rng.Ptr(),
+			})
+			continue
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// decodeEndpoints reads the gateway's endpoint blocks: a name each, unique,
+// and the servers it fronts.
+func (l *loader) decodeEndpoints(cfg *Config, b *gatewayBlock) {
 	seen := map[string]hcl.Range{}
 	for _, e := range b.Endpoints {
 		if !endpointNameRE.MatchString(e.Name) {
@@ -155,40 +197,4 @@ func (l *loader) decodeGateway(cfg *Config, blocks []*gatewayBlock) {
 			Name: e.Name, Servers: l.checkServerNames(cfg, names, e.ServersRange, fmt.Sprintf("endpoint %q", e.Name)), NameRange: e.NameRange,
 		})
 	}
-}
-
-// checkServerNames reports each name that is not a configured server and
-// returns the list without repeats, in the order given.
-func (l *loader) checkServerNames(cfg *Config, names []string, rng hcl.Range, where string) []string {
-	known := map[string]bool{}
-	var all []string
-	for _, s := range cfg.Servers {
-		known[s.Name] = true
-		all = append(all, s.Name)
-	}
-	out := make([]string, 0, len(names))
-	seen := map[string]bool{}
-	for _, n := range names {
-		if !known[n] {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Unknown server",
-				Detail:   fmt.Sprintf("The %s names the server %q, which the configuration does not declare (servers: %s).", where, n, listOrNone(all)),
-				Subject:  rng.Ptr(),
-			})
-			continue
-		}
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func listOrNone(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
 }
