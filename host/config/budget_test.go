@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -247,5 +248,20 @@ func TestFunctionBudget(t *testing.T) {
 				t.Errorf("Load allocated %d bytes, want at most %d", n, limit)
 			}
 		})
+	}
+}
+
+// TestLongValueClipped: a diagnostic quotes at most maxQuotedBytes of a
+// value, cut at a character boundary, with the value's length (before, the
+// "Invalid log level" of a 200 KB value printed all of it).
+func TestLongValueClipped(t *testing.T) {
+	value := strings.Repeat("a", maxQuotedBytes-1) + strings.Repeat("é", 100_000)
+	_, diags := Parse([]byte(`log_level = "`+value+"\"\n"), "long.hcl", testOptions())
+	if len(diags) != 1 || diags[0].Summary != "Invalid log level" {
+		t.Fatalf("want Invalid log level, got%s", diagText(diags))
+	}
+	want := fmt.Sprintf(`The log level "%s"… (%d bytes) is not known.`, strings.Repeat("a", maxQuotedBytes-1), len(value))
+	if d := diags[0].Detail; !strings.HasPrefix(d, want) || !utf8.ValidString(d) {
+		t.Errorf("detail %.300q, want it to start with %q", d, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -86,9 +87,27 @@ func shown(expr hcl.Expression, plain string) string {
 	return plain
 }
 
-// quoted is shown with the value in quotes.
+// quoted is shown with the value in quotes, clipped to maxQuotedBytes.
 func quoted(expr hcl.Expression, v string) string {
-	return shown(expr, strconv.Quote(v))
+	return shown(expr, clipQuote(v))
+}
+
+// maxQuotedBytes bounds the part of a value a diagnostic quotes: a value
+// written in the file may be megabytes long, and one diagnostic should not
+// print all of it.
+const maxQuotedBytes = 100
+
+// clipQuote quotes v like strconv.Quote; a value over maxQuotedBytes is cut
+// at a character boundary, followed by "…" and its length.
+func clipQuote(v string) string {
+	if len(v) <= maxQuotedBytes {
+		return strconv.Quote(v)
+	}
+	i := maxQuotedBytes
+	for i > 0 && !utf8.RuneStart(v[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(v[:i]), len(v))
 }
 
 // because is ": " and err when expr calls neither env() nor file(), else
