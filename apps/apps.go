@@ -192,8 +192,11 @@ type Display struct {
 	AdmittedBy string `json:"admittedBy,omitempty"`
 	// Warning says why the App did not render, when it did not.
 	Warning string `json:"warning,omitempty"`
-	// Dropped lists CSP entries that were dropped as invalid, as
-	// `field: "quoted source"` (bounded); for the host to log.
+	// Dropped lists CSP entries that were dropped, as `field: "quoted
+	// source": reason` with the reason the source validator gave (such as
+	// "names an address on the private network 10.0.0.0/8, and the App's
+	// server is not on that network"), or `field: what is wrong` for an
+	// entry that is not a string. Bounded; for the host to log and show.
 	Dropped []string `json:"dropped,omitempty"`
 }
 
@@ -209,8 +212,11 @@ type Options struct {
 	// Timeout is the own deadline of the resources/read (§5.2); <= 0 means
 	// 10s; clamped to 100ms–120s.
 	Timeout time.Duration
-	// ValidSource is the CSP source allow-list (the host passes
-	// sandbox.ValidSource); nil ⇒ every source is dropped.
+	// ValidSource is the CSP source check (the host passes
+	// sandbox.ValidSource and its rule on the networks an App may reach);
+	// nil ⇒ every source is dropped. A source it refuses is dropped with
+	// the error's text as the reason in Dropped, so the text should say
+	// why without quoting the source.
 	ValidSource func(string) error
 	// ListingMeta is the resource's _meta from resources/list, if the host
 	// has it; its "ui" object is merged per §4 (the content item wins per
@@ -482,11 +488,13 @@ func applyMeta(d *Display, itemMeta, listingMeta map[string]any, valid func(stri
 			}
 			for _, e := range list {
 				s, ok := e.(string)
-				switch {
-				case !ok:
+				if !ok {
 					d.drop(fmt.Sprintf("%s: non-string %T", f.name, e))
-				case !sourceOK(s, valid):
-					d.drop(f.name + ": " + quote(s))
+					continue
+				}
+				switch err := checkSource(s, valid); {
+				case err != nil:
+					d.drop(f.name + ": " + quote(s) + ": " + reason(err))
 				case len(*f.list) == maxSourcesPerList:
 					// The sandbox route refuses longer lists; the App
 					// gets the first ones.
@@ -540,7 +548,33 @@ func cspFields(c *CSP) []cspField {
 }
 
 func sourceOK(s string, valid func(string) error) bool {
-	return valid != nil && valid(s) == nil
+	return checkSource(s, valid) == nil
+}
+
+// errNoValidator is why every source is dropped when there is no validator.
+var errNoValidator = errors.New("no source validator")
+
+// checkSource runs valid on s; a nil valid refuses everything.
+func checkSource(s string, valid func(string) error) error {
+	if valid == nil {
+		return errNoValidator
+	}
+	return valid(s)
+}
+
+// reason is the text of a validator's error for a Dropped entry: one line
+// of printable text, bounded like a quoted source.
+func reason(err error) string {
+	r := strings.Map(func(c rune) rune {
+		if c < 0x20 || c == 0x7f || c == utf8.RuneError {
+			return ' '
+		}
+		return c
+	}, err.Error())
+	if len(r) > maxQuoted {
+		r = strings.ToValidUTF8(r[:maxQuoted], "") + "…"
+	}
+	return r
 }
 
 // asObject returns v as a JSON object. Values decoded from JSON are

@@ -575,6 +575,46 @@ func TestResolveCSPInjection(t *testing.T) {
 	}
 }
 
+// TestResolveDroppedReason: a source the validator refuses is listed in
+// Dropped with the validator's reason after it, on one line and bounded,
+// so the record says which source went and why.
+func TestResolveDroppedReason(t *testing.T) {
+	long := strings.Repeat("x", 500)
+	valid := func(s string) error {
+		switch s {
+		case "https://ok.example":
+			return nil
+		case "http://10.0.0.1:8080":
+			return errors.New("names an address on the private network 10.0.0.0/8, and the App's server is not on that network")
+		}
+		return errors.New("first line\r\nsecond line\x00 " + long)
+	}
+	c := item(testURI, MIMEType, testHTML)
+	c.Meta = mcp.Meta{"ui": map[string]any{"csp": map[string]any{
+		"connectDomains": []any{"https://ok.example", "http://10.0.0.1:8080", "https://other.example"},
+	}}}
+	o := advertised()
+	o.ValidSource = valid
+	d := Resolve(context.Background(), reader(c), "revenue", link, nil, okResult(), o)
+	checkOutcome(t, d, testHTML, "")
+	if diff := cmp.Diff([]string{"https://ok.example"}, d.CSP.ConnectDomains); diff != "" {
+		t.Errorf("connectDomains (-want +got):\n%s", diff)
+	}
+	want := []string{
+		`connectDomains: "http://10.0.0.1:8080": names an address on the private network 10.0.0.0/8, and the App's server is not on that network`,
+		`connectDomains: "https://other.example": first line  second line  ` + long[:maxQuoted-len("first line  second line  ")] + "…",
+	}
+	if diff := cmp.Diff(want, d.Dropped); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s", diff)
+	}
+
+	o.ValidSource = nil
+	d = Resolve(context.Background(), reader(c), "revenue", link, nil, okResult(), o)
+	if len(d.Dropped) != 3 || d.Dropped[0] != `connectDomains: "https://ok.example": no source validator` {
+		t.Errorf("dropped without a validator = %q", d.Dropped)
+	}
+}
+
 func TestResolveLeavesResultUnchanged(t *testing.T) {
 	for _, tc := range []struct {
 		name string

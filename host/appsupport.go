@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
-	"net/url"
 	"strings"
 
 	"github.com/mcphost/mcphost/apps"
@@ -79,10 +77,14 @@ func (h *Host) resolveApp(ctx context.Context, c *serverConn, cs *mcp.ClientSess
 }
 
 // encodeDisplay encodes a display record for the entry, logging why an App
-// does not render when it does not.
+// does not render when it does not, and which CSP sources were dropped and
+// why (apps.md §5.8).
 func encodeDisplay(c *serverConn, tool *mcp.Tool, d *apps.Display) json.RawMessage {
 	if d.Warning != "" {
 		c.logger.Warn("MCP App not rendered", "tool", tool.Name, "resource", d.ResourceURI, "warning", d.Warning)
+	}
+	if len(d.Dropped) > 0 {
+		c.logger.Info("MCP App CSP entries dropped", "tool", tool.Name, "resource", d.ResourceURI, "dropped", d.Dropped)
 	}
 	raw, err := json.Marshal(d)
 	if err != nil {
@@ -132,48 +134,73 @@ var errLocalSource = errors.New("names this machine (loopback), and the App's se
 // errDaemonSource is why a source naming the daemon's own port is dropped.
 var errDaemonSource = errors.New("names the mcphost daemon itself")
 
+// networkSourceError is why a source on a private or link-local network, a
+// cloud metadata address or a numeric host that is no address is dropped
+// from an App's CSP. Its text is the reason the display record's Dropped
+// entry gives.
+type networkSourceError struct{ net sandbox.Network }
+
+func (e *networkSourceError) Error() string {
+	switch e.net.Kind {
+	case sandbox.Metadata:
+		return "names the " + e.net.String() + ", which no App may reach"
+	case sandbox.NotAddress:
+		return "names " + e.net.String() + ", which no browser can reach"
+	}
+	return "names an address on the " + e.net.String() + ", and the App's server is not on that network"
+}
+
 // appSourceValidator returns the CSP source check for the Apps of server s
-// (apps.md §8.2 and RATIONALE.md, "App CSP: no loopback sources"): the
-// sandbox's allow-list, and then no source that names this machine
-// (sandbox.LocalSource) unless s is a remote server whose own URL is on
-// loopback. Even then a loopback source on the daemon's own listen port is
-// dropped: no App has a reason to reach the daemon. That port is the one
-// the listener is bound to (listen = "127.0.0.1:0" gets its port from the
-// kernel), or the configured one when the host serves nothing (a one-shot
-// command, while a daemon may be listening there).
+// (apps.md §8.2 and RATIONALE.md, "App CSP: no loopback, private or
+// link-local sources"): the sandbox's allow-list, and then no source whose
+// host is on a network the server is not on (sandbox.HostNetwork).
+//
+//   - A loopback source is kept only when s is a remote server whose own URL
+//     is on loopback. Even then a loopback source on the daemon's own listen
+//     port is dropped: no App has a reason to reach the daemon. That port is
+//     the one the listener is bound to (listen = "127.0.0.1:0" gets its port
+//     from the kernel), or the configured one when the host serves nothing
+//     (a one-shot command, while a daemon may be listening there).
+//   - A private or link-local source is kept only when s is a remote server
+//     whose URL's host is an IP address in the same block (10.0.0.0/8,
+//     172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, fc00::/7,
+//     169.254.0.0/16, fe80::/10).
+//   - A cloud metadata address and a numeric host that is no address are
+//     always dropped.
+//
+// A stdio server is on no network. Host names are not resolved: a server
+// whose URL names its host by DNS name is on no private network, and a
+// source's DNS name is public whatever it resolves to.
 func (h *Host) appSourceValidator(s config.Server) func(string) error {
-	serverLocal := s.Transport != config.TransportStdio && loopbackURL(s.URL)
+	var server sandbox.Network // public: on no network of its own
+	if s.Transport != config.TransportStdio {
+		server = sandbox.HostNetwork(s.URL)
+	}
 	daemonPort := h.daemonPort()
 	return func(src string) error {
 		if err := sandbox.ValidSource(src); err != nil {
 			return err
 		}
-		if !sandbox.LocalSource(src) {
+		switch n := sandbox.HostNetwork(src); n.Kind {
+		case sandbox.Public:
 			return nil
+		case sandbox.Loopback:
+			if server.Kind != sandbox.Loopback {
+				return errLocalSource
+			}
+			if daemonPort != "" && sourcePort(src) == daemonPort {
+				return errDaemonSource
+			}
+			return nil
+		case sandbox.Private, sandbox.LinkLocal:
+			if server.Kind == n.Kind && server.Block == n.Block {
+				return nil
+			}
+			return &networkSourceError{net: n}
+		default:
+			return &networkSourceError{net: n}
 		}
-		if !serverLocal {
-			return errLocalSource
-		}
-		if daemonPort != "" && sourcePort(src) == daemonPort {
-			return errDaemonSource
-		}
-		return nil
 	}
-}
-
-// loopbackURL reports whether an http(s) URL's host is localhost, a
-// *.localhost name or a loopback IP address.
-func loopbackURL(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return false
-	}
-	host := strings.ToLower(u.Hostname())
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // sourcePort is the port of a valid CSP source, or the scheme's default.

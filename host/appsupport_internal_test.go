@@ -18,14 +18,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestAppSourceValidator pins the loopback rule of App CSP sources
-// (RATIONALE.md, "App CSP: no loopback sources").
+// TestAppSourceValidator pins the network rule of App CSP sources
+// (RATIONALE.md, "App CSP: no loopback, private or link-local sources"): a
+// source on loopback, a private or a link-local network is kept only for a
+// server on the same one, judged by the address in the server's URL.
 func TestAppSourceValidator(t *testing.T) {
 	stdio := config.Server{Name: "s", Transport: config.TransportStdio, Command: "x"}
 	remote := config.Server{Name: "r", Transport: config.TransportStreamableHTTP, URL: "https://mcp.example.com/mcp"}
 	local := config.Server{Name: "l", Transport: config.TransportStreamableHTTP, URL: "http://127.0.0.1:9000/mcp"}
 	localName := config.Server{Name: "n", Transport: config.TransportSSE, URL: "http://localhost:9000/sse"}
 	local6 := config.Server{Name: "6", Transport: config.TransportStreamableHTTP, URL: "http://[::1]:9000/mcp"}
+	ten := config.Server{Name: "10", Transport: config.TransportStreamableHTTP, URL: "http://10.1.2.3:8080/mcp"}
+	lan := config.Server{Name: "lan", Transport: config.TransportSSE, URL: "http://192.168.1.20/sse"}
+	ula := config.Server{Name: "ula", Transport: config.TransportStreamableHTTP, URL: "http://[fd12::5]:8080/mcp"}
+	mapped := config.Server{Name: "mapped", Transport: config.TransportStreamableHTTP, URL: "http://[::ffff:10.9.9.9]/mcp"}
+	linkLocal := config.Server{Name: "ll", Transport: config.TransportStreamableHTTP, URL: "http://169.254.7.7/mcp"}
+	named := config.Server{Name: "named", Transport: config.TransportStreamableHTTP, URL: "http://mcp.internal:8080/mcp"}
 	h := &Host{}
 	h.cur.Store(&generation{cfg: &config.Config{Listen: "127.0.0.1:7777"}})
 
@@ -34,6 +42,38 @@ func TestAppSourceValidator(t *testing.T) {
 		source string
 		ok     bool
 	}{
+		// Private and link-local sources: dropped unless the server's
+		// address is in the same block.
+		{stdio, "http://10.0.0.1:8080", false},
+		{stdio, "http://192.168.1.1", false},
+		{stdio, "http://169.254.169.254", false},
+		{stdio, "https://172.20.0.1", false},
+		{stdio, "http://100.64.1.1", false},
+		{stdio, "http://10.1", false}, // 10.0.0.1
+		{stdio, "https://*.10.0.0.1", false},
+		{remote, "http://10.0.0.1", false},
+		{remote, "http://169.254.1.1", false},
+		{local, "http://10.0.0.1", false},
+		{local, "http://192.168.1.1", false},
+		{ten, "http://10.0.0.1:8080", true},
+		{ten, "ws://10.200.0.1", true},
+		{ten, "http://0xa000001", true},
+		{ten, "http://192.168.1.1", false},
+		{ten, "http://172.16.0.1", false},
+		{ten, "http://127.0.0.1:3000", false}, // on 10/8, not on loopback
+		{ten, "http://169.254.169.254", false},
+		{ten, "https://api.example.com", true},
+		{lan, "http://192.168.1.1", true},
+		{lan, "http://192.168.200.1:8443", true},
+		{lan, "http://10.0.0.1", false},
+		{ula, "http://10.0.0.1", false},
+		{mapped, "http://10.0.0.1", true},
+		{linkLocal, "http://169.254.1.1", true},
+		{linkLocal, "http://169.254.169.254", false}, // metadata: never
+		{linkLocal, "http://10.0.0.1", false},
+		{named, "http://10.0.0.1", false}, // the server's name is not resolved
+		{named, "https://api.example.com", true},
+
 		{stdio, "https://api.example.com", true},
 		{stdio, "http://localhost:3000", false},
 		{stdio, "http://127.0.0.1:7777", false},
@@ -58,6 +98,91 @@ func TestAppSourceValidator(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAppCSPDropsPrivateSources resolves an App whose CSP names private,
+// link-local, metadata and loopback addresses, through apps.Resolve with
+// the host's validator: each source off the server's network is dropped,
+// and its Dropped entry names the source and the reason.
+func TestAppCSPDropsPrivateSources(t *testing.T) {
+	h := &Host{}
+	h.cur.Store(&generation{cfg: &config.Config{Listen: "127.0.0.1:7777"}})
+	sources := []any{
+		"https://api.example.com",
+		"http://10.0.0.1:8080",
+		"http://192.168.1.1",
+		"http://169.254.169.254",
+		"wss://[fd00::1]:443",
+		"http://127.0.0.1:3000",
+		"http://999.1.1.1",
+	}
+	reader := fakeReader{&mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+		URI: "ui://app", MIMEType: apps.MIMEType, Text: "<!doctype html><p>app</p>",
+		Meta: mcp.Meta{"ui": map[string]any{"csp": map[string]any{"connectDomains": sources, "frameDomains": []any{"http://169.254.169.254"}}}},
+	}}}}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "text"}}}
+	resolve := func(s config.Server) *apps.Display {
+		d := apps.Resolve(t.Context(), reader, s.Name, apps.Link{ResourceURI: "ui://app"}, nil, res, apps.Options{
+			ServerAdvertises: true, ValidSource: h.appSourceValidator(s),
+		})
+		if d == nil || d.HTML == "" || d.CSP == nil {
+			t.Fatalf("no App for %s: %+v", s.Name, d)
+		}
+		return d
+	}
+	notOn := "and the App's server is not on that network"
+	tests := []struct {
+		server      config.Server
+		wantConnect []string
+		wantDropped []string
+	}{
+		{
+			config.Server{Name: "stdio", Transport: config.TransportStdio, Command: "x"},
+			[]string{"https://api.example.com"},
+			[]string{
+				`connectDomains: "http://10.0.0.1:8080": names an address on the private network 10.0.0.0/8, ` + notOn,
+				`connectDomains: "http://192.168.1.1": names an address on the private network 192.168.0.0/16, ` + notOn,
+				`connectDomains: "http://169.254.169.254": names the cloud metadata address 169.254.169.254, which no App may reach`,
+				`connectDomains: "wss://[fd00::1]:443": byte 6: a bracketed IP literal is not allowed`,
+				`connectDomains: "http://127.0.0.1:3000": names this machine (loopback), and the App's server is not on loopback`,
+				`connectDomains: "http://999.1.1.1": names a numeric host that is not an IPv4 address, which no browser can reach`,
+				`frameDomains: "http://169.254.169.254": names the cloud metadata address 169.254.169.254, which no App may reach`,
+			},
+		},
+		{
+			config.Server{Name: "lan", Transport: config.TransportStreamableHTTP, URL: "http://10.20.30.40:8080/mcp"},
+			[]string{"https://api.example.com", "http://10.0.0.1:8080"},
+			[]string{
+				`connectDomains: "http://192.168.1.1": names an address on the private network 192.168.0.0/16, ` + notOn,
+				`connectDomains: "http://169.254.169.254": names the cloud metadata address 169.254.169.254, which no App may reach`,
+				`connectDomains: "wss://[fd00::1]:443": byte 6: a bracketed IP literal is not allowed`,
+				`connectDomains: "http://127.0.0.1:3000": names this machine (loopback), and the App's server is not on loopback`,
+				`connectDomains: "http://999.1.1.1": names a numeric host that is not an IPv4 address, which no browser can reach`,
+				`frameDomains: "http://169.254.169.254": names the cloud metadata address 169.254.169.254, which no App may reach`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.server.Name, func(t *testing.T) {
+			d := resolve(tt.server)
+			if diff := cmp.Diff(tt.wantConnect, d.CSP.ConnectDomains); diff != "" {
+				t.Errorf("connectDomains (-want +got):\n%s", diff)
+			}
+			if len(d.CSP.FrameDomains) != 0 {
+				t.Errorf("frameDomains = %q, want none", d.CSP.FrameDomains)
+			}
+			if diff := cmp.Diff(tt.wantDropped, d.Dropped); diff != "" {
+				t.Errorf("dropped (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// fakeReader answers every resources/read with res.
+type fakeReader struct{ res *mcp.ReadResourceResult }
+
+func (r fakeReader) ReadResource(context.Context, string) (*mcp.ReadResourceResult, error) {
+	return r.res, nil
 }
 
 // TestAppCSPDropsDaemonBoundPort: with listen = "127.0.0.1:0" the daemon's
@@ -157,7 +282,7 @@ func TestAppCSPDropsDaemonBoundPort(t *testing.T) {
 	if diff := cmp.Diff([]string{self, otherSrc}, d.CSP.ConnectDomains); diff != "" {
 		t.Errorf("connectDomains (-want +got):\n%s", diff)
 	}
-	wantDropped := []string{fmt.Sprintf("connectDomains: %q", daemon), fmt.Sprintf("connectDomains: %q", daemonName)}
+	wantDropped := []string{fmt.Sprintf("connectDomains: %q: %v", daemon, errDaemonSource), fmt.Sprintf("connectDomains: %q: %v", daemonName, errDaemonSource)}
 	if diff := cmp.Diff(wantDropped, d.Dropped); diff != "" {
 		t.Errorf("dropped (-want +got):\n%s", diff)
 	}

@@ -31,6 +31,10 @@
 //     *.localhost, 127.0.0.0/8 and 0.0.0.0 in every IPv4 spelling browsers
 //     accept); the host drops those from an App's CSP unless the App's server
 //     is itself on loopback.
+//   - [HostNetwork]: where the host of a source or a URL is: loopback, a
+//     private or link-local block, a cloud metadata address, or public
+//     (names are not resolved); the host drops private and link-local
+//     sources unless the server's own address is in the same block.
 //   - [CSP] and [CSP.Header]: the policy of §8.3, with no 'self',
 //     'unsafe-eval' or blob:, a sandbox directive, and frame-ancestors limited
 //     to the host origin.

@@ -131,6 +131,9 @@ func FuzzValidSource(f *testing.F) {
 			t.Fatalf("ValidSource(%q) = %v, but the reference grammar says valid=%v", s, err, ref)
 		}
 		local := LocalSource(s) // must not panic on any input
+		if n := HostNetwork(s); n.Kind != Public && n.Kind != NotAddress && !n.Block.IsValid() && n.Kind != Loopback {
+			t.Fatalf("HostNetwork(%q) = %v without a block", s, n.Kind)
+		}
 		if err != nil {
 			if local {
 				t.Fatalf("LocalSource(%q) = true for an invalid source", s)

@@ -9,32 +9,20 @@ import "strings"
 // "0x7f.0.0.1", "0177.0.0.1"); LocalSource reports true when that address is
 // in 127.0.0.0/8 or is 0.0.0.0, and also when it does not parse at all or the
 // source is a wildcard over a numeric suffix, since neither is a name an App
-// needs. It returns false for a source that fails [ValidSource].
+// needs. It returns false for a source that fails [ValidSource]. It is
+// [HostNetwork]'s Loopback and NotAddress.
 //
 // The host drops local sources from an App's CSP unless the App's server is
-// itself on loopback (RATIONALE.md, "App CSP: no loopback sources"): a
-// connect-src naming loopback lets an App send requests to the daemon and to
-// other local services, which refuse them only if they check.
+// itself on loopback (RATIONALE.md, "App CSP: no loopback, private or
+// link-local sources"): a connect-src naming loopback lets an App send
+// requests to the daemon and to other local services, which refuse them
+// only if they check.
 func LocalSource(s string) bool {
 	if ValidSource(s) != nil {
 		return false
 	}
-	_, rest, _ := strings.Cut(s, "://")
-	wildcard := strings.HasPrefix(rest, "*.")
-	rest = strings.TrimPrefix(rest, "*.")
-	host, _, _ := strings.Cut(rest, ":")
-	host = asciiLower(host)
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	if !endsInNumber(host) {
-		return false
-	}
-	if wildcard {
-		return true
-	}
-	ip, ok := parseIPv4(host)
-	return !ok || ip>>24 == 127 || ip == 0
+	k := HostNetwork(s).Kind
+	return k == Loopback || k == NotAddress
 }
 
 // endsInNumber is the WHATWG URL "ends in a number" check: the last label

@@ -3,7 +3,8 @@ package sandbox
 import "testing"
 
 // TestLocalSource pins which sources name this machine (RATIONALE.md, "App
-// CSP: no loopback sources"), including the IPv4 spellings browsers accept.
+// CSP: no loopback, private or link-local sources"), including the IPv4
+// spellings browsers accept.
 func TestLocalSource(t *testing.T) {
 	tests := []struct {
 		source string

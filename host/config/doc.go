@@ -15,8 +15,10 @@
 // (schema.go), keeping the ranges of blocks, labels and values, and then each
 // block is validated on its own, so one bad block does not hide the problems
 // of another. A syntax error stops the load before decoding, and a file that
-// nests deeper than [MaxNestingDepth] levels is rejected before it is parsed
-// at all (see checkNesting), so no input can exhaust the parser's stack.
+// nests deeper than [MaxNestingDepth] levels or has more than
+// [MaxConfigTokens] tokens is rejected before it is parsed at all (see
+// checkNesting and checkTokens), so no input can exhaust the parser's stack
+// or make the lexer allocate gigabytes.
 //
 // The functions are the only way a file reaches outside itself:
 //
@@ -26,6 +28,9 @@
 //	                       a regular file (not a directory, device, pipe or
 //	                       socket) of at most [MaxFileSize] (1 MiB)
 //	executable()           the path of the running mcphost binary
+//
+// Together they return at most [MaxFunctionBytes] (16 MiB) in one load; the
+// call that passes it is an error diagnostic.
 //
 // Values read with env() and file() may be secrets, so no diagnostic prints
 // them, nor an error message that could quote a part of them: a diagnostic

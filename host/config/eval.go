@@ -45,7 +45,9 @@ func (l *loader) eval(expr hcl.Expression, name string, ty cty.Type) (cty.Value,
 		return cty.NilVal, absent
 	}
 	if !v.IsWhollyKnown() {
-		// Cannot happen without variables; treat as an already-reported error.
+		// There are no variables: only a function called after the
+		// functions' budget ran out returns an unknown value, and the
+		// call that ran it out was reported.
 		return cty.NilVal, invalid
 	}
 	v, _ = v.UnmarkDeep()

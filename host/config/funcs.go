@@ -60,6 +60,24 @@ var errNoDirectory = errors.New("no directory to read from")
 // errNotText is the cause of a fileError for a file that is not UTF-8.
 var errNotText = errors.New("not valid UTF-8 text")
 
+// errFunctionBudget is returned by the call of env(), file() or
+// executable() whose value takes what they returned in one load past
+// MaxFunctionBytes. The calls after it return an unknown value without
+// reading anything, which eval takes for an error already reported.
+var errFunctionBudget = errors.New("the functions returned too much")
+
+// spend counts n more bytes returned by a function. It returns
+// errFunctionBudget when they take the total past MaxFunctionBytes; the
+// total then stays past it.
+func (l *loader) spend(n int) error {
+	l.spent += n
+	if l.spent > MaxFunctionBytes {
+		l.spent = MaxFunctionBytes + 1
+		return errFunctionBudget
+	}
+	return nil
+}
+
 // executableError is returned by executable() when the binary's path is
 // unknown.
 type executableError struct{ err error }
@@ -85,7 +103,13 @@ func (l *loader) envFunc() function.Function {
 			if name == "" {
 				return cty.NilVal, function.NewArgErrorf(0, "the variable name must not be empty")
 			}
+			if l.spent > MaxFunctionBytes {
+				return cty.UnknownVal(cty.String), nil
+			}
 			if v, ok := l.lookupEnv(name); ok {
+				if err := l.spend(len(v)); err != nil {
+					return cty.UnknownVal(cty.String), err
+				}
 				l.returned = append(l.returned, v)
 				return cty.StringVal(v), nil
 			}
@@ -107,6 +131,9 @@ func (l *loader) fileFunc() function.Function {
 		Type: function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			arg := args[0].AsString()
+			if l.spent > MaxFunctionBytes {
+				return cty.UnknownVal(cty.String), nil
+			}
 			if l.readFile == nil {
 				return cty.NilVal, &fileError{arg: arg, err: errNoDirectory}
 			}
@@ -116,6 +143,9 @@ func (l *loader) fileFunc() function.Function {
 			}
 			if !utf8.Valid(data) {
 				return cty.NilVal, &fileError{arg: arg, resolved: resolved, err: errNotText}
+			}
+			if err := l.spend(len(data)); err != nil {
+				return cty.UnknownVal(cty.String), err
 			}
 			l.returned = append(l.returned, string(data))
 			return cty.StringVal(string(data)), nil
@@ -129,12 +159,18 @@ func (l *loader) executableFunc() function.Function {
 		Description: "Returns the path of the running mcphost binary.",
 		Type:        function.StaticReturnType(cty.String),
 		Impl: func([]cty.Value, cty.Type) (cty.Value, error) {
-			if l.opts.Executable != "" {
-				return cty.StringVal(l.opts.Executable), nil
+			if l.spent > MaxFunctionBytes {
+				return cty.UnknownVal(cty.String), nil
 			}
-			p, err := os.Executable()
-			if err != nil {
-				return cty.NilVal, &executableError{err: err}
+			p := l.opts.Executable
+			if p == "" {
+				var err error
+				if p, err = os.Executable(); err != nil {
+					return cty.NilVal, &executableError{err: err}
+				}
+			}
+			if err := l.spend(len(p)); err != nil {
+				return cty.UnknownVal(cty.String), err
 			}
 			return cty.StringVal(p), nil
 		},
@@ -213,6 +249,9 @@ func rewriteFunctionDiags(diags hcl.Diagnostics) {
 				d.Summary = "Cannot read file"
 				d.Detail = fmt.Sprintf("%s could not read %s: %v. Check the path and its permissions.", call, target, cause)
 			}
+		case errors.Is(err, errFunctionBudget):
+			d.Summary = "Functions return too much"
+			d.Detail = fmt.Sprintf("env(), file() and executable() may return at most %d bytes (16 MiB) in one configuration, all calls together, and this call passes that. Each call counts, also one that reads the same file or variable again. Pass a large file's path to the server instead (in args or env) and let it read the file.", MaxFunctionBytes)
 		case errors.As(err, &exeErr):
 			d.Summary = "Executable path unknown"
 			d.Detail = fmt.Sprintf("executable() returns the path of the running mcphost binary, but it could not be found: %v. Write the path of mcphost instead.", exeErr.err)

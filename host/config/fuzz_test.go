@@ -3,14 +3,22 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
 
 // FuzzLoad loads arbitrary source. Properties: no panic (and no stack
 // overflow), a Config with the file's entry in Files, every subject inside
-// the loaded file, and a syntax tree no deeper than maxTreeDepth unless the
-// load stopped with "Nesting too deep".
+// the loaded file, a syntax tree no deeper than maxTreeDepth unless the
+// load stopped with "Nesting too deep", and, for inputs up to 64 KiB, no
+// more tokens from HCL's lexer than 4×checkTokens' count + 2, the margin
+// MaxConfigTokens relies on.
+//
+// An input over 64 KiB is loaded only when checkTokens refuses it: the
+// seed past the token bound stays cheap, and the fuzzer's cuts of it, which
+// would load a quarter of a million tokens (most of a second each), are
+// skipped instead of taking most of its time. TestTokenBound loads one.
 func FuzzLoad(f *testing.F) {
 	for _, pattern := range []string{"testdata/valid/*.hcl", "testdata/invalid/*.hcl", "../../examples/hcl/*.hcl"} {
 		for _, path := range glob(f, pattern) {
@@ -26,9 +34,26 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(in.gen(MaxNestingDepth / 2)))
 		f.Add([]byte(in.gen(MaxNestingDepth + 1)))
 	}
+	// The shape of issue 30 row 17 just past the token bound, and more
+	f.Add([]byte("log_level = <<EOT\n" + strings.Repeat(`${"a"}`, MaxConfigTokens/6+1) + "\nEOT\n"))
+	// calls of env() than MaxFunctionBytes allows (MCPHOST_FUZZ_BIG is a
+	// quarter of a megabyte here: env() returns it without a copy, so the
+	// fuzzer's changes of this seed stay cheap; TestFunctionBudget reads
+	// files).
+	f.Add([]byte("server \"s\" {\n  command = \"x\"\n  args = [" + strings.Repeat(`env("MCPHOST_FUZZ_BIG"), `, MaxFunctionBytes/(MaxFileSize/4)+1) + "]\n}\n"))
+	big := strings.Repeat("a", MaxFileSize/4)
+	env := exampleEnv()
 	const name = "conf/fuzz.hcl"
-	opts := Options{LookupEnv: exampleEnv(), Executable: testExecutable, BaseDir: filepath.FromSlash("/base")}
+	opts := Options{LookupEnv: func(k string) (string, bool) {
+		if k == "MCPHOST_FUZZ_BIG" {
+			return big, true
+		}
+		return env(k)
+	}, Executable: testExecutable, BaseDir: filepath.FromSlash("/base")}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		if len(src) > 64<<10 && checkTokens(src, name) == nil {
+			return
+		}
 		fsys := fstest.MapFS{
 			name:                     {Data: src},
 			"conf/secrets/bob.token": {Data: []byte("bob-0123456789abcdef")},
@@ -57,6 +82,9 @@ func FuzzLoad(f *testing.F) {
 			if r.Start.Byte < 0 || r.Start.Byte > r.End.Byte || r.End.Byte > len(src) {
 				t.Errorf("subject bytes [%d, %d] outside the source (%d bytes): %s", r.Start.Byte, r.End.Byte, len(src), d.Error())
 			}
+		}
+		if len(src) <= 64<<10 {
+			checkTokenBound(t, "the input", src)
 		}
 		if !tooDeep {
 			if depth := treeDepth(cfg.Files[name]); depth > maxTreeDepth {

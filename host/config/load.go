@@ -143,6 +143,10 @@ type loader struct {
 	// returned collects what env() and file() return while one expression
 	// is evaluated, for scrub.
 	returned []string
+
+	// spent counts the bytes env(), file() and executable() returned in
+	// this load, up to MaxFunctionBytes+1 (see spend).
+	spent int
 }
 
 func newLoader(opts Options) *loader {

@@ -16,10 +16,14 @@ import (
 const MaxNestingDepth = 256
 
 // parseConfig parses src as a native-syntax HCL file, after checking with
+// checkTokens that it has at most MaxConfigTokens tokens and with
 // checkNesting that the parser cannot recurse deeper than MaxNestingDepth.
-// When the check fails the file is not parsed: the result has the source
+// When a check fails the file is not parsed: the result has the source
 // (so the diagnostic can be rendered with a snippet) and an empty body.
 func parseConfig(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
+	if d := checkTokens(src, filename); d != nil {
+		return &hcl.File{Body: hcl.EmptyBody(), Bytes: src}, hcl.Diagnostics{d}
+	}
 	if d := checkNesting(src, filename); d != nil {
 		return &hcl.File{Body: hcl.EmptyBody(), Bytes: src}, hcl.Diagnostics{d}
 	}

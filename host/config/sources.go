@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -86,9 +87,27 @@ func shown(expr hcl.Expression, plain string) string {
 	return plain
 }
 
-// quoted is shown with the value in quotes.
+// quoted is shown with the value in quotes, clipped to maxQuotedBytes.
 func quoted(expr hcl.Expression, v string) string {
-	return shown(expr, strconv.Quote(v))
+	return shown(expr, clipQuote(v))
+}
+
+// maxQuotedBytes bounds the part of a value a diagnostic quotes: a value
+// written in the file may be megabytes long, and one diagnostic should not
+// print all of it.
+const maxQuotedBytes = 100
+
+// clipQuote quotes v like strconv.Quote; a value over maxQuotedBytes is cut
+// at a character boundary, followed by "…" and its length.
+func clipQuote(v string) string {
+	if len(v) <= maxQuotedBytes {
+		return strconv.Quote(v)
+	}
+	i := maxQuotedBytes
+	for i > 0 && !utf8.RuneStart(v[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(v[:i]), len(v))
 }
 
 // because is ": " and err when expr calls neither env() nor file(), else
@@ -106,33 +125,60 @@ func because(expr hcl.Expression, err error) string {
 // (returned): HCL's messages quote object keys and conversion paths, for
 // example "Two different items produced the key "s3cret"".
 func scrub(diags hcl.Diagnostics, expr hcl.Expression, returned []string) {
-	if len(returned) == 0 {
+	if len(returned) == 0 || len(diags) == 0 {
 		return
 	}
+	forms := secretForms(returned)
+	from := ""
 	for _, d := range diags {
-		if !quotesAny(d.Summary+"\n"+d.Detail, returned) {
+		if !containsAny(d.Summary+"\n"+d.Detail, forms) {
 			continue
 		}
-		from := sourcesPhrase(expr)
 		if from == "" {
-			from = "env() or file()"
+			if from = sourcesPhrase(expr); from == "" {
+				from = "env() or file()"
+			}
 		}
 		d.Detail = fmt.Sprintf("The full message is not shown, because it quotes a value read from %s, and values read with env() and file() may be secrets. Check that value.", from)
 	}
 }
 
-// quotesAny reports whether text contains one of values, quoted as %q
-// prints it (how HCL quotes values), or as it is when it is long enough not
-// to match by chance.
-func quotesAny(text string, values []string) bool {
+// secretForms returns the ways a message may quote one of values, each
+// once: with and without the spaces around it, quoted as %q prints it (how
+// HCL quotes values), and as it is when it is long enough not to match by
+// chance. scrub computes them once for all the diagnostics of an
+// expression: quoting a value of a megabyte costs a megabyte, and an
+// expression may have thousands of diagnostics.
+func secretForms(values []string) []string {
+	done := map[string]bool{} // values and their trimmed forms looked at
+	added := map[string]bool{}
+	var forms []string
+	add := func(f string) {
+		if !added[f] {
+			added[f] = true
+			forms = append(forms, f)
+		}
+	}
 	for _, v := range values {
 		for _, form := range []string{v, strings.TrimSpace(v)} {
-			if form == "" {
+			if form == "" || done[form] {
 				continue
 			}
-			if strings.Contains(text, strconv.Quote(form)) || (len(form) >= 8 && strings.Contains(text, form)) {
-				return true
+			done[form] = true
+			if len(form) >= 8 {
+				add(form)
 			}
+			add(strconv.Quote(form))
+		}
+	}
+	return forms
+}
+
+// containsAny reports whether text contains one of forms.
+func containsAny(text string, forms []string) bool {
+	for _, f := range forms {
+		if strings.Contains(text, f) {
+			return true
 		}
 	}
 	return false
