@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcphost/mcphost/internal/jsonlex"
 	"math"
 	"reflect"
 	"strconv"
@@ -62,9 +63,9 @@ func newLazyArgs(raw []byte, adapter types.Adapter) (*lazyArgs, error) {
 	if len(raw) > math.MaxInt32 {
 		return nil, errors.New("args: larger than 2 GiB")
 	}
-	sc := scanner{data: raw}
-	sc.ws()
-	if sc.pos >= len(raw) || raw[sc.pos] != '{' {
+	sc := scanner{Lexer: jsonlex.Lexer{Data: raw, Prefix: "args"}}
+	sc.WS()
+	if sc.Pos >= len(raw) || raw[sc.Pos] != '{' {
 		if err := sc.value(); err != nil {
 			return nil, err
 		}
@@ -74,52 +75,52 @@ func newLazyArgs(raw []byte, adapter types.Adapter) (*lazyArgs, error) {
 		return nil, nil
 	}
 	l := &lazyArgs{raw: raw, adapter: adapter, members: make([]member, 0, 32)}
-	sc.pos++
-	sc.ws()
-	if sc.peek() == '}' {
-		sc.pos++
+	sc.Pos++
+	sc.WS()
+	if sc.Peek() == '}' {
+		sc.Pos++
 		return l, sc.end()
 	}
 	for {
-		sc.ws()
-		ks := sc.pos
-		escaped, err := sc.str()
+		sc.WS()
+		ks := sc.Pos
+		escaped, err := sc.Str()
 		if err != nil {
 			return nil, err
 		}
-		m := member{keyStart: int32(ks + 1), keyEnd: int32(sc.pos - 1), unescaped: -1}
+		m := member{keyStart: int32(ks + 1), keyEnd: int32(sc.Pos - 1), unescaped: -1}
 		// encoding/json replaces invalid UTF-8 in keys with U+FFFD, so such
 		// keys are decoded like escaped ones.
 		if escaped || !utf8.Valid(raw[m.keyStart:m.keyEnd]) {
 			var key string
-			if err := json.Unmarshal(raw[ks:sc.pos], &key); err != nil {
+			if err := json.Unmarshal(raw[ks:sc.Pos], &key); err != nil {
 				return nil, err
 			}
 			m.unescaped = int32(len(l.unescaped))
 			l.unescaped = append(l.unescaped, key)
 		}
-		sc.ws()
-		if sc.peek() != ':' {
-			return nil, sc.errorf("expected ':' after object key")
+		sc.WS()
+		if sc.Peek() != ':' {
+			return nil, sc.Errorf("expected ':' after object key")
 		}
-		sc.pos++
-		sc.ws()
-		vs := sc.pos
+		sc.Pos++
+		sc.WS()
+		vs := sc.Pos
 		if err := sc.value(); err != nil {
 			return nil, err
 		}
-		m.start, m.end = int32(vs), int32(sc.pos)
+		m.start, m.end = int32(vs), int32(sc.Pos)
 		l.members = append(l.members, m)
-		sc.ws()
-		switch sc.peek() {
+		sc.WS()
+		switch sc.Peek() {
 		case ',':
-			sc.pos++
+			sc.Pos++
 			continue
 		case '}':
-			sc.pos++
+			sc.Pos++
 			return l, sc.end()
 		}
-		return nil, sc.errorf("expected ',' or '}' after object value")
+		return nil, sc.Errorf("expected ',' or '}' after object value")
 	}
 }
 
@@ -238,39 +239,16 @@ func (l *lazyArgs) Value() any     { return l.full().Value() }
 
 // scanner validates JSON (RFC 8259) without building values.
 type scanner struct {
-	data  []byte
-	pos   int
+	jsonlex.Lexer
 	stack [64]byte // backs the container stack of shallow values
 }
 
 var errArgsTooDeep = errors.New("args: exceeded max nesting depth")
 
-func (s *scanner) errorf(format string, a ...any) error {
-	return fmt.Errorf("args: invalid JSON at byte %d: %s", s.pos, fmt.Sprintf(format, a...))
-}
-
-func (s *scanner) peek() byte {
-	if s.pos < len(s.data) {
-		return s.data[s.pos]
-	}
-	return 0
-}
-
-func (s *scanner) ws() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
-			return
-		}
-	}
-}
-
 func (s *scanner) end() error {
-	s.ws()
-	if s.pos != len(s.data) {
-		return s.errorf("unexpected data after the arguments object")
+	s.WS()
+	if s.Pos != len(s.Data) {
+		return s.Errorf("unexpected data after the arguments object")
 	}
 	return nil
 }
@@ -280,17 +258,17 @@ func (s *scanner) end() error {
 func (s *scanner) value() error {
 	stack := s.stack[:0] // '{' or '['
 	for {
-		s.ws()
-		switch c := s.peek(); c {
+		s.WS()
+		switch c := s.Peek(); c {
 		case '{', '[':
 			if len(stack) >= maxArgsDepth {
 				return errArgsTooDeep
 			}
 			stack = append(stack, c)
-			s.pos++
-			s.ws()
-			if c == '{' && s.peek() == '}' || c == '[' && s.peek() == ']' {
-				s.pos++
+			s.Pos++
+			s.WS()
+			if c == '{' && s.Peek() == '}' || c == '[' && s.Peek() == ']' {
+				s.Pos++
 				stack = stack[:len(stack)-1]
 				break
 			}
@@ -301,23 +279,23 @@ func (s *scanner) value() error {
 			}
 			continue // the first element
 		case '"':
-			if _, err := s.str(); err != nil {
+			if _, err := s.Str(); err != nil {
 				return err
 			}
 		case 't':
-			if err := s.lit("true"); err != nil {
+			if err := s.Lit("true"); err != nil {
 				return err
 			}
 		case 'f':
-			if err := s.lit("false"); err != nil {
+			if err := s.Lit("false"); err != nil {
 				return err
 			}
 		case 'n':
-			if err := s.lit("null"); err != nil {
+			if err := s.Lit("null"); err != nil {
 				return err
 			}
 		default:
-			if err := s.num(); err != nil {
+			if err := s.Num(true); err != nil {
 				return err
 			}
 		}
@@ -326,13 +304,13 @@ func (s *scanner) value() error {
 			if len(stack) == 0 {
 				return nil
 			}
-			s.ws()
+			s.WS()
 			top := stack[len(stack)-1]
-			c := s.peek()
+			c := s.Peek()
 			if c == ',' {
-				s.pos++
+				s.Pos++
 				if top == '{' {
-					s.ws()
+					s.WS()
 					if err := s.key(); err != nil {
 						return err
 					}
@@ -340,140 +318,24 @@ func (s *scanner) value() error {
 				break
 			}
 			if top == '{' && c == '}' || top == '[' && c == ']' {
-				s.pos++
+				s.Pos++
 				stack = stack[:len(stack)-1]
 				continue
 			}
-			return s.errorf("expected ',' or a closing bracket")
+			return s.Errorf("expected ',' or a closing bracket")
 		}
 	}
 }
 
 // key reads `"name" :` inside an object.
 func (s *scanner) key() error {
-	if _, err := s.str(); err != nil {
+	if _, err := s.Str(); err != nil {
 		return err
 	}
-	s.ws()
-	if s.peek() != ':' {
-		return s.errorf("expected ':' after object key")
+	s.WS()
+	if s.Peek() != ':' {
+		return s.Errorf("expected ':' after object key")
 	}
-	s.pos++
+	s.Pos++
 	return nil
-}
-
-// strSpecial marks the bytes that end a run of plain string content.
-var strSpecial = func() (t [256]bool) {
-	for c := range 0x20 {
-		t[c] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
-
-// str skips a string and reports whether it has escapes.
-func (s *scanner) str() (escaped bool, err error) {
-	if s.peek() != '"' {
-		return false, s.errorf("expected a string")
-	}
-	s.pos++
-	for {
-		rest := s.data[s.pos:]
-		i := 0
-		for i < len(rest) && !strSpecial[rest[i]] {
-			i++
-		}
-		s.pos += i
-		if i == len(rest) {
-			return escaped, s.errorf("unterminated string")
-		}
-		switch rest[i] {
-		case '"':
-			s.pos++
-			return escaped, nil
-		case '\\':
-			escaped = true
-			s.pos++
-			switch s.peek() {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.pos++
-			case 'u':
-				if s.pos+5 > len(s.data) {
-					return escaped, s.errorf("short \\u escape")
-				}
-				for _, h := range s.data[s.pos+1 : s.pos+5] {
-					if !isHex(h) {
-						return escaped, s.errorf("invalid \\u escape")
-					}
-				}
-				s.pos += 5
-			default:
-				return escaped, s.errorf("invalid escape")
-			}
-		default:
-			return escaped, s.errorf("control character in string")
-		}
-	}
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func (s *scanner) lit(word string) error {
-	if !bytes.HasPrefix(s.data[s.pos:], []byte(word)) {
-		return s.errorf("invalid literal")
-	}
-	s.pos += len(word)
-	return nil
-}
-
-// num skips a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (s *scanner) num() error {
-	start := s.pos
-	if s.peek() == '-' {
-		s.pos++
-	}
-	switch c := s.peek(); {
-	case c == '0':
-		s.pos++
-	case '1' <= c && c <= '9':
-		s.digits()
-	default:
-		s.pos = start
-		return s.errorf("invalid value")
-	}
-	if s.peek() == '.' {
-		s.pos++
-		if !s.digits() {
-			return s.errorf("invalid number")
-		}
-	}
-	exp := false
-	if c := s.peek(); c == 'e' || c == 'E' {
-		exp = true
-		s.pos++
-		if c := s.peek(); c == '+' || c == '-' {
-			s.pos++
-		}
-		if !s.digits() {
-			return s.errorf("invalid number")
-		}
-	}
-	// encoding/json refuses numbers beyond float64; only long ones or ones
-	// with an exponent can be.
-	if exp || s.pos-start > 300 {
-		if _, err := strconv.ParseFloat(string(s.data[start:s.pos]), 64); err != nil {
-			return s.errorf("number out of range")
-		}
-	}
-	return nil
-}
-
-func (s *scanner) digits() bool {
-	start := s.pos
-	for s.pos < len(s.data) && '0' <= s.data[s.pos] && s.data[s.pos] <= '9' {
-		s.pos++
-	}
-	return s.pos > start
 }

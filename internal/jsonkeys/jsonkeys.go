@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"github.com/mcphost/mcphost/internal/jsonlex"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,13 +69,13 @@ var errTooDeep = errors.New("jsonkeys: exceeded max nesting depth")
 // The error is for data that is not valid JSON, or nests deeper than
 // encoding/json does (10,000 levels).
 func Scan(data []byte, allow func(keys []string) bool) ([]Clash, error) {
-	s := &scanner{data: data, allow: allow}
+	s := &scanner{Lexer: jsonlex.Lexer{Data: data, Prefix: "jsonkeys"}, allow: allow}
 	if err := s.value(); err != nil {
 		return nil, err
 	}
-	s.ws()
-	if s.pos != len(data) {
-		return nil, s.errorf("unexpected data after the value")
+	s.WS()
+	if s.Pos != len(data) {
+		return nil, s.Errorf("unexpected data after the value")
 	}
 	return s.clashes, nil
 }
@@ -153,50 +153,27 @@ type frame struct {
 // scanner validates JSON (RFC 8259, as encoding/json reads it) and collects
 // each open object's keys on one stack.
 type scanner struct {
-	data    []byte
-	pos     int
+	jsonlex.Lexer
 	frames  []frame
 	keys    [][]byte // decoded keys of the open objects, innermost last
 	allow   func([]string) bool
 	clashes []Clash
 }
 
-func (s *scanner) errorf(format string, a ...any) error {
-	return fmt.Errorf("jsonkeys: invalid JSON at byte %d: %s", s.pos, fmt.Sprintf(format, a...))
-}
-
-func (s *scanner) peek() byte {
-	if s.pos < len(s.data) {
-		return s.data[s.pos]
-	}
-	return 0
-}
-
-func (s *scanner) ws() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
-			return
-		}
-	}
-}
-
 // value reads one value; containers are walked with an explicit stack so
 // deep nesting cannot exhaust the goroutine stack.
 func (s *scanner) value() error {
 	for {
-		s.ws()
-		switch c := s.peek(); c {
+		s.WS()
+		switch c := s.Peek(); c {
 		case '{', '[':
 			if len(s.frames) >= maxDepth {
 				return errTooDeep
 			}
-			s.pos++
-			s.ws()
-			if c == '{' && s.peek() == '}' || c == '[' && s.peek() == ']' {
-				s.pos++
+			s.Pos++
+			s.WS()
+			if c == '{' && s.Peek() == '}' || c == '[' && s.Peek() == ']' {
+				s.Pos++
 				break
 			}
 			s.frames = append(s.frames, frame{obj: c == '{', keys: len(s.keys)})
@@ -207,23 +184,23 @@ func (s *scanner) value() error {
 			}
 			continue // the first element
 		case '"':
-			if _, err := s.str(); err != nil {
+			if _, err := s.Str(); err != nil {
 				return err
 			}
 		case 't':
-			if err := s.lit("true"); err != nil {
+			if err := s.Lit("true"); err != nil {
 				return err
 			}
 		case 'f':
-			if err := s.lit("false"); err != nil {
+			if err := s.Lit("false"); err != nil {
 				return err
 			}
 		case 'n':
-			if err := s.lit("null"); err != nil {
+			if err := s.Lit("null"); err != nil {
 				return err
 			}
 		default:
-			if err := s.num(); err != nil {
+			if err := s.Num(false); err != nil {
 				return err
 			}
 		}
@@ -232,13 +209,13 @@ func (s *scanner) value() error {
 			if len(s.frames) == 0 {
 				return nil
 			}
-			s.ws()
+			s.WS()
 			top := &s.frames[len(s.frames)-1]
-			c := s.peek()
+			c := s.Peek()
 			if c == ',' {
-				s.pos++
+				s.Pos++
 				if top.obj {
-					s.ws()
+					s.WS()
 					if err := s.key(); err != nil {
 						return err
 					}
@@ -248,14 +225,14 @@ func (s *scanner) value() error {
 				break
 			}
 			if top.obj && c == '}' || !top.obj && c == ']' {
-				s.pos++
+				s.Pos++
 				if top.obj {
 					s.closeObject()
 				}
 				s.frames = s.frames[:len(s.frames)-1]
 				continue
 			}
-			return s.errorf("expected ',' or a closing bracket")
+			return s.Errorf("expected ',' or a closing bracket")
 		}
 	}
 }
@@ -263,27 +240,27 @@ func (s *scanner) value() error {
 // key reads `"name" :` inside an object and puts the decoded name on the
 // key stack.
 func (s *scanner) key() error {
-	start := s.pos
-	escaped, err := s.str()
+	start := s.Pos
+	escaped, err := s.Str()
 	if err != nil {
 		return err
 	}
-	k := s.data[start+1 : s.pos-1]
+	k := s.Data[start+1 : s.Pos-1]
 	// encoding/json resolves escapes and replaces invalid UTF-8 and lone
 	// surrogates with U+FFFD; such keys are decoded by it.
 	if escaped || !utf8.Valid(k) {
 		var d string
-		if err := json.Unmarshal(s.data[start:s.pos], &d); err != nil {
-			return s.errorf("key: %v", err)
+		if err := json.Unmarshal(s.Data[start:s.Pos], &d); err != nil {
+			return s.Errorf("key: %v", err)
 		}
 		k = []byte(d)
 	}
 	s.keys = append(s.keys, k)
-	s.ws()
-	if s.peek() != ':' {
-		return s.errorf("expected ':' after object key")
+	s.WS()
+	if s.Peek() != ':' {
+		return s.Errorf("expected ':' after object key")
 	}
-	s.pos++
+	s.Pos++
 	return nil
 }
 
@@ -362,110 +339,4 @@ func (s *scanner) pointer() string {
 		}
 	}
 	return b.String()
-}
-
-// strSpecial marks the bytes that end a run of plain string content.
-var strSpecial = func() (t [256]bool) {
-	for c := range 0x20 {
-		t[c] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
-
-// str skips a string and reports whether it has escapes.
-func (s *scanner) str() (escaped bool, err error) {
-	if s.peek() != '"' {
-		return false, s.errorf("expected a string")
-	}
-	s.pos++
-	for {
-		rest := s.data[s.pos:]
-		i := 0
-		for i < len(rest) && !strSpecial[rest[i]] {
-			i++
-		}
-		s.pos += i
-		if i == len(rest) {
-			return escaped, s.errorf("unterminated string")
-		}
-		switch rest[i] {
-		case '"':
-			s.pos++
-			return escaped, nil
-		case '\\':
-			escaped = true
-			s.pos++
-			switch s.peek() {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.pos++
-			case 'u':
-				if s.pos+5 > len(s.data) {
-					return escaped, s.errorf("short \\u escape")
-				}
-				for _, h := range s.data[s.pos+1 : s.pos+5] {
-					if !isHex(h) {
-						return escaped, s.errorf("invalid \\u escape")
-					}
-				}
-				s.pos += 5
-			default:
-				return escaped, s.errorf("invalid escape")
-			}
-		default:
-			return escaped, s.errorf("control character in string")
-		}
-	}
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func (s *scanner) lit(word string) error {
-	if !bytes.HasPrefix(s.data[s.pos:], []byte(word)) {
-		return s.errorf("invalid literal")
-	}
-	s.pos += len(word)
-	return nil
-}
-
-// num skips a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-// (encoding/json.Valid does not check its range).
-func (s *scanner) num() error {
-	if s.peek() == '-' {
-		s.pos++
-	}
-	switch c := s.peek(); {
-	case c == '0':
-		s.pos++
-	case '1' <= c && c <= '9':
-		s.digits()
-	default:
-		return s.errorf("invalid value")
-	}
-	if s.peek() == '.' {
-		s.pos++
-		if !s.digits() {
-			return s.errorf("invalid number")
-		}
-	}
-	if c := s.peek(); c == 'e' || c == 'E' {
-		s.pos++
-		if c := s.peek(); c == '+' || c == '-' {
-			s.pos++
-		}
-		if !s.digits() {
-			return s.errorf("invalid number")
-		}
-	}
-	return nil
-}
-
-func (s *scanner) digits() bool {
-	start := s.pos
-	for s.pos < len(s.data) && '0' <= s.data[s.pos] && s.data[s.pos] <= '9' {
-		s.pos++
-	}
-	return s.pos > start
 }
