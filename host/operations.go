@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
@@ -143,7 +142,7 @@ func startOpSpan(ctx context.Context, c Caller, op *operation) (context.Context,
 
 // newOpPolicy builds what the policies see of op by c on t.
 func newOpPolicy(g *generation, c Caller, t target, op *operation) *policyRun {
-	r := &policyRun{set: g.policies, plugins: g.plugins, trail: &Trail{}}
+	r := &policyRun{set: g.policies, plugins: g.plugins, trail: &Trail{}, always: true}
 	in := listInput(c, t.conn)
 	in.Op = op.op
 	if op.uri != "" {
@@ -169,7 +168,7 @@ func newOpPolicy(g *generation, c Caller, t target, op *operation) *policyRun {
 // nobody can answer: a one-shot CLI command), a refusal is a *PolicyError.
 func (h *Host) decideOp(ctx context.Context, c Caller, t target, op *operation, pol *policyRun) error {
 	pctx, pspan := startStage(ctx, "policy call")
-	dec := pol.decideAlways(pctx, policies.PhaseCall)
+	dec := pol.decide(pctx, policies.PhaseCall)
 	if pspan.IsRecording() {
 		pspan.SetAttributes(attrEffect.String(dec.Effect), attrRule.String(dec.Rule))
 	}
@@ -220,24 +219,6 @@ func (op *operation) notFound() error {
 // codeResourceNotFound is MCP's JSON-RPC error code for a resource that
 // does not exist.
 const codeResourceNotFound = -32002
-
-// decideAlways is decide for an operation: its decision is recorded in the
-// audit log even when no rule made it, since an operation has no
-// transcript entry to show that it happened.
-func (r *policyRun) decideAlways(ctx context.Context, phase string) policies.Decision {
-	var d policies.Decision
-	if r.set == nil {
-		d = policies.Decision{Phase: phase, Effect: policies.EffectAllow, Reason: "no policies: allow"}
-	} else {
-		d = r.set.Decide(ctx, phase, r.in)
-	}
-	r.audit = append(r.audit, store.Audit{
-		At: time.Now().UTC(), Origin: r.in.Origin, Server: r.in.Server, Op: r.in.Op,
-		Phase: d.Phase, Rule: d.Rule, Effect: d.Effect, Reason: d.Reason, Error: d.Error,
-		DurationUs: float64(d.Duration.Nanoseconds()) / 1000,
-	})
-	return d
-}
 
 // noteOutcome adds the answer to an `ask` to the decision's audit record.
 func (r *policyRun) noteOutcome(outcome string) {

@@ -84,6 +84,10 @@ type policyRun struct {
 	trail   *Trail
 	audit   []store.Audit
 	callID  string
+	// always records every decision in the audit log, the default's too:
+	// an operation other than a tool call has no transcript entry to show
+	// that it happened (operations.go).
+	always bool
 }
 
 // newPolicyRun builds the input of a call of tool on c by p, under the
@@ -114,11 +118,16 @@ func policyInput(p Principal, c *serverConn, tool *mcp.Tool, origin string) *pol
 // decide evaluates one phase and records the decision in the trail and the
 // audit log when a rule made it or the default did not allow.
 func (r *policyRun) decide(ctx context.Context, phase string) policies.Decision {
-	if r.set == nil {
+	var d policies.Decision
+	switch {
+	case r.set != nil:
+		d = r.set.Decide(ctx, phase, r.in)
+	case r.always:
+		d = policies.Decision{Phase: phase, Effect: policies.EffectAllow, Reason: "no policies: allow"}
+	default:
 		return policies.Decision{Phase: phase, Effect: policies.EffectAllow}
 	}
-	d := r.set.Decide(ctx, phase, r.in)
-	if d.Rule == "" && d.Effect == policies.EffectAllow && !d.Error {
+	if d.Rule == "" && d.Effect == policies.EffectAllow && !d.Error && !r.always {
 		return d
 	}
 	micros := float64(d.Duration.Nanoseconds()) / 1000
@@ -126,7 +135,7 @@ func (r *policyRun) decide(ctx context.Context, phase string) policies.Decision 
 		Phase: d.Phase, Rule: d.Rule, Effect: d.Effect, Message: d.Message, Reason: d.Reason, Error: d.Error, Micros: micros,
 	})
 	r.audit = append(r.audit, store.Audit{
-		At: time.Now().UTC(), CallID: r.callID, Origin: r.in.Origin, Server: r.in.Server, Tool: r.in.Tool.Name,
+		At: time.Now().UTC(), CallID: r.callID, Origin: r.in.Origin, Server: r.in.Server, Op: r.in.Op, Tool: r.in.Tool.Name,
 		Phase: d.Phase, Rule: d.Rule, Effect: d.Effect, Reason: d.Reason, Error: d.Error, DurationUs: micros,
 	})
 	return d
