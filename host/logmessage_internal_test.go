@@ -5,53 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/mcphost/mcphost/host/internal/transport"
+	"github.com/mcphost/mcphost/internal/logrec"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/testbin"
 )
-
-// recordingHandler keeps the message and attributes of every record.
-type recordingHandler struct {
-	mu   sync.Mutex
-	recs []recorded
-}
-
-type recorded struct {
-	msg   string
-	attrs map[string]slog.Value
-}
-
-func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
-	rec := recorded{msg: r.Message, attrs: map[string]slog.Value{}}
-	r.Attrs(func(a slog.Attr) bool {
-		rec.attrs[a.Key] = a.Value.Resolve()
-		return true
-	})
-	h.mu.Lock()
-	h.recs = append(h.recs, rec)
-	h.mu.Unlock()
-	return nil
-}
-func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
-
-func (h *recordingHandler) records(msg string) []recorded {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []recorded
-	for _, r := range h.recs {
-		if r.msg == msg {
-			out = append(out, r)
-		}
-	}
-	return out
-}
 
 // TestServerLogMessagesAreBounded: a stdio server that sends one 10 MiB
 // notifications/message and then thousands of small ones within one call
@@ -62,7 +24,7 @@ func (h *recordingHandler) records(msg string) []recorded {
 func TestServerLogMessagesAreBounded(t *testing.T) {
 	bin := testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/misbehave")
 	const n, huge = 5000, 10 << 20
-	rec := &recordingHandler{}
+	rec := &logrec.Handler{}
 	s := config.Server{
 		Name:               "fx",
 		Transport:          config.TransportStdio,
@@ -97,11 +59,11 @@ func TestServerLogMessagesAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	logged := rec.records("server log message")
-	reports := rec.records("server log messages suppressed")
+	logged := rec.Records("server log message")
+	reports := rec.Records("server log messages suppressed")
 	suppressed := int64(0)
 	for _, r := range reports {
-		suppressed += r.attrs["messages"].Int64()
+		suppressed += r.Attrs["messages"].Int64()
 	}
 	if got := int64(len(logged)) + suppressed; got != n+1 {
 		t.Errorf("%d messages logged and %d counted as suppressed, want all %d accounted for", len(logged), suppressed, n+1)
@@ -117,7 +79,7 @@ func TestServerLogMessagesAreBounded(t *testing.T) {
 	if len(logged) == 0 {
 		t.Fatal("no server log message logged")
 	}
-	data := logged[0].attrs["data"].String()
+	data := logged[0].Attrs["data"].String()
 	marker := fmt.Sprintf("… [%d bytes cut]", huge-transport.StderrLineMax)
 	if !strings.HasSuffix(data, marker) || strings.Trim(strings.TrimSuffix(data, marker), "h") != "" ||
 		len(data) != transport.StderrLineMax+len(marker) {
@@ -125,7 +87,7 @@ func TestServerLogMessagesAreBounded(t *testing.T) {
 			len(data), data, data[max(0, len(data)-40):], transport.StderrLineMax, marker)
 	}
 	for _, r := range logged[1:] {
-		if d := r.attrs["data"].String(); !strings.HasPrefix(d, "fixture: log message ") {
+		if d := r.Attrs["data"].String(); !strings.HasPrefix(d, "fixture: log message ") {
 			t.Errorf("small message logged as %.60q", d)
 			break
 		}

@@ -1,10 +1,9 @@
 package transport
 
 import (
-	"context"
+	"github.com/mcphost/mcphost/internal/logrec"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -15,7 +14,7 @@ import (
 // when the window ends even if the server sends nothing more.
 func TestLogLimiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rec := &recordingHandler{}
+		rec := &logrec.Handler{}
 		l := NewLogLimiter(slog.New(rec), "suppressed", "n")
 		allowed := 0
 		for range StderrLogBurst + 50 {
@@ -26,13 +25,13 @@ func TestLogLimiter(t *testing.T) {
 		if allowed != StderrLogBurst {
 			t.Errorf("allowed %d in one window, want %d", allowed, StderrLogBurst)
 		}
-		if got := rec.records("suppressed"); len(got) != 0 {
+		if got := rec.Records("suppressed"); len(got) != 0 {
 			t.Fatalf("reported %d times before the window ended", len(got))
 		}
 		time.Sleep(stderrLogWindow + time.Millisecond) // the fake clock
 		synctest.Wait()
-		got := rec.records("suppressed")
-		if len(got) != 1 || got[0].attrs["n"].Int64() != 50 {
+		got := rec.Records("suppressed")
+		if len(got) != 1 || got[0].Attrs["n"].Int64() != 50 {
 			t.Fatalf("reports at the window's end: %+v, want one of 50", got)
 		}
 		// A new window allows a new burst; a flush reports at once, and
@@ -44,7 +43,7 @@ func TestLogLimiter(t *testing.T) {
 		l.Flush()
 		time.Sleep(stderrLogWindow + time.Millisecond)
 		synctest.Wait()
-		if got := rec.records("suppressed"); len(got) != 2 || got[1].attrs["n"].Int64() != 1 {
+		if got := rec.Records("suppressed"); len(got) != 2 || got[1].Attrs["n"].Int64() != 1 {
 			t.Errorf("reports: %+v, want a second one of 1", got)
 		}
 	})
@@ -68,42 +67,4 @@ func TestCutText(t *testing.T) {
 			}
 		})
 	}
-}
-
-// recordingHandler keeps the message and attributes of every record.
-type recordingHandler struct {
-	mu   sync.Mutex
-	recs []recorded
-}
-
-type recorded struct {
-	msg   string
-	attrs map[string]slog.Value
-}
-
-func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
-	rec := recorded{msg: r.Message, attrs: map[string]slog.Value{}}
-	r.Attrs(func(a slog.Attr) bool {
-		rec.attrs[a.Key] = a.Value.Resolve()
-		return true
-	})
-	h.mu.Lock()
-	h.recs = append(h.recs, rec)
-	h.mu.Unlock()
-	return nil
-}
-func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
-
-func (h *recordingHandler) records(msg string) []recorded {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []recorded
-	for _, r := range h.recs {
-		if r.msg == msg {
-			out = append(out, r)
-		}
-	}
-	return out
 }
