@@ -278,24 +278,8 @@ func (s *scanner) value() error {
 				}
 			}
 			continue // the first element
-		case '"':
-			if _, err := s.Str(); err != nil {
-				return err
-			}
-		case 't':
-			if err := s.Lit("true"); err != nil {
-				return err
-			}
-		case 'f':
-			if err := s.Lit("false"); err != nil {
-				return err
-			}
-		case 'n':
-			if err := s.Lit("null"); err != nil {
-				return err
-			}
 		default:
-			if err := s.Num(true); err != nil {
+			if err := s.Scalar(true); err != nil {
 				return err
 			}
 		}

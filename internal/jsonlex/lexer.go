@@ -105,6 +105,24 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
+// Scalar skips the string, literal or number at Pos (inRange: see Num).
+func (l *Lexer) Scalar(inRange bool) error {
+	var err error
+	switch l.Peek() {
+	case '"':
+		_, err = l.Str()
+	case 't':
+		err = l.Lit("true")
+	case 'f':
+		err = l.Lit("false")
+	case 'n':
+		err = l.Lit("null")
+	default:
+		err = l.Num(inRange)
+	}
+	return err
+}
+
 // Lit skips the literal word (true, false, null).
 func (l *Lexer) Lit(word string) error {
 	if !bytes.HasPrefix(l.Data[l.Pos:], []byte(word)) {
