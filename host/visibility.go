@@ -38,6 +38,25 @@ func (g *generation) visible(ctx context.Context, c Caller, conn *serverConn) (b
 	return n > 0, n
 }
 
+// sees reports whether c may see conn's server: visible, deciding only
+// until the first tool c may see (every operation on a server asks it).
+func (g *generation) sees(ctx context.Context, c Caller, conn *serverConn) bool {
+	if c.Admin || g.policies == nil {
+		return true
+	}
+	_, cat, err := conn.current()
+	if err != nil || len(cat.tools) == 0 {
+		return g.visibleWithoutTools(ctx, c, conn)
+	}
+	l := g.lister(c)
+	for _, t := range cat.tools {
+		if t != nil && l.tool(ctx, conn, t) {
+			return true
+		}
+	}
+	return false
+}
+
 // visibleWithoutTools decides whether c may see conn while it lists no
 // tools (none, or not ready): the list rules with an empty tool.
 func (g *generation) visibleWithoutTools(ctx context.Context, c Caller, conn *serverConn) bool {
@@ -153,13 +172,13 @@ func (h *Host) ServersFor(ctx context.Context, c Caller) []ServerStatus {
 func (g *generation) visibleConn(ctx context.Context, c Caller, name string) (*serverConn, error) {
 	conn, ok := g.byName[name]
 	if ok {
-		if vis, _ := g.visible(ctx, c, conn.peek(c.Name)); vis {
+		if g.sees(ctx, c, conn.peek(c.Name)) {
 			return conn, nil
 		}
 	}
 	var known []string
 	for _, conn := range g.conns {
-		if vis, _ := g.visible(ctx, c, conn.peek(c.Name)); vis {
+		if g.sees(ctx, c, conn.peek(c.Name)) {
 			known = append(known, conn.cfg.Name)
 		}
 	}
