@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/mcphost/mcphost/egress"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -29,9 +30,60 @@ func DefaultInheritEnv() []string {
 	return []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
 }
 
+// Sandbox modes (`mode`).
+const (
+	SandboxEnforce = "enforce" // the default: every layer the server's block asks for, or no start
+	SandboxOff     = "off"     // no sandbox but the environment allowlist; shown as unsandboxed
+)
+
+// What happens when the machine cannot enforce a layer (`on_unsupported`).
+const (
+	UnsupportedRefuse = "refuse" // the default: the server does not start; its status names the layer
+	UnsupportedWarn   = "warn"   // it starts with the layers there are; its status names those dropped
+)
+
+// Network modes of a sandboxed server (`network`).
+const (
+	NetworkNone  = "none"  // the default: no network at all, not even loopback
+	NetworkProxy = "proxy" // only through mcphost's egress proxy, to allow_hosts
+	NetworkHost  = "host"  // the machine's network, unrestricted
+)
+
+// Runtime presets (`runtime`): what a package runner needs, granted at once.
+const (
+	RuntimeNode   = "node"   // npx: a private npm cache, registry.npmjs.org:443
+	RuntimePython = "python" // uvx: private uv caches, pypi.org:443 and files.pythonhosted.org:443
+)
+
+// DefaultSandboxUID is the uid a sandboxed server runs as when mcphost runs
+// as root (`sandbox_uid`): nobody.
+const DefaultSandboxUID = 65534
+
 // Sandbox is a `sandbox` block: what a stdio server gets of the machine
-// mcphost runs on. So far it holds the environment only.
+// mcphost runs on. In [Config.Sandbox] it holds the top-level defaults; in
+// [Server.Sandbox] the server's own block merged over them, field by field,
+// every default filled in, so that the host reads one struct.
 type Sandbox struct {
+	// Mode is `mode`: SandboxEnforce (default) or SandboxOff.
+	Mode string
+	// OnUnsupported is `on_unsupported`: UnsupportedRefuse (default) or
+	// UnsupportedWarn.
+	OnUnsupported string
+	// Network is `network`: NetworkNone (default), NetworkProxy or
+	// NetworkHost. A server with allow_hosts or a runtime preset that
+	// grants hosts gets NetworkProxy unless it says NetworkHost.
+	Network string
+	// Runtime is `runtime` (servers only): "", RuntimeNode or RuntimePython.
+	Runtime string
+	// Read and Write are `read` and `write` (servers only): absolute,
+	// cleaned paths with symlinks resolved, each an existing file or
+	// directory that the server may read (and execute), or read and write.
+	// Write also holds the server's roots (file URIs as paths). None lies
+	// inside, or contains, mcphost's own state (see Protected).
+	Read, Write []string
+	// AllowHosts is `allow_hosts` (servers only) with the runtime preset's
+	// hosts added: what the egress proxy lets through.
+	AllowHosts []egress.Rule
 	// InheritEnv is `inherit_env`: names of variables of mcphost's
 	// environment that a stdio server gets when they are set, besides
 	// [DefaultInheritEnv]. In [Config.Sandbox] it is the top-level list; in
@@ -39,6 +91,25 @@ type Sandbox struct {
 	// own additions, without duplicates. Never a name with
 	// [ReservedEnvPrefix].
 	InheritEnv []string
+	// UID is `sandbox_uid` (top level only, copied into every server):
+	// the uid and gid a sandboxed server runs as when mcphost runs as root.
+	UID int
+	// Limits is the `limits` block (servers only; zero means no limit).
+	Limits SandboxLimits
+	// Protected are the paths no grant may reach, computed at load: the
+	// data directory, the config files, every file the config reads with
+	// file(). The host hides them from a sandboxed server.
+	Protected []string
+}
+
+// SandboxLimits is a server's `limits` block: bounds on its resources,
+// enforced with rlimits on the server's process (and its children, each
+// on its own).
+type SandboxLimits struct {
+	OpenFiles int   // open_files: RLIMIT_NOFILE
+	Memory    int64 // memory ("1GiB"): RLIMIT_AS, in bytes
+	Pids      int   // pids: RLIMIT_NPROC (counted per uid: meaningful with sandbox_uid)
+	CPU       int   // cpu: RLIMIT_CPU, seconds of CPU time in all
 }
 
 // InheritedEnv returns the names of the variables of mcphost's environment
