@@ -1,0 +1,148 @@
+package confine_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/confine"
+	"github.com/mcphost/mcphost/internal/testbin"
+)
+
+func TestMain(m *testing.M) {
+	confine.MaybeHelper()
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+// requireLayers fails (in CI) or skips the test when this machine cannot
+// enforce the sandbox's default layers.
+func requireLayers(t *testing.T) confine.Probe {
+	t.Helper()
+	p := confine.Detect()
+	if !p.Ready() {
+		if os.Getenv("CI") != "" || os.Getenv("MCPHOST_REQUIRE_SANDBOX") != "" {
+			t.Fatalf("this machine cannot enforce the sandbox (%s); CI must", strings.Join(p.Lines(), "; "))
+		}
+		t.Skipf("no sandbox here: %s", p)
+	}
+	return p
+}
+
+type attempt struct {
+	Reached bool   `json:"reached"`
+	Detail  string `json:"detail"`
+}
+
+type report struct {
+	Attempts map[string]attempt `json:"attempts"`
+	UID      int                `json:"uid"`
+}
+
+// TestHostileServer runs the hostile fixture contained, with no grants,
+// and checks that nothing of mcphost's or the machine's that it tries is
+// within its reach.
+func TestHostileServer(t *testing.T) {
+	probe := requireLayers(t)
+	bin := testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/hostile")
+
+	data := t.TempDir()
+	token := filepath.Join(data, "owner.token")
+	store := filepath.Join(data, "mcphost.db")
+	otherHome := filepath.Join(data, "sandboxes", "other", "home")
+	must(t, os.MkdirAll(otherHome, 0o700))
+	for _, f := range []string{token, store, filepath.Join(otherHome, "notes")} {
+		must(t, os.WriteFile(f, []byte("secret"), 0o600))
+	}
+	conf := t.TempDir()
+	config := filepath.Join(conf, "mcphost.hcl")
+	secret := filepath.Join(conf, "api.key")
+	must(t, os.WriteFile(config, []byte("server {}"), 0o644))
+	must(t, os.WriteFile(secret, []byte("sk-secret"), 0o644))
+	home := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(home, "repo", ".git", "hooks"), 0o755))
+
+	api, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer api.Close()
+	sock := filepath.Join(data, "api.sock")
+	unixLn, err := net.Listen("unix", sock)
+	must(t, err)
+	defer unixLn.Close()
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	must(t, err)
+	defer udp.Close()
+
+	targets := map[string]any{
+		"read": []string{token, store, config, secret, filepath.Join(otherHome, "notes"), "/etc/shadow",
+			fmt.Sprintf("/proc/%d/environ", os.Getpid())},
+		"write":     []string{filepath.Join(home, ".bashrc"), filepath.Join(home, "repo", ".git", "hooks", "pre-commit"), filepath.Join(data, "evil")},
+		"tcp":       []string{api.Addr().String()},
+		"unix":      []string{sock},
+		"udp":       []string{udp.LocalAddr().String()},
+		"signal":    os.Getpid(),
+		"fork":      confine.DefaultPids + 100,
+		"envPrefix": []string{"MCPHOST_", "UNLISTED_SECRET"},
+	}
+	tj, _ := json.Marshal(targets)
+	spec := confine.Spec{
+		Server:    "hostile",
+		Network:   confine.NetNone,
+		Protected: []string{data, config, secret},
+		Dir:       filepath.Join(data, "sandboxes", "hostile"),
+		UID:       65534,
+	}
+	plan, err := confine.Prepare(spec, probe)
+	must(t, err)
+	t.Logf("layers: %v", plan.Layers())
+	base := exec.Command(bin, "-once", string(tj))
+	base.Env = []string{"PATH=/usr/bin:/bin", "LANG=C"}
+	t.Setenv("MCPHOST_SECRET_KEY", "k")
+	t.Setenv("UNLISTED_SECRET", "v")
+	cmd, err := plan.Command(base, nil)
+	must(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hostile server: %v\nstderr: %s", err, stderr.String())
+	}
+	var r report
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("report %q: %v", out, err)
+	}
+	for name, a := range r.Attempts {
+		if a.Reached && !strings.HasPrefix(name, "udp ") {
+			t.Errorf("the sandboxed server reached %s: %s", name, a.Detail)
+		} else {
+			t.Logf("refused: %s: %s", name, a.Detail)
+		}
+	}
+	if len(r.Attempts) < 14 {
+		t.Errorf("only %d attempts reported: %v", len(r.Attempts), r.Attempts)
+	}
+	_ = udp.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if n, from, err := udp.ReadFrom(make([]byte, 64)); err == nil {
+		t.Errorf("the sandboxed server's datagram arrived (%d bytes from %v)", n, from)
+	}
+	if probe.Root && r.UID != 65534 {
+		t.Errorf("server ran as uid %d, want 65534", r.UID)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".bashrc")); err == nil {
+		t.Error(".bashrc was written")
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
