@@ -223,7 +223,8 @@ func (p *Proxy) serveConn(ctx context.Context, c net.Conn) {
 
 	c.SetReadDeadline(time.Now().Add(positive(p.HeaderTimeout, defaultHeaderTimeout)))
 	maxHeader := positive(p.MaxHeaderBytes, defaultMaxHeaderBytes)
-	lim := &io.LimitedReader{R: c, N: int64(maxHeader)}
+	conn := &firstError{r: c}
+	lim := &io.LimitedReader{R: conn, N: int64(maxHeader)}
 	br := bufio.NewReader(lim)
 	req, err := http.ReadRequest(br)
 	if err != nil {
@@ -231,8 +232,9 @@ func (p *Proxy) serveConn(ctx context.Context, c net.Conn) {
 		case lim.N <= 0:
 			answer(c, http.StatusRequestHeaderFieldsTooLarge, "", fmt.Sprintf(
 				"mcphost proxy: a request's line and header may have %d bytes at most.", maxHeader))
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), isTimeout(err):
-			// The client left or was too slow: there is no one to answer.
+		case conn.err != nil:
+			// The client left, or was too slow (what it sent of a line
+			// reads as a malformed one): there is no one to answer.
 		default:
 			answer(c, http.StatusBadRequest, "", fmt.Sprintf("mcphost proxy: %v.", err))
 		}
@@ -595,16 +597,25 @@ func closeWrite(c net.Conn) error {
 	return errors.ErrUnsupported
 }
 
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
 func positive[T int | time.Duration](v, def T) T {
 	if v > 0 {
 		return v
 	}
 	return def
+}
+
+// firstError is a reader that keeps the first error it read.
+type firstError struct {
+	r   io.Reader
+	err error
+}
+
+func (f *firstError) Read(b []byte) (int, error) {
+	n, err := f.r.Read(b)
+	if err != nil && f.err == nil {
+		f.err = err
+	}
+	return n, err
 }
 
 // tracked is a connection whose reads and writes count as activity.
