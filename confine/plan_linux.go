@@ -275,6 +275,15 @@ func (p *Plan) Command(base *exec.Cmd, serve func(net.Listener)) (*exec.Cmd, err
 // that proxy-aware clients read.
 func (p *Plan) env(base []string, home, tmp string, proxy bool) []string {
 	set := map[string]string{"HOME": home, "TMPDIR": tmp}
+	for k, v := range runtimeEnv[p.spec.Runtime] {
+		if slices.ContainsFunc(base, func(kv string) bool { return strings.HasPrefix(kv, k+"=") }) {
+			continue // the server's own env wins over the preset
+		}
+		if rest, ok := strings.CutPrefix(v, "~"); ok {
+			v = home + rest
+		}
+		set[k] = v
+	}
 	if proxy {
 		u := "http://" + ProxyAddr
 		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {

@@ -43,6 +43,28 @@ type Spec struct {
 	UID int
 	// Limits bound the server's resources (zero: no bound).
 	Limits Limits
+	// Runtime is a package runner's preset ("node", "python" or ""): the
+	// variables that keep its caches in the server's own home.
+	Runtime string
+}
+
+// runtimeEnv are the variables of a runtime preset; "~" stands for the
+// server's own home.
+var runtimeEnv = map[string]map[string]string{
+	"node": {
+		"npm_config_cache":           "~/.npm",
+		"npm_config_update_notifier": "false",
+		"npm_config_fund":            "false",
+		"npm_config_audit":           "false",
+		"npm_config_prefer_offline":  "true",
+		"npm_config_userconfig":      "~/.npmrc",
+	},
+	"python": {
+		"UV_CACHE_DIR":   "~/.cache/uv",
+		"XDG_CACHE_HOME": "~/.cache",
+		"XDG_DATA_HOME":  "~/.local/share",
+		"PIP_CACHE_DIR":  "~/.cache/pip",
+	},
 }
 
 // Limits are a server's resource bounds, applied as rlimits.

@@ -24,12 +24,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mcphost/mcphost/confine"
 	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/internal/roundrobin"
 	"github.com/mcphost/mcphost/internal/testbin"
 )
 
 func TestMain(m *testing.M) {
+	confine.MaybeHelper() // the sandbox helper of the stdio servers the tests start
 	code := pgtest.Main(m)
 	testbin.Cleanup()
 	os.Exit(code)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/confine"
 	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
@@ -37,6 +38,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	confine.MaybeHelper() // the sandbox helper of the stdio servers the tests start
 	code := m.Run()
 	testbin.Cleanup()
 	os.Exit(code)

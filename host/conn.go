@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcphost/mcphost/host/internal/transport"
 	"log/slog"
 	"net/http"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/transport"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/negotiate"
 	"github.com/mcphost/mcphost/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,7 +31,8 @@ type serverConn struct {
 	cfg    config.Server
 	opts   *Options
 	logger *slog.Logger
-	lists  *listCache // the host cache, as seen by this server
+	lists  *listCache    // the host cache, as seen by this server
+	box    *upstream.Box // the sandbox of a stdio server (nil for a remote one)
 
 	// stop ends this server's supervisor alone (a reload retiring it);
 	// set by Host.startConn before the supervisor starts.
@@ -158,6 +160,9 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		authLost:    make(chan error, 1),
 	}
 	c.roots = s.Roots
+	if s.Transport == config.TransportStdio {
+		c.box = upstream.NewBox(&s, opts.sandboxDir, opts.dataDir, c.logger, nil)
+	}
 	c.stderrLimit = transport.NewStderrLimiter(c.logger)
 	c.logLimit = transport.NewLogLimiter(c.logger, "server log messages suppressed", "messages")
 	c.strayLimit = transport.NewLogLimiter(c.logger, "stray answers suppressed", "answers")
@@ -203,6 +208,9 @@ func (c *serverConn) snapshot() ServerStatus {
 		st.UncheckedTools = c.cat.unchecked
 	}
 	st.ClientSessions = c.clients.count()
+	if c.box != nil {
+		st.Sandbox = c.box.Status()
+	}
 	return st
 }
 
@@ -357,8 +365,9 @@ func (c *serverConn) sessionTransport(spec *negotiate.Spec, last **exec.Cmd) *tr
 		return nil
 	}
 	stderr := transport.NewStderrLog(c.logger, c.stderrLimit)
+	stderr.OnLine = c.box.StderrLine
 	spec.NewCommand = func() *exec.Cmd {
-		*last = transport.NewCommand(&c.cfg, stderr)
+		*last = c.box.Command(transport.NewCommand(&c.cfg, stderr))
 		return *last
 	}
 	return stderr

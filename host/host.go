@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -95,6 +96,14 @@ type Options struct {
 	// another replica sharing the store reloaded its config through the
 	// API (ReloadOptions.Announce): the daemon reloads its own config file.
 	OnPeerReload func(ctx context.Context)
+
+	// dataDir is the config's data_dir, which no sandboxed server sees;
+	// sandboxDir holds each stdio server's own directory (NAME/home and
+	// NAME/tmp): data_dir/sandboxes, or, for a config without a data_dir
+	// (tests, embedders), a temporary directory that Close removes
+	// (sandboxTemp).
+	dataDir, sandboxDir string
+	sandboxTemp         bool
 
 	oauth *oauthRef // set by New (oauth.go)
 	// onPrincipalStatus publishes the status of a per-principal session
@@ -186,6 +195,14 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	}
 	if opts.MaxSubscribers <= 0 {
 		opts.MaxSubscribers = defaultMaxSubscribers
+	}
+	opts.dataDir, opts.sandboxDir = cfg.DataDir, filepath.Join(cfg.DataDir, "sandboxes")
+	if cfg.DataDir == "" {
+		dir, err := os.MkdirTemp("", "mcphost-sandboxes-")
+		if err != nil {
+			return nil, fmt.Errorf("a directory for the servers' sandboxes: %w", err)
+		}
+		opts.sandboxDir, opts.sandboxTemp = dir, true
 	}
 	if opts.MaxSubscribersPerPrincipal <= 0 {
 		opts.MaxSubscribersPerPrincipal = DefaultMaxSubscribersPerPrincipal
@@ -395,6 +412,9 @@ func (h *Host) Close() error {
 	last := h.gen()
 	h.reloadMu.Unlock()
 	defer h.closePlugins()
+	if h.opts.sandboxTemp {
+		defer os.RemoveAll(h.opts.sandboxDir)
+	}
 	bound, cancel := context.WithTimeout(context.Background(), shutdownBound)
 	defer cancel()
 	var stuck []string

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/confine"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
@@ -26,6 +27,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	confine.MaybeHelper()  // the sandbox helper of the stdio servers the tests start
 	code := pgtest.Main(m) // stops the PostgreSQL server of the cluster tests
 
 	testbin.Cleanup()

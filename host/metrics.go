@@ -145,6 +145,21 @@ func (h *Host) writeServerMetrics(w io.Writer) {
 		func(st ServerStatus) int { return st.Restarts })
 	perServer(w, "mcphost_server_tools", "gauge", "Tools the server lists.", statuses,
 		func(st ServerStatus) int { return st.Tools })
+	var boxed []ServerStatus
+	for _, st := range statuses {
+		if st.Sandbox != nil {
+			boxed = append(boxed, st)
+		}
+	}
+	perServer(w, "mcphost_sandbox_denials_total", "counter", "Connections the egress proxy of a sandboxed stdio server refused.", boxed,
+		func(st ServerStatus) int { return int(st.Sandbox.Denied) })
+	perServer(w, "mcphost_sandbox_contained", "gauge", "Whether a stdio server runs with every sandbox layer it asks for (1) or not (0).", boxed,
+		func(st ServerStatus) int {
+			if st.Sandbox.Summary == "unsandboxed" || len(st.Sandbox.Dropped()) > 0 {
+				return 0
+			}
+			return 1
+		})
 }
 
 // writeRuntimeMetrics writes the Go runtime's gauges: the goroutines and,

@@ -180,10 +180,10 @@ func (e *env) printServers(statuses []host.ServerStatus, asJSON bool) int {
 		// Server names and transports come from the config; every other
 		// field may hold what a server said, escaped by cell.
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SERVER\tSTATUS\tERA\tPROTOCOL\tTRANSPORT\tSERVER INFO\tOFFERS\tEVIDENCE")
+		fmt.Fprintln(tw, "SERVER\tSTATUS\tERA\tPROTOCOL\tTRANSPORT\tSANDBOX\tSERVER INFO\tOFFERS\tEVIDENCE")
 		for _, s := range statuses {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, cell(s.Era), cell(s.ProtocolVersion),
-				s.Transport, cell(serverInfo(s.ServerInfo)), cell(offers(s)), cell(s.Evidence))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, cell(s.Era), cell(s.ProtocolVersion),
+				s.Transport, sandboxCell(s), cell(serverInfo(s.ServerInfo)), cell(offers(s)), cell(s.Evidence))
 		}
 		tw.Flush()
 		for _, s := range statuses {

@@ -7,10 +7,12 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/mcphost/mcphost/confine"
 	"github.com/mcphost/mcphost/host/httpapi"
 )
 
 func main() {
+	confine.MaybeHelper() // `mcphost __sandbox-exec`: contain a stdio server, then exec it
 	httpapi.DisableDebugOutput()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	hup := make(chan os.Signal, 1)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/confine"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -29,6 +30,7 @@ var update = flag.Bool("update", false, "update testdata/script/*.txtar from the
 const stderrCopyEnv = "MCPHOST_TEST_STDERR_COPY"
 
 func TestMain(m *testing.M) {
+	confine.MaybeHelper() // the sandbox helper of the stdio servers the tests start
 	testscript.Main(cleanupAfter{m}, map[string]func(){
 		"mcphost": mcphostMain,
 	})

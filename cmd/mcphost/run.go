@@ -57,6 +57,8 @@ Usage:
                                                      what to paste into an MCP client's config
   mcphost import   [-from FORMAT] [-o FILE] [-force] [FILE...]
                                                      mcphost servers from MCP client configs
+  mcphost sandbox  check [-config FILE] [-v] SERVER  start one stdio server contained; print its layers and refusals
+  mcphost doctor                                     what this machine can enforce for stdio servers
   mcphost demo     revenue | notes                   a built-in demo MCP server (stdio)
   mcphost version
 
@@ -128,6 +130,10 @@ func (e *env) run(ctx context.Context, args []string) int {
 		return e.plugin(ctx, rest)
 	case "gateway":
 		return e.gateway(ctx, rest)
+	case "doctor":
+		return e.doctor(rest)
+	case "sandbox":
+		return e.sandboxCmd(ctx, rest)
 	case "import":
 		return e.importConfigs(rest)
 	case "demo":

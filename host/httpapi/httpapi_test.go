@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcphost/mcphost/confine"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/httpapi"
@@ -46,6 +47,7 @@ const (
 const waitBound = 60 * time.Second
 
 func TestMain(m *testing.M) {
+	confine.MaybeHelper() // the sandbox helper of the stdio servers the tests start
 	httpapi.DisableDebugOutput()
 	code := m.Run()
 	testbin.Cleanup()

@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/mcphost/mcphost/confine"
 	"github.com/mcphost/mcphost/host/httpapi"
 	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/internal/testbin"
@@ -34,6 +35,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	confine.MaybeHelper() // the sandbox helper of the stdio servers the tests start
 	httpapi.DisableDebugOutput()
 	code := pgtest.Main(m)
 	closeBrowser()

@@ -94,6 +94,9 @@ func ExitDescription(cmd *exec.Cmd) string {
 type StderrLog struct {
 	logger *slog.Logger
 	limit  *LogLimiter
+	// OnLine, when set before the server starts, sees each line (the
+	// sandbox turns refusals into hints). It must not block.
+	OnLine func(line string) string
 
 	mu      sync.Mutex
 	partial []byte
@@ -144,6 +147,9 @@ func (l *StderrLog) line(s string) {
 		l.tail = l.tail[:StderrTailLines-1]
 	}
 	l.tail = append(l.tail, s)
+	if l.OnLine != nil {
+		l.OnLine(s)
+	}
 	if l.limit.Allow() {
 		l.logger.Info("server stderr", "line", s)
 	}

@@ -86,6 +86,8 @@ type ServerStatus struct {
 	// LastError is the most recent failure (connect, list or exit), with the
 	// tail of the server's stderr when it has one.
 	LastError string `json:"lastError,omitempty"`
+	// Sandbox says how a stdio server is contained (nil for a remote one).
+	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
 	// PID is the process id of a running stdio server (0 otherwise).
 	PID int `json:"pid,omitempty"`
 	// Placement is "singleton" for a server that one replica of a

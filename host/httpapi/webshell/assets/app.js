@@ -14,7 +14,7 @@ import { teardownDisplays } from './display.js';
 import { forgetAppCapabilities } from './appbridge.js';
 import { approvalCard } from './approvals.js';
 import { elicitations } from './elicit.js';
-import { serverDetails } from './servercard.js';
+import { serverDetails, sandboxText } from './servercard.js';
 import { showResource, showPrompt } from './offerings.js';
 import { signInControls, takeSignInFromHash } from './signin.js';
 
@@ -454,6 +454,12 @@ function plural(n, word) {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+// sandboxBadge marks how a stdio server is contained.
+function sandboxBadge(s) {
+  const { text, kind } = sandboxText(s);
+  return text ? h('span', { class: `badge sandbox-${kind}`, testid: `server-sandbox-badge-${s.name}`, title: str(s.sandbox?.summary) || null }, text) : null;
+}
+
 function serverItem(s) {
   const status = str(s.status) || 'unknown';
   const cls = classSafe(status);
@@ -467,7 +473,8 @@ function serverItem(s) {
   const li = h('li', { class: `server status-${cls}`, testid: `server-${s.name}`, 'data-status': status },
     h('div', { class: 'server-row' },
       h('span', { class: 'server-name', title: info || null }, s.name),
-      h('span', { class: `badge status-${cls}` }, status)),
+      h('span', { class: `badge status-${cls}` }, status),
+      sandboxBadge(s)),
     counts ? h('p', { class: 'server-meta muted', title: proto || null }, counts) : null,
     status === 'failed' && str(s.lastError) ? h('p', { class: 'server-error' }, s.lastError) : null,
     signInControls(s, reportError),

@@ -24,6 +24,7 @@ export function serverDetails(s, opts) {
   d.append(body);
   const fill = () => {
     append(clear(body), detailRows(s));
+    append(body, sandboxBlock(s));
     body.append(signedInBlock(s, opts));
     if (s.status === 'ready') body.append(offeringsBlock(s, opts));
     if (opts.admin) body.append(adminBlock(s, opts));
@@ -55,6 +56,45 @@ export function placementText(s) {
   }
   const on = str(s.runsOn);
   return on ? `replica ${on} (singleton: one replica runs it for all)` : 'no replica yet (singleton: waiting for the one that runs it)';
+}
+
+/**
+ * sandboxText says how a stdio server is contained, for its badge:
+ * "contained", "unsandboxed" (mode = "off"), "partial" (layers dropped
+ * with on_unsupported = "warn"), or '' for a remote server. kind is the
+ * badge's class: ok, warn or ''.
+ */
+export function sandboxText(s) {
+  const sb = isPlainObject(s) && isPlainObject(s.sandbox) ? s.sandbox : null;
+  if (!sb) return { text: '', kind: '' };
+  if (sb.summary === 'unsandboxed') return { text: 'unsandboxed', kind: 'warn' };
+  const layers = Array.isArray(sb.layers) ? sb.layers.filter(isPlainObject) : [];
+  if (!layers.length) return { text: '', kind: '' };
+  const dropped = layers.filter((l) => l.active !== true && l.name !== 'env' && !(l.name === 'net' && sb.network === 'host'));
+  if (dropped.length) return { text: `partial sandbox (no ${dropped.map((l) => str(l.name)).join(', ')})`, kind: 'warn' };
+  return { text: 'contained', kind: 'ok' };
+}
+
+// sandboxBlock lists a server's layers, the connections its egress proxy
+// refused and what its stderr said it was refused, with the grant that
+// would allow it.
+function sandboxBlock(s) {
+  const sb = isPlainObject(s.sandbox) ? s.sandbox : null;
+  if (!sb) return [];
+  const layers = (Array.isArray(sb.layers) ? sb.layers : []).filter(isPlainObject);
+  const denials = (Array.isArray(sb.denials) ? sb.denials : []).filter(isPlainObject);
+  const hints = (Array.isArray(sb.hints) ? sb.hints : []).filter((x) => typeof x === 'string');
+  const net = [str(sb.network), Array.isArray(sb.allowHosts) && sb.allowHosts.length ? `to ${sb.allowHosts.filter((x) => typeof x === 'string').join(', ')}` : ''].filter(Boolean).join(' ');
+  return [h('div', { class: 'server-sandbox', testid: `server-sandbox-${s.name}` },
+    h('h4', {}, 'Sandbox'),
+    h('p', {}, str(sb.summary)),
+    net ? h('p', { class: 'muted' }, `network: ${net}`) : null,
+    layers.length ? h('ul', { class: 'sandbox-layers' }, layers.map((l) => h('li', { class: l.active === true ? 'on' : 'off' },
+      `${str(l.name)}: ${l.active === true ? 'on' : 'off'} — ${str(l.detail)}`))) : null,
+    denials.length ? [h('h4', {}, `Refused connections (${Number.isFinite(sb.denied) ? sb.denied : denials.length})`),
+      h('ul', { class: 'sandbox-denials', testid: `server-denials-${s.name}` }, denials.map((d) => h('li', {},
+        `${formatTime(d.Time || d.time)} ${str(d.Host || d.host)}:${Number(d.Port || d.port) || ''} — ${str(d.Reason || d.reason)}`)))] : null,
+    hints.length ? h('ul', { class: 'sandbox-hints', testid: `server-hints-${s.name}` }, hints.map((x) => h('li', {}, x))) : null)];
 }
 
 function detailRows(s) {

@@ -1,0 +1,194 @@
+package upstream
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mcphost/mcphost/confine"
+	"github.com/mcphost/mcphost/egress"
+	"github.com/mcphost/mcphost/host/config"
+)
+
+// SandboxStatus is what a stdio server's card and its entry of
+// GET /api/v1/servers say of its sandbox.
+type SandboxStatus struct {
+	// Summary names the active layers ("fs, net, unix, uid, …"), or says
+	// "unsandboxed" (mode = "off"), or lists those dropped.
+	Summary string `json:"summary"`
+	// Layers are the layers of the last start, each active or not.
+	Layers []confine.Layer `json:"layers,omitempty"`
+	// Network is "none", "proxy" or "host"; AllowHosts what the proxy lets
+	// through.
+	Network    string   `json:"network"`
+	AllowHosts []string `json:"allowHosts,omitempty"`
+	// Denied counts connections the egress proxy refused; Denials are the
+	// last few, newest last.
+	Denied  uint64          `json:"denied,omitempty"`
+	Denials []egress.Denial `json:"denials,omitempty"`
+	// Hints are what the server's stderr said it was refused, with the
+	// grant that would allow it (the last few).
+	Hints []string `json:"hints,omitempty"`
+}
+
+// Dropped names the layers the server runs without although its block
+// asks for them (on_unsupported = "warn"); a server with mode = "off"
+// reports every layer but env.
+func (st *SandboxStatus) Dropped() []string {
+	var out []string
+	for _, l := range st.Layers {
+		if !l.Active && l.Name != "env" && !(l.Name == "net" && st.Network == config.NetworkHost) {
+			out = append(out, l.Name)
+		}
+	}
+	return out
+}
+
+// maxHints bounds the hints a server's status keeps.
+const maxHints = 5
+
+// Box is one stdio server's sandbox, kept across its sessions: the plan of
+// each start, its egress proxy, and what the server was refused.
+type Box struct {
+	server string
+	spec   confine.Spec
+	hosts  []string
+	logger *slog.Logger
+	proxy  *egress.Proxy
+
+	mu     sync.Mutex
+	layers []confine.Layer
+	hints  []string
+}
+
+// NewBox prepares the sandbox of the stdio server s, whose own directory
+// lies in dir (the data directory's sandboxes/), with the data directory
+// protected besides what the config protects. onDenied hears each refused
+// connection.
+func NewBox(s *config.Server, dir, dataDir string, logger *slog.Logger, onDenied func(egress.Denial)) *Box {
+	sb := s.Sandbox
+	spec := confine.Spec{
+		Server:    s.Name,
+		Off:       sb.Mode == config.SandboxOff,
+		Warn:      sb.OnUnsupported == config.UnsupportedWarn,
+		Network:   cmpOr(sb.Network, config.NetworkNone),
+		Read:      sb.Read,
+		Write:     sb.Write,
+		Protected: slices.Clone(sb.Protected),
+		Dir:       filepath.Join(dir, s.Name),
+		UID:       cmpOr(sb.UID, config.DefaultSandboxUID),
+		Runtime:   sb.Runtime,
+		Limits: confine.Limits{OpenFiles: sb.Limits.OpenFiles, Memory: sb.Limits.Memory,
+			Pids: sb.Limits.Pids, CPU: sb.Limits.CPU},
+	}
+	if dataDir != "" && !slices.Contains(spec.Protected, dataDir) {
+		spec.Protected = append(spec.Protected, dataDir)
+	}
+	b := &Box{server: s.Name, spec: spec, logger: logger}
+	for _, r := range sb.AllowHosts {
+		b.hosts = append(b.hosts, r.String())
+	}
+	if spec.Network == config.NetworkProxy && !spec.Off {
+		b.proxy = &egress.Proxy{Server: s.Name, Rules: sb.AllowHosts, Logger: logger, OnDenied: onDenied}
+	}
+	return b
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Command turns the server's plain command into its contained one. A
+// start the machine cannot contain as the config asks comes back as a
+// command whose Err says why, so that starting it fails with that.
+func (b *Box) Command(base *exec.Cmd) *exec.Cmd {
+	plan, err := confine.Prepare(b.spec, confine.Detect())
+	if err != nil {
+		base.Err = err
+		return base
+	}
+	b.mu.Lock()
+	b.layers = plan.Layers()
+	b.mu.Unlock()
+	for _, l := range plan.Layers() {
+		hostNet := l.Name == "net" && b.spec.Network == config.NetworkHost
+		if !b.spec.Off && !l.Active && !hostNet {
+			b.logger.Warn("server starts without a sandbox layer (on_unsupported = \"warn\")", "layer", l.Name, "reason", l.Detail)
+		}
+	}
+	var serve func(net.Listener)
+	if b.proxy != nil {
+		serve = func(ln net.Listener) { _ = b.proxy.Serve(ln) }
+	}
+	cmd, err := plan.Command(base, serve)
+	if err != nil {
+		base.Err = err
+		return base
+	}
+	return cmd
+}
+
+// Status is the sandbox part of the server's status.
+func (b *Box) Status() *SandboxStatus {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := &SandboxStatus{Layers: slices.Clone(b.layers), Network: b.spec.Network, AllowHosts: b.hosts, Hints: slices.Clone(b.hints)}
+	switch {
+	case b.spec.Off:
+		st.Summary = "unsandboxed"
+	case len(b.layers) == 0:
+		st.Summary = "not started yet"
+	default:
+		st.Summary = confine.Summary(b.layers)
+	}
+	if b.proxy != nil {
+		_, st.Denied = b.proxy.Counts()
+		st.Denials = b.proxy.Denials()
+	}
+	return st
+}
+
+// deniedLine finds a path in a line that reports a refused file access.
+var deniedLine = regexp.MustCompile(`(?i)(?:EACCES|EPERM|EROFS|permission denied|operation not permitted|read-only file system)`)
+var pathInLine = regexp.MustCompile(`(?:^|[\s'"(:])(/[^\s'"():,]+)`)
+
+// StderrLine looks at one line of the server's stderr: a refused access
+// to a path outside its grants becomes a hint naming the grant that would
+// allow it. It returns the hint, or "".
+func (b *Box) StderrLine(line string) string {
+	if b.spec.Off || !deniedLine.MatchString(line) || strings.HasPrefix(line, "sandbox: ") {
+		return ""
+	}
+	m := pathInLine.FindStringSubmatch(line)
+	if m == nil {
+		return ""
+	}
+	path := filepath.Clean(m[1])
+	for _, p := range b.spec.Protected {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return "" // mcphost's own state: never granted, no hint
+		}
+	}
+	hint := fmt.Sprintf("the sandbox refused %s; to allow it, grant it in the server's block: sandbox { read = [%q] } (or write = [...] to modify it)", path, path)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if slices.Contains(b.hints, hint) {
+		return ""
+	}
+	if len(b.hints) == maxHints {
+		b.hints = b.hints[1:]
+	}
+	b.hints = append(b.hints, hint)
+	b.logger.Info("sandbox refused a path the server asked for", "path", path)
+	return hint
+}
