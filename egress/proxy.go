@@ -59,10 +59,9 @@ const (
 	ErrorUpstream = "upstream-failed"
 )
 
-// Reasons of a [Denial] that do not name an address.
-const (
-	ReasonNotAllowed = "not in allow_hosts"
-)
+// ReasonNotAllowed is the reason of a [Denial] of a host and port that no
+// rule grants; the others say what the name resolves to.
+const ReasonNotAllowed = "not in allow_hosts"
 
 // Proxy is the egress proxy of one contained stdio server: the only way out
 // of the server's network namespace. It serves HTTP proxy requests (CONNECT
