@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -122,8 +123,8 @@ func TestMaxConns(t *testing.T) {
 }
 
 func TestDenialsKeepsTheNewest(t *testing.T) {
-	var reported []Denial
-	p := &Proxy{Server: "ring", OnDenied: func(d Denial) { reported = append(reported, d) }}
+	reportedBy := &collected[Denial]{}
+	p := &Proxy{Server: "ring", OnDenied: reportedBy.add}
 	addr := serve(t, p)
 	before := time.Now()
 	for i := range 25 {
@@ -147,11 +148,62 @@ func TestDenialsKeepsTheNewest(t *testing.T) {
 			t.Errorf("denial %d has the time %v, outside the test", i, d.Time)
 		}
 	}
-	if len(reported) != 25 || reported[24] != denials[19] {
+	if reported := reportedBy.get(); len(reported) != 25 || reported[24] != denials[19] {
 		t.Errorf("OnDenied was called %d times, the last with %+v", len(reported), reported[len(reported)-1])
 	}
 	if allowed, denied := p.Counts(); allowed != 0 || denied != 25 {
 		t.Errorf("Counts = %d, %d; want 0, 25", allowed, denied)
+	}
+}
+
+// TestDenialsConcurrent denies from many connections at once while the
+// ring and the counts are read: with -race, it checks that they are safe
+// for concurrent use.
+func TestDenialsConcurrent(t *testing.T) {
+	const clients, each = 8, 10
+	p := &Proxy{Server: "x"}
+	addr := serve(t, p)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			for j := range each {
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				c.SetDeadline(time.Now().Add(testDeadline))
+				fmt.Fprintf(c, "CONNECT h%d-%d.example.com:443 HTTP/1.1\r\n\r\n", i, j)
+				resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+				c.Close()
+				if err != nil || resp.StatusCode != http.StatusForbidden {
+					t.Errorf("%v, %v", resp, err)
+					return
+				}
+			}
+		})
+	}
+	stop := make(chan struct{})
+	var reader sync.WaitGroup
+	reader.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if n := len(p.Denials()); n > 20 {
+				t.Errorf("%d denials kept", n)
+			}
+			p.Counts()
+			runtime.Gosched()
+		}
+	})
+	wg.Wait()
+	close(stop)
+	reader.Wait()
+	if _, denied := p.Counts(); denied != clients*each || len(p.Denials()) != 20 {
+		t.Errorf("denied %d, %d kept; want %d, 20", denied, len(p.Denials()), clients*each)
 	}
 }
 

@@ -59,10 +59,9 @@ const (
 	ErrorUpstream = "upstream-failed"
 )
 
-// Reasons of a [Denial] that do not name an address.
-const (
-	ReasonNotAllowed = "not in allow_hosts"
-)
+// ReasonNotAllowed is the reason of a [Denial] of a host and port that no
+// rule grants; the others say what the name resolves to.
+const ReasonNotAllowed = "not in allow_hosts"
 
 // Proxy is the egress proxy of one contained stdio server: the only way out
 // of the server's network namespace. It serves HTTP proxy requests (CONNECT
@@ -432,9 +431,11 @@ func (p *Proxy) unreachable(c net.Conn, t target, reason string, err error) {
 	answer(c, http.StatusBadGateway, ErrorUnreachable, fmt.Sprintf("mcphost proxy: %s %s.", t, reason))
 }
 
+var discard = slog.New(slog.DiscardHandler)
+
 func (p *Proxy) logger() *slog.Logger {
 	if p.Logger == nil {
-		return slog.New(slog.DiscardHandler)
+		return discard
 	}
 	return p.Logger
 }
@@ -457,13 +458,22 @@ func tunnel(cr io.Reader, client, upstream *tracked) {
 // half-closed, it closes both connections, which ends the other direction
 // too.
 func splice(dst *tracked, src io.Reader, srcConn *tracked) {
-	_, err := io.Copy(dst, src)
+	buf := copyBuffers.Get().(*[]byte)
+	_, err := io.CopyBuffer(dst, src, *buf)
+	copyBuffers.Put(buf)
 	if err == nil && closeWrite(dst.Conn) == nil {
 		return
 	}
 	dst.Close()
 	srcConn.Close()
 }
+
+// copyBuffers are the buffers of splice: two per tunnel, 32 KiB each, as
+// io.Copy would allocate them.
+var copyBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 32<<10)
+	return &b
+}}
 
 // hopHeaders are the headers of one connection, which a proxy does not pass
 // on (RFC 9110 §7.6.1), with the proxy's own credentials.

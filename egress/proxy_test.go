@@ -236,8 +236,7 @@ func TestConnect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var dialled []string
-			var reported []Denial
+			dialledBy, reportedBy := &collected[string]{}, &collected[Denial]{}
 			logs := &logrec.Handler{}
 			p := &Proxy{
 				Server:  "x",
@@ -245,20 +244,21 @@ func TestConnect(t *testing.T) {
 				Logger:  slog.New(logs),
 				Resolve: fakeResolver(tt.resolve),
 				Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-					dialled = append(dialled, addr)
+					dialledBy.add(addr)
 					if strings.HasPrefix(addr, public+":") {
 						addr = echo
 					}
 					var d net.Dialer
 					return d.DialContext(ctx, network, addr)
 				},
-				OnDenied: func(d Denial) { reported = append(reported, d) },
+				OnDenied: reportedBy.add,
 			}
 			addr := serve(t, p)
 			// The first bytes of the tunnel come with the request, as a
 			// client that does not wait for the 200 sends them.
 			raw := fmt.Sprintf("CONNECT %s HTTP/1.1\r\nHost: %[1]s\r\n\r\nearly,", tt.target)
 			resp, br, c := exchange(t, addr, http.MethodConnect, raw)
+			dialled := dialledBy.get()
 			if resp.StatusCode != tt.status {
 				body, _ := io.ReadAll(br)
 				t.Fatalf("status %s (%s), want %d", resp.Status, body, tt.status)
@@ -287,6 +287,7 @@ func TestConnect(t *testing.T) {
 
 			allowed, denied := p.Counts()
 			denials := p.Denials()
+			reported := reportedBy.get()
 			if tt.reason == "" {
 				if denied != 0 || len(denials) != 0 || len(reported) != 0 {
 					t.Errorf("denied %d, Denials %v, OnDenied %v: want none", denied, denials, reported)
@@ -359,6 +360,24 @@ func TestConnectHTTPS(t *testing.T) {
 	if resp.StatusCode != 200 || string(body) != "secret of /door" {
 		t.Errorf("got %s %q through the proxy", resp.Status, body)
 	}
+}
+
+// collected keeps what callbacks on the proxy's goroutines got.
+type collected[T any] struct {
+	mu sync.Mutex
+	v  []T
+}
+
+func (c *collected[T]) add(v T) {
+	c.mu.Lock()
+	c.v = append(c.v, v)
+	c.mu.Unlock()
+}
+
+func (c *collected[T]) get() []T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.v)
 }
 
 func isTimeout(err error) bool {
