@@ -118,11 +118,11 @@ type Proxy struct {
 
 // Denial is a connection the sandbox's policy refused.
 type Denial struct {
-	Server string    // the server that asked
-	Host   string    // the host it asked for: a name, lower-case, or an address
-	Port   uint16    // the port it asked for
-	Reason string    // ReasonNotAllowed, or "resolves to a loopback address (127.0.0.1)" and the like
-	Time   time.Time // when
+	Server string    `json:"server"` // the server that asked
+	Host   string    `json:"host"`   // the host it asked for: a name, lower-case, or an address
+	Port   uint16    `json:"port"`   // the port it asked for
+	Reason string    `json:"reason"` // ReasonNotAllowed, or "resolves to a loopback address (127.0.0.1)" and the like
+	Time   time.Time `json:"time"`   // when
 }
 
 // Counts returns how many connections the policy let through and how many

@@ -3,6 +3,8 @@ package host_test
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -107,7 +109,17 @@ server "widened" {
 	}
 	for _, tt := range tests {
 		t.Run(tt.server, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, serverEnviron(t, h, tt.server)); diff != "" {
+			got := serverEnviron(t, h, tt.server)
+			// A contained server has a home and a tmp of its own.
+			if home := got["HOME"]; home == os.Getenv("HOME") || !strings.HasSuffix(home, "/home") {
+				t.Errorf("HOME = %q, want the server's own home", home)
+			}
+			if tmp := got["TMPDIR"]; !strings.HasSuffix(tmp, "/tmp") || filepath.Dir(tmp) != filepath.Dir(got["HOME"]) {
+				t.Errorf("TMPDIR = %q, want the server's own tmp beside its home %q", tmp, got["HOME"])
+			}
+			delete(got, "TMPDIR")
+			got["HOME"] = os.Getenv("HOME")
+			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("the server's environment (-want +got):\n%s", diff)
 			}
 		})

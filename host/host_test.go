@@ -482,7 +482,10 @@ func TestToolListChanged(t *testing.T) {
 func TestAutoNegotiationWithEraCache(t *testing.T) {
 	bin := testbin.Build(t, wellbehavedPkg)
 	dir := t.TempDir()
-	starts := dir + "/starts"
+	// The fixture appends a line to starts at each start: a file its
+	// sandbox lets it write, whichever uid it runs as.
+	shared := testbin.SandboxDir(t)
+	starts := shared + "/starts"
 	st, err := store.Open(t.Context(), dir+"/mcphost.db", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -492,6 +495,7 @@ func TestAutoNegotiationWithEraCache(t *testing.T) {
 	s.VersionNegotiation = config.NegotiationAuto
 	s.StdioProbe = config.StdioProbeSibling
 	s.Env = map[string]string{"FIXTURE_STARTS": starts}
+	s.Sandbox.Write = []string{shared}
 	countStarts := func() int {
 		b, _ := os.ReadFile(starts)
 		return strings.Count(string(b), "\n")

@@ -147,7 +147,9 @@ func toolNames(t *testing.T, h *host.Host, server string) []string {
 // stdio and exercises discovery, several kinds of results and progress.
 func TestInteropEverythingStdio(t *testing.T) {
 	index := everythingServer(t)
-	h := startHost(t, host.Options{}, stdioServer("everything", "node", index, "stdio"))
+	s := stdioServer("everything", "node", index, "stdio")
+	s.Sandbox.Read = []string{testbin.Interop(t, "..", everythingPkg)} // node runs its script and its node_modules
+	h := startHost(t, host.Options{}, s)
 
 	st := mustStatus(t, h, "everything")
 	if st.State != host.StateReady {

@@ -93,7 +93,7 @@ function sandboxBlock(s) {
       `${str(l.name)}: ${l.active === true ? 'on' : 'off'} — ${str(l.detail)}`))) : null,
     denials.length ? [h('h4', {}, `Refused connections (${Number.isFinite(sb.denied) ? sb.denied : denials.length})`),
       h('ul', { class: 'sandbox-denials', testid: `server-denials-${s.name}` }, denials.map((d) => h('li', {},
-        `${formatTime(d.Time || d.time)} ${str(d.Host || d.host)}:${Number(d.Port || d.port) || ''} — ${str(d.Reason || d.reason)}`)))] : null,
+        `${formatTime(d.time)} ${str(d.host)}:${Number(d.port) || ''} — ${str(d.reason)}`)))] : null,
     hints.length ? h('ul', { class: 'sandbox-hints', testid: `server-hints-${s.name}` }, hints.map((x) => h('li', {}, x))) : null)];
 }
 
