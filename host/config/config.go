@@ -204,8 +204,8 @@ type Server struct {
 	Env     map[string]string // `env`: added to the variables it inherits (InheritedEnv); never a reserved name
 	Cwd     string            // `cwd`: working directory; a relative one is joined to Options.BaseDir (the config file's directory)
 	// Sandbox is what a stdio server gets of the machine: the top-level
-	// `sandbox` block with the server's own block added to it (zero for a
-	// remote server).
+	// `sandbox` block with the server's own block merged over it (zero
+	// for a remote server).
 	Sandbox Sandbox
 
 	// remote

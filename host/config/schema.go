@@ -79,8 +79,8 @@ type fileSchema struct {
 
 	Telemetry []*telemetryBlock `hcl:"telemetry,block"`
 
-	// sandbox: what every stdio server gets of the machine (its
-	// environment, so far); at most one.
+	// sandbox: what every stdio server gets of the machine (defaults that
+	// a server's own sandbox block overrides); at most one.
 	Sandbox []*sandboxBlock `hcl:"sandbox,block"`
 }
 
@@ -103,7 +103,7 @@ type serverBlock struct {
 	Cwd          hcl.Expression `hcl:"cwd,optional"`
 	CwdRange     hcl.Range      `hcl:"cwd,attr_value_range"`
 	CwdAttr      hcl.Range      `hcl:"cwd,attr_range"`
-	// sandbox: what this stdio server gets of the machine besides what the
+	// sandbox: what this stdio server gets of the machine, over what the
 	// top-level sandbox block gives every one (at most one block).
 	Sandbox []*sandboxBlock `hcl:"sandbox,block"`
 

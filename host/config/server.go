@@ -25,8 +25,7 @@ const MinTokenLength = 16
 func (l *loader) decodeServers(cfg *Config, blocks []*serverBlock) {
 	names := map[string]hcl.Range{}
 	for _, b := range blocks {
-		s := l.decodeServer(b)
-		l.decodeServerEnvironment(b, &s, cfg.Sandbox)
+		s := l.decodeServer(b, cfg.Sandbox)
 		if first, dup := names[s.Name]; dup {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -44,8 +43,9 @@ func (l *loader) decodeServers(cfg *Config, blocks []*serverBlock) {
 
 // decodeServer validates one server block and fills in defaults: one
 // decoder per group of attributes, in the order they depend on each other
-// (the transport first: other attributes apply to one kind of server).
-func (l *loader) decodeServer(b *serverBlock) Server {
+// (the transport first: other attributes apply to one kind of server; the
+// sandbox last: it grants the roots and takes top's settings).
+func (l *loader) decodeServer(b *serverBlock, top Sandbox) Server {
 	s := Server{
 		Name:                b.Name,
 		NameRange:           b.NameRange,
@@ -66,7 +66,8 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 	l.checkServerName(b)
 	headers := l.decodeTransport(b, &s)
 	l.decodeAuth(b, &s, headers)
-	s.Roots = l.decodeRoots(b)
+	var rootRanges []hcl.Range
+	s.Roots, rootRanges = l.decodeRoots(b)
 	l.decodeNegotiation(b, &s)
 	l.decodeProbes(b, &s)
 	appTimeoutSet := l.decodeApps(b, &s)
@@ -81,6 +82,7 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 	if !appTimeoutSet {
 		s.AppResourceTimeout = min(max(min(s.CallTimeout, DefaultAppResourceTimeout), MinAppResourceTimeout), MaxAppResourceTimeout)
 	}
+	l.decodeServerEnvironment(b, &s, top, rootRanges)
 	return s
 }
 
@@ -564,11 +566,12 @@ func checkURL(raw string) error {
 const MaxRoots = 64
 
 // decodeRoots reads `roots`: a list of absolute file:// URIs, each with
-// a path and no query or fragment.
-func (l *loader) decodeRoots(b *serverBlock) []string {
+// a path and no query or fragment, and returns the ranges of those it
+// keeps (for the sandbox, which grants them).
+func (l *loader) decodeRoots(b *serverBlock) ([]string, []hcl.Range) {
 	roots, st := l.evalStringList(b.Roots, "roots")
 	if st != valid {
-		return nil
+		return nil, nil
 	}
 	if len(roots) > MaxRoots {
 		l.add(&hcl.Diagnostic{
@@ -577,9 +580,10 @@ func (l *loader) decodeRoots(b *serverBlock) []string {
 			Detail:   fmt.Sprintf("Server %q declares %d roots; at most %d are allowed.", b.Name, len(roots), MaxRoots),
 			Subject:  b.RootsRange.Ptr(),
 		})
-		return nil
+		return nil, nil
 	}
 	out := make([]string, 0, len(roots))
+	var ranges []hcl.Range
 	seen := map[string]bool{}
 	for i, r := range roots {
 		subject := l.elementRange(b.Roots, i, b.RootsRange)
@@ -603,8 +607,9 @@ func (l *loader) decodeRoots(b *serverBlock) []string {
 		}
 		seen[r] = true
 		out = append(out, r)
+		ranges = append(ranges, subject)
 	}
-	return out
+	return out, ranges
 }
 
 // elementRange is the range of element i of a list expression written as
