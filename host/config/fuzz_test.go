@@ -41,8 +41,8 @@ func FuzzLoad(f *testing.F) {
 	// fuzzer's changes of this seed stay cheap; TestFunctionBudget reads
 	// files).
 	f.Add([]byte("server \"s\" {\n  command = \"x\"\n  args = [" + strings.Repeat(`env("MCPHOST_FUZZ_BIG"), `, MaxFunctionBytes/(MaxFileSize/4)+1) + "]\n}\n"))
-	// A full sandbox block, at the top level and in a server, with grants
-	// that exist on any Linux machine.
+	// A full sandbox block, at the top level and in a stdio and a wasm
+	// server, with grants that exist on any Linux machine.
 	f.Add([]byte(`sandbox {
   mode           = "enforce"
   on_unsupported = "warn"
@@ -67,6 +67,13 @@ server "s" {
       pids       = 256
       cpu        = 60
     }
+  }
+}
+server "w" {
+  wasm = "secrets/bob.token"
+  args = ["-v"]
+  sandbox {
+    read = ["/usr/share"]
   }
 }
 principal "p" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,7 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// The paths of a sandbox block (read and write) name files on
+// The paths of a sandbox block (read, write, a wasm module) name files on
 // the machine mcphost runs on. They are resolved at load, so that what the
 // host grants is what the file says and a mistake has a position: a
 // leading "~" is the home directory, a relative path is relative to the
@@ -88,9 +89,10 @@ func (l *loader) decodeGrants(server string, expr hcl.Expression, attr string, r
 	return out
 }
 
-// resolveExisting resolves a path of a sandbox block (p, written as el at
-// subject, of attribute attr): "~" and a relative path as resolvePath
-// does, then absolute, cleaned and with every symlink followed. name starts the diagnostics, such as `The read grant "x" of
+// resolveExisting resolves a path of a sandbox block or of a wasm module
+// (p, written as el at subject, of attribute attr): "~" and a relative
+// path as resolvePath does, then absolute, cleaned and with every symlink
+// followed. name starts the diagnostics, such as `The read grant "x" of
 // server "a"`. ok is false after a diagnostic.
 func (l *loader) resolveExisting(p, attr string, el hcl.Expression, subject hcl.Range, name string) (string, bool) {
 	if p == "" {
@@ -187,7 +189,7 @@ func (l *loader) protect(cfg *Config) {
 	}
 	cfg.Sandbox.Protected = paths
 	for i := range cfg.Servers {
-		if t := cfg.Servers[i].Transport; t == TransportStdio || t == "" {
+		if t := cfg.Servers[i].Transport; t == TransportStdio || t == TransportWasm || t == "" {
 			cfg.Servers[i].Sandbox.Protected = slices.Clone(paths)
 		}
 	}
@@ -282,4 +284,29 @@ func within(p, dir string) bool {
 		prefix += string(filepath.Separator)
 	}
 	return strings.HasPrefix(p, prefix)
+}
+
+// decodeWasmPath reads `wasm`: the module's file, resolved like a grant,
+// which must be a regular file.
+func (l *loader) decodeWasmPath(b *serverBlock, v string) string {
+	name := fmt.Sprintf("The wasm module %s of server %q", quoted(b.Wasm, v), b.Name)
+	p, ok := l.resolveExisting(v, "wasm", b.Wasm, b.WasmRange, name)
+	if !ok {
+		return ""
+	}
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		kind := "not a regular file"
+		if err == nil {
+			kind = fileKind(fi.Mode())
+		}
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid wasm module",
+			Detail:   fmt.Sprintf("%s%s is %s. Give the .wasm file of a WebAssembly MCP server.", name, resolvedAside(b.Wasm, v, p), kind),
+			Subject:  b.WasmRange.Ptr(),
+		})
+		return ""
+	}
+	return p
 }

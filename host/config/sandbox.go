@@ -65,7 +65,12 @@ const DefaultSandboxUID = 65534
 // mcphost runs on. In [Config.Sandbox] it holds the top-level defaults; in
 // [Server.Sandbox] the server's own block merged over them, field by field,
 // every default filled in, so that the host reads one struct.
-// A remote server's is zero.
+//
+// A wasm server ([TransportWasm]) has one too: Read and Write are the
+// module's preopened directories and AllowHosts the hosts it may reach
+// (its environment is the server's Env); Network, Runtime and UID are
+// empty for it, and of Limits only Memory and CPU can be set. A remote
+// server's is zero.
 type Sandbox struct {
 	// Mode is `mode`: SandboxEnforce (default) or SandboxOff.
 	Mode string
@@ -200,6 +205,7 @@ type limitsBlock struct {
 	// open_files: RLIMIT_NOFILE, at least 1.
 	OpenFiles      hcl.Expression `hcl:"open_files,optional"`
 	OpenFilesRange hcl.Range      `hcl:"open_files,attr_value_range"`
+	OpenFilesAttr  hcl.Range      `hcl:"open_files,attr_range"`
 	// memory: a size ("512MiB", "1GiB", "2GB") or a number of bytes, at
 	// least 64MiB.
 	Memory      hcl.Expression `hcl:"memory,optional"`
@@ -207,6 +213,7 @@ type limitsBlock struct {
 	// pids: RLIMIT_NPROC, at least 1.
 	Pids      hcl.Expression `hcl:"pids,optional"`
 	PidsRange hcl.Range      `hcl:"pids,attr_value_range"`
+	PidsAttr  hcl.Range      `hcl:"pids,attr_range"`
 	// cpu: RLIMIT_CPU, whole seconds of CPU time, at least 1.
 	CPU      hcl.Expression `hcl:"cpu,optional"`
 	CPURange hcl.Range      `hcl:"cpu,attr_value_range"`
@@ -360,14 +367,14 @@ func wholeNumber(v cty.Value) (int64, bool) {
 // numberText prints a number value as it would be written.
 func numberText(v cty.Value) string { return v.AsBigFloat().Text('g', 20) }
 
-// decodeServerEnvironment checks what a stdio server gets of mcphost's
+// decodeServerEnvironment checks what a local server gets of mcphost's
 // machine: no reserved or malformed name among the keys of its `env`, and
 // its `sandbox` block over top (see decodeServerSandbox). A remote server
 // runs no process, so a sandbox block in one is an error; its Sandbox
 // stays zero.
 func (l *loader) decodeServerEnvironment(b *serverBlock, s *Server, top Sandbox, roots []hcl.Range) {
 	// An unknown transport ("": a conflict or none) is checked as stdio.
-	local := s.Transport == TransportStdio || s.Transport == ""
+	local := s.Transport == TransportStdio || s.Transport == TransportWasm || s.Transport == ""
 	if local {
 		// (env on a remote server is an error of its own: stdioOnly.)
 		l.checkEnvKeys(b, s.Env)
@@ -385,7 +392,7 @@ func (l *loader) decodeServerEnvironment(b *serverBlock, s *Server, top Sandbox,
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Block only for stdio servers",
-				Detail:   fmt.Sprintf("Server %q connects to a url, and a sandbox block says what a local process started with command gets of the machine. Remove the sandbox block.", b.Name),
+				Detail:   fmt.Sprintf("Server %q connects to a url, and a sandbox block says what a server mcphost runs itself (command = ... or wasm = ...) gets of the machine. Remove the sandbox block.", b.Name),
 				Subject:  b.Sandbox[0].DeclRange.Ptr(),
 			})
 		}

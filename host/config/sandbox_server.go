@@ -28,6 +28,7 @@ var runtimeHosts = map[string][]string{
 // Limits are the server's own; UID is top's. Every grant is checked
 // against the protected set later, by protect.
 func (l *loader) decodeServerSandbox(b *serverBlock, s *Server, top Sandbox, roots []hcl.Range) Sandbox {
+	wasm := s.Transport == TransportWasm
 	out := Sandbox{
 		Mode:          top.Mode,
 		OnUnsupported: top.OnUnsupported,
@@ -58,21 +59,29 @@ func (l *loader) decodeServerSandbox(b *serverBlock, s *Server, top Sandbox, roo
 				Subject:  sb.SandboxUIDAttr.Ptr(),
 			})
 		}
-		var v string
-		if v, netSet = l.decodeNetwork(sb); netSet {
-			out.Network = v
+		if wasm {
+			l.rejectForWasm(b, sb)
+		} else {
+			var v string
+			if v, netSet = l.decodeNetwork(sb); netSet {
+				out.Network = v
+			}
+			out.Runtime = l.decodeRuntime(sb)
 		}
-		out.Runtime = l.decodeRuntime(sb)
 		out.Read = l.decodeGrants(b.Name, sb.Read, "read", sb.ReadRange)
 		out.Write = l.decodeGrants(b.Name, sb.Write, "write", sb.WriteRange)
 		explicit = l.decodeAllowHosts(sb)
 		out.AllowHosts = slices.Clone(explicit)
-		out.Limits = l.decodeLimits(b.Name, sb)
+		out.Limits = l.decodeLimits(b.Name, sb, wasm)
 	}
 	for _, w := range l.rootGrants(b.Name, s.Roots, roots) {
 		if !slices.Contains(out.Write, w) {
 			out.Write = append(out.Write, w)
 		}
+	}
+	if wasm {
+		out.Network, out.UID = "", 0
+		return out
 	}
 	for _, h := range runtimeHosts[out.Runtime] {
 		if r, err := egress.ParseRule(h); err == nil && !slices.Contains(out.AllowHosts, r) {
@@ -181,8 +190,34 @@ func (l *loader) element(expr hcl.Expression, i int) hcl.Expression {
 	return expr
 }
 
+// rejectForWasm reports the settings of a wasm server's sandbox block
+// that mean nothing for a module mcphost runs in-process.
+func (l *loader) rejectForWasm(b *serverBlock, sb *sandboxBlock) {
+	for _, a := range []struct {
+		name, why string
+		rng       hcl.Range
+	}{
+		{"network", "a WebAssembly module has no sockets: it reaches only the hosts in allow_hosts, through mcphost", sb.NetworkAttr},
+		{"runtime", "a runtime preset sets up a package runner (npx, uvx) in a process, and a WebAssembly module runs none", sb.RuntimeAttr},
+	} {
+		if written(a.rng) {
+			l.add(wasmNot(a.name, b.Name, a.why, a.rng))
+		}
+	}
+}
+
+// wasmNot is the error for an attribute a wasm server cannot use.
+func wasmNot(attr, server, why string, rng hcl.Range) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Argument not for WebAssembly servers",
+		Detail:   fmt.Sprintf("Server %q runs a WebAssembly module inside mcphost (wasm = ...), and %s. Remove %s.", server, why, attr),
+		Subject:  rng.Ptr(),
+	}
+}
+
 // decodeLimits reads the limits block of a server's sandbox block.
-func (l *loader) decodeLimits(server string, sb *sandboxBlock) SandboxLimits {
+func (l *loader) decodeLimits(server string, sb *sandboxBlock, wasm bool) SandboxLimits {
 	var lim SandboxLimits
 	if len(sb.Limits) == 0 {
 		return lim
@@ -196,8 +231,17 @@ func (l *loader) decodeLimits(server string, sb *sandboxBlock) SandboxLimits {
 		})
 	}
 	lb := sb.Limits[0]
-	lim.OpenFiles = l.limitCount(lb.OpenFiles, "open_files", lb.OpenFilesRange, "the most files the server's process may have open at once (RLIMIT_NOFILE), such as 1024")
-	lim.Pids = l.limitCount(lb.Pids, "pids", lb.PidsRange, "the most processes the server's uid may have (RLIMIT_NPROC), such as 256")
+	if wasm {
+		if written(lb.OpenFilesAttr) {
+			l.add(wasmNot("open_files", server, "a WebAssembly module has no file descriptors of its own: it opens only what its read and write grants hold, through mcphost", lb.OpenFilesAttr))
+		}
+		if written(lb.PidsAttr) {
+			l.add(wasmNot("pids", server, "a WebAssembly module starts no processes", lb.PidsAttr))
+		}
+	} else {
+		lim.OpenFiles = l.limitCount(lb.OpenFiles, "open_files", lb.OpenFilesRange, "the most files the server's process may have open at once (RLIMIT_NOFILE), such as 1024")
+		lim.Pids = l.limitCount(lb.Pids, "pids", lb.PidsRange, "the most processes the server's uid may have (RLIMIT_NPROC), such as 256")
+	}
 	lim.CPU = l.limitCount(lb.CPU, "cpu", lb.CPURange, "the seconds of CPU time the server may use in all (RLIMIT_CPU), such as 3600")
 	lim.Memory = l.decodeMemory(lb)
 	return lim

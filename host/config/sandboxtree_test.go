@@ -18,8 +18,10 @@ import (
 //	ROOT/home/me/notes          HOME and a directory in it
 //	ROOT/srv/ro/file.txt        things to grant
 //	ROOT/srv/rw
+//	ROOT/srv/mod.wasm           a (fake) WebAssembly module
 //	ROOT/secrets/token.txt      read with file() by some tests
-//	ROOT/link-ro -> srv/ro, ROOT/link-data -> state/mcphost
+//	ROOT/link-ro -> srv/ro, ROOT/link-data -> state/mcphost,
+//	ROOT/link-mod.wasm -> srv/mod.wasm
 func sandboxTree(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
@@ -33,13 +35,14 @@ func sandboxTree(t *testing.T) string {
 	}
 	for name, data := range map[string]string{
 		"srv/ro/file.txt":   "granted",
+		"srv/mod.wasm":      "\x00asm\x01\x00\x00\x00",
 		"secrets/token.txt": "p-0123456789abcdef",
 	} {
 		if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(name)), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for link, target := range map[string]string{"link-ro": "srv/ro", "link-data": "state/mcphost"} {
+	for link, target := range map[string]string{"link-ro": "srv/ro", "link-data": "state/mcphost", "link-mod.wasm": "srv/mod.wasm"} {
 		if err := os.Symlink(filepath.FromSlash(target), filepath.Join(root, link)); err != nil {
 			t.Skipf("no symlinks here: %v", err)
 		}

@@ -40,3 +40,8 @@ server "offline" {
     allow_hosts = ["api.github.com:443"]
   }
 }
+
+server "module" {
+  command = "x"
+  wasm    = "server.wasm" # ERROR: Conflicting transports
+}

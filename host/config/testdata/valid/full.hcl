@@ -53,6 +53,23 @@ server "legacy" {
   version_negotiation = "legacy"
 }
 
+# A WebAssembly server run inside mcphost: its sandbox block grants the
+# module's preopened directories and the hosts it may reach.
+server "echo" {
+  wasm = "grants/echo.wasm"
+  args = ["--verbose"]
+  env  = { MODE = "test" }
+  sandbox {
+    mode        = "off"
+    write       = ["grants/inbox"]
+    allow_hosts = ["api.example.com:443"]
+    limits {
+      memory = 134217728
+      cpu    = 60
+    }
+  }
+}
+
 principal "alice" {
   token  = env("MCPHOST_TEST_TOKEN")
   groups = ["analysts", "admins"]
