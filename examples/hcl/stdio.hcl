@@ -37,11 +37,14 @@ log_level = "info"
 # Default false.
 watch_config = false
 
-# sandbox says what every stdio server gets of the machine. So far that is
-# its environment: a server never gets mcphost's whole environment, only
-# HOME, LOGNAME, PATH, SHELL, TERM and USER (those that are set), the names
-# in inherit_env here and in its own sandbox block, and its env. Names
-# starting with MCPHOST_ are never passed; listing one is an error.
+# sandbox says what every stdio server gets of the machine; a server's own
+# sandbox block overrides it setting by setting. Its environment: a server
+# never gets mcphost's whole environment, only HOME, LOGNAME, PATH, SHELL,
+# TERM and USER (those that are set), the names in inherit_env here and in
+# its own sandbox block, and its env. Names starting with MCPHOST_ are never
+# passed; listing one is an error. By default (mode = "enforce") a server
+# has no network (network = "none") and runs only with every layer its
+# block asks for (on_unsupported = "refuse").
 sandbox {
   inherit_env = ["LANG", "TZ"]
 }
@@ -65,9 +68,12 @@ server "files" {
 
   # This server also gets NODE_OPTIONS and two npm settings from mcphost's
   # environment, besides LANG and TZ from the top-level block. Names only,
-  # no patterns: every variable a server gets is written down.
+  # no patterns: every variable a server gets is written down. runtime =
+  # "node" lets npx reach registry.npmjs.org:443 (and nothing else) through
+  # mcphost's egress proxy.
   sandbox {
     inherit_env = ["NODE_OPTIONS", "npm_config_registry", "npm_config_cache"]
+    runtime     = "node"
   }
 
   # roots are the directories the server may work in, as absolute file://
@@ -109,6 +115,25 @@ server "github" {
   # discovery_timeout is the budget for that probe. Values outside
   # [100ms, 300s] are clamped, with a warning. Default "30s".
   discovery_timeout = "5s"
+}
+
+# A server kept to what it needs: it may read /usr/share, write /var/tmp and
+# reach one API. Paths must exist when the file is loaded; "~/" is the home
+# directory and a relative path is relative to this file. No grant may
+# reach mcphost's own files (data_dir, this file, files read with file()).
+# allow_hosts makes the network "proxy": only those hosts, through
+# mcphost's egress proxy. limits bound its process (none by default).
+server "reference" {
+  command = "reference-mcp"
+  sandbox {
+    read        = ["/usr/share"]
+    write       = ["/var/tmp"]
+    allow_hosts = ["api.github.com:443"]
+    limits {
+      open_files = 256
+      memory     = "512MiB"
+    }
+  }
 }
 
 # A server kept in the file but not started: enabled defaults to true.

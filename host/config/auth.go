@@ -117,8 +117,11 @@ func (d *authDecoder) bad(summary, detail string, rng hcl.Range) {
 // checkPlace reports an auth block on a server that cannot use one: a
 // stdio server, or one that sends its own Authorization header.
 func (d *authDecoder) checkPlace(transport string, headers map[string]string) {
-	if transport == TransportStdio {
+	switch transport {
+	case TransportStdio:
 		d.bad("Auth on a stdio server", fmt.Sprintf("Server %q runs a local command; OAuth applies only to remote (url) servers. A stdio server takes its credentials from env; remove the auth block.", d.b.Name), d.ab.DeclRange)
+	case TransportWasm:
+		d.bad("Auth on a WebAssembly server", fmt.Sprintf("Server %q runs a WebAssembly module inside mcphost; OAuth applies only to remote (url) servers. A module takes its credentials from env; remove the auth block.", d.b.Name), d.ab.DeclRange)
 	}
 	for k := range headers {
 		if strings.EqualFold(k, "Authorization") {

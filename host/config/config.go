@@ -13,6 +13,7 @@ const (
 	TransportStdio          = "stdio"           // implied by `command`
 	TransportStreamableHTTP = "streamable_http" // default for `url`
 	TransportSSE            = "sse"             // the deprecated 2024-11-05 HTTP+SSE transport
+	TransportWasm           = "wasm"            // implied by `wasm`: a WebAssembly module mcphost runs in-process
 )
 
 // Version negotiation modes accepted by `version_negotiation`.
@@ -194,8 +195,9 @@ type StoreConfig struct {
 type Server struct {
 	Name string
 
-	// Transport is TransportStdio when `command` is set, otherwise the
-	// `transport` attribute (default TransportStreamableHTTP).
+	// Transport is TransportStdio when `command` is set, TransportWasm
+	// when `wasm` is, otherwise the `transport` attribute (default
+	// TransportStreamableHTTP).
 	Transport string
 
 	// stdio
@@ -203,10 +205,14 @@ type Server struct {
 	Args    []string          // `args`
 	Env     map[string]string // `env`: added to the variables it inherits (InheritedEnv); never a reserved name
 	Cwd     string            // `cwd`: working directory; a relative one is joined to Options.BaseDir (the config file's directory)
-	// Sandbox is what a stdio server gets of the machine: the top-level
-	// `sandbox` block with the server's own block added to it (zero for a
-	// remote server).
+	// Sandbox is what a stdio (or wasm) server gets of the machine: the
+	// top-level `sandbox` block with the server's own block merged over
+	// it (zero for a remote server).
 	Sandbox Sandbox
+
+	// wasm: Args and Env above are the module's argv (after its name)
+	// and environment.
+	Wasm string // `wasm`: the .wasm file, absolute with symlinks resolved (relative to the config file as written)
 
 	// remote
 	URL     string            // `url`: http or https endpoint

@@ -147,6 +147,7 @@ func (l *loader) fileFunc() function.Function {
 			if err := l.spend(len(data)); err != nil {
 				return cty.UnknownVal(cty.String), err
 			}
+			l.recordSource(arg, resolved)
 			l.returned = append(l.returned, string(data))
 			return cty.StringVal(string(data)), nil
 		},

@@ -41,6 +41,45 @@ func FuzzLoad(f *testing.F) {
 	// fuzzer's changes of this seed stay cheap; TestFunctionBudget reads
 	// files).
 	f.Add([]byte("server \"s\" {\n  command = \"x\"\n  args = [" + strings.Repeat(`env("MCPHOST_FUZZ_BIG"), `, MaxFunctionBytes/(MaxFileSize/4)+1) + "]\n}\n"))
+	// A full sandbox block, at the top level and in a stdio and a wasm
+	// server, with grants that exist on any Linux machine.
+	f.Add([]byte(`sandbox {
+  mode           = "enforce"
+  on_unsupported = "warn"
+  network        = "none"
+  inherit_env    = ["LANG"]
+  sandbox_uid    = 65534
+}
+server "s" {
+  command = "x"
+  roots   = ["file:///usr/share"]
+  sandbox {
+    mode        = "off"
+    network     = "proxy"
+    runtime     = "node"
+    read        = ["/usr/share", "~/x", "rel"]
+    write       = ["/tmp"]
+    allow_hosts = ["api.github.com:443", "*.example.com:443", "[::1]:80"]
+    inherit_env = ["TZ"]
+    limits {
+      open_files = 1024
+      memory     = "1GiB"
+      pids       = 256
+      cpu        = 60
+    }
+  }
+}
+server "w" {
+  wasm = "secrets/bob.token"
+  args = ["-v"]
+  sandbox {
+    read = ["/usr/share"]
+  }
+}
+principal "p" {
+  token = file("secrets/bob.token")
+}
+`))
 	big := strings.Repeat("a", MaxFileSize/4)
 	env := exampleEnv()
 	const name = "conf/fuzz.hcl"

@@ -75,6 +75,15 @@ func Load(fsys fs.FS, name string, opts Options) (*Config, hcl.Diagnostics) {
 		data, err := readRegularFile(fsStatOpener{fsys}, p)
 		return p, data, err
 	}
+	// The directory of name within fsys is BaseDir on the machine.
+	l.hostPath = func(p string) string {
+		rel, err := filepath.Rel(filepath.FromSlash(dir), filepath.FromSlash(p))
+		if err != nil {
+			return ""
+		}
+		return filepath.Join(l.opts.BaseDir, rel)
+	}
+	l.configPath = filepath.Join(l.opts.BaseDir, path.Base(name))
 	return l.load(src, name)
 }
 
@@ -103,6 +112,8 @@ func LoadFile(path string, opts Options) (*Config, hcl.Diagnostics) {
 		data, err := readRegularFile(osStatOpener{}, p)
 		return p, data, err
 	}
+	l.hostPath = func(p string) string { return p }
+	l.configPath = path
 	return l.load(src, path)
 }
 
@@ -147,6 +158,22 @@ type loader struct {
 	// spent counts the bytes env(), file() and executable() returned in
 	// this load, up to MaxFunctionBytes+1 (see spend).
 	spent int
+
+	// configPath is the file loaded, as a path on the machine ("" when
+	// the source was parsed from memory); hostPath turns a path that
+	// readFile returned into one; sources are the files file() read.
+	// With data_dir they are what no sandbox grant may reach.
+	configPath string
+	hostPath   func(resolved string) string
+	sources    []readSource
+	// dataDirFrom is sourcesPhrase of data_dir: the data directory is not
+	// shown when it was read with env() or file().
+	dataDirFrom string
+
+	// grants are the sandbox paths of every server, checked against the
+	// protected set once the whole file has been evaluated (a file() call
+	// after the server blocks adds to it).
+	grants []pendingGrant
 }
 
 func newLoader(opts Options) *loader {
@@ -197,6 +224,7 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	l.decodeGateway(cfg, fsch.Gateway)
 	l.decodePolicies(cfg, file, fsch.Policies, fsch.Policy)
 	l.decodePlugins(cfg, fsch.Plugins)
+	l.protect(cfg)
 
 	SortDiagnostics(l.diags)
 	return cfg, l.diags
@@ -227,6 +255,7 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 	switch v, st := l.evalString(f.DataDir, "data_dir"); st {
 	case valid:
 		cfg.DataDir = l.resolvePath(v, "data_dir", f.DataDirRange)
+		l.dataDirFrom = sourcesPhrase(f.DataDir)
 	case absent:
 		cfg.DataDir = l.defaultDataDir()
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/mcphost/mcphost/egress"
 )
 
 const (
@@ -77,8 +78,30 @@ var ignoreRanges = cmp.Options{
 	cmpopts.IgnoreFields(Server{}, "NameRange", "DeclRange"),
 	cmpopts.IgnoreFields(Principal{}, "NameRange", "DeclRange"),
 	cmpopts.IgnoreFields(Policy{}, "NameRange", "DeclRange", "WhenRange"),
+	cmpopts.IgnoreFields(Sandbox{}, "DeclRange"),
 	cmpopts.IgnoreUnexported(Policy{}),
+	cmp.Comparer(func(a, b egress.Rule) bool { return a == b }),
 	cmpopts.EquateEmpty(),
+}
+
+// rules parses allow_hosts entries for a test's expectations.
+func rules(t testing.TB, entries ...string) []egress.Rule {
+	t.Helper()
+	var out []egress.Rule
+	for _, e := range entries {
+		r, err := egress.ParseRule(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// defaultSandbox is the top-level sandbox of a file without a sandbox
+// block, protecting protected.
+func defaultSandbox(protected ...string) Sandbox {
+	return Sandbox{Mode: SandboxEnforce, OnUnsupported: UnsupportedRefuse, Network: NetworkNone, UID: DefaultSandboxUID, Protected: protected}
 }
 
 func TestLoadFileValues(t *testing.T) {
@@ -87,9 +110,18 @@ func TestLoadFileValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg, diags := LoadFile(path, testOptions())
 	if len(diags) > 0 {
 		t.Fatalf("diagnostics:%s", diagText(diags))
+	}
+	protected := []string{filepath.Join(real, "state"), filepath.Join(real, "full.hcl"), filepath.Join(real, "secrets", "bob.token")}
+	top := Sandbox{
+		Mode: SandboxEnforce, OnUnsupported: UnsupportedWarn, Network: NetworkNone,
+		InheritEnv: []string{"LANG", "TZ"}, UID: 60000, Protected: protected,
 	}
 	want := &Config{
 		PolicyDefault:   PolicyAllow,
@@ -102,7 +134,7 @@ func TestLoadFileValues(t *testing.T) {
 		Store:              StoreConfig{Sync: StoreSyncNormal},
 		Gateway:            defaultGateway(nil),
 		Telemetry:          Telemetry{ServiceName: DefaultServiceName},
-		Sandbox:            Sandbox{InheritEnv: []string{"LANG", "TZ"}},
+		Sandbox:            top,
 		Servers: []Server{
 			{
 				Name:      "files",
@@ -111,8 +143,17 @@ func TestLoadFileValues(t *testing.T) {
 				Args:      []string{"-y", "@modelcontextprotocol/server-filesystem", "/srv/data"},
 				Env:       map[string]string{"NODE_ENV": "production", "TOKEN": testToken},
 				Cwd:       filepath.Join(dir, "work"),
-				Sandbox:   Sandbox{InheritEnv: []string{"LANG", "TZ", "NODE_OPTIONS"}},
-				Roots:     []string{"file:///srv/data"},
+				Sandbox: Sandbox{
+					Mode: SandboxEnforce, OnUnsupported: UnsupportedWarn, Network: NetworkProxy, Runtime: RuntimeNode,
+					Read:       []string{filepath.Join(real, "grants", "reference.txt")},
+					Write:      []string{filepath.Join(real, "grants", "inbox")},
+					AllowHosts: rules(t, "api.github.com:443", "*.example.com:443", "registry.npmjs.org:443"),
+					InheritEnv: []string{"LANG", "TZ", "NODE_OPTIONS"},
+					UID:        60000,
+					Limits:     SandboxLimits{OpenFiles: 1024, Memory: 1 << 30, Pids: 256, CPU: 3600},
+					Protected:  protected,
+				},
+				Roots: []string{"file:///srv/data"},
 
 				VersionNegotiation: NegotiationAuto,
 				StdioProbe:         StdioProbeSibling, HTTPProbeTimeout: HTTPProbeTimeoutFallback,
@@ -130,7 +171,7 @@ func TestLoadFileValues(t *testing.T) {
 				Transport:          TransportStdio,
 				Command:            testExecutable,
 				Args:               []string{"demo", "revenue"},
-				Sandbox:            Sandbox{InheritEnv: []string{"LANG", "TZ"}},
+				Sandbox:            Sandbox{Mode: SandboxEnforce, OnUnsupported: UnsupportedWarn, Network: NetworkNone, InheritEnv: []string{"LANG", "TZ"}, UID: 60000, Protected: protected},
 				VersionNegotiation: NegotiationLegacy,
 				StdioProbe:         StdioProbeSibling, HTTPProbeTimeout: HTTPProbeTimeoutFallback,
 				Apps: AppsAuto, AppResourceMaxBytes: DefaultAppResourceMaxBytes, AppResourceTimeout: DefaultAppResourceTimeout,
@@ -173,6 +214,32 @@ func TestLoadFileValues(t *testing.T) {
 				Placement:         PlacementReplica,
 				Enabled:           true,
 			},
+			{
+				Name:      "echo",
+				Transport: TransportWasm,
+				Wasm:      filepath.Join(real, "grants", "echo.wasm"),
+				Args:      []string{"--verbose"},
+				Env:       map[string]string{"MODE": "test"},
+				// No network, runtime or uid for a module.
+				Sandbox: Sandbox{
+					Mode: SandboxOff, OnUnsupported: UnsupportedWarn,
+					Write:      []string{filepath.Join(real, "grants", "inbox")},
+					AllowHosts: rules(t, "api.example.com:443"),
+					InheritEnv: []string{"LANG", "TZ"},
+					Limits:     SandboxLimits{Memory: 128 << 20, CPU: 60},
+					Protected:  protected,
+				},
+				VersionNegotiation: NegotiationLegacy,
+				StdioProbe:         StdioProbeSibling, HTTPProbeTimeout: HTTPProbeTimeoutFallback,
+				Apps: AppsAuto, AppResourceMaxBytes: DefaultAppResourceMaxBytes, AppResourceTimeout: DefaultAppResourceTimeout,
+				DiscoveryTimeout:  DefaultDiscoveryTimeout,
+				CallTimeout:       DefaultCallTimeout,
+				RestartBackoffMax: DefaultRestartBackoffMax,
+				SessionMode:       SessionShared,
+				MaxClientSessions: DefaultMaxClientSessions,
+				Placement:         PlacementReplica,
+				Enabled:           true,
+			},
 		},
 		Principals: []Principal{
 			{Name: "alice", Token: testToken, Groups: []string{"analysts", "admins"}, RateLimit: DefaultRateLimit},
@@ -187,7 +254,7 @@ func TestLoadFileValues(t *testing.T) {
 		t.Errorf("Filename = %q, want %q", cfg.Filename, path)
 	}
 	s := cfg.Server("search")
-	if s == nil || s.NameRange.Start.Line != 30 || s.DeclRange.Filename != path {
+	if s == nil || s.NameRange.Start.Line != 40 || s.DeclRange.Filename != path {
 		t.Errorf("Server(search) ranges = %+v", s)
 	}
 }
@@ -341,11 +408,13 @@ func TestDefault(t *testing.T) {
 		Store:     StoreConfig{Sync: StoreSyncFull},
 		Gateway:   defaultGateway(nil),
 		Telemetry: Telemetry{ServiceName: DefaultServiceName},
+		Sandbox:   defaultSandbox(realPath(filepath.Join(testHome, ".local", "state", "mcphost"))),
 		Servers: []Server{{
 			Name:               "revenue",
 			Transport:          TransportStdio,
 			Command:            opts.Executable,
 			Args:               []string{"demo", "revenue"},
+			Sandbox:            defaultSandbox(realPath(filepath.Join(testHome, ".local", "state", "mcphost"))),
 			VersionNegotiation: NegotiationLegacy,
 			StdioProbe:         StdioProbeSibling, HTTPProbeTimeout: HTTPProbeTimeoutFallback,
 			Apps: AppsAuto, AppResourceMaxBytes: DefaultAppResourceMaxBytes, AppResourceTimeout: DefaultAppResourceTimeout,

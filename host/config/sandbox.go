@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"maps"
+	"math"
+	"math/big"
 	"slices"
 	"strings"
 
@@ -63,6 +65,12 @@ const DefaultSandboxUID = 65534
 // mcphost runs on. In [Config.Sandbox] it holds the top-level defaults; in
 // [Server.Sandbox] the server's own block merged over them, field by field,
 // every default filled in, so that the host reads one struct.
+//
+// A wasm server ([TransportWasm]) has one too: Read and Write are the
+// module's preopened directories and AllowHosts the hosts it may reach
+// (its environment is the server's Env); Network, Runtime and UID are
+// empty for it, and of Limits only Memory and CPU can be set. A remote
+// server's is zero.
 type Sandbox struct {
 	// Mode is `mode`: SandboxEnforce (default) or SandboxOff.
 	Mode string
@@ -100,7 +108,17 @@ type Sandbox struct {
 	// data directory, the config files, every file the config reads with
 	// file(). The host hides them from a sandboxed server.
 	Protected []string
+
+	// DeclRange is the header of the sandbox block the settings come
+	// from: the server's own, else the top-level one; zero when there is
+	// neither. The host positions its own findings (a layer the machine
+	// cannot enforce) there.
+	DeclRange hcl.Range
 }
+
+// MinSandboxMemory is the smallest `limits { memory }`: below it Node.js
+// and Python cannot map their heaps, and a server would fail at start.
+const MinSandboxMemory = 64 << 20
 
 // SandboxLimits is a server's `limits` block: bounds on its resources,
 // enforced with rlimits on the server's process (and its children, each
@@ -127,19 +145,87 @@ func (s *Server) InheritedEnv() []string {
 }
 
 // sandboxBlock is a `sandbox` block, at the top level (defaults for every
-// stdio server) or in a server block (that server's additions).
+// stdio server) or in a server block (that server's own settings, each
+// over the top-level one). An attribute of one place only is an error in
+// the other.
 type sandboxBlock struct {
 	DeclRange hcl.Range `hcl:",def_range"`
+
+	// mode: "enforce" (default) | "off".
+	Mode      hcl.Expression `hcl:"mode,optional"`
+	ModeRange hcl.Range      `hcl:"mode,attr_value_range"`
+	// on_unsupported: "refuse" (default) | "warn": what happens when the
+	// machine cannot enforce a layer the server's block asks for.
+	OnUnsupported      hcl.Expression `hcl:"on_unsupported,optional"`
+	OnUnsupportedRange hcl.Range      `hcl:"on_unsupported,attr_value_range"`
+	// network: "none" (default) | "proxy" | "host"; a server with
+	// allow_hosts gets "proxy" unless its own block says otherwise.
+	Network      hcl.Expression `hcl:"network,optional"`
+	NetworkRange hcl.Range      `hcl:"network,attr_value_range"`
+	NetworkAttr  hcl.Range      `hcl:"network,attr_range"`
 
 	// inherit_env: names of mcphost's environment variables passed to the
 	// server besides HOME, LOGNAME, PATH, SHELL, TERM and USER. A server's
 	// list adds to the top-level one. No MCPHOST_ name.
 	InheritEnv      hcl.Expression `hcl:"inherit_env,optional"`
 	InheritEnvRange hcl.Range      `hcl:"inherit_env,attr_value_range"`
+
+	// sandbox_uid (top level only): the uid a sandboxed server runs as
+	// when mcphost runs as root; default 65534.
+	SandboxUID      hcl.Expression `hcl:"sandbox_uid,optional"`
+	SandboxUIDRange hcl.Range      `hcl:"sandbox_uid,attr_value_range"`
+	SandboxUIDAttr  hcl.Range      `hcl:"sandbox_uid,attr_range"`
+
+	// runtime (servers only): "node" | "python", a preset for npx or uvx.
+	Runtime      hcl.Expression `hcl:"runtime,optional"`
+	RuntimeRange hcl.Range      `hcl:"runtime,attr_value_range"`
+	RuntimeAttr  hcl.Range      `hcl:"runtime,attr_range"`
+	// read, write (servers only): files or directories the server may
+	// read, or read and write; "~/" is the home directory, a relative
+	// path is relative to the configuration file's directory.
+	Read       hcl.Expression `hcl:"read,optional"`
+	ReadRange  hcl.Range      `hcl:"read,attr_value_range"`
+	ReadAttr   hcl.Range      `hcl:"read,attr_range"`
+	Write      hcl.Expression `hcl:"write,optional"`
+	WriteRange hcl.Range      `hcl:"write,attr_value_range"`
+	WriteAttr  hcl.Range      `hcl:"write,attr_range"`
+	// allow_hosts (servers only): "host:port" entries the egress proxy
+	// lets through ("*.example.com:443" for the subdomains).
+	AllowHosts      hcl.Expression `hcl:"allow_hosts,optional"`
+	AllowHostsRange hcl.Range      `hcl:"allow_hosts,attr_value_range"`
+	AllowHostsAttr  hcl.Range      `hcl:"allow_hosts,attr_range"`
+	// limits (servers only, at most one): bounds on the server's process.
+	Limits []*limitsBlock `hcl:"limits,block"`
 }
 
-// decodeTopSandbox checks the top-level `sandbox` block; there may be one.
+// limitsBlock is the `limits` block of a server's sandbox block.
+type limitsBlock struct {
+	DeclRange hcl.Range `hcl:",def_range"`
+
+	// open_files: RLIMIT_NOFILE, at least 1.
+	OpenFiles      hcl.Expression `hcl:"open_files,optional"`
+	OpenFilesRange hcl.Range      `hcl:"open_files,attr_value_range"`
+	OpenFilesAttr  hcl.Range      `hcl:"open_files,attr_range"`
+	// memory: a size ("512MiB", "1GiB", "2GB") or a number of bytes, at
+	// least 64MiB.
+	Memory      hcl.Expression `hcl:"memory,optional"`
+	MemoryRange hcl.Range      `hcl:"memory,attr_value_range"`
+	// pids: RLIMIT_NPROC, at least 1.
+	Pids      hcl.Expression `hcl:"pids,optional"`
+	PidsRange hcl.Range      `hcl:"pids,attr_value_range"`
+	PidsAttr  hcl.Range      `hcl:"pids,attr_range"`
+	// cpu: RLIMIT_CPU, whole seconds of CPU time, at least 1.
+	CPU      hcl.Expression `hcl:"cpu,optional"`
+	CPURange hcl.Range      `hcl:"cpu,attr_value_range"`
+}
+
+// written reports whether an attribute is in the file: its range is set.
+func written(rng hcl.Range) bool { return rng != (hcl.Range{}) }
+
+// decodeTopSandbox reads the top-level `sandbox` block (there may be one)
+// into cfg.Sandbox, every default filled in.
 func (l *loader) decodeTopSandbox(cfg *Config, blocks []*sandboxBlock) {
+	cfg.Sandbox = Sandbox{Mode: SandboxEnforce, OnUnsupported: UnsupportedRefuse, Network: NetworkNone, UID: DefaultSandboxUID}
 	if len(blocks) == 0 {
 		return
 	}
@@ -151,47 +237,168 @@ func (l *loader) decodeTopSandbox(cfg *Config, blocks []*sandboxBlock) {
 			Subject:  b.DeclRange.Ptr(),
 		})
 	}
-	cfg.Sandbox.InheritEnv = l.decodeInheritEnv(blocks[0], "the top-level sandbox block")
+	b := blocks[0]
+	cfg.Sandbox.DeclRange = b.DeclRange
+	l.decodeSandboxModes(b, &cfg.Sandbox)
+	if v, set := l.decodeNetwork(b); set {
+		cfg.Sandbox.Network = v
+	}
+	cfg.Sandbox.InheritEnv = l.decodeInheritEnv(b, "the top-level sandbox block")
+	if uid, ok := l.decodeSandboxUID(b); ok {
+		cfg.Sandbox.UID = uid
+	}
+	for _, a := range []struct {
+		name, example string
+		rng           hcl.Range
+	}{
+		{"read", `read = ["/srv/reference"]`, b.ReadAttr},
+		{"write", `write = ["~/notes"]`, b.WriteAttr},
+		{"allow_hosts", `allow_hosts = ["api.github.com:443"]`, b.AllowHostsAttr},
+		{"runtime", `runtime = "node"`, b.RuntimeAttr},
+	} {
+		if written(a.rng) {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Argument only in a server's sandbox block",
+				Detail: fmt.Sprintf("The top-level sandbox block sets %s, which says what one server may reach, not every one. Move it into the sandbox block of the server that needs it: server \"NAME\" { sandbox { %s } }.",
+					a.name, a.example),
+				Subject: a.rng.Ptr(),
+			})
+		}
+	}
+	for _, lb := range b.Limits {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Block only in a server's sandbox block",
+			Detail:   "The top-level sandbox block has a limits block, which bounds one server's process. Move it into the sandbox block of the server it bounds: server \"NAME\" { sandbox { limits { memory = \"1GiB\" } } }.",
+			Subject:  lb.DeclRange.Ptr(),
+		})
+	}
 }
 
-// decodeServerEnvironment checks what a stdio server gets of mcphost's
-// environment: no reserved or malformed name among the keys of its `env`,
-// and its `sandbox` block, whose inherit_env adds to top's. A remote server
-// runs no process, so a sandbox block in one is an error.
-func (l *loader) decodeServerEnvironment(b *serverBlock, s *Server, top Sandbox) {
-	if s.Transport == TransportStdio || s.Transport == "" {
+// decodeSandboxModes reads mode and on_unsupported into sb, over what it
+// holds.
+func (l *loader) decodeSandboxModes(b *sandboxBlock, sb *Sandbox) {
+	if v, st := l.evalString(b.Mode, "mode"); st == valid {
+		switch v {
+		case SandboxEnforce, SandboxOff:
+			sb.Mode = v
+		default:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid sandbox mode",
+				Detail: fmt.Sprintf("The sandbox mode %s is not known. Use %q (the default: every layer the sandbox block asks for, or the server does not start) or %q (no sandbox but the environment allowlist; the server is shown as unsandboxed).",
+					quoted(b.Mode, v), SandboxEnforce, SandboxOff),
+				Subject: b.ModeRange.Ptr(),
+			})
+		}
+	}
+	if v, st := l.evalString(b.OnUnsupported, "on_unsupported"); st == valid {
+		switch v {
+		case UnsupportedRefuse, UnsupportedWarn:
+			sb.OnUnsupported = v
+		default:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid on_unsupported",
+				Detail: fmt.Sprintf("The on_unsupported value %s is not known. Use %q (the default: a server whose sandbox the machine cannot enforce does not start, and its status names the missing layer) or %q (it starts with the layers there are, and its status names those dropped).",
+					quoted(b.OnUnsupported, v), UnsupportedRefuse, UnsupportedWarn),
+				Subject: b.OnUnsupportedRange.Ptr(),
+			})
+		}
+	}
+}
+
+// decodeNetwork reads network; set is false when it is absent or wrong.
+func (l *loader) decodeNetwork(b *sandboxBlock) (v string, set bool) {
+	v, st := l.evalString(b.Network, "network")
+	if st != valid {
+		return "", false
+	}
+	switch v {
+	case NetworkNone, NetworkProxy, NetworkHost:
+		return v, true
+	}
+	l.add(&hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid network",
+		Detail: fmt.Sprintf("The network %s is not known. Use %q (the default: no network at all, not even loopback), %q (only through mcphost's egress proxy, to the hosts in allow_hosts) or %q (the machine's network, unrestricted).",
+			quoted(b.Network, v), NetworkNone, NetworkProxy, NetworkHost),
+		Subject: b.NetworkRange.Ptr(),
+	})
+	return "", false
+}
+
+// decodeSandboxUID reads sandbox_uid: a uid from 1 to 2^31-1.
+func (l *loader) decodeSandboxUID(b *sandboxBlock) (int, bool) {
+	v, st := l.eval(b.SandboxUID, "sandbox_uid", cty.Number)
+	if st != valid {
+		return 0, false
+	}
+	n, whole := wholeNumber(v)
+	detail := ""
+	switch {
+	case !whole:
+		detail = fmt.Sprintf("The sandbox_uid %s is not a whole number.", shown(b.SandboxUID, numberText(v)))
+	case n == 0:
+		detail = "The sandbox_uid is 0, which is root, and keeping sandboxed servers from running as root is what sandbox_uid is for."
+	case n < 1 || n > math.MaxInt32:
+		detail = fmt.Sprintf("The sandbox_uid %s is outside 1 to %d.", shown(b.SandboxUID, numberText(v)), math.MaxInt32)
+	default:
+		return int(n), true
+	}
+	l.add(&hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid sandbox_uid",
+		Detail:   detail + fmt.Sprintf(" It is the uid and gid a sandboxed server runs as when mcphost runs as root: give one that no user of the machine has, or remove sandbox_uid to use %d (nobody).", DefaultSandboxUID),
+		Subject:  b.SandboxUIDRange.Ptr(),
+	})
+	return 0, false
+}
+
+// wholeNumber returns v (a known number) as an int64, and whether it is a
+// whole number that fits one.
+func wholeNumber(v cty.Value) (int64, bool) {
+	bf := v.AsBigFloat()
+	n, acc := bf.Int64()
+	return n, bf.IsInt() && acc == big.Exact
+}
+
+// numberText prints a number value as it would be written.
+func numberText(v cty.Value) string { return v.AsBigFloat().Text('g', 20) }
+
+// decodeServerEnvironment checks what a local server gets of mcphost's
+// machine: no reserved or malformed name among the keys of its `env`, and
+// its `sandbox` block over top (see decodeServerSandbox). A remote server
+// runs no process, so a sandbox block in one is an error; its Sandbox
+// stays zero.
+func (l *loader) decodeServerEnvironment(b *serverBlock, s *Server, top Sandbox, roots []hcl.Range) {
+	// An unknown transport ("": a conflict or none) is checked as stdio.
+	local := s.Transport == TransportStdio || s.Transport == TransportWasm || s.Transport == ""
+	if local {
 		// (env on a remote server is an error of its own: stdioOnly.)
 		l.checkEnvKeys(b, s.Env)
 	}
-	var own []string
-	for i, sb := range b.Sandbox {
-		if i > 0 {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate sandbox block",
-				Detail:   fmt.Sprintf("Server %q already has a sandbox block at %s. Merge the two blocks into one.", b.Name, fileLine(b.Sandbox[0].DeclRange)),
-				Subject:  sb.DeclRange.Ptr(),
-			})
-			continue
-		}
-		own = l.decodeInheritEnv(sb, fmt.Sprintf("the sandbox block of server %q", b.Name))
-	}
-	switch {
-	case s.Transport == TransportStdio:
-		s.Sandbox.InheritEnv = slices.Clone(top.InheritEnv)
-		for _, n := range own {
-			if !slices.Contains(s.Sandbox.InheritEnv, n) {
-				s.Sandbox.InheritEnv = append(s.Sandbox.InheritEnv, n)
-			}
-		}
-	case s.Transport != "" && len(b.Sandbox) > 0:
+	for _, sb := range b.Sandbox[min(1, len(b.Sandbox)):] {
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
-			Summary:  "Block only for stdio servers",
-			Detail:   fmt.Sprintf("Server %q connects to a url, and a sandbox block says what a local process started with command gets of the machine. Remove the sandbox block.", b.Name),
-			Subject:  b.Sandbox[0].DeclRange.Ptr(),
+			Summary:  "Duplicate sandbox block",
+			Detail:   fmt.Sprintf("Server %q already has a sandbox block at %s. Merge the two blocks into one.", b.Name, fileLine(b.Sandbox[0].DeclRange)),
+			Subject:  sb.DeclRange.Ptr(),
 		})
 	}
+	if !local {
+		if len(b.Sandbox) > 0 {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Block only for stdio servers",
+				Detail:   fmt.Sprintf("Server %q connects to a url, and a sandbox block says what a server mcphost runs itself (command = ... or wasm = ...) gets of the machine. Remove the sandbox block.", b.Name),
+				Subject:  b.Sandbox[0].DeclRange.Ptr(),
+			})
+		}
+		return
+	}
+	s.Sandbox = l.decodeServerSandbox(b, s, top, roots)
 }
 
 // checkEnvKeys reports the keys of a server's env that no server may set:

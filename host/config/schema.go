@@ -79,8 +79,8 @@ type fileSchema struct {
 
 	Telemetry []*telemetryBlock `hcl:"telemetry,block"`
 
-	// sandbox: what every stdio server gets of the machine (its
-	// environment, so far); at most one.
+	// sandbox: what every stdio server gets of the machine (defaults that
+	// a server's own sandbox block overrides); at most one.
 	Sandbox []*sandboxBlock `hcl:"sandbox,block"`
 }
 
@@ -103,9 +103,16 @@ type serverBlock struct {
 	Cwd          hcl.Expression `hcl:"cwd,optional"`
 	CwdRange     hcl.Range      `hcl:"cwd,attr_value_range"`
 	CwdAttr      hcl.Range      `hcl:"cwd,attr_range"`
-	// sandbox: what this stdio server gets of the machine besides what the
-	// top-level sandbox block gives every one (at most one block).
+	// sandbox: what this stdio (or wasm) server gets of the machine, over
+	// what the top-level sandbox block gives every one (at most one block).
 	Sandbox []*sandboxBlock `hcl:"sandbox,block"`
+
+	// wasm: a WebAssembly MCP server that mcphost runs in-process: the
+	// .wasm file, relative to the configuration file. args and env are
+	// the module's argv (after its name) and environment.
+	Wasm      hcl.Expression `hcl:"wasm,optional"`
+	WasmRange hcl.Range      `hcl:"wasm,attr_value_range"`
+	WasmAttr  hcl.Range      `hcl:"wasm,attr_range"`
 
 	// remote: url is the endpoint, transport picks Streamable HTTP (default)
 	// or the old HTTP+SSE transport, headers go with every request.
@@ -132,6 +139,7 @@ type serverBlock struct {
 	// stdio_probe: "sibling" (default) | "in_place"; stdio servers only.
 	StdioProbe      hcl.Expression `hcl:"stdio_probe,optional"`
 	StdioProbeRange hcl.Range      `hcl:"stdio_probe,attr_value_range"`
+	StdioProbeAttr  hcl.Range      `hcl:"stdio_probe,attr_range"`
 
 	// http_probe_timeout: "fallback" (default) | "error"; Streamable HTTP only.
 	HTTPProbeTimeout      hcl.Expression `hcl:"http_probe_timeout,optional"`

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -25,8 +26,7 @@ const MinTokenLength = 16
 func (l *loader) decodeServers(cfg *Config, blocks []*serverBlock) {
 	names := map[string]hcl.Range{}
 	for _, b := range blocks {
-		s := l.decodeServer(b)
-		l.decodeServerEnvironment(b, &s, cfg.Sandbox)
+		s := l.decodeServer(b, cfg.Sandbox)
 		if first, dup := names[s.Name]; dup {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -44,8 +44,9 @@ func (l *loader) decodeServers(cfg *Config, blocks []*serverBlock) {
 
 // decodeServer validates one server block and fills in defaults: one
 // decoder per group of attributes, in the order they depend on each other
-// (the transport first: other attributes apply to one kind of server).
-func (l *loader) decodeServer(b *serverBlock) Server {
+// (the transport first: other attributes apply to one kind of server; the
+// sandbox last: it grants the roots and takes top's settings).
+func (l *loader) decodeServer(b *serverBlock, top Sandbox) Server {
 	s := Server{
 		Name:                b.Name,
 		NameRange:           b.NameRange,
@@ -66,7 +67,8 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 	l.checkServerName(b)
 	headers := l.decodeTransport(b, &s)
 	l.decodeAuth(b, &s, headers)
-	s.Roots = l.decodeRoots(b)
+	var rootRanges []hcl.Range
+	s.Roots, rootRanges = l.decodeRoots(b)
 	l.decodeNegotiation(b, &s)
 	l.decodeProbes(b, &s)
 	appTimeoutSet := l.decodeApps(b, &s)
@@ -81,6 +83,7 @@ func (l *loader) decodeServer(b *serverBlock) Server {
 	if !appTimeoutSet {
 		s.AppResourceTimeout = min(max(min(s.CallTimeout, DefaultAppResourceTimeout), MinAppResourceTimeout), MaxAppResourceTimeout)
 	}
+	l.decodeServerEnvironment(b, &s, top, rootRanges)
 	return s
 }
 
@@ -96,21 +99,22 @@ func (l *loader) checkServerName(b *serverBlock) {
 }
 
 // serverTransport is what decodeTransport read of a block's transport
-// attributes, for the decoders of a stdio and of a remote server.
+// attributes, for the decoders of a stdio, a remote and a wasm server.
 type serverTransport struct {
-	command, rawURL, transport, cwd                                string
-	commandSt, urlSt, transportSt, argsSt, envSt, cwdSt, headersSt valState
+	command, rawURL, wasm, transport, cwd                                  string
+	commandSt, urlSt, wasmSt, transportSt, argsSt, envSt, cwdSt, headersSt valState
 }
 
-// decodeTransport reads how the server is reached (command, or url with
-// its transport and headers; args, env and cwd of a command) and returns
-// the headers for the auth block's checks.
+// decodeTransport reads how the server is reached (command, wasm, or url
+// with its transport and headers; args and env of a command or a module,
+// cwd of a command) and returns the headers for the auth block's checks.
 func (l *loader) decodeTransport(b *serverBlock, s *Server) map[string]string {
 	var t serverTransport
 	var args []string
 	var env, headers map[string]string
 	t.command, t.commandSt = l.evalString(b.Command, "command")
 	t.rawURL, t.urlSt = l.evalString(b.URL, "url")
+	t.wasm, t.wasmSt = l.evalString(b.Wasm, "wasm")
 	args, t.argsSt = l.evalStringList(b.Args, "args")
 	env, t.envSt = l.evalStringMap(b.Env, "env")
 	t.cwd, t.cwdSt = l.evalString(b.Cwd, "cwd")
@@ -118,36 +122,63 @@ func (l *loader) decodeTransport(b *serverBlock, s *Server) map[string]string {
 	headers, t.headersSt = l.evalStringMap(b.Headers, "headers")
 	l.checkTransportName(b, &t)
 
-	commandSet, urlSet := t.commandSt != absent, t.urlSt != absent
-	switch {
-	case commandSet && urlSet:
-		second := b.URLAttr
-		if b.CommandAttr.Start.Byte > b.URLAttr.Start.Byte {
-			second = b.CommandAttr
-		}
-		l.add(&hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Conflicting transports",
-			Detail:   fmt.Sprintf("Server %q sets both command and url. A server either runs a local command over stdio or connects to a url; remove one of them.", b.Name),
-			Subject:  second.Ptr(),
-		})
-	case !commandSet && !urlSet:
-		l.add(&hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Missing transport",
-			Detail:   fmt.Sprintf("Server %q has neither command nor url. Set command = \"...\" to run a local program over stdio, or url = \"https://...\" to connect to a remote server.", b.Name),
-			Subject:  b.DeclRange.Ptr(),
-		})
-	case commandSet:
+	switch l.transportKind(b, &t) {
+	case "command":
 		l.decodeStdio(b, s, &t)
-	case urlSet:
+	case "url":
 		l.decodeRemote(b, s, &t)
+	case "wasm":
+		l.decodeWasm(b, s, &t)
 	}
 	s.Args, s.Env, s.Headers = args, env, headers
 	if t.cwdSt == valid {
 		s.Cwd = l.resolvePath(t.cwd, "cwd", b.CwdRange)
 	}
 	return headers
+}
+
+// transportKind returns the one of command, url and wasm the block sets,
+// or "" after reporting none or more than one.
+func (l *loader) transportKind(b *serverBlock, t *serverTransport) string {
+	type kind struct {
+		name string
+		attr hcl.Range
+	}
+	var set []kind
+	for _, k := range []struct {
+		kind
+		st valState
+	}{{kind{"command", b.CommandAttr}, t.commandSt}, {kind{"url", b.URLAttr}, t.urlSt}, {kind{"wasm", b.WasmAttr}, t.wasmSt}} {
+		if k.st != absent {
+			set = append(set, k.kind)
+		}
+	}
+	switch len(set) {
+	case 0:
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing transport",
+			Detail:   fmt.Sprintf("Server %q has no command, url or wasm. Set command = \"...\" to run a local program over stdio, url = \"https://...\" to connect to a remote server, or wasm = \"server.wasm\" to run a WebAssembly server inside mcphost.", b.Name),
+			Subject:  b.DeclRange.Ptr(),
+		})
+		return ""
+	case 1:
+		return set[0].name
+	}
+	slices.SortFunc(set, func(a, b kind) int { return a.attr.Start.Byte - b.attr.Start.Byte })
+	for _, k := range set[1:] {
+		detail := fmt.Sprintf("Server %q sets both %s and %s. A server either runs a local command over stdio (command), runs a WebAssembly module inside mcphost (wasm) or connects to a url (url); remove one of them.", b.Name, set[0].name, k.name)
+		if len(set) == 2 && set[0].name != "wasm" && k.name != "wasm" {
+			detail = fmt.Sprintf("Server %q sets both command and url. A server either runs a local command over stdio or connects to a url; remove one of them.", b.Name)
+		}
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Conflicting transports",
+			Detail:   detail,
+			Subject:  k.attr.Ptr(),
+		})
+	}
+	return ""
 }
 
 // checkTransportName reports a transport that is not one mcphost speaks.
@@ -230,6 +261,26 @@ func (l *loader) decodeRemote(b *serverBlock, s *Server, t *serverTransport) {
 	}
 }
 
+// decodeWasm is decodeTransport for a WebAssembly server mcphost runs
+// in-process: args and env are the module's, and it has no working
+// directory, transport or headers.
+func (l *loader) decodeWasm(b *serverBlock, s *Server, t *serverTransport) {
+	s.Transport = TransportWasm
+	if t.wasmSt == valid {
+		s.Wasm = l.decodeWasmPath(b, t.wasm)
+	}
+	if t.transportSt != absent {
+		l.add(wasmNot("transport", b.Name, "the transport is implied: mcphost speaks MCP with the module over its stdin and stdout", b.TransportAttr))
+	}
+	if t.headersSt != absent {
+		l.add(wasmNot("headers", b.Name, "headers are sent only to a server reached at a url", b.HeadersAttr))
+	}
+	if t.cwdSt != absent {
+		l.add(wasmNot("cwd", b.Name, "a module has no working directory on the machine: it sees only the directories its sandbox block grants (read and write)", b.CwdAttr))
+		t.cwdSt = invalid
+	}
+}
+
 // decodeNegotiation reads how the protocol version is agreed.
 func (l *loader) decodeNegotiation(b *serverBlock, s *Server) {
 	vn, st := l.evalString(b.VersionNegotiation, "version_negotiation")
@@ -269,6 +320,8 @@ func (l *loader) decodeProbes(b *serverBlock, s *Server) {
 					quoted(b.StdioProbe, v), StdioProbeSibling, StdioProbeInPlace),
 				Subject: b.StdioProbeRange.Ptr(),
 			})
+		case s.Transport == TransportWasm:
+			l.add(wasmNot("stdio_probe", b.Name, "stdio_probe only applies to servers run with command", b.StdioProbeAttr))
 		case s.Transport != TransportStdio && s.Transport != "":
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -501,10 +554,14 @@ func (l *loader) decodePlacement(b *serverBlock, s *Server) {
 }
 
 func stdioOnly(attr, server string, rng hcl.Range) *hcl.Diagnostic {
+	runs := "servers that run a local command (command = ...)"
+	if attr == "args" || attr == "env" {
+		runs = "servers that run a local command (command = ...) or a WebAssembly module (wasm = ...)"
+	}
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Argument only for stdio servers",
-		Detail:   fmt.Sprintf("The argument %q belongs to servers that run a local command (command = ...). Server %q connects to a url, so remove %s.", attr, server, attr),
+		Detail:   fmt.Sprintf("The argument %q belongs to %s. Server %q connects to a url, so remove %s.", attr, runs, server, attr),
 		Subject:  rng.Ptr(),
 	}
 }
@@ -564,11 +621,12 @@ func checkURL(raw string) error {
 const MaxRoots = 64
 
 // decodeRoots reads `roots`: a list of absolute file:// URIs, each with
-// a path and no query or fragment.
-func (l *loader) decodeRoots(b *serverBlock) []string {
+// a path and no query or fragment, and returns the ranges of those it
+// keeps (for the sandbox, which grants them).
+func (l *loader) decodeRoots(b *serverBlock) ([]string, []hcl.Range) {
 	roots, st := l.evalStringList(b.Roots, "roots")
 	if st != valid {
-		return nil
+		return nil, nil
 	}
 	if len(roots) > MaxRoots {
 		l.add(&hcl.Diagnostic{
@@ -577,9 +635,10 @@ func (l *loader) decodeRoots(b *serverBlock) []string {
 			Detail:   fmt.Sprintf("Server %q declares %d roots; at most %d are allowed.", b.Name, len(roots), MaxRoots),
 			Subject:  b.RootsRange.Ptr(),
 		})
-		return nil
+		return nil, nil
 	}
 	out := make([]string, 0, len(roots))
+	var ranges []hcl.Range
 	seen := map[string]bool{}
 	for i, r := range roots {
 		subject := l.elementRange(b.Roots, i, b.RootsRange)
@@ -603,8 +662,9 @@ func (l *loader) decodeRoots(b *serverBlock) []string {
 		}
 		seen[r] = true
 		out = append(out, r)
+		ranges = append(ranges, subject)
 	}
-	return out
+	return out, ranges
 }
 
 // elementRange is the range of element i of a list expression written as

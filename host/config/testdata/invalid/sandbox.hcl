@@ -21,7 +21,7 @@ server "notes" {
       "MCPHOST_DATA_DIR", # ERROR: Reserved environment variable
       "TZ",
     ]
-    mode = "enforce" # ERROR: Unsupported argument
+    filesystem = "strict" # ERROR: Unsupported argument
   }
   sandbox { # ERROR: Duplicate sandbox block
   }

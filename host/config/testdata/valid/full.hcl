@@ -17,6 +17,16 @@ server "files" {
   call_timeout        = "1m30s"
   sandbox {
     inherit_env = ["NODE_OPTIONS", "LANG"]
+    runtime     = "node"
+    read        = ["grants/reference.txt"]
+    write       = ["grants/inbox", "grants/./inbox"]
+    allow_hosts = ["api.github.com:443", "*.example.com:443", "registry.npmjs.org:443"]
+    limits {
+      open_files = 1024
+      memory     = "1GiB"
+      pids       = 256
+      cpu        = 3600
+    }
   }
 }
 
@@ -41,6 +51,23 @@ server "legacy" {
   url                 = "http://127.0.0.1:3001/sse"
   transport           = "sse"
   version_negotiation = "legacy"
+}
+
+# A WebAssembly server run inside mcphost: its sandbox block grants the
+# module's preopened directories and the hosts it may reach.
+server "echo" {
+  wasm = "grants/echo.wasm"
+  args = ["--verbose"]
+  env  = { MODE = "test" }
+  sandbox {
+    mode        = "off"
+    write       = ["grants/inbox"]
+    allow_hosts = ["api.example.com:443"]
+    limits {
+      memory = 134217728
+      cpu    = 60
+    }
+  }
 }
 
 principal "alice" {
@@ -69,7 +96,14 @@ store {
 watch_config = true
 elicitation_timeout = "5m"
 
-# Every stdio server also gets these variables of mcphost's environment.
+# Every stdio server also gets these variables of mcphost's environment,
+# starts with the layers the machine can enforce (warning of the others),
+# has no network unless its own block grants hosts, and runs as uid 60000
+# when mcphost runs as root.
 sandbox {
-  inherit_env = ["LANG", "TZ"]
+  inherit_env    = ["LANG", "TZ"]
+  mode           = "enforce"
+  on_unsupported = "warn"
+  network        = "none"
+  sandbox_uid    = 60000
 }
