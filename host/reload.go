@@ -165,6 +165,11 @@ func sameServer(a, b config.Server) bool {
 	if (len(a.Roots) > 0) != (len(b.Roots) > 0) {
 		return false
 	}
+	// A contained server's roots are its write grants, fixed when its
+	// process starts: new roots need a new process.
+	if a.Transport == config.TransportStdio && a.Sandbox.Mode != config.SandboxOff && !slices.Equal(a.Roots, b.Roots) {
+		return false
+	}
 	a.Roots, b.Roots = nil, nil
 	return sameIgnoringRanges(a, b)
 }

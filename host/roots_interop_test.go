@@ -36,10 +36,23 @@ func eventually(t *testing.T, h *host.Host, server, tool, args string, ok func(s
 
 // TestRootsFilesystemServer: server-filesystem, started without
 // directories, works in the roots of its server block; a reload that
-// changes them moves it (roots/list_changed, same process).
+// changes them moves it: unsandboxed, the same process hears
+// roots/list_changed; contained, a new process starts with the new roots
+// as its grants (the old one could not reach them).
 func TestRootsFilesystemServer(t *testing.T) {
-	index := filepath.Join(testbin.Interop(t, "..", filesystemPkg), "node_modules", filesystemPkg, "dist", "index.js")
-	a, b := t.TempDir(), t.TempDir()
+	for _, tc := range []struct {
+		mode    string
+		restart bool
+	}{{config.SandboxOff, false}, {config.SandboxEnforce, true}} {
+		t.Run(tc.mode, func(t *testing.T) { rootsFilesystemServer(t, tc.mode, tc.restart) })
+	}
+}
+
+func rootsFilesystemServer(t *testing.T, mode string, restart bool) {
+	interop := testbin.Interop(t, "..", filesystemPkg)
+	index := filepath.Join(interop, "node_modules", filesystemPkg, "dist", "index.js")
+	// Directories the sandbox uid can be granted (t.TempDir's are not).
+	a, b := testbin.SandboxDir(t), testbin.SandboxDir(t)
 	if err := os.WriteFile(filepath.Join(a, "note.txt"), []byte("in a"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +61,8 @@ func TestRootsFilesystemServer(t *testing.T) {
 	}
 	s := stdioServer("fs", "node", index)
 	s.Roots = []string{"file://" + a}
+	s.Sandbox.Mode = mode
+	s.Sandbox.Read = []string{interop}
 	h := startHost(t, host.Options{}, s)
 	if st := mustStatus(t, h, "fs"); st.State != host.StateReady {
 		t.Fatalf("fs is %s: %s", st.State, st.LastError)
@@ -69,14 +84,15 @@ func TestRootsFilesystemServer(t *testing.T) {
 	if !res.IsError {
 		t.Fatalf("read outside the roots: %q, want a refusal", textOf(res))
 	}
+	pid := mustStatus(t, h, "fs").PID
 
 	s.Roots = []string{"file://" + b}
 	plan, err := h.Reload(t.Context(), &config.Config{Servers: []config.Server{s}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Kept) != 1 {
-		t.Fatalf("plan %+v, want fs kept", plan.Servers)
+	if restart && len(plan.Restarted) != 1 || !restart && len(plan.Kept) != 1 {
+		t.Fatalf("plan %+v, want fs restarted: %v", plan.Servers, restart)
 	}
 	got := eventually(t, h, "fs", "list_allowed_directories", `{}`, func(s string) bool {
 		return strings.Contains(s, real(b)) && !strings.Contains(s, real(a))
@@ -86,5 +102,8 @@ func TestRootsFilesystemServer(t *testing.T) {
 	}
 	if got := textOf(call(t, h, "fs", "read_text_file", `{"path":"`+filepath.Join(b, "note.txt")+`"}`)); got != "in b" {
 		t.Fatalf("read in the new root: %q", got)
+	}
+	if same := mustStatus(t, h, "fs").PID == pid; same == restart {
+		t.Errorf("same process after the reload: %v, want %v", same, !restart)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -79,7 +80,7 @@ func NewBox(s *config.Server, dir, dataDir string, logger *slog.Logger, onDenied
 		Warn:      sb.OnUnsupported == config.UnsupportedWarn,
 		Network:   cmpOr(sb.Network, config.NetworkNone),
 		Read:      sb.Read,
-		Write:     sb.Write,
+		Write:     withRoots(sb.Write, s.Roots),
 		Protected: slices.Clone(sb.Protected),
 		Dir:       filepath.Join(dir, s.Name),
 		UID:       cmpOr(sb.UID, config.DefaultSandboxUID),
@@ -98,6 +99,27 @@ func NewBox(s *config.Server, dir, dataDir string, logger *slog.Logger, onDenied
 		b.proxy = &egress.Proxy{Server: s.Name, Rules: sb.AllowHosts, Logger: logger, OnDenied: onDenied}
 	}
 	return b
+}
+
+// withRoots adds the paths of a server's file roots to its write grants
+// (the config loader does so for a loaded config; a server built in code
+// gets the same).
+func withRoots(write, roots []string) []string {
+	out := slices.Clone(write)
+	for _, r := range roots {
+		u, err := url.Parse(r)
+		if err != nil || u.Scheme != "file" || u.Path == "" {
+			continue
+		}
+		p := filepath.Clean(u.Path)
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func cmpOr[T comparable](v, def T) T {
