@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,7 +52,10 @@ type report struct {
 // within its reach.
 func TestHostileServer(t *testing.T) {
 	probe := requireLayers(t)
-	bin := testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/hostile")
+	bin := os.Getenv(hostileBinEnv) // set when TestHostileServerAsNonRoot runs this test as uid 65534
+	if bin == "" {
+		bin = testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/hostile")
+	}
 
 	data := t.TempDir()
 	token := filepath.Join(data, "owner.token")
@@ -92,7 +96,14 @@ func TestHostileServer(t *testing.T) {
 		"envPrefix": []string{"MCPHOST_", "UNLISTED_SECRET"},
 	}
 	tj, _ := json.Marshal(targets)
+	limits := confine.Limits{}
+	if !probe.Root {
+		// The sandbox uid is mcphost's own: no default process bound (it
+		// would count every process of the user), so the test sets one.
+		limits.Pids = confine.DefaultPids
+	}
 	spec := confine.Spec{
+		Limits:    limits,
 		Server:    "hostile",
 		Network:   confine.NetNone,
 		Protected: []string{data, config, secret},
@@ -145,4 +156,56 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// hostileBinEnv passes the hostile fixture to TestHostileServer run as
+// another uid, which cannot build it.
+const hostileBinEnv = "CONFINE_TEST_HOSTILE_BIN"
+
+// TestHostileServerAsNonRoot runs TestHostileServer again as uid 65534,
+// the way an operator runs mcphost as themselves: the sandbox then goes
+// through a user namespace, and every attempt must fail the same.
+func TestHostileServerAsNonRoot(t *testing.T) {
+	requireLayers(t)
+	if os.Geteuid() != 0 {
+		t.Skip("runs as root, to start the test again as uid 65534 (this run is already not root)")
+	}
+	if os.Getenv(hostileBinEnv) != "" {
+		t.Skip("already the non-root run")
+	}
+	dir, err := os.MkdirTemp("", "confine-nonroot-")
+	must(t, err)
+	defer os.RemoveAll(dir)
+	must(t, os.Chmod(dir, 0o777))
+	self, err := os.Executable()
+	must(t, err)
+	testBin, fixture := filepath.Join(dir, "confine.test"), filepath.Join(dir, "hostile")
+	must(t, copyFile(self, testBin))
+	must(t, copyFile(testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/hostile"), fixture))
+	tmp := filepath.Join(dir, "tmp")
+	must(t, os.Mkdir(tmp, 0o777))
+	must(t, os.Chmod(tmp, 0o777)) // past the umask
+
+	cmd := exec.Command(testBin, "-test.run", "^TestHostileServer$", "-test.v")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + tmp, "HOME=" + tmp, hostileBinEnv + "=" + fixture}
+	if os.Getenv("CI") != "" {
+		cmd.Env = append(cmd.Env, "CI="+os.Getenv("CI"))
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	t.Logf("as uid 65534:\n%s", out)
+	if err != nil {
+		t.Fatalf("TestHostileServer as uid 65534: %v", err)
+	}
+	if !strings.Contains(string(out), "--- PASS: TestHostileServer") {
+		t.Fatal("TestHostileServer did not pass as uid 65534 (skipped?)")
+	}
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o755)
 }
