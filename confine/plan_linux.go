@@ -2,6 +2,7 @@ package confine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -200,7 +201,12 @@ func (p *Plan) Command(base *exec.Cmd, serve func(net.Listener)) (*exec.Cmd, err
 	}
 	exe, err := filepath.EvalSymlinks(base.Path)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: the command %s: %w", base.Path, err)
+		// What starting the missing command unsandboxed would say.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &os.PathError{Op: "fork/exec", Path: base.Path, Err: err}
 	}
 	home, tmp, err := p.ownDirs()
 	if err != nil {

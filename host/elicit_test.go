@@ -415,11 +415,13 @@ func TestElicitAttribution(t *testing.T) {
 	}
 }
 
-// TestRootsReload: a reload that changes only a server's roots keeps its
-// process; the server hears roots/list_changed and lists the new roots.
-// Adding the first roots reconnects (the capability changes).
+// TestRootsReload: a reload that changes only the roots of an unsandboxed
+// server keeps its process; the server hears roots/list_changed and lists
+// the new roots. Adding the first roots reconnects (the capability
+// changes). (A contained server restarts instead: TestRootsFilesystemServer.)
 func TestRootsReload(t *testing.T) {
 	s := elicitServer(t, config.NegotiationLegacy, "file:///srv/a")
+	s.Sandbox.Mode = config.SandboxOff
 	h := startHost(t, host.Options{}, s)
 	pid := textOf(call(t, h, "ask", "pid", `{}`))
 	if got := textOf(call(t, h, "ask", "roots", `{}`)); got != "[file:///srv/a]" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -171,7 +172,32 @@ func sameServer(a, b config.Server) bool {
 		return false
 	}
 	a.Roots, b.Roots = nil, nil
+	// The protected set is the machine's (data_dir, the config's files),
+	// not the server's: Landlock denies it by default whatever it holds.
+	a.Sandbox.Protected, b.Sandbox.Protected = nil, nil
+	// Roots are already compared; the loader also lists them as writes.
+	a.Sandbox.Write, b.Sandbox.Write = withoutRoots(a), withoutRoots(b)
 	return sameIgnoringRanges(a, b)
+}
+
+// withoutRoots is a server's write grants without the paths of its roots
+// (which the loader adds to them).
+func withoutRoots(s config.Server) []string {
+	var roots []string
+	for _, r := range s.Roots {
+		p := filepath.Clean(strings.TrimPrefix(r, "file://"))
+		roots = append(roots, p)
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			roots = append(roots, real)
+		}
+	}
+	var out []string
+	for _, w := range s.Sandbox.Write {
+		if !slices.Contains(roots, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // ReloadOptions are the conditions of [Host.ReloadWith].

@@ -20,9 +20,10 @@ func TestOneShotCommandsUseTheEraCache(t *testing.T) {
 	bin := testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/wellbehaved")
 	dir := t.TempDir()
 	dataDir := filepath.Join(dir, "state")
-	starts := filepath.Join(dir, "starts")
+	shared := testbin.SandboxDir(t) // the fixture's sandbox may write here
+	starts := filepath.Join(shared, "starts")
 	cfg := filepath.Join(dir, "auto.hcl")
-	src := fmt.Sprintf("data_dir = %q\n\nserver \"fx\" {\n  command             = %q\n  version_negotiation = \"auto\"\n  env                 = { FIXTURE_STARTS = %q }\n}\n", dataDir, bin, starts)
+	src := fmt.Sprintf("data_dir = %q\n\nserver \"fx\" {\n  command             = %q\n  version_negotiation = \"auto\"\n  env                 = { FIXTURE_STARTS = %q }\n  sandbox { write = [%q] }\n}\n", dataDir, bin, starts, shared)
 	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
