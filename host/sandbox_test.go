@@ -25,7 +25,7 @@ const hostilePkg = "github.com/mcphost/mcphost/testdata/servers/hostile"
 // enforce the sandbox's default layers.
 func needSandbox(t *testing.T) confine.Probe {
 	t.Helper()
-	p := confine.Detect()
+	p := confineProbe()
 	if !p.Ready() {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("CI must be able to enforce the sandbox: %s", strings.Join(p.Lines(), "; "))
@@ -34,6 +34,8 @@ func needSandbox(t *testing.T) confine.Probe {
 	}
 	return p
 }
+
+func confineProbe() confine.Probe { return confine.Detect() }
 
 type hostileReport struct {
 	Attempts map[string]struct {
