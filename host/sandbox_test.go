@@ -19,7 +19,12 @@ import (
 	"github.com/mcphost/mcphost/internal/testbin"
 )
 
-const hostilePkg = "github.com/mcphost/mcphost/testdata/servers/hostile"
+const (
+	hostilePkg = "github.com/mcphost/mcphost/testdata/servers/hostile"
+	// memoryPkg is the official knowledge-graph server, version pinned in
+	// testdata/interop/package.json.
+	memoryPkg = "@modelcontextprotocol/server-memory"
+)
 
 // needSandbox fails in CI, and skips elsewhere, when this machine cannot
 // enforce the sandbox's default layers.
@@ -178,5 +183,55 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestContainedReferenceServers: the official filesystem and memory
+// servers (Node.js) work contained: the filesystem server in a granted
+// directory and nowhere else, the memory server with runtime = "node" and
+// its file in a granted directory.
+func TestContainedReferenceServers(t *testing.T) {
+	needSandbox(t)
+	interop := testbin.Interop(t, "..", filesystemPkg)
+	testbin.Interop(t, "..", memoryPkg)
+	shared, files, outside := testbin.SandboxDir(t), testbin.SandboxDir(t), testbin.SandboxDir(t)
+	script := func(pkg string) string {
+		return filepath.Join(interop, "node_modules", pkg, "dist", "index.js")
+	}
+	fs := stdioServer("fs", "node", script(filesystemPkg), files)
+	fs.Sandbox.Read = []string{interop}
+	fs.Sandbox.Write = []string{files}
+	mem := stdioServer("memory", "node", script(memoryPkg))
+	mem.Env = map[string]string{"MEMORY_FILE_PATH": filepath.Join(shared, "memory.jsonl")}
+	mem.Sandbox.Runtime = config.RuntimeNode
+	mem.Sandbox.Read = []string{interop}
+	mem.Sandbox.Write = []string{shared}
+	h := startHost(t, host.Options{}, fs, mem)
+	for _, name := range []string{"fs", "memory"} {
+		st := mustStatus(t, h, name)
+		if st.State != host.StateReady || st.Sandbox == nil || len(st.Sandbox.Dropped()) > 0 {
+			t.Fatalf("%s: %s (%s), sandbox %+v", name, st.State, st.LastError, st.Sandbox)
+		}
+	}
+
+	note := filepath.Join(files, "note.txt")
+	if res := call(t, h, "fs", "write_file", `{"path":"`+note+`","content":"contained"}`); res.IsError {
+		t.Fatalf("write_file in the granted directory: %s", textOf(res))
+	}
+	if got := textOf(call(t, h, "fs", "read_text_file", `{"path":"`+note+`"}`)); got != "contained" {
+		t.Errorf("read_text_file = %q", got)
+	}
+	if res := call(t, h, "fs", "write_file", `{"path":"`+filepath.Join(outside, "x")+`","content":"x"}`); !res.IsError {
+		t.Errorf("write_file outside the grant succeeded: %s", textOf(res))
+	}
+
+	if res := call(t, h, "memory", "create_entities", `{"entities":[{"name":"mcphost","entityType":"project","observations":["runs servers contained"]}]}`); res.IsError {
+		t.Fatalf("create_entities: %s", textOf(res))
+	}
+	if got := textOf(call(t, h, "memory", "read_graph", `{}`)); !strings.Contains(got, "runs servers contained") {
+		t.Errorf("read_graph = %q", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(shared, "memory.jsonl")); err != nil || !strings.Contains(string(b), "mcphost") {
+		t.Errorf("memory file: %q, %v", b, err)
 	}
 }
