@@ -24,6 +24,13 @@ func TestServerCard(t *testing.T) {
 	if txt := eval[string](tb, `document.querySelector('`+card+` .server-facts').textContent`); !strings.Contains(txt, "legacy") || !strings.Contains(txt, "stdio") {
 		t.Errorf("the details say %q", txt)
 	}
+	// The sandbox: a badge on the card, its layers in the details.
+	if got := eval[string](tb, `document.querySelector('[data-testid=server-sandbox-badge-fx]')?.textContent ?? ''`); got != "contained" {
+		t.Errorf("the sandbox badge says %q, want contained", got)
+	}
+	if txt := eval[string](tb, `document.querySelector('[data-testid=server-sandbox-fx]')?.textContent ?? ''`); !strings.Contains(txt, "fs: on") || !strings.Contains(txt, "network: none") {
+		t.Errorf("the sandbox details say %q", txt)
+	}
 
 	// Logs and restart (alice is an admin).
 	tb.click(tid("server-logs-button-fx"))
