@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -208,7 +207,7 @@ func (p *Plan) Command(base *exec.Cmd, serve func(net.Listener)) (*exec.Cmd, err
 		}
 		return nil, &os.PathError{Op: "fork/exec", Path: base.Path, Err: err}
 	}
-	home, tmp, err := p.ownDirs()
+	home, tmp, err := ownDirs(p.spec, p.setuid)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +230,11 @@ func (p *Plan) Command(base *exec.Cmd, serve func(net.Listener)) (*exec.Cmd, err
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = base.Stdin, base.Stdout, base.Stderr
 	cmd.Dir = base.Dir
 	cmd.WaitDelay = base.WaitDelay
-	cmd.Env = p.env(base.Env, envHome, envTmp, hs.Proxy)
+	proxy := ""
+	if hs.Proxy {
+		proxy = ProxyAddr
+	}
+	cmd.Env = serverEnv(p.spec.Runtime, base.Env, envHome, envTmp, proxy)
 	if p.netns || p.setuid || len(p.masks) > 0 {
 		cmd.SysProcAttr = nsAttr(p.probe.Root, p.netns)
 	} else {
@@ -274,59 +277,6 @@ func (p *Plan) Command(base *exec.Cmd, serve func(net.Listener)) (*exec.Cmd, err
 	cmd.Args = append([]string{filepath.Base(base.Path), execArg, string(spec), "--"}, base.Args...)
 	go watch(ours, files, serve, p.spec.Server)
 	return cmd, nil
-}
-
-// env is the server's environment: base (the allowlist and the server's
-// env), with HOME and TMPDIR its own and, for the proxy, the variables
-// that proxy-aware clients read.
-func (p *Plan) env(base []string, home, tmp string, proxy bool) []string {
-	set := map[string]string{"HOME": home, "TMPDIR": tmp}
-	for k, v := range runtimeEnv[p.spec.Runtime] {
-		if slices.ContainsFunc(base, func(kv string) bool { return strings.HasPrefix(kv, k+"=") }) {
-			continue // the server's own env wins over the preset
-		}
-		if rest, ok := strings.CutPrefix(v, "~"); ok {
-			v = home + rest
-		}
-		set[k] = v
-	}
-	if proxy {
-		u := "http://" + ProxyAddr
-		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
-			set[k] = u
-		}
-		set["NO_PROXY"], set["no_proxy"] = "", ""
-		set["NODE_USE_ENV_PROXY"] = "1"
-	}
-	env := slices.DeleteFunc(slices.Clone(base), func(kv string) bool {
-		k, _, _ := strings.Cut(kv, "=")
-		_, ours := set[k]
-		return ours
-	})
-	for _, k := range slices.Sorted(maps.Keys(set)) {
-		env = append(env, k+"="+set[k])
-	}
-	return env
-}
-
-// ownDirs creates the server's home and tmp under spec.Dir, owned by the
-// uid it runs as.
-func (p *Plan) ownDirs() (home, tmp string, err error) {
-	if p.spec.Dir == "" {
-		return "", "", fmt.Errorf("sandbox: server %q has no directory of its own", p.spec.Server)
-	}
-	home, tmp = filepath.Join(p.spec.Dir, "home"), filepath.Join(p.spec.Dir, "tmp")
-	for _, d := range []string{p.spec.Dir, home, tmp} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return "", "", fmt.Errorf("sandbox: the directory of server %q: %w", p.spec.Server, err)
-		}
-		if p.setuid {
-			if err := os.Chown(d, p.spec.UID, p.spec.UID); err != nil {
-				return "", "", fmt.Errorf("sandbox: the directory of server %q: %w", p.spec.Server, err)
-			}
-		}
-	}
-	return home, tmp, nil
 }
 
 // ruleset builds the Landlock ruleset: the system read-only, the command's

@@ -23,6 +23,8 @@ type Probe struct {
 	NamespacesProblem string `json:"namespaces_problem,omitempty"`
 	// Seccomp reports whether seccomp filters can be loaded.
 	Seccomp bool `json:"seccomp"`
+	// Seatbelt reports whether macOS's sandbox-exec is there.
+	Seatbelt bool `json:"seatbelt,omitempty"`
 }
 
 // Lines describes the probe for `mcphost doctor`, one layer a line.
@@ -32,6 +34,19 @@ func (p Probe) Lines() []string {
 			return on
 		}
 		return off
+	}
+	if p.OS == "darwin" {
+		sb := "no (/usr/bin/sandbox-exec is missing)"
+		if p.Seatbelt {
+			sb = "yes (sandbox-exec with a generated profile)"
+		}
+		return []string{
+			"env: yes (every server gets only the allowlisted environment)",
+			"fs, unix, signals: " + sb,
+			"net: " + sb + " for network = \"none\" and \"host\"; network = \"proxy\" is not available on macOS yet",
+			"uid: same uid as mcphost",
+			"limits: no (servers with a limits block need on_unsupported = \"warn\")",
+		}
 	}
 	if p.OS != "linux" {
 		return []string{
@@ -58,6 +73,9 @@ func (p Probe) Lines() []string {
 
 // Ready reports whether every default layer can be enforced here.
 func (p Probe) Ready() bool {
+	if p.OS == "darwin" {
+		return p.Seatbelt
+	}
 	return p.OS == "linux" && p.LandlockABI >= 1 && p.Namespaces && p.Seccomp
 }
 
