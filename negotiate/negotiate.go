@@ -57,7 +57,7 @@ type EraCache interface {
 type Spec struct {
 	Name             string
 	Mode             string        // "legacy" (default when empty) | "auto"
-	Transport        string        // "stdio" | "streamable_http" | "sse"
+	Transport        string        // "stdio" | "streamable_http" | "sse" | "in_process"
 	DiscoveryTimeout time.Duration // D, already clamped by the config loader (Connect clamps to [100ms, 300s] again)
 	StdioProbe       string        // "sibling" (default) | "in_place"
 	HTTPProbeTimeout string        // "fallback" (default) | "error"
@@ -66,6 +66,11 @@ type Spec struct {
 	// starts probe siblings from it and gives the session's one to
 	// mcp.CommandTransport.
 	NewCommand func() *exec.Cmd
+	// in_process: NewTransport starts a fresh server inside mcphost (a
+	// WebAssembly module) for each session and returns the transport to
+	// it; closing the transport's connection ends that server. Such a
+	// server is connected in legacy mode only.
+	NewTransport func(ctx context.Context) (mcp.Transport, error)
 	// remote
 	URL        string
 	HTTPClient *http.Client // the session's client (headers, auth); the probe uses the same one
@@ -97,6 +102,7 @@ const (
 	TransportStdio          = "stdio"
 	TransportStreamableHTTP = "streamable_http"
 	TransportSSE            = "sse"
+	TransportInProcess      = "in_process"
 
 	StdioProbeSibling = "sibling"
 	StdioProbeInPlace = "in_place"
@@ -196,6 +202,13 @@ func newNegotiator(spec Spec) (*negotiator, error) {
 	case TransportStdio:
 		if spec.NewCommand == nil {
 			return nil, errors.New("negotiate: stdio needs Spec.NewCommand")
+		}
+	case TransportInProcess:
+		if spec.NewTransport == nil {
+			return nil, errors.New("negotiate: in_process needs Spec.NewTransport")
+		}
+		if spec.Mode != ModeLegacy {
+			return nil, errors.New("negotiate: an in-process server is connected in legacy mode only")
 		}
 	case TransportStreamableHTTP, TransportSSE:
 		if spec.URL == "" {
@@ -402,6 +415,11 @@ func (n *negotiator) dial(ctx context.Context, version string, mw mcp.Middleware
 		t = &mcp.StreamableClientTransport{Endpoint: n.spec.URL, HTTPClient: n.spec.HTTPClient, MaxRetries: sessionMaxRetries}
 	case TransportSSE:
 		t = Detached(&mcp.SSEClientTransport{Endpoint: n.spec.URL, HTTPClient: n.spec.HTTPClient})
+	case TransportInProcess:
+		var err error
+		if t, err = n.spec.NewTransport(ctx); err != nil {
+			return nil, nil, err
+		}
 	}
 	if n.spec.WrapTransport != nil {
 		t = n.spec.WrapTransport(t)
