@@ -3,6 +3,8 @@ package wasmserver
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -52,6 +54,40 @@ func TestWASICommand(t *testing.T) {
 				t.Errorf("Err after a clean exit = %v", err)
 			}
 		})
+	}
+}
+
+// Read is mounted read-only, Write read-write, at the same paths; a write
+// directory may sit inside a read one.
+func TestWASICommandGrants(t *testing.T) {
+	ro := t.TempDir()
+	rw := filepath.Join(ro, "inbox")
+	if err := os.Mkdir(rw, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write := func(path string) error {
+		s := start(t, Spec{Path: hostileCmd(t), Args: []string{"write", path}, Read: []string{ro}, Write: []string{rw}})
+		waitDone(t, s)
+		return s.Err()
+	}
+	if err := write(filepath.Join(rw, "note")); err != nil {
+		t.Fatalf("write into the read-write directory: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(rw, "note")); err != nil || string(b) != "written" {
+		t.Fatalf("the written file: %q, %v", b, err)
+	}
+	for _, path := range []string{filepath.Join(ro, "note"), filepath.Join(t.TempDir(), "note")} {
+		err := write(path)
+		if err == nil || !strings.Contains(err.Error(), "exited with code 1") {
+			t.Errorf("write %s: %v, want a failure", path, err)
+		}
+		if _, serr := os.Stat(path); serr == nil {
+			t.Errorf("%s was written", path)
+		}
+		t.Logf("write %s: %v", path, err)
+	}
+	if _, err := Start(context.Background(), Spec{Path: hostileCmd(t), Read: []string{ro}, Write: []string{ro}}); err == nil || !strings.Contains(err.Error(), "both read-only and read-write") {
+		t.Errorf("a directory granted twice: %v", err)
 	}
 }
 

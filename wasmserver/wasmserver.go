@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -284,6 +285,11 @@ func checkSpec(sp Spec) error {
 	}
 	if sp.CallTimeout < 0 {
 		return fmt.Errorf("negative call timeout %v", sp.CallTimeout)
+	}
+	for _, d := range sp.Read {
+		if slices.Contains(sp.Write, d) {
+			return fmt.Errorf("directory %s is granted both read-only and read-write", d)
+		}
 	}
 	for _, dirs := range [][]string{sp.Read, sp.Write} {
 		for _, d := range dirs {

@@ -4,6 +4,8 @@
 //	flood  writes the start of a JSON-RPC message, then "a" forever, with
 //	       no newline, until stdout fails
 //	crash  writes a line to stderr and exits with code 3 at start
+//	write  writes "written" to the file named by its second argument, and
+//	       exits with code 1 and the error on stderr if it cannot
 //	spin   a minimal MCP server (hand-written JSON-RPC, no SDK, so the
 //	       module stays small) whose tool "spin" never returns and whose
 //	       tool "sleep" says "hostilecmd: sleeping" on stderr, then sleeps
@@ -38,6 +40,11 @@ func main() {
 		os.Exit(3)
 	case "spin":
 		serve()
+	case "write":
+		if err := os.WriteFile(os.Args[2], []byte("written"), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, "hostilecmd:", err)
+			os.Exit(1)
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "hostilecmd: unknown mode %q\n", mode)
 		os.Exit(2)
