@@ -160,11 +160,11 @@ func (c *command) run(ctx context.Context, compiled wazero.CompiledModule, mc wa
 
 // describe turns what InstantiateModule returned into the server's Err.
 func (c *command) describe(err error) error {
-	if c.closing.Load() {
-		return nil
-	}
 	if r := c.reason.Load(); r != nil {
 		return *r
+	}
+	if c.closing.Load() {
+		return nil
 	}
 	if err == nil {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"strings"
@@ -91,7 +92,7 @@ func startPlugin(ctx context.Context, s *Server, sp Spec, wasm []byte, exports m
 			MaxHttpResponseBytes: MaxHTTPResponseBytes,
 			MaxVarBytes:          1 << 20, // Extism's default
 		},
-		Config:       sp.Env,
+		Config:       maps.Clone(sp.Env),
 		AllowedHosts: hosts,
 		AllowedPaths: paths,
 		// Timeout stays 0: each call's deadline is our context's (see

@@ -111,8 +111,10 @@ type Spec struct {
 	// stdio server.
 	CallTimeout time.Duration
 	// Stderr receives a WASI command's stderr, or an Extism plugin's WASI
-	// stdout and stderr. nil discards them. The last lines are kept either
-	// way for [Server.Err] and call errors.
+	// stdout and stderr, as the guest writes them; a write that blocks
+	// blocks the guest. nil discards them. The last lines are kept either
+	// way for [Server.Err] and call errors. A plugin's log lines
+	// (pdk.Log) and log notifications go to Logger instead.
 	Stderr io.Writer
 	// Logger receives the plugin's log lines and notifications, and
 	// warnings. nil discards.
@@ -147,13 +149,15 @@ func (s *Server) Transport() mcp.Transport { return s.impl.transport() }
 // Kind reports the ABI the module speaks.
 func (s *Server) Kind() Kind { return s.kind }
 
-// Done is closed when the server has stopped: the module exited or
-// trapped, or Close was called.
+// Done is closed when the server has stopped: a WASI command exited or
+// trapped, or Close was called. An Extism plugin stops only at Close: a
+// failed call replaces its instance.
 func (s *Server) Done() <-chan struct{} { return s.done }
 
 // Err reports why the server stopped: nil while it runs, after Close, and
 // after a WASI command exited with code 0; otherwise the exit code or trap,
-// with the last lines of its stderr.
+// with the last lines of its stderr (or its Go panic message), or the line
+// bound it broke.
 func (s *Server) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
