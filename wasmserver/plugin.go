@@ -139,7 +139,7 @@ func allowedHosts(rules []string) ([]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("allowed host %q is not a host name, \"*.domain\" or \"*\" (an optional :port is ignored)", r)
 		}
-		out = append(out, h)
+		out = append(out, strings.ToLower(h))
 	}
 	return out, nil
 }
@@ -191,7 +191,10 @@ func (p *plugin) call(ctx context.Context, export string, input []byte) ([]byte,
 		p.inst = in
 	}
 	p.output.reset()
-	_, out, err := p.inst.CallWithContext(ctx, export, input)
+	rc, out, err := p.inst.CallWithContext(ctx, export, input)
+	if err == nil && rc != 0 {
+		err = fmt.Errorf("%s returned %d without an error message", export, int32(rc))
+	}
 	if err != nil {
 		_ = p.inst.Close(p.base)
 		p.inst = nil
