@@ -168,12 +168,12 @@ func (e *networkSourceError) Error() string {
 //   - A cloud metadata address and a numeric host that is no address are
 //     always dropped.
 //
-// A stdio server is on no network. Host names are not resolved: a server
+// A stdio or WebAssembly server is on no network. Host names are not resolved: a server
 // whose URL names its host by DNS name is on no private network, and a
 // source's DNS name is public whatever it resolves to.
 func (h *Host) appSourceValidator(s config.Server) func(string) error {
 	var server sandbox.Network // public: on no network of its own
-	if s.Transport != config.TransportStdio {
+	if s.URL != "" {
 		server = sandbox.HostNetwork(s.URL)
 	}
 	daemonPort := h.daemonPort()

@@ -160,8 +160,11 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		authLost:    make(chan error, 1),
 	}
 	c.roots = s.Roots
-	if s.Transport == config.TransportStdio {
+	switch s.Transport {
+	case config.TransportStdio:
 		c.box = upstream.NewBox(&s, opts.sandboxDir, opts.dataDir, c.logger, nil)
+	case config.TransportWasm:
+		c.box = upstream.NewWasmBox(&s, wasmCacheDir(opts), c.logger)
 	}
 	c.stderrLimit = transport.NewStderrLimiter(c.logger)
 	c.logLimit = transport.NewLogLimiter(c.logger, "server log messages suppressed", "messages")
@@ -359,6 +362,12 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 // with its stderr in a new log, which it returns; for a remote one the URL
 // and the server's HTTP client (nil log).
 func (c *serverConn) sessionTransport(spec *negotiate.Spec, last **exec.Cmd) *transport.StderrLog {
+	if c.cfg.Transport == config.TransportWasm {
+		stderr := transport.NewStderrLog(c.logger, c.stderrLimit)
+		spec.Transport = negotiate.TransportInProcess
+		spec.NewTransport = func(ctx context.Context) (mcp.Transport, error) { return c.box.WasmTransport(ctx, stderr) }
+		return stderr
+	}
 	if c.cfg.Transport != config.TransportStdio {
 		spec.URL = c.cfg.URL
 		spec.HTTPClient = c.httpClient()
@@ -384,7 +393,7 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 		last   *exec.Cmd // the session process, for how it ended when the connect fails
 	)
 	mode := negotiate.ModeLegacy
-	if c.cfg.VersionNegotiation == config.NegotiationAuto {
+	if c.cfg.VersionNegotiation == config.NegotiationAuto && c.cfg.Transport != config.TransportWasm {
 		mode = negotiate.ModeAuto
 	}
 	spec := negotiate.Spec{

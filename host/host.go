@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -272,7 +273,8 @@ func (e *PluginLoadError) Error() string {
 // PluginCacheDirFor returns data_dir/plugin-cache for cfg, created with
 // mode 0700, or "" when it cannot be used (the cache then stays in memory).
 func PluginCacheDirFor(cfg *config.Config, logger *slog.Logger) string {
-	if len(cfg.Plugins) == 0 {
+	wasm := slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Transport == config.TransportWasm })
+	if len(cfg.Plugins) == 0 && !wasm {
 		return ""
 	}
 	if logger == nil {

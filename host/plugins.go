@@ -110,3 +110,19 @@ func pluginCacheDir(dataDir string, logger *slog.Logger) string {
 	}
 	return dir
 }
+
+// wasmCacheDir is where WebAssembly servers keep their compiled code
+// across starts: the plugins' compilation cache (Options.PluginCacheDir,
+// data_dir/plugin-cache for the daemon: wazero keys its entries by the
+// module's hash, so plugins and servers share it), else
+// data_dir/plugin-cache, else, without a data_dir, a directory beside the
+// servers' temporary sandbox directories.
+func wasmCacheDir(opts *Options) string {
+	switch {
+	case opts.PluginCacheDir != "":
+		return opts.PluginCacheDir
+	case opts.dataDir != "":
+		return filepath.Join(opts.dataDir, pluginCacheSubdir)
+	}
+	return filepath.Join(opts.sandboxDir, ".wasm-cache")
+}

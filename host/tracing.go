@@ -104,8 +104,11 @@ func (c *serverConn) startUpstreamSpan(ctx context.Context, tool, protocol strin
 		return ctx, span
 	}
 	transport := "tcp"
-	if c.cfg.Transport == config.TransportStdio {
+	switch c.cfg.Transport {
+	case config.TransportStdio:
 		transport = "pipe"
+	case config.TransportWasm:
+		transport = "inproc"
 	}
 	span.SetAttributes(attrMCPMethod.String("tools/call"), attrToolName.String(tool), attrServer.String(c.cfg.Name),
 		attrMCPProtocol.String(protocol), attrTransport.String(transport))

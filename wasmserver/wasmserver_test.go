@@ -132,15 +132,7 @@ func goBuild(tb testing.TB, moduleDir, pkg, goos, goarch string) string {
 // version and the CPU, so a stale entry is never used.
 func testCacheDir(tb testing.TB) string {
 	tb.Helper()
-	d, err := os.UserCacheDir()
-	if err != nil {
-		d = os.TempDir()
-	}
-	d = filepath.Join(d, "mcphost-test-wasm", "wasmserver-compiled")
-	if err := os.MkdirAll(d, 0o700); err != nil {
-		tb.Fatal(err)
-	}
-	return d
+	return testbin.WasmServerCacheDir(tb)
 }
 
 // start starts spec with the test process's compilation cache and a logger

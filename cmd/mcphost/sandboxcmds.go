@@ -111,6 +111,8 @@ func sandboxCell(s host.ServerStatus) string {
 	}
 	dropped := s.Sandbox.Dropped()
 	switch {
+	case strings.HasPrefix(s.Sandbox.Summary, "webassembly"):
+		return "webassembly"
 	case s.Sandbox.Summary == "unsandboxed":
 		return "UNSANDBOXED"
 	case len(s.Sandbox.Layers) == 0:

@@ -40,7 +40,20 @@ func ExamplePlugin(tb testing.TB, name string) string {
 // and package. A failure calls tb.Fatalf with the compiler output.
 func Plugin(tb testing.TB, moduleDir, pkg string) string {
 	tb.Helper()
-	key := "wasm:" + moduleDir + ":" + pkg
+	return wasmBuild(tb, moduleDir, pkg, true)
+}
+
+// WasmCommand is [Plugin] for a WASI command (a plain GOOS=wasip1 build,
+// a program with a main that runs once), such as a WebAssembly MCP server
+// on stdio.
+func WasmCommand(tb testing.TB, moduleDir, pkg string) string {
+	tb.Helper()
+	return wasmBuild(tb, moduleDir, pkg, false)
+}
+
+func wasmBuild(tb testing.TB, moduleDir, pkg string, reactor bool) string {
+	tb.Helper()
+	key := fmt.Sprintf("wasm:%s:%s:%t", moduleDir, pkg, reactor)
 	mu.Lock()
 	b, ok := builds[key]
 	if !ok {
@@ -48,14 +61,14 @@ func Plugin(tb testing.TB, moduleDir, pkg string) string {
 		builds[key] = b
 	}
 	mu.Unlock()
-	b.once.Do(func() { b.bin, b.err = compilePlugin(moduleDir, pkg) })
+	b.once.Do(func() { b.bin, b.err = compilePlugin(moduleDir, pkg, reactor) })
 	if b.err != nil {
 		tb.Fatalf("testbin: %v", b.err)
 	}
 	return b.bin
 }
 
-func compilePlugin(moduleDir, pkg string) (string, error) {
+func compilePlugin(moduleDir, pkg string, reactor bool) (string, error) {
 	root, err := repoRoot()
 	if err != nil {
 		return "", err
@@ -75,7 +88,11 @@ func compilePlugin(moduleDir, pkg string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, pkg+".wasm")
+	name := pkg
+	if !reactor {
+		name += "-command"
+	}
+	out := filepath.Join(dir, name+".wasm")
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
@@ -87,7 +104,11 @@ func compilePlugin(moduleDir, pkg string) (string, error) {
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	cmd := exec.Command(goCmd, "build", "-buildmode=c-shared", "-trimpath", "-o", tmp.Name(), "./"+pkg)
+	args := []string{"build", "-trimpath", "-o", tmp.Name(), "./" + pkg}
+	if reactor {
+		args = append(args[:1], append([]string{"-buildmode=c-shared"}, args[1:]...)...)
+	}
+	cmd := exec.Command(goCmd, args...)
 	cmd.Dir = module
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "GOWORK=off", "CGO_ENABLED=0")
 	var buf bytes.Buffer
@@ -191,3 +212,16 @@ func PluginCacheDir(tb testing.TB) string {
 }
 
 var cacheDir string // under mu; reset by Cleanup
+
+// WasmServerCacheDir is a compilation cache for WebAssembly servers kept
+// across test runs and shared by the packages that start them (under the
+// user's cache directory, like the built modules): compiling a go-sdk
+// server takes about ten seconds, and twenty times that under -race.
+func WasmServerCacheDir(tb testing.TB) string {
+	tb.Helper()
+	d := filepath.Join(wasmCacheDir(), "wasmserver-compiled")
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		tb.Fatalf("testbin: %v", err)
+	}
+	return d
+}

@@ -1,7 +1,9 @@
 package upstream
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -15,6 +17,8 @@ import (
 	"github.com/mcphost/mcphost/confine"
 	"github.com/mcphost/mcphost/egress"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/wasmserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // SandboxStatus is what a stdio server's card and its entry of
@@ -62,6 +66,8 @@ type Box struct {
 	hosts  []string
 	logger *slog.Logger
 	proxy  *egress.Proxy
+
+	wasm *wasmGrant // a WebAssembly server's grants (nil for a process)
 
 	mu     sync.Mutex
 	layers []confine.Layer
@@ -166,6 +172,8 @@ func (b *Box) Status() *SandboxStatus {
 	defer b.mu.Unlock()
 	st := &SandboxStatus{Layers: slices.Clone(b.layers), Network: b.spec.Network, AllowHosts: b.hosts, Hints: slices.Clone(b.hints)}
 	switch {
+	case b.wasm != nil:
+		st.Summary = "webassembly: " + confine.Summary(b.layers)
 	case b.spec.Off:
 		st.Summary = "unsandboxed"
 	case len(b.layers) == 0:
@@ -213,4 +221,88 @@ func (b *Box) StderrLine(line string) string {
 	b.hints = append(b.hints, hint)
 	b.logger.Info("sandbox refused a path the server asked for", "path", path)
 	return hint
+}
+
+// NewWasmBox is the sandbox of a WebAssembly server: the module itself,
+// run inside mcphost, which reaches only what it is granted. Its compiled
+// code is kept in cacheDir ("" for none).
+func NewWasmBox(s *config.Server, cacheDir string, logger *slog.Logger) *Box {
+	sb := s.Sandbox
+	b := &Box{server: s.Name, logger: logger, wasm: &wasmGrant{path: s.Wasm, args: s.Args, env: s.Env, cacheDir: cacheDir,
+		read: sb.Read, write: withRoots(sb.Write, s.Roots)}}
+	b.spec = confine.Spec{Server: s.Name, Off: sb.Mode == config.SandboxOff, Network: config.NetworkNone}
+	for _, r := range sb.AllowHosts {
+		b.hosts = append(b.hosts, r.String())
+		b.wasm.hosts = append(b.wasm.hosts, r.Host)
+		if r.Subdomains {
+			b.wasm.hosts[len(b.wasm.hosts)-1] = "*." + r.Host
+		}
+	}
+	if len(b.hosts) > 0 {
+		b.spec.Network = config.NetworkProxy
+	}
+	b.layers = []confine.Layer{
+		{Name: "env", Active: true, Detail: "its env only"},
+		{Name: "fs", Active: true, Detail: fmt.Sprintf("WebAssembly: only its %d granted directories", len(b.wasm.read)+len(b.wasm.write))},
+		{Name: "net", Active: true, Detail: wasmNetDetail(b.hosts)},
+		{Name: "memory", Active: true, Detail: "a bounded linear memory, no access to mcphost's"},
+	}
+	return b
+}
+
+func wasmNetDetail(hosts []string) string {
+	if len(hosts) == 0 {
+		return "no sockets"
+	}
+	return "HTTP requests of an Extism plugin to its allow_hosts only (by name, every port)"
+}
+
+// wasmGrant is what a WebAssembly server is started with.
+type wasmGrant struct {
+	path, cacheDir string
+	args           []string
+	env            map[string]string
+	read, write    []string
+	hosts          []string
+}
+
+// WasmTransport starts the WebAssembly server of a session and returns the
+// transport to it; closing the session's connection stops the module.
+func (b *Box) WasmTransport(ctx context.Context, stderr io.Writer) (mcp.Transport, error) {
+	w := b.wasm
+	srv, err := wasmserver.Start(ctx, wasmserver.Spec{Name: b.server, Path: w.path, Args: w.args, Env: w.env,
+		Read: w.read, Write: w.write, AllowHosts: w.hosts, CacheDir: w.cacheDir, Stderr: stderr, Logger: b.logger})
+	if err != nil {
+		return nil, err
+	}
+	return ownedTransport{srv.Transport(), srv}, nil
+}
+
+// ownedTransport is a wasm server's transport whose connection, closed,
+// stops the server.
+type ownedTransport struct {
+	mcp.Transport
+	srv *wasmserver.Server
+}
+
+func (t ownedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		t.srv.Close()
+		return nil, err
+	}
+	return ownedConn{c, t.srv}, nil
+}
+
+type ownedConn struct {
+	mcp.Connection
+	srv *wasmserver.Server
+}
+
+func (c ownedConn) Close() error {
+	err := c.Connection.Close()
+	if cerr := c.srv.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
