@@ -3,6 +3,7 @@ package confine
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -53,7 +54,10 @@ func helperFail(layer string, err error) {
 // runHelper applies the layers in order and execs the server.
 func runHelper(hs helperSpec) {
 	runtime.LockOSThread() // never unlocked: the exec happens on this thread
-	const rulesetFD, controlFD = 3, 4
+	ctl, rulesetFD, err := dialControl(hs.Control)
+	if err != nil {
+		helperFail("helper", err)
+	}
 	var hello []int
 	if hs.NetNS {
 		if err := loopbackUp(); err != nil {
@@ -77,10 +81,10 @@ func runHelper(hs helperSpec) {
 	if err := setLimits(hs.Limits); err != nil {
 		helperFail("limits", err)
 	}
-	if err := sendHello(controlFD, hello); err != nil {
+	if err := sendHello(ctl, hello); err != nil {
 		helperFail("helper", err)
 	}
-	unix.Close(controlFD)
+	ctl.Close()
 	for _, fd := range hello {
 		unix.Close(fd)
 	}
@@ -98,6 +102,9 @@ func runHelper(hs helperSpec) {
 		helperFail("privileges", err)
 	}
 	if hs.Landlock {
+		if rulesetFD < 0 {
+			helperFail("fs", errors.New("no Landlock ruleset came from mcphost"))
+		}
 		if err := llsys.LandlockRestrictSelf(rulesetFD, hs.Flags); err != nil {
 			helperFail("fs", fmt.Errorf("landlock_restrict_self: %w", err))
 		}
@@ -108,7 +115,7 @@ func runHelper(hs helperSpec) {
 			helperFail("unix", err)
 		}
 	}
-	err := syscall.Exec(exe, hs.Argv, os.Environ())
+	err = syscall.Exec(exe, hs.Argv, os.Environ())
 	helperFail("exec", fmt.Errorf("%s: %w%s", hs.Exe, err, execHint(err)))
 }
 
@@ -180,14 +187,35 @@ func proxyListener() (int, error) {
 	return int(f.Fd()), nil
 }
 
-func sendHello(fd int, fds []int) error {
+// dialControl connects to mcphost's control socket and receives the
+// Landlock ruleset (-1 when none comes).
+func dialControl(path string) (*net.UnixConn, int, error) {
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, -1, fmt.Errorf("the control socket: %w", err)
+	}
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
+	if err != nil {
+		c.Close()
+		return nil, -1, fmt.Errorf("the control socket: %w", err)
+	}
+	fds, err := passedFDs(oob[:oobn])
+	if err != nil || len(fds) == 0 {
+		return c, -1, err
+	}
+	return c, fds[0], nil
+}
+
+func sendHello(c *net.UnixConn, fds []int) error {
 	buf := make([]byte, 8)
 	binary.LittleEndian.PutUint64(buf, uint64(os.Getpid()))
 	var oob []byte
 	if len(fds) > 0 {
 		oob = unix.UnixRights(fds...)
 	}
-	return unix.Sendmsg(fd, buf, oob, nil, 0)
+	_, _, err := c.WriteMsgUnix(buf, oob, nil)
+	return err
 }
 
 // mounts makes the helper's mount namespace private, hides the masked

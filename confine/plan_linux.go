@@ -13,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
-	"golang.org/x/sys/unix"
 )
 
 // HelperPath, when set, is the binary run as the sandbox helper instead of
@@ -172,16 +171,17 @@ func within(path, dir string) bool {
 type helperSpec struct {
 	Exe      string   `json:"exe"`       // the server's program, the path exec'd
 	Argv     []string `json:"argv"`      // its argv
-	Landlock bool     `json:"landlock"`  // fd 3 is a Landlock ruleset
+	Landlock bool     `json:"landlock"`  // a Landlock ruleset comes over the control socket
 	Flags    uint32   `json:"flags"`     // landlock_restrict_self flags
 	NetNS    bool     `json:"netns"`     // bring lo up
-	Proxy    bool     `json:"proxy"`     // listen on ProxyAddr and send the listener on fd 4
+	Proxy    bool     `json:"proxy"`     // listen on ProxyAddr and send the listener back
 	Seccomp  bool     `json:"seccomp"`   // load the filter
 	UID      int      `json:"uid"`       // setuid/setgid to this when > 0
 	RunBind  string   `json:"run_bind"`  // bind this over runDir on a fresh /run
 	ExeBind  bool     `json:"exe_bind"`  // bind Exe over runExe and exec that
 	Masks    []string `json:"masks"`     // protected paths to hide
 	Limits   Limits   `json:"limits"`    // rlimits
+	Control  string   `json:"control"`   // the parent's control socket: the ruleset comes in, the hello goes out
 	ClearCap bool     `json:"clear_cap"` // drop ambient capabilities (user namespace)
 }
 
@@ -244,7 +244,7 @@ func (p *Plan) Command(base *exec.Cmd, serve func(net.Listener)) (*exec.Cmd, err
 		cmd.SysProcAttr.AmbientCaps = nil
 	}
 
-	var files []*os.File
+	var ruleset *os.File
 	if p.landlock {
 		fd, flags, err := p.ruleset(exe, home, tmp, hs.Proxy)
 		if err != nil {
@@ -252,30 +252,24 @@ func (p *Plan) Command(base *exec.Cmd, serve func(net.Listener)) (*exec.Cmd, err
 		}
 		hs.Landlock, hs.Flags = fd >= 0, flags
 		if fd >= 0 {
-			files = append(files, os.NewFile(uintptr(fd), "landlock-ruleset"))
+			ruleset = os.NewFile(uintptr(fd), "landlock-ruleset")
 		}
 	}
-	if len(files) == 0 {
-		null, err := os.Open(os.DevNull)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, null) // keeps fd 4 at 4
-	}
-	ours, theirs, err := socketPair()
+	ctl, err := listenControl()
 	if err != nil {
-		closeAll(files)
+		if ruleset != nil {
+			ruleset.Close()
+		}
 		return nil, err
 	}
-	files = append(files, theirs)
-	cmd.ExtraFiles = files
+	hs.Control = ctl.Addr().String()
 	spec, err := json.Marshal(hs)
 	if err != nil {
-		closeAll(append(files, ours))
+		ctl.Close()
 		return nil, err
 	}
 	cmd.Args = append([]string{filepath.Base(base.Path), execArg, string(spec), "--"}, base.Args...)
-	go watch(ours, files, serve, p.spec.Server)
+	go watch(ctl, ruleset, serve, p.spec.Server)
 	return cmd, nil
 }
 
@@ -381,18 +375,4 @@ func reachable(path string, uid int) bool {
 	}
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().Perm()&0o005 == 0o005
-}
-
-func socketPair() (ours, theirs *os.File, err error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("sandbox: socketpair: %w", err)
-	}
-	return os.NewFile(uintptr(fds[0]), "sandbox-control"), os.NewFile(uintptr(fds[1]), "sandbox-control-child"), nil
-}
-
-func closeAll(files []*os.File) {
-	for _, f := range files {
-		f.Close()
-	}
 }

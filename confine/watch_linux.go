@@ -1,29 +1,80 @@
 package confine
 
 import (
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// helloWait bounds how long the parent keeps the child's descriptors for a
-// command that is never started.
+// helloWait bounds how long the parent waits for the helper of a command
+// that may never be started.
 const helloWait = 2 * time.Minute
 
-// watch runs beside one sandboxed start: it waits for the helper's hello
-// (its pid, and the proxy's listener when there is one), then closes the
-// parent's copies of the helper's descriptors, serves the listener, and
-// closes it when the server exits.
-func watch(ours *os.File, childFiles []*os.File, serve func(net.Listener), server string) {
-	defer ours.Close()
-	pid, ln, err := readHello(ours)
-	closeAll(childFiles)
+var (
+	ctlDirOnce sync.Once
+	ctlDir     string
+	ctlDirErr  error
+)
+
+// listenControl listens on a new unix socket through which one helper
+// gets its Landlock ruleset and hands back its pid and the proxy's
+// listener. The sockets live in a directory of this process's own (0700,
+// under the system's temporary directory, short enough for a socket
+// path); the helper connects to it before it gives anything up.
+func listenControl() (*net.UnixListener, error) {
+	ctlDirOnce.Do(func() {
+		base := os.TempDir()
+		if len(base) > 60 {
+			base = "/tmp"
+		}
+		ctlDir, ctlDirErr = os.MkdirTemp(base, "mcphost-ctl-")
+	})
+	if ctlDirErr != nil {
+		return nil, ctlDirErr
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(ctlDir, hex.EncodeToString(b[:])), Net: "unix"})
 	if err != nil {
-		return // never started, or the helper failed: its stderr says why
+		return nil, err
+	}
+	ln.SetUnlinkOnClose(true)
+	return ln, nil
+}
+
+// watch runs beside one sandboxed start: it waits for the helper on the
+// control socket, hands it the ruleset, reads its hello (its pid, and the
+// proxy's listener when there is one), serves the listener, and closes it
+// when the server exits. A command never started is given up after
+// helloWait.
+func watch(ctl *net.UnixListener, ruleset *os.File, serve func(net.Listener), server string) {
+	defer ctl.Close()
+	if ruleset != nil {
+		defer ruleset.Close()
+	}
+	_ = ctl.SetDeadline(time.Now().Add(helloWait))
+	conn, err := ctl.AcceptUnix()
+	ctl.Close() // one helper per socket; the file goes with it
+	if err != nil {
+		return // never started
+	}
+	pid, ln, err := handshake(conn, ruleset)
+	conn.Close()
+	if ruleset != nil {
+		ruleset.Close()
+	}
+	if err != nil {
+		slog.Debug("sandbox helper handshake failed", "server", server, "err", err)
+		return // the helper fails too, and its stderr says why
 	}
 	if ln != nil {
 		if serve != nil {
@@ -37,37 +88,30 @@ func watch(ours *os.File, childFiles []*os.File, serve func(net.Listener), serve
 	if ln != nil {
 		ln.Close()
 	}
-	slog.Debug("sandboxed server exited", "server", server, "pid", pid)
 }
 
-// readHello reads the helper's one message: its pid as 8 bytes, with the
+// handshake sends the ruleset (a byte, with the descriptor attached when
+// there is one) and reads the helper's hello: its pid as 8 bytes, with the
 // listener's descriptor attached when it listens for the proxy.
-func readHello(f *os.File) (int, net.Listener, error) {
-	_ = f.SetReadDeadline(time.Now().Add(helloWait))
-	conn, err := net.FileConn(f)
-	if err != nil {
+func handshake(c *net.UnixConn, ruleset *os.File) (int, net.Listener, error) {
+	_ = c.SetDeadline(time.Now().Add(helloWait))
+	var oob []byte
+	if ruleset != nil {
+		oob = unix.UnixRights(int(ruleset.Fd()))
+	}
+	if _, _, err := c.WriteMsgUnix([]byte{1}, oob, nil); err != nil {
 		return 0, nil, err
 	}
-	defer conn.Close()
-	uc := conn.(*net.UnixConn)
-	_ = uc.SetReadDeadline(time.Now().Add(helloWait))
-	buf, oob := make([]byte, 8), make([]byte, unix.CmsgSpace(4))
-	n, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
+	buf, rights := make([]byte, 8), make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := c.ReadMsgUnix(buf, rights)
 	if err != nil {
 		return 0, nil, err
 	}
 	if n != 8 {
-		return 0, nil, os.ErrInvalid
+		return 0, nil, errors.New("short hello")
 	}
 	pid := int(binary.LittleEndian.Uint64(buf))
-	if oobn == 0 {
-		return pid, nil, nil
-	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) == 0 {
-		return pid, nil, err
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
+	fds, err := passedFDs(rights[:oobn])
 	if err != nil || len(fds) == 0 {
 		return pid, nil, err
 	}
@@ -75,6 +119,18 @@ func readHello(f *os.File) (int, net.Listener, error) {
 	defer lf.Close()
 	ln, err := net.FileListener(lf)
 	return pid, ln, err
+}
+
+// passedFDs are the descriptors of a control message, if any.
+func passedFDs(oob []byte) ([]int, error) {
+	if len(oob) == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil || len(msgs) == 0 {
+		return nil, err
+	}
+	return unix.ParseUnixRights(&msgs[0])
 }
 
 // waitExit returns when process pid has exited (it is not reaped here: its

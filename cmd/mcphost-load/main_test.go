@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/confine"
 	"github.com/mcphost/mcphost/host/httpapi"
 )
 
 func TestMain(m *testing.M) {
+	confine.MaybeHelper() // the sandbox helper of the stdio servers the tests start
 	httpapi.DisableDebugOutput()
 	os.Exit(m.Run())
 }
