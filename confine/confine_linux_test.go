@@ -209,3 +209,23 @@ func copyFile(from, to string) error {
 	}
 	return os.WriteFile(to, b, 0o755)
 }
+
+// TestLimits: a server's limits block reaches its process as rlimits.
+func TestLimits(t *testing.T) {
+	probe := requireLayers(t)
+	spec := confine.Spec{Server: "limited", Network: confine.NetNone, Dir: filepath.Join(t.TempDir(), "limited"), UID: 65534,
+		Limits: confine.Limits{OpenFiles: 77, Memory: 3 << 30, Pids: 99, CPU: 3600}}
+	plan, err := confine.Prepare(spec, probe)
+	must(t, err)
+	base := exec.Command("/bin/sh", "-c", "ulimit -n; ulimit -v; ulimit -p; ulimit -t; ulimit -c")
+	base.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd, err := plan.Command(base, nil)
+	must(t, err)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got, want := strings.Fields(string(out)), []string{"77", fmt.Sprint((3 << 30) / 1024), "99", "3600", "0"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("ulimit -n -v -p -t -c = %v, want %v", got, want)
+	}
+}
