@@ -96,7 +96,17 @@ func Prepare(spec Spec, probe Probe) (*Plan, error) {
 	} else {
 		p.layers = append(p.layers, Layer{Name: "uid", Active: true, Detail: fmt.Sprintf("runs as mcphost's uid %d (mcphost is not root)", os.Getuid())})
 	}
-	layer("signals", p.landlock && probe.LandlockABI >= 6, "landlock scopes: no signals or abstract sockets outside the sandbox", fmt.Sprintf("Landlock ABI %d < 6 cannot scope signals", probe.LandlockABI))
+	// Scopes are best effort, as Landlock's rights are: a kernel before
+	// 6.12 (ABI 6) cannot scope signals, and refusing every server there
+	// would leave most machines with none; the layer says what holds.
+	switch {
+	case p.landlock && probe.LandlockABI >= 6:
+		p.layers = append(p.layers, Layer{Name: "signals", Active: true, Detail: "landlock scopes: no signals or abstract sockets outside the sandbox"})
+	case probe.Root:
+		p.layers = append(p.layers, Layer{Name: "signals", Active: true, Detail: fmt.Sprintf("another uid than mcphost's (Landlock ABI %d cannot scope signals)", probe.LandlockABI)})
+	default:
+		p.layers = append(p.layers, Layer{Name: "signals", Detail: fmt.Sprintf("not scoped: Landlock ABI %d < 6 (Linux 6.12); the server could signal processes of mcphost's uid", probe.LandlockABI)})
+	}
 	p.layers = append(p.layers, Layer{Name: "privileges", Active: true, Detail: "no_new_privs, no capabilities"})
 	p.layers = append(p.layers, Layer{Name: "limits", Active: true, Detail: p.limitsDetail()})
 	p.masks = p.maskedPaths()
