@@ -68,6 +68,7 @@ export function sandboxText(s) {
   const sb = isPlainObject(s) && isPlainObject(s.sandbox) ? s.sandbox : null;
   if (!sb) return { text: '', kind: '' };
   if (sb.summary === 'unsandboxed') return { text: 'unsandboxed', kind: 'warn' };
+  if (str(sb.summary).startsWith('webassembly')) return { text: 'webassembly', kind: 'ok' };
   const layers = Array.isArray(sb.layers) ? sb.layers.filter(isPlainObject) : [];
   if (!layers.length) return { text: '', kind: '' };
   const dropped = layers.filter((l) => l.active !== true && l.name !== 'env' && !(l.name === 'net' && sb.network === 'host'));
