@@ -40,6 +40,7 @@ func exampleServer(t *testing.T, name, pkg string) config.Server {
 	dir := testbin.Interop(t, "../../..", pkg)
 	s := stdioServer(name, "node")
 	s.Args = []string{filepath.Join(dir, "node_modules", pkg, "dist", "index.js"), "--stdio"}
+	s.Sandbox.Read = []string{dir} // node runs the script and its node_modules
 	return s
 }
 
