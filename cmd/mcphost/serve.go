@@ -115,9 +115,15 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitUsage
 	}
+	secret, err := clusterSecret(cfg)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		return exitUsage
+	}
 	// On PostgreSQL the store carries this replica's events to the others
-	// and theirs to it; on SQLite the id changes nothing.
-	st, err := host.OpenStoreAs(ctx, cfg, logger, id)
+	// and theirs to it, sealed with the secret; on SQLite the id changes
+	// nothing.
+	st, err := host.OpenStoreAs(ctx, cfg, logger, id, secret)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitFailure
@@ -135,7 +141,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost serve: -shutdown-grace %s: want a positive duration such as 30s\n", *rf.grace)
 		return exitUsage
 	}
-	node, sealKey, err := newReplica(rf, id, ln, replicaDirectory(st), logger)
+	node, sealKey, err := newReplica(rf, id, ln, replicaDirectory(st), secret, logger)
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
