@@ -115,6 +115,23 @@ func newReplica(rf replicaFlags, id string, ln net.Listener, dir cluster.Directo
 	return node, sealKey, nil
 }
 
+// credentialKey returns the key the WebShell credentials are derived
+// with. A single node keeps it in data_dir (credentialKeyFile, created on
+// first use), so that a signed-in WebShell stays signed in across
+// restarts. A replica derives it from the cluster secret, the same on
+// every replica, so that a credential one replica issued is good on the
+// others: behind a balancer the WebShell's next request may land on any.
+func credentialKey(dataDir string, node *cluster.Node, secret []byte) ([]byte, error) {
+	if node.Clustered() {
+		return cluster.DeriveKey(secret, "webshell credential"), nil
+	}
+	k, err := loadOrCreateSecret(filepath.Join(dataDir, credentialKeyFile), "the WebShell credential key")
+	if err != nil {
+		return nil, err
+	}
+	return []byte(k), nil
+}
+
 // mountRelay serves host.RelayPath, where the other replicas reach the
 // singleton servers this one runs, ahead of rest: behind the node's
 // hop-only front, which lets through only requests with a verified proof
