@@ -82,28 +82,40 @@ func parseHopAuth(s string) (hopAuth, error) {
 		return a, errHopFormat
 	}
 	a.to = parts[1]
-	ms := parts[2]
-	if ms == "" || len(ms) > 15 || (ms[0] == '0' && ms != "0") {
+	var ok bool
+	if a.at, ok = parseMillis(parts[2]); !ok {
 		return a, errHopFormat
+	}
+	if !decodeFixed(a.nonce[:], parts[3]) || !decodeFixed(a.body[:], parts[4]) || !decodeFixed(a.mac[:], parts[5]) {
+		return a, errHopFormat
+	}
+	return a, nil
+}
+
+// parseMillis parses the time of a proof: decimal Unix milliseconds, at
+// most 15 digits (always an int64), no sign and no leading zero, so that
+// one time has one spelling.
+func parseMillis(ms string) (int64, bool) {
+	if ms == "" || len(ms) > 15 || (ms[0] == '0' && ms != "0") {
+		return 0, false
 	}
 	for i := 0; i < len(ms); i++ {
 		if ms[i] < '0' || ms[i] > '9' {
-			return a, errHopFormat
+			return 0, false
 		}
 	}
-	a.at, _ = strconv.ParseInt(ms, 10, 64) // 15 digits always fit
-	for _, f := range []struct {
-		s   string
-		dst []byte
-	}{{parts[3], a.nonce[:]}, {parts[4], a.body[:]}, {parts[5], a.mac[:]}} {
-		if b64.EncodedLen(len(f.dst)) != len(f.s) {
-			return a, errHopFormat
-		}
-		if n, err := b64.Decode(f.dst, []byte(f.s)); err != nil || n != len(f.dst) {
-			return a, errHopFormat
-		}
+	at, _ := strconv.ParseInt(ms, 10, 64) // 15 digits always fit
+	return at, true
+}
+
+// decodeFixed decodes s, unpadded base64url of exactly len(dst) bytes in
+// its one canonical spelling, into dst.
+func decodeFixed(dst []byte, s string) bool {
+	if b64.EncodedLen(len(dst)) != len(s) {
+		return false
 	}
-	return a, nil
+	n, err := b64.Decode(dst, []byte(s))
+	return err == nil && n == len(dst)
 }
 
 // hopMAC is the MAC of a hop. Every field but the last three is free of
@@ -307,10 +319,11 @@ func (n *Node) verifyHop(w http.ResponseWriter, r *http.Request, from, auth, pri
 	return hopOK, body
 }
 
-// nonces are the nonces of the hops a node accepted, each until its proof
-// expires: a replayed proof finds its nonce. Only proofs whose MAC
-// verified are remembered, so the set grows with the replicas' own
-// traffic (a few dozen bytes a hop for HopWindow), never an attacker's.
+// nonces are the nonces of the hops a node accepted (or the notices
+// [Notices] opened), each until its proof expires: a replayed proof finds
+// its nonce. Only proofs whose MAC verified are remembered, so the set
+// grows with the replicas' own traffic (a few dozen bytes a hop for
+// HopWindow), never an attacker's.
 type nonces struct {
 	mu     sync.Mutex
 	m      map[nonceKey]time.Time // → when the proof expires

@@ -578,6 +578,7 @@ func TestComposeCluster(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Errorf("GET / (the WebShell) through the balancer: %d, want 200", res.StatusCode)
 	}
+	t.Run("webshell sign-in", func(t *testing.T) { testWebShellThroughBalancer(t, lb.URL, reps) })
 
 	// Both eras through the balancer, several calls each: with round robin
 	// every second request of the legacy session lands on the replica
@@ -653,6 +654,55 @@ func TestComposeCluster(t *testing.T) {
 	}
 	if n := gatewayEntries(t, alive); n != 2*calls+2 {
 		t.Errorf("%s lists %d entries after the kill, want %d: nothing acknowledged is lost", alive.name, n, 2*calls+2)
+	}
+}
+
+// testWebShellThroughBalancer signs in to the WebShell through the
+// balancer as its page does, then uses the credential on each replica
+// directly and through the balancer: every replica accepts what one of
+// them issued (its key is derived from the cluster secret, not kept in
+// each replica's data_dir).
+func testWebShellThroughBalancer(t *testing.T, lb string, reps []*replica) {
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, lb+"/api/v1/webshell/session", nil)
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	req.Header.Set("Origin", lb)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var signIn struct {
+		Credential string `json:"credential"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&signIn)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || err != nil || signIn.Credential == "" {
+		t.Fatalf("WebShell sign-in through the balancer: %d, %v", res.StatusCode, err)
+	}
+	me := func(base string) (int, string) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/api/v1/me", nil)
+		req.Header.Set("Authorization", "Bearer "+signIn.Credential)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var who struct {
+			Name   string `json:"name"`
+			Origin string `json:"origin"`
+		}
+		_ = json.NewDecoder(res.Body).Decode(&who)
+		return res.StatusCode, who.Name + " " + who.Origin
+	}
+	for _, r := range reps {
+		if code, who := me(r.base); code != http.StatusOK || who != "alice user" {
+			t.Errorf("the WebShell credential at %s: %d %q, want 200 alice user", r.name, code, who)
+		}
+	}
+	for i := range 2 * len(reps) { // round robin: each replica twice
+		if code, who := me(lb); code != http.StatusOK || who != "alice user" {
+			t.Errorf("the WebShell credential through the balancer, request %d: %d %q, want 200 alice user", i, code, who)
+		}
 	}
 }
 

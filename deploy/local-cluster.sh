@@ -28,7 +28,8 @@ fi
 	-o "-c listen_addresses=127.0.0.1 -p 5433 -k $dir/pg" >/dev/null
 "${as_pg[@]}" "$pgbin/createdb" -h 127.0.0.1 -p 5433 -U mcphost mcphost 2>/dev/null || true
 
-# What the replicas share: the database, the hop secret, the sealing key.
+# What the replicas share: the database, the cluster secret (hops, events,
+# WebShell credentials), the sealing key.
 export DATABASE_URL="postgres://mcphost@127.0.0.1:5433/mcphost?sslmode=disable"
 [[ -f "$dir/cluster-secret" ]] || od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$dir/cluster-secret"
 [[ -f "$dir/secret-key" ]] || head -c 32 /dev/urandom | base64 -w0 >"$dir/secret-key"

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
@@ -30,10 +32,13 @@ func clusterDB(t testing.TB) (*pgtest.Server, string) {
 	return srv, srv.NewDatabase(t)
 }
 
+// clusterSecret is the secret the tests' replicas share.
+var clusterSecret = []byte("cluster secret of the host tests, the same on every replica")
+
 // startReplica starts a host with replica id on the store dsn.
 func startReplica(t testing.TB, dsn, id string, cfg *config.Config, opts host.Options) replica {
 	t.Helper()
-	st, err := store.OpenPostgres(t.Context(), dsn, nil, store.Options{Replica: id})
+	st, err := store.OpenPostgres(t.Context(), dsn, nil, store.Options{Replica: id, Secret: clusterSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,6 +351,108 @@ func TestClusterReload(t *testing.T) {
 	case <-heard:
 		t.Error("B heard of a reload that was not announced")
 	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// intruderConn connects to dsn's database as a new role with no
+// privilege but the CONNECT every role has by default (PUBLIC's), and
+// listens on the pokes' channel, as anyone who may connect can.
+func intruderConn(t *testing.T, srv *pgtest.Server, dsn string) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := cfg.Database + "_intruder"
+	if err := srv.Exec(t.Context(), cfg.Database, `CREATE ROLE "`+role+`" LOGIN`); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(srv.DSN(cfg.Database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	conn, err := pgx.Connect(t.Context(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	if _, err := conn.Exec(t.Context(), "LISTEN "+store.PokeChannel); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// TestClusterForgedPokes: another role of the database that sends plain
+// pg_notify on the pokes' channel (red team F13) puts nothing into a
+// principal's event stream and makes no replica reload, nor does a
+// replica's reload poke it captured and sends again; the replicas' own
+// pokes still arrive, and each refusal is counted.
+func TestClusterForgedPokes(t *testing.T) {
+	srv, dsn := clusterDB(t)
+	a := startReplica(t, dsn, "A", policyConfig(t), host.Options{})
+	heard := make(chan struct{}, 8)
+	b := startReplica(t, dsn, "B", &config.Config{}, host.Options{OnPeerReload: func(context.Context) { heard <- struct{}{} }})
+	evs, stop, err := b.h.Subscribe(host.Caller{Principal: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	spy := intruderConn(t, srv, dsn)
+
+	// A legitimate reload, announced by A: B reloads once, and the spy
+	// captures the poke.
+	if _, err := a.h.ReloadWith(t.Context(), policyConfig(t), host.ReloadOptions{Announce: true}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-heard:
+	case <-time.After(30 * time.Second):
+		t.Fatal("B did not hear of A's reload")
+	}
+	var captured string
+	for captured == "" {
+		n, err := spy.WaitForNotification(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(n.Payload, `"kind":"reload"`) {
+			captured = n.Payload
+		}
+	}
+
+	forged := []string{
+		`{"kind":"call_started","id":"c_fake","principal":"alice","origin":"zz","data":{"callId":"c_fake","sessionId":"s_x","server":"files","tool":"INJECTED-BY-ANOTHER-DB-ROLE"}}`,
+		`{"kind":"reload","origin":"zz"}`,
+		captured,
+	}
+	for _, payload := range forged {
+		if _, err := spy.Exec(t.Context(), `SELECT pg_notify($1, $2)`, store.PokeChannel, payload); err != nil {
+			t.Fatalf("pg_notify as a role with no privilege: %v", err)
+		}
+	}
+	// A call on A afterwards: notifications arrive in commit order, so
+	// once its entry is on B's stream, every forged one has been handled.
+	e, err := sessionCall(t, a.h, alice, "read", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev := waitEvent(t, evs, "")
+		if d, ok := ev.Data.(host.CallStarted); ok && d.CallID != e.CallID {
+			t.Errorf("B published a call_started nobody made: %+v", d)
+		}
+		if d, ok := ev.Data.(*store.Entry); ok && d.ID == e.ID {
+			break
+		}
+	}
+	if st := b.h.FanIn(); st.Refused != int64(len(forged)) {
+		t.Errorf("B's fan-in %+v, want %d refused", st, len(forged))
+	}
+	select {
+	case <-heard:
+		t.Error("B reloaded for a notification another role sent")
+	default:
 	}
 }
 

@@ -255,14 +255,19 @@ type FanInStats struct {
 	// Listening says the Listen loop has listened at least once.
 	Listening bool
 	// Received pokes from other replicas; Resyncs after a lost connection
-	// (each ended every event stream); Dropped pokes not sent.
-	Received, Resyncs, Dropped int64
+	// (each ended every event stream); Dropped pokes not sent; Refused
+	// notifications on the pokes' channel that were not sealed with the
+	// cluster secret, stale or replayed (store.Store.PokesRefused).
+	Received, Resyncs, Dropped, Refused int64
 }
 
 // FanIn returns the counters of the events across replicas.
 func (h *Host) FanIn() FanInStats {
 	st := FanInStats{Clustered: h.clustered(), Received: h.fanin.received.Load(),
 		Resyncs: h.fanin.resyncs.Load(), Dropped: h.fanin.dropped.Load()}
+	if st.Clustered {
+		st.Refused = h.store.PokesRefused()
+	}
 	select {
 	case <-h.fanin.listening:
 		st.Listening = true

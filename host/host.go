@@ -302,19 +302,20 @@ const StoreFile = "mcphost.db"
 // options of StoreOptionsFor. It logs which backend it opened, with the DSN's
 // password redacted. Every command that opens the store goes through it.
 func OpenStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*store.Store, error) {
-	return OpenStoreAs(ctx, cfg, logger, "")
+	return OpenStoreAs(ctx, cfg, logger, "", nil)
 }
 
 // OpenStoreAs is OpenStore for the replica with id replica
 // (store.Options.Replica): on PostgreSQL its events then reach the other
-// replicas sharing the store and theirs reach it (fanin.go). "" is a
-// single node; SQLite is one whatever the id.
-func OpenStoreAs(ctx context.Context, cfg *config.Config, logger *slog.Logger, replica string) (*store.Store, error) {
+// replicas sharing the store and theirs reach it (fanin.go), sealed with
+// secret, the secret the replicas share (store.Options.Secret; required
+// there). "" is a single node; SQLite is one whatever the id.
+func OpenStoreAs(ctx context.Context, cfg *config.Config, logger *slog.Logger, replica string, secret []byte) (*store.Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	opts := StoreOptionsFor(cfg)
-	opts.Replica = replica
+	opts.Replica, opts.Secret = replica, secret
 	if cfg.Store.Postgres != "" {
 		st, err := store.OpenPostgres(ctx, cfg.Store.Postgres, logger, opts)
 		if err != nil {

@@ -70,6 +70,7 @@ func (m *metrics) observeCall(server, status string, d time.Duration) {
 //	mcphost_event_subscribers_dropped_total       counter: event streams ended for falling behind
 //	mcphost_cluster_pokes_received_total          counter: pokes heard from other replicas (clustered store)
 //	mcphost_cluster_pokes_dropped_total           counter: pokes not sent (queue full, too big, store error)
+//	mcphost_cluster_pokes_refused_total           counter: notifications on the pokes' channel refused (not sealed with the cluster secret, stale or replayed)
 //	mcphost_cluster_resyncs_total                 counter: resyncs after a lost listen connection (each ended every event stream)
 //	mcphost_store_round_trips_total               counter: round trips of the transcript's append path to PostgreSQL (clustered store)
 //	go_goroutines                                 gauge: goroutines of the daemon's process
@@ -87,6 +88,7 @@ func (h *Host) WriteMetrics(w io.Writer) error {
 	if fi := h.FanIn(); fi.Clustered {
 		counter(bw, "mcphost_cluster_pokes_received_total", "Pokes heard from the other replicas sharing the store.", fi.Received)
 		counter(bw, "mcphost_cluster_pokes_dropped_total", "Pokes not sent to the other replicas (queue full, too big, store error).", fi.Dropped)
+		counter(bw, "mcphost_cluster_pokes_refused_total", "Notifications on the pokes' channel refused: not sealed with the cluster secret, stale or replayed.", fi.Refused)
 		counter(bw, "mcphost_cluster_resyncs_total", "Resyncs after the connection listening to the other replicas was lost; each ended every event stream.", fi.Resyncs)
 	}
 	if h.store != nil && h.store.Shared() {

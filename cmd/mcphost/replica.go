@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/cluster"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/oauth"
 )
@@ -79,11 +80,23 @@ func (d storeDirectory) SweepReplicas(ctx context.Context, seenBefore time.Time)
 	return d.st.SweepReplicas(ctx, seenBefore)
 }
 
-// newReplica builds this daemon's cluster node for the bound listener ln.
-// sealKey is the key the gateway seals requestState with when it must be
-// the same on every replica (nil: the host's own, derived from its
-// credential key).
-func newReplica(rf replicaFlags, id string, ln net.Listener, dir cluster.Directory, logger *slog.Logger) (node *cluster.Node, sealKey []byte, err error) {
+// clusterSecret returns the secret the replicas share when the daemon
+// needs one: on PostgreSQL (it is a replica: its hops and pokes are signed
+// with it) or when MCPHOST_CLUSTER_SECRET is set; nil otherwise. A key in
+// the environment is the same on every replica; the secret.key file in
+// data_dir is not.
+func clusterSecret(cfg *config.Config) ([]byte, error) {
+	if cfg.Store.Postgres == "" && os.Getenv(cluster.EnvSecret) == "" {
+		return nil, nil
+	}
+	return cluster.SharedSecret(os.Getenv(cluster.EnvSecret), os.Getenv(oauth.KeyEnv))
+}
+
+// newReplica builds this daemon's cluster node for the bound listener ln,
+// with secret ([clusterSecret]). sealKey is the key the gateway seals
+// requestState with when it must be the same on every replica (nil: the
+// host's own, derived from its credential key).
+func newReplica(rf replicaFlags, id string, ln net.Listener, dir cluster.Directory, secret []byte, logger *slog.Logger) (node *cluster.Node, sealKey []byte, err error) {
 	hostname, _ := os.Hostname()
 	addr := *rf.advertise
 	if addr == "" {
@@ -92,13 +105,7 @@ func newReplica(rf replicaFlags, id string, ln net.Listener, dir cluster.Directo
 	if addr == "" {
 		addr = defaultAdvertise(ln.Addr().(*net.TCPAddr), hostname)
 	}
-	var secret []byte
-	if dir != nil || os.Getenv(cluster.EnvSecret) != "" {
-		// A key in the environment is the same on every replica; the
-		// secret.key file in data_dir is not.
-		if secret, err = cluster.SharedSecret(os.Getenv(cluster.EnvSecret), os.Getenv(oauth.KeyEnv)); err != nil {
-			return nil, nil, err
-		}
+	if secret != nil {
 		sealKey = cluster.DeriveKey(secret, "gateway requestState")
 	}
 	node, err = cluster.New(cluster.Options{ID: id, Addr: addr, Directory: dir, Secret: secret, Logger: logger})
@@ -106,6 +113,23 @@ func newReplica(rf replicaFlags, id string, ln net.Listener, dir cluster.Directo
 		return nil, nil, err
 	}
 	return node, sealKey, nil
+}
+
+// credentialKey returns the key the WebShell credentials are derived
+// with. A single node keeps it in data_dir (credentialKeyFile, created on
+// first use), so that a signed-in WebShell stays signed in across
+// restarts. A replica derives it from the cluster secret, the same on
+// every replica, so that a credential one replica issued is good on the
+// others: behind a balancer the WebShell's next request may land on any.
+func credentialKey(dataDir string, node *cluster.Node, secret []byte) ([]byte, error) {
+	if node.Clustered() {
+		return cluster.DeriveKey(secret, "webshell credential"), nil
+	}
+	k, err := loadOrCreateSecret(filepath.Join(dataDir, credentialKeyFile), "the WebShell credential key")
+	if err != nil {
+		return nil, err
+	}
+	return []byte(k), nil
 }
 
 // mountRelay serves host.RelayPath, where the other replicas reach the

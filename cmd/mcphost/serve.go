@@ -32,7 +32,8 @@ const dbFile = host.StoreFile
 // token when the config declares no principal.
 const ownerTokenFile = "owner.token"
 
-// credentialKeyFile holds the key WebShell credentials are derived with.
+// credentialKeyFile holds the key WebShell credentials are derived with
+// on a single node ([credentialKey]).
 const credentialKeyFile = "webshell.key"
 
 // serve runs the daemon until ctx ends (SIGINT or SIGTERM in main): every
@@ -89,13 +90,6 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		}
 		ownerToken = t
 	}
-	// The key of the WebShell credentials, kept so that a signed-in
-	// WebShell stays signed in across restarts.
-	credKey, err := loadOrCreateSecret(filepath.Join(cfg.DataDir, credentialKeyFile), "the WebShell credential key")
-	if err != nil {
-		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
-		return exitFailure
-	}
 	stopTraces, err := telemetry.Setup(ctx, telemetry.Config{
 		Endpoint: cfg.Telemetry.OTLPEndpoint, ServiceName: cfg.Telemetry.ServiceName, ServiceVersion: version(),
 		Logger: logger.With("component", "telemetry"),
@@ -115,9 +109,15 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitUsage
 	}
+	secret, err := clusterSecret(cfg)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		return exitUsage
+	}
 	// On PostgreSQL the store carries this replica's events to the others
-	// and theirs to it; on SQLite the id changes nothing.
-	st, err := host.OpenStoreAs(ctx, cfg, logger, id)
+	// and theirs to it, sealed with the secret; on SQLite the id changes
+	// nothing.
+	st, err := host.OpenStoreAs(ctx, cfg, logger, id, secret)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitFailure
@@ -135,11 +135,17 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost serve: -shutdown-grace %s: want a positive duration such as 30s\n", *rf.grace)
 		return exitUsage
 	}
-	node, sealKey, err := newReplica(rf, id, ln, replicaDirectory(st), logger)
+	node, sealKey, err := newReplica(rf, id, ln, replicaDirectory(st), secret, logger)
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitUsage
+	}
+	credKey, err := credentialKey(cfg.DataDir, node, secret)
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		return exitFailure
 	}
 	logger.Info("mcphost starting", "version", version(), "config", source, "servers", len(cfg.Servers), "addr", ln.Addr().String(),
 		"store_sync", storeOpts.Sync.String(), "replica", node.ID(), "advertise", node.Addr(), "clustered", node.Clustered(),
@@ -162,7 +168,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		Restart:        true,
 		Store:          st,
 		OwnerToken:     ownerToken,
-		CredentialKey:  []byte(credKey),
+		CredentialKey:  credKey,
 		PluginCacheDir: host.PluginCacheDirFor(cfg, logger),
 		AppCompaction:  host.AppCompaction{After: cfg.AppCompactAfter, SessionBytes: cfg.AppCompactSessionBytes},
 		Replica:        node.ID(),

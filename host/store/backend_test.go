@@ -39,8 +39,16 @@ func backends(t testing.TB) []backend {
 	}
 }
 
+// testSecret is the cluster secret of the tests' replicas.
+var testSecret = []byte("cluster-secret-of-the-store-tests-0123456789")
+
+// mustOpenPostgres opens dsn with opts; a replica gets testSecret unless
+// opts names a secret.
 func mustOpenPostgres(t testing.TB, dsn string, opts Options) *Store {
 	t.Helper()
+	if opts.Replica != "" && opts.Secret == nil {
+		opts.Secret = testSecret
+	}
 	s, err := OpenPostgres(t.Context(), dsn, nil, opts)
 	if err != nil {
 		t.Fatalf("OpenPostgres(%+v): %v", opts, err)

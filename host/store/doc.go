@@ -31,7 +31,9 @@
 // [Poke] with pg_notify, [Store.Listen] hears the others' on a connection
 // of its own and says to resync after a reconnect; every appended entry
 // pokes the others from inside its group's transaction (no extra round
-// trip; delivered only if it commits).
+// trip; delivered only if it commits). Pokes are sealed with the cluster
+// secret ([Options.Secret]): Listen refuses any other notification on the
+// channel, such as another database role's pg_notify.
 //
 // # Guarantees
 //

@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Events across replicas. On PostgreSQL with a replica id ([Options.Replica])
@@ -17,12 +21,20 @@ import (
 // commit, and only to listeners connected at that moment; a listener that
 // reconnects is told to resync ([PokeResync]). On SQLite, or without a
 // replica id, there is one process: Poke does nothing and Listen returns.
+//
+// Any role that may connect to the database may NOTIFY on PokeChannel
+// (and LISTEN to it). So a poke travels sealed ([cluster.Notices]: an HMAC
+// under a key derived from [Options.Secret], over a time and a nonce), and
+// Listen passes on only what opens: sealed by a replica with the same
+// secret, within [cluster.HopWindow] of this replica's clock, once.
+// Anything else is refused, counted ([Store.PokesRefused]) and logged (at
+// most once a minute), with the backend pid that sent it.
 
 // PokeChannel is the PostgreSQL notification channel of the pokes.
 const PokeChannel = "mcphost_events"
 
-// MaxPokeBytes bounds the JSON of one poke: PostgreSQL refuses a
-// notification payload of 8000 bytes or more.
+// MaxPokeBytes bounds one sealed poke (its JSON and about 90 bytes of
+// seal): PostgreSQL refuses a notification payload of 8000 bytes or more.
 const MaxPokeBytes = 8000
 
 // Kinds of pokes the store sends or delivers itself. The host defines the
@@ -70,7 +82,8 @@ func (s *Store) Replica() string { return s.replica }
 // and has a replica id. Only then do pokes travel.
 func (s *Store) Clustered() bool { return s.pg != nil && s.replica != "" }
 
-// encodePoke sets p's origin and encodes it, refusing a payload too big.
+// encodePoke sets p's origin, encodes and seals it, refusing a payload
+// too big. Only a clustered store calls it.
 func (s *Store) encodePoke(p Poke) ([]byte, error) {
 	p.Origin = s.replica
 	if p.Data != nil && !json.Valid(p.Data) {
@@ -80,10 +93,11 @@ func (s *Store) encodePoke(p Poke) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: poke %q: %w", p.Kind, err)
 	}
-	if len(b) >= MaxPokeBytes {
-		return nil, &PokeTooBigError{Kind: p.Kind, Bytes: len(b)}
+	sealed := s.notices.Seal(b)
+	if len(sealed) >= MaxPokeBytes {
+		return nil, &PokeTooBigError{Kind: p.Kind, Bytes: len(sealed)}
 	}
-	return b, nil
+	return []byte(sealed), nil
 }
 
 // Poke sends p to the other replicas (pg_notify, one round trip), with
@@ -182,8 +196,13 @@ func (s *Store) listenOn(ctx context.Context, conn *pgx.Conn, fn func(Poke)) err
 		if err != nil {
 			return err
 		}
+		payload, err := s.notices.Open(n.Payload)
+		if err != nil {
+			s.refused.refuse(s.logger, s.now(), n, err)
+			continue
+		}
 		var p Poke
-		if err := json.Unmarshal([]byte(n.Payload), &p); err != nil {
+		if err := json.Unmarshal(payload, &p); err != nil {
 			s.logger.Warn("ignoring a poke that does not decode", "error", err, "bytes", len(n.Payload))
 			continue
 		}
@@ -195,4 +214,39 @@ func (s *Store) listenOn(ctx context.Context, conn *pgx.Conn, fn func(Poke)) err
 		}
 		fn(p)
 	}
+}
+
+// PokesRefused is how many notifications on [PokeChannel] Listen has
+// refused: not sealed with the cluster secret, stale or replayed.
+func (s *Store) PokesRefused() int64 { return s.refused.total.Load() }
+
+// refusalLogEvery is how often, at most, Listen logs a refused
+// notification.
+const refusalLogEvery = time.Minute
+
+// pokeRefusals counts the notifications Listen refused, and logs the
+// first and then at most one every refusalLogEvery, each with how many
+// were refused since the last one logged: another role's NOTIFY cannot
+// flood the log.
+type pokeRefusals struct {
+	total  atomic.Int64
+	mu     sync.Mutex
+	logged time.Time // when the last warning was logged
+	since  int64     // refused since then, not logged
+}
+
+func (r *pokeRefusals) refuse(logger *slog.Logger, now time.Time, n *pgconn.Notification, why error) {
+	r.total.Add(1)
+	r.mu.Lock()
+	r.since++
+	if !r.logged.IsZero() && now.Sub(r.logged) < refusalLogEvery {
+		r.mu.Unlock()
+		return
+	}
+	since := r.since
+	r.logged, r.since = now, 0
+	r.mu.Unlock()
+	logger.Warn("refused a notification on the replicas' channel: only a replica with the same cluster secret may send one there; "+
+		"if it comes from another program, revoke its role's access to the database",
+		"channel", n.Channel, "sender_pid", n.PID, "reason", why, "refused", since, "log_every", refusalLogEvery.String())
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/mcphost/mcphost/internal/pgtest"
 )
@@ -105,6 +108,114 @@ func TestPokesBetweenReplicas(t *testing.T) {
 	lb.want(t, PokeAppContext)
 	if b.AppContextVersion() == v {
 		t.Error("B's AppContextVersion did not change")
+	}
+}
+
+// intruder connects to dsn's database as a new role with no privilege
+// but the CONNECT every role has by default (PUBLIC's), and listens on
+// the pokes' channel, as anyone who may connect can.
+func intruder(t *testing.T, srv *pgtest.Server, dsn string) *pgx.Conn {
+	t.Helper()
+	db := dbOf(t, dsn)
+	role := db + "_intruder"
+	if err := srv.Exec(t.Context(), db, `CREATE ROLE "`+role+`" LOGIN`); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(srv.DSN(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	conn, err := pgx.Connect(t.Context(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	if _, err := conn.Exec(t.Context(), "LISTEN "+PokeChannel); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// next is the next poke l delivers, whatever its kind.
+func (l *listener) next(t *testing.T) Poke {
+	t.Helper()
+	select {
+	case p := <-l.ch:
+		return p
+	case <-time.After(10 * time.Second):
+		t.Fatal("no poke within 10s")
+	}
+	return Poke{}
+}
+
+// TestListenRefusesForeignNotifications: a notification on the pokes'
+// channel from another role of the database (plain pg_notify: red team
+// F13), a replica's poke it captured and sent again, the same poke with
+// its JSON altered, and a poke of a replica with another secret never
+// reach Listen's receiver; each is counted. The replicas' own pokes still
+// arrive, in order.
+func TestListenRefusesForeignNotifications(t *testing.T) {
+	srv := pgtest.Shared(t)
+	dsn := srv.NewDatabase(t)
+	a := mustOpenPostgres(t, dsn, Options{Replica: "A"})
+	b := mustOpenPostgres(t, dsn, Options{Replica: "B"})
+	stranger := mustOpenPostgres(t, dsn, Options{Replica: "C", Secret: []byte("another-cluster-secret-0123456789abcdef")})
+	lb := listen(t, b)
+	spy := intruder(t, srv, dsn)
+
+	if err := a.Poke(t.Context(), Poke{Kind: "progress", ID: "c_1", Principal: "alice", Data: json.RawMessage(`{"n":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := lb.next(t); got.Kind != "progress" || got.ID != "c_1" || got.Origin != "A" {
+		t.Fatalf("B got %+v, want A's progress poke", got)
+	}
+	captured, err := spy.WaitForNotification(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	altered := strings.Replace(captured.Payload, `"alice"`, `"bob"`, 1)
+	if altered == captured.Payload {
+		t.Fatalf("the captured poke %q does not name alice", captured.Payload)
+	}
+	forged := []string{
+		`{"kind":"call_started","id":"c_fake","principal":"alice","origin":"zz","data":{"callId":"c_fake","sessionId":"s_x","server":"notes","tool":"INJECTED-BY-ANOTHER-DB-ROLE"}}`,
+		`{"kind":"reload","origin":"zz"}`,
+		captured.Payload, // a replay
+		altered,
+	}
+	for _, payload := range forged {
+		if _, err := spy.Exec(t.Context(), `SELECT pg_notify($1, $2)`, PokeChannel, payload); err != nil {
+			t.Fatalf("pg_notify as a role with no privilege: %v", err)
+		}
+	}
+	if err := stranger.Poke(t.Context(), Poke{Kind: "reload"}); err != nil {
+		t.Fatal(err)
+	}
+	// Notifications arrive in commit order: once A's next poke is here,
+	// every one sent before it has been refused or delivered.
+	if err := a.Poke(t.Context(), Poke{Kind: "marker"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := lb.next(t); got.Kind != "marker" || got.Origin != "A" {
+		t.Fatalf("B got %+v, want A's marker: a foreign notification was delivered", got)
+	}
+	if n, want := b.PokesRefused(), int64(len(forged)+1); n != want {
+		t.Errorf("B refused %d notifications, want %d", n, want)
+	}
+}
+
+// TestOpenPostgresReplicaNeedsSecret: a replica without the cluster
+// secret could neither seal its pokes nor check the others'.
+func TestOpenPostgresReplicaNeedsSecret(t *testing.T) {
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	s, err := OpenPostgres(t.Context(), dsn, nil, Options{Replica: "A"})
+	if err == nil {
+		s.Close()
+		t.Fatal("a replica opened PostgreSQL without a cluster secret")
+	}
+	if !strings.Contains(err.Error(), "cluster secret") {
+		t.Errorf("err = %v, want it to name the cluster secret", err)
 	}
 }
 

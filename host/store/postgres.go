@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/mcphost/mcphost/cluster"
 )
 
 // pgDiskFull is PostgreSQL's SQLSTATE disk_full.
@@ -85,6 +87,9 @@ func openPostgres(ctx context.Context, dsn string, logger *slog.Logger, opts Opt
 	if strings.TrimSpace(dsn) == "" {
 		return nil, errors.New("store: open postgres: empty DSN")
 	}
+	if opts.Replica != "" && len(opts.Secret) == 0 {
+		return nil, wrap(fmt.Errorf("replica %q has no cluster secret: the replicas seal their pokes with it", opts.Replica))
+	}
 	synchronous, ok := opts.Sync.synchronousCommit()
 	if !ok {
 		return nil, wrap(fmt.Errorf("unknown sync mode %v; use SyncFull or SyncNormal", opts.Sync))
@@ -117,6 +122,9 @@ func openPostgres(ctx context.Context, dsn string, logger *slog.Logger, opts Opt
 	pg.cfg = wcfg
 
 	s := &Store{path: name, logger: logger, d: pgDialect, pg: pg, now: time.Now, replica: opts.Replica}
+	if opts.Replica != "" {
+		s.notices = cluster.NewNotices(opts.Secret, func() time.Time { return s.now() })
+	}
 	conn, err := pg.connect(ctx)
 	if err != nil {
 		return nil, wrap(err)
@@ -485,11 +493,12 @@ func (s *Store) pgGroupBatch(group []*appendReq, notify bool) *pgx.Batch {
 				a.Phase, a.Rule, a.Effect, reason, a.Error, a.DurationUs)
 		}
 		if notify {
+			id := r.id
 			payload, err := s.encodePoke(Poke{Kind: PokeEntry, ID: r.id, Principal: e.Principal})
-			if err != nil { // a principal name of nearly 8000 bytes: no poke
-				payload = nil
+			if err != nil { // a principal name of nearly 8000 bytes: no poke (no entry has id "")
+				id = ""
 			}
-			b.Queue(pgStmtNotify, PokeChannel, string(payload), r.id)
+			b.Queue(pgStmtNotify, PokeChannel, string(payload), id)
 		}
 	}
 	b.Queue(pgStmtCommit)

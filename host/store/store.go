@@ -20,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite" // registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/mcphost/mcphost/cluster"
 )
 
 // ErrNotFound is returned when a session does not exist or belongs to another
@@ -81,6 +83,10 @@ type Store struct {
 
 	// replica is Options.Replica: the origin of this store's pokes.
 	replica string
+	// notices seal the pokes sent and open the ones heard (clustered
+	// only); refused counts and logs the notifications Listen refused.
+	notices *cluster.Notices
+	refused pokeRefusals
 
 	// appContexts counts the App contexts set (SetAppContext), so a
 	// reader can tell that none changed without a query.
@@ -150,6 +156,11 @@ type Options struct {
 	// PostgreSQL store; empty (the default) is a single node. With it,
 	// pokes travel between replicas (see [Store.Poke], [Store.Listen]).
 	Replica string
+	// Secret is the secret the replicas share ([cluster.SharedSecret]),
+	// required on PostgreSQL with a Replica: pokes are sealed with a key
+	// derived from it, and a notification on [PokeChannel] that is not
+	// (another role's pg_notify) is refused.
+	Secret []byte
 }
 
 // Open opens the database at path with the default [Options]

@@ -142,7 +142,7 @@ func (d *daemon) start(t *testing.T, port int) error {
 	}
 	var st *store.Store
 	if d.postgres != "" {
-		st, err = store.OpenPostgres(context.Background(), d.postgres, nil, store.Options{Replica: d.replica})
+		st, err = store.OpenPostgres(context.Background(), d.postgres, nil, store.Options{Replica: d.replica, Secret: []byte("cluster secret of the WebShell tests, 0123456789")})
 	} else {
 		st, err = store.Open(context.Background(), d.dbPath, nil)
 	}
