@@ -22,8 +22,8 @@ var launchLine = regexp.MustCompile(`^\s+(http://127\.0\.0\.1:\d+/oauth/launch/\
 // TestAuthLoginThroughTheDaemon: `mcphost auth login` against a running
 // daemon prints the launch URL, a browser-like client opens it, confirms
 // the page that names the principal (the authorization server approves),
-// login reports the sign-in; status shows it without a token; logout signs
-// out.
+// login reports whose credential was stored; status shows it without a
+// token; logout signs out.
 func TestAuthLoginThroughTheDaemon(t *testing.T) {
 	bin := testbin.Build(t, mcphostPkg)
 	as := oauthtest.NewAS(t)
@@ -68,7 +68,7 @@ func TestAuthLoginThroughTheDaemon(t *testing.T) {
 			}
 		}
 	}
-	if code := <-done; code != 0 || !launched || !strings.Contains(out.String(), "signed in to prot") {
+	if code := <-done; code != 0 || !launched || !strings.Contains(out.String(), "signed in to prot; the credential is stored for owner") {
 		t.Fatalf("login exited %d (launched %v)\nstdout:\n%s\nstderr:\n%s\ndaemon:\n%s", code, launched, out.String(), stderr.String(), d.stderr.String())
 	}
 
