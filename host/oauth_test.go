@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -96,20 +95,12 @@ func signInVia(t *testing.T, oh *oauthHost, who host.Caller) {
 	if err != nil {
 		t.Fatalf("StartSignIn: %v", err)
 	}
-	jar, _ := cookiejar.New(nil)
-	b := &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if req.URL.Path == "/" {
-			return http.ErrUseLastResponse
-		}
-		return nil
-	}}
-	resp, err := b.Get(f.LaunchURL)
+	l, err := oauthtest.OpenLaunch(t.Context(), oauthtest.NewBrowser(), f.LaunchURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("the callback answered %d", resp.StatusCode)
+	if l.Status != http.StatusOK || !strings.Contains(oauthtest.PageText(l.Page), "Signed in to prot") {
+		t.Fatalf("the callback answered %d: %s", l.Status, oauthtest.PageText(l.Page))
 	}
 }
 

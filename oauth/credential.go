@@ -579,12 +579,22 @@ func (c *Credential) required(ch *challenge) error {
 	return &AuthRequiredError{Server: c.server, Principal: c.principal, Reason: reason, Scopes: scopes}
 }
 
-// start begins an interactive sign-in and returns its flow once the
-// launch URL is known.
-func (c *Credential) start(ctx context.Context) (Flow, error) {
+// start begins an interactive sign-in of starter and returns its flow
+// once the launch URL is known, with the cookie that binds it to the
+// starter's browser.
+func (c *Credential) start(ctx context.Context, starter string) (Flow, error) {
+	f, err := c.startFlow(ctx, starter)
+	if err != nil {
+		return Flow{}, err
+	}
+	f.BrowserCookie = c.m.broker.bindStarter(f.ID)
+	return f, nil
+}
+
+func (c *Credential) startFlow(ctx context.Context, starter string) (Flow, error) {
 	c.mu.Lock()
 	if f := c.pending; f != nil {
-		if key, ok := c.m.broker.rekey(f); ok {
+		if key, ok := c.m.broker.rekey(f, starter); ok {
 			c.mu.Unlock()
 			v := c.m.broker.viewOf(f)
 			v.LaunchURL = c.m.broker.launchURL(f, key)
@@ -610,7 +620,7 @@ func (c *Credential) start(ctx context.Context) (Flow, error) {
 	go func() {
 		fctx, cancel := context.WithTimeout(c.m.ctx, FlowTTL)
 		defer cancel()
-		if err := c.authorize(fctx, s, ch, func(f Flow) { launched <- f }); err != nil {
+		if err := c.authorize(fctx, s, ch, starter, func(f Flow) { launched <- f }); err != nil {
 			failed <- err
 		}
 	}()
@@ -658,15 +668,15 @@ func (c *Credential) probe(ctx context.Context, s ServerConfig) (*challenge, err
 // authorize runs one authorization through go-sdk's handler (one at a
 // time per credential): mcphost's own discovery first (issuer binding,
 // resource check), then the SDK's flow, whose authorization URL goes to
-// deliver as a launch URL.
-func (c *Credential) authorize(ctx context.Context, s ServerConfig, ch *challenge, deliver func(Flow)) error {
+// deliver as a launch URL of a flow starter follows.
+func (c *Credential) authorize(ctx context.Context, s ServerConfig, ch *challenge, starter string, deliver func(Flow)) error {
 	_, err, _ := c.authz.Do("authorize", func() (any, error) {
-		return nil, c.authorizeOnce(ctx, s, ch, deliver)
+		return nil, c.authorizeOnce(ctx, s, ch, starter, deliver)
 	})
 	return err
 }
 
-func (c *Credential) authorizeOnce(ctx context.Context, s ServerConfig, ch *challenge, deliver func(Flow)) error {
+func (c *Credential) authorizeOnce(ctx context.Context, s ServerConfig, ch *challenge, starter string, deliver func(Flow)) error {
 	d, err := c.discover(ctx, s, ch)
 	if err != nil {
 		return err
@@ -712,7 +722,7 @@ func (c *Credential) authorizeOnce(ctx context.Context, s ServerConfig, ch *chal
 			return discovered
 		},
 		AuthorizationCodeFetcher: func(fctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-			f, key, err := c.m.broker.open(c.server, c.principal, args.URL, d.issuer)
+			f, key, err := c.m.broker.open(c.server, c.principal, starter, args.URL, d.issuer)
 			if err != nil {
 				return nil, err
 			}

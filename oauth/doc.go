@@ -10,10 +10,16 @@
 // package wraps it and adds what it lacks:
 //
 //   - a [Broker] of pending sign-ins: the handler's AuthorizationCodeFetcher
-//     registers a flow, a single-use launch URL (/oauth/launch/ID?k=KEY,
-//     bound to the principal that asked for it) sets a binding cookie and
-//     redirects to the authorization server, and /oauth/callback accepts a
-//     code only when the state, the flow and the cookie match;
+//     registers a flow that only the principal who started it follows; its
+//     single-use launch URL (/oauth/launch/ID?k=KEY) redirects to the
+//     authorization server at once only in the browser that started it
+//     (the cookie of the start request, [Flow.BrowserCookie]); any other
+//     browser gets a page naming the server and the principal the
+//     credential will be stored for, and goes on only when its user
+//     confirms from that page (a same-origin POST with the page's token and
+//     cookie). /oauth/callback accepts a code only when the state, the flow
+//     and the launching browser's cookie match, and says whose credential
+//     it stored;
 //   - persistence: every [Credential] is stored through a [Store], its
 //     secrets sealed with AES-256-GCM by a [Sealer] whose additional data
 //     binds each row to its table, server, principal and issuer;
@@ -41,6 +47,8 @@
 // What it must never do: open a browser; put a token, code, verifier,
 // state, client secret, launch key or cookie in a log line, an error, a URL
 // other than the authorization server's, or an answer of [Manager.Status];
+// send a browser to the authorization server from a launch URL it did not
+// start without its user's confirmation;
 // store a secret unsealed; present a credential to an authorization server
 // other than the one that issued it.
 package oauth

@@ -228,7 +228,9 @@ var ErrUnknownServer = errors.New("oauth: no such server with OAuth")
 // StartSignIn starts a sign-in of caller to server and returns its flow
 // with the launch URL, once go-sdk's handler has discovered the server's
 // authorization server and built the authorization request (within about
-// 15 s). The flow then waits for the callback for up to FlowTTL.
+// 15 s). The flow then waits for the callback for up to FlowTTL. Only
+// caller may follow it (FlowStatus). Its BrowserCookie lets the browser
+// that receives it skip the confirmation page of the launch URL.
 func (m *Manager) StartSignIn(ctx context.Context, server string, caller Caller) (Flow, error) {
 	s, ok := m.server(server)
 	if !ok {
@@ -241,11 +243,11 @@ func (m *Manager) StartSignIn(ctx context.Context, server string, caller Caller)
 		return Flow{}, fmt.Errorf("oauth: server %q uses the client credentials grant: mcphost signs in on its own, nobody needs to", server)
 	}
 	key := principalKey(s, caller.Principal)
-	return m.credential(server, key).start(ctx)
+	return m.credential(server, key).start(ctx, caller.Principal)
 }
 
-// FlowStatus returns a flow of principal; wait > 0 waits until it has
-// ended or wait passed.
+// FlowStatus returns a flow principal started; wait > 0 waits until it
+// has ended or wait passed.
 func (m *Manager) FlowStatus(ctx context.Context, id, principal string, wait time.Duration) (Flow, bool) {
 	if wait > 0 {
 		if ch, ok := m.broker.wait(id, principal); ok {
@@ -318,8 +320,9 @@ func (m *Manager) Statuses(ctx context.Context, server, principal string, all bo
 	return out, nil
 }
 
-// Handler serves /oauth/launch/ID and /oauth/callback (pre-auth routes:
-// the flow binds them).
+// Handler serves /oauth/launch/ID (GET, and the confirmation's POST) and
+// /oauth/callback: pre-auth routes, which the flow and the browser's
+// binding cookie guard (see [Broker]).
 func (m *Manager) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/oauth/launch/", m.broker.ServeLaunch)

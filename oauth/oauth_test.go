@@ -8,8 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,16 +86,19 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 
 // browser is a client that follows redirects and keeps cookies.
 func browser(t *testing.T) *http.Client {
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
+	t.Helper()
+	return oauthtest.NewBrowser()
+}
+
+// keepCookie puts f's browser cookie in b's jar, as a browser does with the
+// Set-Cookie of the API's answer.
+func (r *rig) keepCookie(t *testing.T, b *http.Client, f Flow) {
+	t.Helper()
+	if f.BrowserCookie == nil {
+		t.Fatal("StartSignIn gave no browser cookie")
 	}
-	return &http.Client{Jar: jar, Timeout: 10 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if req.URL.Path == "/" { // the WebShell, not served here
-			return http.ErrUseLastResponse
-		}
-		return nil
-	}}
+	u, _ := url.Parse(r.daemon.URL)
+	b.Jar.SetCookies(u, []*http.Cookie{f.BrowserCookie})
 }
 
 // mcpCall posts one JSON-RPC request through the transport.
@@ -114,7 +117,10 @@ func (r *rig) mcpCall(t *testing.T, ctx context.Context) (*http.Response, error)
 	return resp, err
 }
 
-// signIn signs principal in through the broker with b.
+// signIn signs principal in through the broker with b, as the WebShell
+// does: b keeps the cookie of the start request (as the WebShell's browser
+// does from the API's answer) and opens the launch URL, which goes on
+// without asking.
 func (r *rig) signIn(t *testing.T, principal string, b *http.Client) {
 	t.Helper()
 	ctx := context.Background()
@@ -125,13 +131,13 @@ func (r *rig) signIn(t *testing.T, principal string, b *http.Client) {
 	if !strings.HasPrefix(f.LaunchURL, r.daemon.URL+"/oauth/launch/") {
 		t.Fatalf("launch URL %q is not the daemon's", f.LaunchURL)
 	}
-	resp, err := b.Get(f.LaunchURL)
+	r.keepCookie(t, b, f)
+	l, err := oauthtest.OpenLaunch(ctx, b, f.LaunchURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/#signin=srv" {
-		t.Fatalf("callback answered %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	if want := "/#signin=srv&for=" + principal; l.Asked != "" || l.Status != http.StatusSeeOther || l.Location != want {
+		t.Fatalf("the launch asked %q, then the callback answered %d Location %q, want %q", l.Asked, l.Status, l.Location, want)
 	}
 	got, ok := r.m.FlowStatus(ctx, f.ID, principal, time.Second)
 	if !ok || got.State != FlowDone {
@@ -568,7 +574,9 @@ func TestSecondSignInReusesTheOpenFlow(t *testing.T) {
 	if f1.ID != f2.ID || f1.LaunchURL == f2.LaunchURL {
 		t.Fatalf("flows %s and %s, URLs equal: %v", f1.ID, f2.ID, f1.LaunchURL == f2.LaunchURL)
 	}
-	resp, err := browser(t).Get(f1.LaunchURL)
+	b := browser(t)
+	r.keepCookie(t, b, f1) // the first answer's cookie no longer binds
+	resp, err := b.Get(f1.LaunchURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -576,13 +584,8 @@ func TestSecondSignInReusesTheOpenFlow(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("the replaced launch URL answered %d", resp.StatusCode)
 	}
-	resp, err = browser(t).Get(f2.LaunchURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("the launch answered %d", resp.StatusCode)
+	if l, err := oauthtest.OpenLaunch(ctx, b, f2.LaunchURL); err != nil || l.Asked == "" || l.Status != http.StatusOK {
+		t.Fatalf("the launch with the replaced browser cookie: %+v, %v; want the confirmation page first, then the callback's page", l, err)
 	}
 	n := 0
 	for _, q := range r.as.Requests() {
@@ -592,5 +595,76 @@ func TestSecondSignInReusesTheOpenFlow(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("%d authorization requests, want 1", n)
+	}
+}
+
+// TestSignInLinkInAnotherBrowser: a launch URL opened in a browser that
+// did not start the sign-in (a colleague's, who is signed in at the
+// authorization server) stops at the confirmation page naming the
+// principal and the server: the authorization server is not asked and
+// nothing is stored. Before, the colleague's account was stored for the
+// link's maker (research/redteam.md F3).
+func TestSignInLinkInAnotherBrowser(t *testing.T) {
+	r := newRig(t, nil, false)
+	r.as.Subject = "victim"
+	ctx := context.Background()
+	f, err := r.m.StartSignIn(ctx, "srv", Caller{Principal: "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := browser(t).Get(f.LaunchURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text := oauthtest.PageText(string(body))
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.String() != f.LaunchURL || !strings.Contains(text, "Sign in to srv for bob?") {
+		t.Fatalf("the link answered %d at %s: %s", resp.StatusCode, resp.Request.URL, text)
+	}
+	for _, q := range r.as.Requests() {
+		if q.Path == "/authorize" {
+			t.Fatal("the browser was sent to the authorization server before anyone confirmed")
+		}
+	}
+	if rec, _ := r.store.LoadCredential(ctx, "srv", "bob"); rec != nil {
+		t.Fatal("a credential was stored for bob")
+	}
+	if got, _ := r.m.FlowStatus(ctx, f.ID, "bob", 0); got.State != FlowPending {
+		t.Fatalf("the flow is %s, want pending", got.State)
+	}
+}
+
+// TestSignInConfirmedInAnotherBrowser: the sign-in of `mcphost auth
+// login`, whose link the operator opens in a browser that did not start it
+// (maybe on another machine): the confirmation page names the principal,
+// the user continues, and the callback's page says whose credential was
+// stored; the credential works.
+func TestSignInConfirmedInAnotherBrowser(t *testing.T) {
+	r := newRig(t, nil, false)
+	r.as.Subject = "alice@example"
+	ctx := context.Background()
+	f, err := r.m.StartSignIn(ctx, "srv", Caller{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Principal != "alice" {
+		t.Fatalf("the flow's principal is %q", f.Principal)
+	}
+	l, err := oauthtest.OpenLaunch(ctx, browser(t), f.LaunchURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(l.Asked, "Sign in to srv for alice?") {
+		t.Fatalf("the confirmation page said %q", l.Asked)
+	}
+	if text := oauthtest.PageText(l.Page); l.Status != http.StatusOK || !strings.Contains(text, "Signed in to srv as alice; the credential is stored for alice.") {
+		t.Fatalf("the callback answered %d: %s", l.Status, text)
+	}
+	if got, ok := r.m.FlowStatus(ctx, f.ID, "alice", time.Second); !ok || got.State != FlowDone {
+		t.Fatalf("flow %+v", got)
+	}
+	if resp, err := r.mcpCall(t, ctx); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a call after the sign-in: %v %v", resp, err)
 	}
 }

@@ -114,7 +114,7 @@ func (t *transport) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	if s.Type == TypeClientCredentials {
-		if err := c.authorize(ctx, s, ch, nil); err != nil {
+		if err := c.authorize(ctx, s, ch, "", nil); err != nil {
 			return nil, err
 		}
 		return t.retry(ctx, c, req)
@@ -134,7 +134,7 @@ func (t *transport) roundTrip(req *http.Request) (*http.Response, error) {
 		if code == "insufficient_scope" {
 			reason = "insufficient_scope"
 		}
-		err := c.authorize(wctx, s, ch, func(f Flow) {
+		err := c.authorize(wctx, s, ch, t.principal, func(f Flow) {
 			pv.p(ctx, Prompt{Server: t.server, Flow: f, Reason: reason, Scopes: scopes})
 		})
 		if err != nil {

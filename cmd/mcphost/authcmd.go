@@ -108,8 +108,9 @@ func (e *env) authLogin(ctx context.Context, d *apiclient.Client, server string)
 		fmt.Fprintf(e.stderr, "mcphost auth login: %s\n", daemonErrorText(err))
 		return exitFailure
 	}
-	fmt.Fprintf(e.stdout, "To sign in to %s, open this URL in a browser (it works once, until %s):\n\n  %s\n\n",
-		termsafe.Line(server), f.ExpiresAt.Local().Format("15:04"), termsafe.Line(f.LaunchURL))
+	fmt.Fprintf(e.stdout, "To sign in to %s for %s, open this URL in a browser (it works once, until %s):\n\n  %s\n\n",
+		termsafe.Line(server), whose(f), f.ExpiresAt.Local().Format("15:04"), termsafe.Line(f.LaunchURL))
+	fmt.Fprintf(e.stdout, "The page names the server and the principal; continue there if they are right.\n\n")
 	if u, err := neturl.Parse(d.Base()); err == nil {
 		if h := u.Hostname(); h == "127.0.0.1" || h == "localhost" || h == "::1" {
 			fmt.Fprintf(e.stdout, "The browser must reach %s; from another machine, forward the port first: ssh -L %s:%s:%s THIS-HOST\n\n", d.Base(), u.Port(), h, u.Port())
@@ -125,7 +126,7 @@ func (e *env) authLogin(ctx context.Context, d *apiclient.Client, server string)
 		}
 		switch st.State {
 		case oauth.FlowDone:
-			fmt.Fprintf(e.stdout, "signed in to %s\n", termsafe.Line(server))
+			fmt.Fprintf(e.stdout, "signed in to %s; the credential is stored for %s\n", termsafe.Line(server), whose(f))
 			return exitOK
 		case oauth.FlowFailed:
 			fmt.Fprintf(e.stderr, "mcphost auth login: the sign-in failed: %s\n", termsafe.Line(st.Error))
@@ -141,6 +142,14 @@ func (e *env) authLogin(ctx context.Context, d *apiclient.Client, server string)
 	}
 	fmt.Fprintf(e.stderr, "mcphost auth login: the sign-in was not completed within %s; run the command again\n", loginWait)
 	return exitFailure
+}
+
+// whose names the principal whose credential a sign-in stores.
+func whose(f oauth.Flow) string {
+	if f.Principal == oauth.SharedPrincipal {
+		return "everyone (the shared credential)"
+	}
+	return termsafe.Line(f.Principal)
 }
 
 // authStatus prints who is signed in where and which servers wait for a

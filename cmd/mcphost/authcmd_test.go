@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,9 +20,10 @@ import (
 var launchLine = regexp.MustCompile(`^\s+(http://127\.0\.0\.1:\d+/oauth/launch/\S+)$`)
 
 // TestAuthLoginThroughTheDaemon: `mcphost auth login` against a running
-// daemon prints the launch URL, a browser-like client opens it (the
-// authorization server approves), login reports the sign-in; status shows
-// it without a token; logout signs out.
+// daemon prints the launch URL, a browser-like client opens it, confirms
+// the page that names the principal (the authorization server approves),
+// login reports whose credential was stored; status shows it without a
+// token; logout signs out.
 func TestAuthLoginThroughTheDaemon(t *testing.T) {
 	bin := testbin.Build(t, mcphostPkg)
 	as := oauthtest.NewAS(t)
@@ -53,24 +53,22 @@ func TestAuthLoginThroughTheDaemon(t *testing.T) {
 		out.WriteString(line + "\n")
 		if m := launchLine.FindStringSubmatch(line); m != nil && !launched {
 			launched = true
-			jar, _ := cookiejar.New(nil)
-			b := &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-				if req.URL.Path == "/" {
-					return http.ErrUseLastResponse
-				}
-				return nil
-			}}
-			resp, err := b.Get(m[1])
+			// The operator's browser did not start the sign-in: the
+			// page names the principal first, and the callback's page
+			// says whose credential was stored.
+			l, err := oauthtest.OpenLaunch(context.Background(), oauthtest.NewBrowser(), m[1])
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusSeeOther {
-				t.Fatalf("the callback answered %d", resp.StatusCode)
+			if !strings.Contains(l.Asked, "Sign in to prot for owner?") {
+				t.Fatalf("the confirmation page said %q", l.Asked)
+			}
+			if text := oauthtest.PageText(l.Page); l.Status != http.StatusOK || !strings.Contains(text, "Signed in to prot as owner; the credential is stored for owner.") {
+				t.Fatalf("the callback answered %d: %s", l.Status, text)
 			}
 		}
 	}
-	if code := <-done; code != 0 || !launched || !strings.Contains(out.String(), "signed in to prot") {
+	if code := <-done; code != 0 || !launched || !strings.Contains(out.String(), "signed in to prot; the credential is stored for owner") {
 		t.Fatalf("login exited %d (launched %v)\nstdout:\n%s\nstderr:\n%s\ndaemon:\n%s", code, launched, out.String(), stderr.String(), d.stderr.String())
 	}
 

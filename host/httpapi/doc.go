@@ -1,8 +1,8 @@
 // Package httpapi is mcphost's HTTP surface: the JSON API under /api/v1, the
 // server-sent event stream, /metrics, /healthz, the embedded WebShell, and
 // the OAuth sign-in routes /oauth/launch/ID and /oauth/callback (before
-// authentication: the flow binds them; the Host check stays) with the
-// sign-in API (oauth.go). It is the only package that imports gin.
+// authentication: the flow and the browser's binding cookie guard them; the
+// Host check stays) with the sign-in API (oauth.go). It is the only package that imports gin.
 //
 // Handlers decode the request, call one [host.Host] method with a
 // context.Context and plain values, and encode the answer; a *gin.Context

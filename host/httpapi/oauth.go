@@ -10,12 +10,14 @@ import (
 	"github.com/mcphost/mcphost/oauth"
 )
 
-// mountOAuth adds the sign-in routes: /oauth/launch/ID and /oauth/callback
-// before authentication (the flow binds them; the Host check stays), and
-// the API that starts, follows and ends sign-ins.
+// mountOAuth adds the sign-in routes: /oauth/launch/ID (GET, and POST from
+// its confirmation page) and /oauth/callback before authentication (the
+// flow and the browser's binding cookie guard them; the Host check stays),
+// and the API that starts, follows and ends sign-ins.
 func (a *api) mountOAuth(r *gin.Engine, v1 *gin.RouterGroup) {
 	oh := gin.WrapH(a.h.OAuthHandler())
 	r.GET("/oauth/launch/:id", oh)
+	r.POST("/oauth/launch/:id", oh)
 	r.GET("/oauth/callback", oh)
 
 	v1.GET("/auth", a.authStatus)
@@ -37,12 +39,20 @@ func (a *api) authStatus(c *gin.Context) {
 }
 
 // authStart answers POST /api/v1/servers/NAME/auth/start with the flow and
-// its single-use launch URL, for the caller to open in a browser.
+// its single-use launch URL, for the caller to open in a browser. The
+// answer carries the cookie that binds the launch to the caller's browser
+// (the WebShell's, which keeps it): that browser opens the URL without a
+// confirmation page, any other one is shown the page first. Only the
+// caller's own request gets it: the route needs its bearer credential,
+// which no other site can make a browser send.
 func (a *api) authStart(c *gin.Context) {
 	f, err := a.h.StartSignIn(c.Request.Context(), caller(c), c.Param("name"))
 	if err != nil {
 		a.fail(c, err)
 		return
+	}
+	if f.BrowserCookie != nil {
+		http.SetCookie(c.Writer, f.BrowserCookie)
 	}
 	c.Header("Cache-Control", "no-store")
 	c.JSON(http.StatusCreated, f)

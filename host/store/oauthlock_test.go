@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -48,22 +47,13 @@ func newOAuthReplica(t *testing.T, st oauth.Store, srv *oauthtest.Server) *oauth
 // "Allow" would.
 func (r *oauthReplica) signIn(t *testing.T) {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	b := &http.Client{Jar: jar, Timeout: 10 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if req.URL.Path == "/" {
-			return http.ErrUseLastResponse
-		}
-		return nil
-	}}
 	f, err := r.m.StartSignIn(t.Context(), "srv", oauth.Caller{Principal: "alice", Owner: true})
 	if err != nil {
 		t.Fatalf("StartSignIn: %v", err)
 	}
-	resp, err := b.Get(f.LaunchURL)
-	if err != nil {
+	if _, err := oauthtest.OpenLaunch(t.Context(), oauthtest.NewBrowser(), f.LaunchURL); err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
 	if got, ok := r.m.FlowStatus(t.Context(), f.ID, "alice", 10*time.Second); !ok || got.State != oauth.FlowDone {
 		t.Fatalf("sign-in flow %+v", got)
 	}

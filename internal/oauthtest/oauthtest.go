@@ -3,7 +3,9 @@
 // server approves every request at once and redirects back (as a user who
 // clicks "Allow" would), issues refresh tokens that rotate, answers
 // revocation, and records what it was sent, so tests can check refresh
-// with `resource`, rotation, revocation and that nothing was sent at all.
+// with `resource`, rotation, revocation and that nothing was sent at all;
+// and the user's browser, which opens an mcphost launch URL and continues
+// past its confirmation page ([OpenLaunch]).
 package oauthtest
 
 import (

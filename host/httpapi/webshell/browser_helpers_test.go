@@ -152,9 +152,17 @@ type tab struct {
 // is skipped, except when the environment variable CI is set.
 func newTab(t *testing.T) *tab {
 	t.Helper()
+	return newTabWith(t)
+}
+
+// newTabWith is newTab with more options for the tab's context, such as
+// chromedp.WithNewBrowserContext() for a tab in a browser of its own (its
+// own cookies).
+func newTabWith(t *testing.T, opts ...chromedp.ContextOption) *tab {
+	t.Helper()
 	requireBrowser(t)
 	tb := &tab{t: t, seen: make(chan struct{}, 1)}
-	tabCtx, closeTab := chromedp.NewContext(browser.ctx, chromedp.WithListener(tb.listen))
+	tabCtx, closeTab := chromedp.NewContext(browser.ctx, append(opts, chromedp.WithListener(tb.listen))...)
 	// Open the tab with no deadline (its life is bound to tabCtx) and
 	// install the CSP reporter before any navigation.
 	opened := make(chan error, 1)

@@ -4,7 +4,8 @@ package main
 // daemon's own HTTP handler (host/httpapi) on 127.0.0.1, starts each
 // sign-in with POST /api/v1/servers/NAME/auth/start as the owner, and
 // follows the launch URL with an http.Client that does what a browser
-// would (follow redirects, keep cookies): launch URL -> the suite's
+// would (follow redirects, keep cookies, continue past mcphost's
+// confirmation page: oauthtest.OpenLaunch): launch URL -> the suite's
 // authorization server -> /oauth/callback. A step-up during a tool call
 // is answered the same way (oauth.WithPrompter on the call's context).
 
@@ -26,6 +27,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/httpapi"
+	"github.com/mcphost/mcphost/internal/oauthtest"
 	"github.com/mcphost/mcphost/negotiate"
 	"github.com/mcphost/mcphost/oauth"
 )
@@ -234,17 +236,11 @@ func (d *daemon) follow(ctx context.Context, f oauth.Flow) error {
 	if !strings.HasPrefix(f.LaunchURL, d.base+"/oauth/launch/") {
 		return fmt.Errorf("the launch URL is not the daemon's own (%q)", origin(f.LaunchURL))
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.LaunchURL, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := d.browser.Do(req)
+	l, err := oauthtest.OpenLaunch(ctx, d.browser, f.LaunchURL)
 	if err != nil {
 		return fmt.Errorf("the browser following the launch URL: %w", err)
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	fmt.Fprintf(os.Stderr, "conformance-client: the browser ended at %s (HTTP %d)\n", resp.Request.URL.Path, resp.StatusCode)
+	fmt.Fprintf(os.Stderr, "conformance-client: the browser confirmed the sign-in page (%v) and ended with HTTP %d\n", l.Asked != "", l.Status)
 	var done oauth.Flow
 	if err := d.call(ctx, http.MethodGet, "/api/v1/auth/flows/"+f.ID+"?wait=20s", http.StatusOK, &done); err != nil {
 		return err

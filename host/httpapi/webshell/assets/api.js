@@ -95,11 +95,13 @@ export function authHeaders(extra = {}) {
 /**
  * api sends one request to /api/v1 + path and returns the decoded JSON body.
  * It throws AuthError on 401, NetworkError when fetch fails, the AbortError
- * when signal aborts, and ApiError for every other non-2xx answer.
+ * when signal aborts, and ApiError for every other non-2xx answer. Requests
+ * carry no cookies and keep none, unless keepCookies is set: then the
+ * browser keeps what the answer sets (the OAuth sign-in's binding cookie).
  */
-export async function api(method, path, body, { signal } = {}) {
+export async function api(method, path, body, { signal, keepCookies = false } = {}) {
   const headers = authHeaders({ Accept: 'application/json' });
-  const init = { method, headers, signal, cache: 'no-store', credentials: 'omit', redirect: 'error' };
+  const init = { method, headers, signal, cache: 'no-store', credentials: keepCookies ? 'same-origin' : 'omit', redirect: 'error' };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);

@@ -1460,4 +1460,4 @@ takeTokenFromHash();
 const signedIn = takeSignInFromHash();
 wire();
 start();
-if (signedIn) toast(`Signed in to ${signedIn}.`);
+if (signedIn) toast(signedIn);

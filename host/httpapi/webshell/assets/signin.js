@@ -2,12 +2,14 @@
 // server in needs_auth or auth_error, and the notice after the round trip.
 //
 // A click asks the daemon for a single-use launch URL
-// (POST /api/v1/servers/NAME/auth/start) and navigates this same tab to it:
-// the daemon sets its binding cookie and redirects to the authorization
-// server, which redirects back to /oauth/callback, which lands on
-// /#signin=NAME. The WebShell credential stays in sessionStorage across the
-// round trip. Nothing opens a window on its own, and no token ever reaches
-// this page: the daemon keeps them.
+// (POST /api/v1/servers/NAME/auth/start), keeping the cookie the answer
+// sets, and navigates this same tab to it: the cookie tells the daemon
+// that this browser started the sign-in, so it redirects to the
+// authorization server at once (any other browser is asked to confirm
+// first), which redirects back to /oauth/callback, which lands on
+// /#signin=NAME&for=PRINCIPAL. The WebShell credential stays in
+// sessionStorage across the round trip. Nothing opens a window on its own,
+// and no token ever reaches this page: the daemon keeps them.
 
 import { h } from './dom.js';
 import { api, seg } from './api.js';
@@ -25,7 +27,7 @@ export function signInControls(s, onError) {
   button.addEventListener('click', async () => {
     button.disabled = true;
     try {
-      const f = await api('POST', `/servers/${seg(s.name)}/auth/start`);
+      const f = await api('POST', `/servers/${seg(s.name)}/auth/start`, undefined, { keepCookies: true });
       const url = typeof f?.launchUrl === 'string' ? f.launchUrl : '';
       // Only the daemon's own launch route: never a URL from elsewhere.
       if (!url.startsWith(`${location.origin}/oauth/launch/`)) throw new Error('the daemon answered without a launch URL');
@@ -41,15 +43,23 @@ export function signInControls(s, onError) {
     button);
 }
 
-// takeSignInFromHash reads #signin=NAME (where the callback lands),
-// removes it from the address bar and returns NAME, or ''.
+// takeSignInFromHash reads #signin=NAME&for=PRINCIPAL (where the callback
+// lands), removes it from the address bar and returns the notice to show:
+// the server and whose credential was stored ("*": the shared one), or ''.
 export function takeSignInFromHash() {
-  const m = /^#signin=([^&]*)$/.exec(location.hash || '');
+  const m = /^#signin=([^&]*)(?:&for=([^&]*))?$/.exec(location.hash || '');
   if (!m) return '';
   history.replaceState(history.state, '', `${location.pathname}${location.search}`);
+  let server = '';
+  let who = '';
   try {
-    return decodeURIComponent(m[1]);
+    server = decodeURIComponent(m[1]);
+    who = decodeURIComponent(m[2] ?? '');
   } catch {
     return '';
   }
+  if (!server) return '';
+  if (who === '*') return `Signed in to ${server}; the credential is stored as its shared credential, for every principal.`;
+  if (who) return `Signed in to ${server} as ${who}; the credential is stored for ${who}.`;
+  return `Signed in to ${server}.`;
 }
