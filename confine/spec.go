@@ -94,7 +94,7 @@ type Layer struct {
 func (l Layer) String() string {
 	state := "on"
 	if !l.Active {
-		state = "DROPPED"
+		state = "off"
 	}
 	return fmt.Sprintf("%s: %s (%s)", l.Name, state, l.Detail)
 }

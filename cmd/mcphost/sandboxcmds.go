@@ -54,17 +54,9 @@ func (e *env) sandboxCmd(ctx context.Context, args []string) int {
 	name := fs.Arg(0)
 	*cf.local = true // the check starts its own copy, never the daemon's
 	defer e.closeAll()
-	h, cfg, code := e.openHost(ctx, cf, []string{name})
+	h, _, code := e.openHost(ctx, cf, []string{name})
 	if h == nil {
 		return code
-	}
-	known := false
-	for _, s := range cfg.Servers {
-		known = known || s.Name == name
-	}
-	if !known {
-		fmt.Fprintf(e.stderr, "mcphost sandbox check: the config has no server %q\n", name)
-		return exitUsage
 	}
 	var st host.ServerStatus
 	for _, s := range h.Servers() {
