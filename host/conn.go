@@ -162,7 +162,7 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 	c.roots = s.Roots
 	switch s.Transport {
 	case config.TransportStdio:
-		c.box = upstream.NewBox(&s, opts.sandboxDir, opts.dataDir, c.logger, nil)
+		c.box = upstream.NewBox(&s, opts.sandboxDir, opts.dataDir, c.logger)
 	case config.TransportWasm:
 		c.box = upstream.NewWasmBox(&s, wasmCacheDir(opts), c.logger)
 	}

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -76,20 +77,20 @@ type Box struct {
 
 // NewBox prepares the sandbox of the stdio server s, whose own directory
 // lies in dir (the data directory's sandboxes/), with the data directory
-// protected besides what the config protects. onDenied hears each refused
-// connection.
-func NewBox(s *config.Server, dir, dataDir string, logger *slog.Logger, onDenied func(egress.Denial)) *Box {
+// protected besides what the config protects. Its egress proxy, when it
+// has one, logs and counts each refused connection.
+func NewBox(s *config.Server, dir, dataDir string, logger *slog.Logger) *Box {
 	sb := s.Sandbox
 	spec := confine.Spec{
 		Server:    s.Name,
 		Off:       sb.Mode == config.SandboxOff,
 		Warn:      sb.OnUnsupported == config.UnsupportedWarn,
-		Network:   cmpOr(sb.Network, config.NetworkNone),
+		Network:   cmp.Or(sb.Network, config.NetworkNone),
 		Read:      sb.Read,
 		Write:     withRoots(sb.Write, s.Roots),
 		Protected: slices.Clone(sb.Protected),
 		Dir:       filepath.Join(dir, s.Name),
-		UID:       cmpOr(sb.UID, config.DefaultSandboxUID),
+		UID:       cmp.Or(sb.UID, config.DefaultSandboxUID),
 		Runtime:   sb.Runtime,
 		Limits: confine.Limits{OpenFiles: sb.Limits.OpenFiles, Memory: sb.Limits.Memory,
 			Pids: sb.Limits.Pids, CPU: sb.Limits.CPU},
@@ -102,7 +103,7 @@ func NewBox(s *config.Server, dir, dataDir string, logger *slog.Logger, onDenied
 		b.hosts = append(b.hosts, r.String())
 	}
 	if spec.Network == config.NetworkProxy && !spec.Off {
-		b.proxy = &egress.Proxy{Server: s.Name, Rules: sb.AllowHosts, Logger: logger, OnDenied: onDenied}
+		b.proxy = &egress.Proxy{Server: s.Name, Rules: sb.AllowHosts, Logger: logger}
 	}
 	return b
 }
@@ -126,14 +127,6 @@ func withRoots(write, roots []string) []string {
 		}
 	}
 	return out
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // Command turns the server's plain command into its contained one. A
