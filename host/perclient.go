@@ -90,6 +90,7 @@ type clientUpstream struct {
 type clientCall struct {
 	ctx   context.Context
 	relay *ClientRelay
+	call  *inflightCall // the call's record, whose log messages these are
 }
 
 // count returns how many per-client sessions are open or opening.
@@ -103,9 +104,9 @@ func (p *clientPool) count() int {
 // call, opening it on the client's first call; release ends the call's use
 // of it. A nil session (and nil error) means the pool is at its cap with
 // every session busy: the call takes the shared session.
-func (c *serverConn) clientSession(ctx context.Context, relay *ClientRelay) (cs *mcp.ClientSession, release func(), err error) {
+func (c *serverConn) clientSession(ctx context.Context, relay *ClientRelay, inflight *inflightCall) (cs *mcp.ClientSession, release func(), err error) {
 	p := &c.clients
-	call := &clientCall{ctx: ctx, relay: relay}
+	call := &clientCall{ctx: ctx, relay: relay, call: inflight}
 	u, fresh, err := c.joinClientUpstream(relay.Key, call)
 	if u == nil || err != nil {
 		return nil, nil, err
@@ -243,6 +244,38 @@ func (u *clientUpstream) close() {
 	transport.KillGroup(u.cmd)
 }
 
+// logOwner is whose a log message on u's session is: its client's newest
+// running call's; with none running, nobody's (not even unowned: it is the
+// client's, but there is no call to pass it on with).
+func (p *clientPool) logOwner(u *clientUpstream) logOwner {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(u.calls); n > 0 {
+		return logOwner{call: u.calls[n-1].call}
+	}
+	return logOwner{}
+}
+
+// bySession returns the open per-client session with the MCP session id
+// id (a Streamable HTTP server's), or nil.
+func (p *clientPool) bySession(id string) *clientUpstream {
+	if id == "" {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, u := range p.m {
+		select {
+		case <-u.ready:
+			if u.cs != nil && u.cs.ID() == id {
+				return u
+			}
+		default:
+		}
+	}
+	return nil
+}
+
 // sessions returns the open sessions.
 func (p *clientPool) sessions() []*mcp.ClientSession {
 	p.mu.Lock()
@@ -300,7 +333,10 @@ func (c *serverConn) openClientSession(ctx context.Context, u *clientUpstream) {
 		DiscoveryTimeout: c.cfg.DiscoveryTimeout,
 		Client:           func() *mcp.Client { return client },
 		Logger:           c.logger,
-		WrapTransport:    c.wrapTransport,
+		// What the server logs on this session is its client's.
+		WrapTransport: func(t mcp.Transport) mcp.Transport {
+			return c.wrapSession(t, func() logOwner { return c.clients.logOwner(u) })
+		},
 	}
 	var last *exec.Cmd
 	stderr := c.sessionTransport(&spec, &last)
@@ -366,9 +402,7 @@ func (c *serverConn) clientOptions(u *clientUpstream) *mcp.ClientOptions {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			c.deliverProgress(req.Params)
 		},
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			c.logMessage(req.Params)
-		},
+		// Log messages are routed as they are read (serverlog.go).
 	}
 	ask := func(hctx context.Context) (*clientCall, context.Context, context.CancelFunc, error) {
 		return c.askFor(u, hctx)
