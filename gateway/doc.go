@@ -27,9 +27,11 @@
 //
 // An `ask` rule is put to a client that can elicit: on a legacy session by
 // asking it, to a 2026-07-28 client in an input_required round of the
-// gateway's own (approval.go); otherwise the WebShell answers. The
-// server's log messages reach the clients with a call running on it, at
-// the level they asked for.
+// gateway's own (approval.go); otherwise the WebShell answers. A server's
+// log message reaches the client of the call it belongs to (the host
+// decides whose it is: host/serverlog.go), at the level the client asked
+// for; one that belongs to no call reaches the clients with a call running
+// on the server only when its block says log_messages = "all".
 //
 // A server that needs input within a request (an input_required answer,
 // SEP-2322) is relayed: to a 2026-07-28 client as it came, with the

@@ -155,10 +155,11 @@ func (g *Gateway) Close() {
 	<-g.done // the mirroring goroutine has returned
 }
 
-// logMessage passes a server's log message to every endpoint serving it.
-func (g *Gateway) logMessage(server string, p *mcp.LoggingMessageParams) {
+// logMessage passes a server's log message that no call owns to every
+// endpoint serving it.
+func (g *Gateway) logMessage(server, principal string, p *mcp.LoggingMessageParams) {
 	for _, e := range g.serving(server) {
-		e.logMessage(server, p)
+		e.logMessage(server, principal, p)
 	}
 }
 

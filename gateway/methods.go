@@ -200,8 +200,17 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
 		}
 	}
+	var onLog func(*mcp.LoggingMessageParams)
 	if r.Session != nil {
-		defer e.calls.add(gt.Server, &inflight{ss: r.Session, ctx: ctx})()
+		ss := r.Session
+		defer e.calls.add(gt.Server, &inflight{ss: ss, ctx: ctx, principal: c.Principal.Name})()
+		// The server's log messages that belong to this call (the host
+		// decides which: host/serverlog.go) go on its stream.
+		onLog = func(p *mcp.LoggingMessageParams) {
+			if ctx.Err() == nil {
+				_ = ss.Log(ctx, p)
+			}
+		}
 	}
 	// A 2026-07-28 client asks for log messages per request.
 	if level, _ := p.Meta[mcp.MetaKeyLogLevel].(string); level != "" {
@@ -211,7 +220,7 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 	call := func(in *host.CallInput) (*mcp.CallToolResult, error) {
 		out, err := e.g.h.GatewayCall(ctx, host.SessionCall{
 			Principal: c.Principal, SessionID: sessionID, Server: gt.Server, Tool: gt.Tool.Name,
-			Arguments: p.Arguments, Client: c.Client, Input: in, Relay: relay,
+			Arguments: p.Arguments, Client: c.Client, Input: in, Relay: relay, OnLog: onLog,
 		}, ask, onProgress)
 		var ace *host.AskClientError
 		if errors.As(err, &ace) {
@@ -614,7 +623,8 @@ func (e *endpoint) complete(ctx context.Context, c host.Caller, r *mcp.CompleteR
 }
 
 // setLogLevel passes a client's logging/setLevel on to the servers it may
-// see on the endpoint (which relay their messages during its calls). A
+// see on the endpoint (whose messages it then hears during its calls: those
+// of its own calls, and with log_messages = "all" those of no call). A
 // server that does not log answers with an error, which changes nothing.
 func (e *endpoint) setLogLevel(ctx context.Context, req mcp.Request) {
 	r, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams])
@@ -634,10 +644,12 @@ func (e *endpoint) setLogLevel(ctx context.Context, req mcp.Request) {
 }
 
 // inflight is one running gateway call: the session and request context a
-// server's log messages during it are relayed on.
+// server's log messages that no call owns are relayed on during it, and
+// its principal.
 type inflight struct {
-	ss  *mcp.ServerSession
-	ctx context.Context
+	ss        *mcp.ServerSession
+	ctx       context.Context
+	principal string
 }
 
 // calls tracks the running calls per server.
@@ -666,15 +678,19 @@ func (cs *calls) add(server string, f *inflight) func() {
 	}
 }
 
-// logMessage relays a server's log message to the clients with a call
-// running on it (a message on a shared upstream session belongs to no
-// one call, so each of them hears it); go-sdk drops it for a session that
-// asked for a higher level, or none.
-func (e *endpoint) logMessage(server string, p *mcp.LoggingMessageParams) {
+// logMessage relays a log message that no call of a server owns (the
+// server's block says log_messages = "all") to the clients with a call
+// running on it, those of principal only when it came on that principal's
+// own session; go-sdk drops it for a session that asked for a higher
+// level, or none. A message that belongs to a call never comes here: it
+// goes to that call's client only (SessionCall.OnLog).
+func (e *endpoint) logMessage(server, principal string, p *mcp.LoggingMessageParams) {
 	e.calls.mu.Lock()
 	targets := make([]*inflight, 0, len(e.calls.m[server]))
 	for f := range e.calls.m[server] {
-		targets = append(targets, f)
+		if principal == "" || f.principal == principal {
+			targets = append(targets, f)
+		}
 	}
 	e.calls.mu.Unlock()
 	for _, f := range targets {

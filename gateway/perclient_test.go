@@ -219,8 +219,9 @@ func TestPerClientSessions(t *testing.T) {
 }
 
 // TestPerClientCap: at max_client_sessions the least recently used idle
-// session makes room; when every one is busy the call takes the shared
-// session instead of failing.
+// session makes room; when every one is busy the call waits for one to go
+// idle and then gets a session of its own, never the shared one (where
+// what the server asks would not reach it).
 func TestPerClientCap(t *testing.T) {
 	release, started := make(chan struct{}), make(chan struct{}, 1)
 	e := newEnvServers(t, []config.Server{serveLegacyUpstream(t, "asker", askerServer(release, started), 1)})
@@ -239,7 +240,12 @@ func TestPerClientCap(t *testing.T) {
 	}
 	waitClientSessions(t, e, "asker", 1)
 
-	// b holds the one session; a's call takes the shared one.
+	// b holds the one session; a's call waits for it to go idle.
+	events, stop, err := e.h.Subscribe(host.Caller{Principal: host.Principal{Name: "alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
 	held := make(chan string, 1)
 	go func() {
 		res, err := b.CallTool(t.Context(), &mcp.CallToolParams{Name: "hold", Arguments: map[string]any{}})
@@ -254,12 +260,86 @@ func TestPerClientCap(t *testing.T) {
 	case <-time.After(waitBound):
 		t.Fatal("the held call did not start")
 	}
-	if got := callText(t, a, "whoami"); got != sharedUp {
-		t.Fatalf("at the cap with every session busy, a's call came on %q, want the shared %q", got, sharedUp)
-	}
+	waited := make(chan string, 1)
+	go func() { waited <- callText(t, a, "whoami") }()
+	waitCallStarted(t, events, "whoami")
 	close(release)
 	if got := <-held; got != bUp {
 		t.Fatalf("b's held call came on %q, want its own %q", got, bUp)
+	}
+	if got := <-waited; got == sharedUp || got == bUp {
+		t.Fatalf("at the cap with every session busy, a's call came on %q (shared %q, b's %q), want a session of a's own", got, sharedUp, bUp)
+	}
+}
+
+// waitCallStarted waits for the event of a recorded call of tool starting.
+func waitCallStarted(t *testing.T, events <-chan host.Event, tool string) {
+	t.Helper()
+	timeout := time.After(waitBound)
+	for {
+		select {
+		case ev := <-events:
+			if cs, ok := ev.Data.(host.CallStarted); ok && ev.Type == host.EventCallStarted && cs.Tool == tool {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no call of %s started", tool)
+		}
+	}
+}
+
+// TestPerClientShare: one principal whose clients keep calls running
+// holds at most max_client_sessions_per_principal of the per-client
+// sessions (default a quarter of max_client_sessions, here 1 of 4): its
+// other clients' calls wait, and another principal's call still gets a
+// session of its own, where the server's question reaches its client.
+// All of the first principal's calls end well once its first is released.
+// (Before: its four clients took all four sessions, the other principal's
+// call took the shared session, and its elicitation was declined,
+// research/redteam.md F10.)
+func TestPerClientShare(t *testing.T) {
+	release, started := make(chan struct{}), make(chan struct{}, 4)
+	e := newEnvServers(t, []config.Server{serveLegacyUpstream(t, "asker", askerServer(release, started), 4)})
+	events, stop, err := e.h.Subscribe(host.Caller{Principal: host.Principal{Name: "bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := range 4 {
+		cs := e.connect(t, "/mcp/servers/asker", bobToken, legacyVersion, answering("Bob", "b"))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(t.Context(), waitBound)
+			defer cancel()
+			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hold", Arguments: map[string]any{}}); err != nil || res.IsError {
+				errs <- fmt.Errorf("bob's hold %d: %v %+v", i, err, res)
+			}
+		}()
+	}
+	for range 4 {
+		waitCallStarted(t, events, "hold")
+	}
+	select {
+	case <-started:
+	case <-time.After(waitBound):
+		t.Fatal("no hold started")
+	}
+
+	alice := e.connect(t, "/mcp/servers/asker", aliceToken, legacyVersion, answering("Alice", "a"))
+	if got := callText(t, alice, "ask"); got != "accept:Alice" {
+		t.Errorf("alice's call while bob holds his share: %q, want her own answer", got)
+	}
+	if n := clientSessions(e, "asker"); n != 2 {
+		t.Errorf("%d per-client sessions, want bob's one and alice's", n)
+	}
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 
@@ -267,7 +347,7 @@ func TestPerClientCap(t *testing.T) {
 // per client, and the processes end with their clients.
 func TestPerClientStdio(t *testing.T) {
 	s := stdioServer("fx", testbin.Build(t, wellbehavedPkg))
-	s.SessionMode, s.MaxClientSessions = config.SessionPerClient, 4
+	s.SessionMode, s.MaxClientSessions, s.MaxClientSessionsPerPrincipal = config.SessionPerClient, 4, 4
 	e := newEnvServers(t, []config.Server{s})
 	var clients []*mcp.ClientSession
 	for range 3 {

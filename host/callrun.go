@@ -221,21 +221,22 @@ func (r *callRun) upstream() {
 	req, c, cctx := r.req, r.t.conn, r.ctx
 	progress := r.progress()
 	inflight := &inflightCall{principal: req.Principal.Name, sessionID: req.SessionID, callID: r.callID,
-		server: req.Server, tool: req.Tool, ctx: cctx, elicit: r.d.elicit, asks: &callAsks{}}
+		server: req.Server, tool: req.Tool, ctx: cctx, elicit: r.d.elicit, asks: &callAsks{}, log: req.OnLog}
 	removeInflight := c.inflight.add(inflight)
-	if c.place != nil {
-		cctx = context.WithValue(cctx, relayCallKey{}, inflight)
-	}
+	// The requests made for the call carry it: a relayed tools/call names
+	// it, and what the server sends on its event stream is its own.
+	cctx = context.WithValue(cctx, relayCallKey{}, inflight)
 	callCS := r.t.cs
 	var err error
 	if c.perClient(&req, r.t.cs) {
-		pcs, release, perr := c.clientSession(cctx, req.Relay)
+		pcs, release, perr := c.clientSession(cctx, req.Relay, inflight)
 		switch {
 		case perr != nil:
 			err = perr
 		case pcs != nil:
 			callCS = pcs
 			r.clientRelease = release
+			inflight.perClient.Store(true)
 		}
 	}
 	var res *mcp.CallToolResult

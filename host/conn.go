@@ -344,9 +344,7 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			c.deliverProgress(req.Params)
 		},
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			c.logMessage(req.Params)
-		},
+		// Log messages are routed as they are read (serverlog.go).
 	})
 
 	client.AddReceivingMiddleware(c.serverRequests)
@@ -601,14 +599,24 @@ func (c *serverConn) deliverProgress(p *mcp.ProgressNotificationParams) {
 	}
 }
 
-// wrapTransport wraps the session transport of a stdio or SSE server in the
-// check of answer ids (answers.go); a Streamable HTTP server's answers are
-// checked in its HTTP client instead, and its transport is returned as it is.
+// wrapTransport wraps the transport of the server's shared session (stdio,
+// SSE, in-process) in the check of answer ids (answers.go), where its
+// progress is counted and its log messages routed as they are read; a
+// Streamable HTTP server's answers are checked in its HTTP client instead,
+// and its transport is returned as it is.
 func (c *serverConn) wrapTransport(t mcp.Transport) mcp.Transport {
+	return c.wrapSession(t, c.sharedLogOwner)
+}
+
+// wrapSession is wrapTransport for a session whose log messages belong to
+// whom owner names when they are read.
+func (c *serverConn) wrapSession(t mcp.Transport, owner func() logOwner) mcp.Transport {
 	if c.cfg.Transport == config.TransportStreamableHTTP {
 		return t
 	}
-	return transport.GuardAnswers(t, c.logger, c.strayLimit, c.readProgress)
+	return transport.GuardAnswers(t, c.logger, c.strayLimit, func(method string, params json.RawMessage) {
+		c.readNotification(method, params, owner)
+	})
 }
 
 // httpClient returns the HTTP client of a remote server: the default
@@ -618,8 +626,8 @@ func (c *serverConn) wrapTransport(t mcp.Transport) mcp.Transport {
 // the answers to go-sdk's calls).
 // It has no overall timeout, because responses may be long-lived event
 // streams; contexts bound each request.
-func httpClient(headers map[string]string, progress func(data []byte)) *http.Client {
+func httpClient(headers map[string]string, onMessage func(req *http.Request, data []byte)) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.ResponseHeaderTimeout = 0
-	return &http.Client{Transport: transport.HeaderShim{Base: transport.AnswerCheck{Base: base, Progress: progress}, Static: headers}}
+	return &http.Client{Transport: transport.HeaderShim{Base: transport.AnswerCheck{Base: base, OnMessage: onMessage}, Static: headers}}
 }

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -204,6 +205,13 @@ type inflightCall struct {
 	// replica, puts the server's questions to that replica as they came
 	// (singleton.go): it checks, asks and records them for its own call.
 	passBack func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// log hears the server's log messages that belong to the call
+	// (serverlog.go); nil: nobody but the log hears them. It must not
+	// block: it is called as the message is read.
+	log func(*mcp.LoggingMessageParams)
+	// perClient is set once the call goes on a per-client session
+	// (perclient.go): messages on the shared session are not its.
+	perClient atomic.Bool
 }
 
 // answerElicitation checks a server's elicitation request, asks the

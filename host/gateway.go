@@ -545,8 +545,13 @@ type CallOutcome struct {
 }
 
 // WatchLogs calls fn with every notifications/message a server sends
-// within its log bounds (fn must not block), until stop is called.
-func (h *Host) WatchLogs(fn func(server string, p *mcp.LoggingMessageParams)) (stop func()) {
+// within its log bounds that belongs to no call, when the server's block
+// says log_messages = "all" (a message that belongs to a call goes only to
+// that call: SessionCall.OnLog), until stop is called. principal is the
+// principal of a per-principal session (oauth.go) the message came on,
+// which only that principal's clients may hear; "" for a shared session.
+// fn must not block.
+func (h *Host) WatchLogs(fn func(server, principal string, p *mcp.LoggingMessageParams)) (stop func()) {
 	return h.logWatchers.Add(fn)
 }
 

@@ -111,9 +111,11 @@ type Options struct {
 	// to its principal only (oauth.go).
 	onPrincipalStatus func(principal string, st ServerStatus)
 	onResourceUpdated func(ctx context.Context, server, uri string)
-	// logMessage hears each notifications/message of a server that the
-	// log limiter let through (set by New: it fans out to WatchLogs).
-	logMessage func(server string, p *mcp.LoggingMessageParams)
+	// logMessage hears each notifications/message of a server that no
+	// call owns and that the log limiter let through, when the server's
+	// log_messages is "all" (set by New: it fans out to WatchLogs);
+	// principal is that of a per-principal session, "" for a shared one.
+	logMessage func(server, principal string, p *mcp.LoggingMessageParams)
 	// elicit answers a legacy session's elicitation/create for the call
 	// it was attributed to (set by New: Host.answerElicitation).
 	elicit func(ctx context.Context, call *inflightCall, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
@@ -132,8 +134,8 @@ type Host struct {
 	cache    *cache.Cache
 	bus      *events.Bus
 	watchers events.Watchers
-	// logWatchers hear the servers' log messages.
-	logWatchers events.Listeners[func(string, *mcp.LoggingMessageParams)]
+	// logWatchers hear the servers' log messages that no call owns.
+	logWatchers events.Listeners[func(string, string, *mcp.LoggingMessageParams)]
 	metrics     metrics
 	calls       calls
 	approvals   *questions.Broker[Approval, bool]                 // pending approvals (approvals.go)
@@ -227,9 +229,9 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 			fn(ctx, server, uri)
 		}
 	}
-	opts.logMessage = func(server string, p *mcp.LoggingMessageParams) {
+	opts.logMessage = func(server, principal string, p *mcp.LoggingMessageParams) {
 		for _, fn := range h.logWatchers.Each() {
-			fn(server, p)
+			fn(server, principal, p)
 		}
 	}
 	opts.oauth = &oauthRef{}

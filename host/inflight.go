@@ -42,6 +42,25 @@ func (f *inflightCalls) get(seq uint64) *inflightCall {
 	return f.calls[seq]
 }
 
+// only returns the one call in flight on the shared session, or nil when
+// there are none or several. A call on a per-client session does not
+// count: nothing it causes comes on the shared session.
+func (f *inflightCalls) only() *inflightCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var one *inflightCall
+	for _, c := range f.calls {
+		if c.perClient.Load() {
+			continue
+		}
+		if one != nil {
+			return nil
+		}
+		one = c
+	}
+	return one
+}
+
 // attribute returns the call a server request on the shared session
 // belongs to: the only call in flight; with several, all of one
 // principal, that principal's most recent one. With calls of several

@@ -7,6 +7,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/transport"
 	"os/exec"
 	"sync"
+	"time"
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
@@ -27,13 +28,18 @@ import (
 // it, on the stream of its running call. The shared session still serves
 // the catalog, listings, resources and every other door.
 //
-// The sessions are capped per server (max_client_sessions). At the cap the
-// least recently used idle one is closed to make room; when every one is
-// busy, the call takes the shared session, where an elicitation is
-// answered in the WebShell and sampling is refused. A client's sessions
-// end with its gateway session (Host.ReleaseClient), and all of them end
-// with their server's shared session (a failure, a reload that replaces
-// the server, shutdown).
+// The sessions are capped per server (max_client_sessions), and so are
+// those of one principal's clients (max_client_sessions_per_principal,
+// default a quarter of the cap), so that one principal cannot hold them
+// all. A client that needs a new session past a cap gets the least
+// recently used idle one's place (its principal's own, past its share);
+// when every one it could take has a call running, its call waits for one
+// to go idle or end, at most clientSessionWait, and then fails with an
+// error that names the setting. It never takes the shared session instead:
+// there, what the server asks would not reach the client (research/
+// redteam.md F10). A client's sessions end with its gateway session
+// (Host.ReleaseClient), and all of them end with their server's shared
+// session (a failure, a reload that replaces the server, shutdown).
 
 // ClientRelay is a gateway client that can be asked what a server asks
 // during the client's calls, given with each of its calls
@@ -57,25 +63,33 @@ type ClientRelay struct {
 // when none of its client's calls is running (a server asking out of turn).
 var errNoClientRelay = errors.New("mcphost: no call of this client is running, so there is nobody to ask")
 
+// clientSessionWait bounds how long a call waits for a per-client session
+// when every one it could take is busy (a variable for tests).
+var clientSessionWait = 30 * time.Second
+
 // clientPool holds one server's per-client upstream sessions.
 type clientPool struct {
 	mu     sync.Mutex
 	m      map[string]*clientUpstream
 	tick   uint64
 	closed bool
-	// full counts the calls that found every session busy at the cap and
-	// took the shared session (logged once per doubling).
-	full int
+	// freed is closed (and forgotten) when a session goes idle or away,
+	// waking the calls that wait for room; nil while nobody waits.
+	freed chan struct{}
+	// waits counts the calls that found every session they could take
+	// busy (logged once per doubling).
+	waits int
 }
 
 // clientUpstream is one client's upstream session: opened once, shared by
 // the client's concurrent calls.
 type clientUpstream struct {
-	key   string
-	ready chan struct{} // closed when the open has finished
-	err   error         // the open's failure
-	cs    *mcp.ClientSession
-	cmd   *exec.Cmd
+	key       string
+	principal string        // whose client it is
+	ready     chan struct{} // closed when the open has finished
+	err       error         // the open's failure
+	cs        *mcp.ClientSession
+	cmd       *exec.Cmd
 
 	// calls are the client's running calls on this session, oldest first;
 	// a request of the server goes to the newest.
@@ -90,6 +104,7 @@ type clientUpstream struct {
 type clientCall struct {
 	ctx   context.Context
 	relay *ClientRelay
+	call  *inflightCall // the call's record, whose log messages these are
 }
 
 // count returns how many per-client sessions are open or opening.
@@ -100,14 +115,15 @@ func (p *clientPool) count() int {
 }
 
 // clientSession returns the upstream session of relay's client for one
-// call, opening it on the client's first call; release ends the call's use
-// of it. A nil session (and nil error) means the pool is at its cap with
-// every session busy: the call takes the shared session.
-func (c *serverConn) clientSession(ctx context.Context, relay *ClientRelay) (cs *mcp.ClientSession, release func(), err error) {
+// call (inflight, a call of its principal), opening it on the client's
+// first call; release ends the call's use of it. It waits while every
+// session the call could take is busy (joinClientUpstream), and fails
+// when that lasts, when ctx ends, or when the session cannot be opened.
+func (c *serverConn) clientSession(ctx context.Context, relay *ClientRelay, inflight *inflightCall) (cs *mcp.ClientSession, release func(), err error) {
 	p := &c.clients
-	call := &clientCall{ctx: ctx, relay: relay}
-	u, fresh, err := c.joinClientUpstream(relay.Key, call)
-	if u == nil || err != nil {
+	call := &clientCall{ctx: ctx, relay: relay, call: inflight}
+	u, fresh, err := c.joinClientUpstream(ctx, relay.Key, inflight.principal, call)
+	if err != nil {
 		return nil, nil, err
 	}
 	release = func() { p.leave(u, call) }
@@ -125,6 +141,7 @@ func (c *serverConn) clientSession(ctx context.Context, relay *ClientRelay) (cs 
 		p.mu.Lock()
 		if p.m[relay.Key] == u {
 			delete(p.m, relay.Key) // the next call tries again
+			p.freeLocked()
 		}
 		p.mu.Unlock()
 		return nil, nil, u.err
@@ -132,54 +149,130 @@ func (c *serverConn) clientSession(ctx context.Context, relay *ClientRelay) (cs 
 	return u.cs, release, nil
 }
 
-// joinClientUpstream adds call to the upstream session of key's client,
-// making a fresh one (not yet opened) when the client has none or its
-// session ended; at the cap, the least recently used idle session is
-// closed to make room. A nil upstream with a nil error means every session
-// is busy at the cap; an error, that the server's shared session ended.
-func (c *serverConn) joinClientUpstream(key string, call *clientCall) (u *clientUpstream, fresh bool, err error) {
+// joinClientUpstream adds call to the upstream session of key's client
+// (of principal), making a fresh one (not yet opened) when the client has
+// none or its session ended. Past max_client_sessions_per_principal the
+// least recently used idle session of principal's clients is closed to
+// make room, past max_client_sessions the least recently used idle one of
+// anyone's; with none idle the call waits for one, at most
+// clientSessionWait. It fails when that wait runs out, when ctx ends, and
+// when the server's shared session ended.
+func (c *serverConn) joinClientUpstream(ctx context.Context, key, principal string, call *clientCall) (u *clientUpstream, fresh bool, err error) {
 	p := &c.clients
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, false, fmt.Errorf("server %s: its session ended", c.cfg.Name)
-	}
-	if p.m == nil {
-		p.m = map[string]*clientUpstream{}
-	}
-	p.tick++
-	u, ok := p.m[key]
-	if ok && u.ended {
-		delete(p.m, key)
-		ok = false
-	}
-	var evicted *clientUpstream
-	if !ok {
-		if len(p.m) >= c.maxClientSessions() {
-			evicted = p.idleLocked()
-			if evicted == nil {
-				p.full++
-				full := p.full
-				p.mu.Unlock()
-				if full&(full-1) == 0 {
-					c.logger.Warn("every per-client upstream session is busy; the call takes the shared session (raise max_client_sessions)",
-						"max_client_sessions", c.maxClientSessions(), "times", full)
-				}
-				return nil, false, nil
-			}
-			delete(p.m, evicted.key)
+	var timeout <-chan time.Time
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, false, fmt.Errorf("server %s: its session ended", c.cfg.Name)
 		}
-		u = &clientUpstream{key: key, ready: make(chan struct{})}
-		p.m[key] = u
+		if p.m == nil {
+			p.m = map[string]*clientUpstream{}
+		}
+		p.tick++
+		u, ok := p.m[key]
+		if ok && u.ended {
+			delete(p.m, key)
+			ok = false
+		}
+		if ok {
+			u.calls = append(u.calls, call)
+			u.used = p.tick
+			p.mu.Unlock()
+			return u, false, nil
+		}
+		evicted, full := p.roomLocked(principal, c.maxClientSessions(), c.maxClientSessionsPerPrincipal())
+		if full == "" {
+			if evicted != nil {
+				delete(p.m, evicted.key)
+			}
+			u = &clientUpstream{key: key, principal: principal, ready: make(chan struct{}), calls: []*clientCall{call}, used: p.tick}
+			p.m[key] = u
+			p.mu.Unlock()
+			if evicted != nil {
+				c.logger.Info("closing the least recently used idle per-client upstream session to make room", "principal", principal,
+					"max_client_sessions", c.maxClientSessions(), "max_client_sessions_per_principal", c.maxClientSessionsPerPrincipal())
+				evicted.close()
+			}
+			return u, true, nil
+		}
+		if p.freed == nil {
+			p.freed = make(chan struct{})
+		}
+		freed := p.freed
+		var waits int
+		if timeout == nil {
+			p.waits++
+			waits = p.waits
+		}
+		p.mu.Unlock()
+		if timeout == nil {
+			if waits&(waits-1) == 0 {
+				c.logger.Warn("a call waits for a per-client upstream session: every one it could take has a call running", "principal", principal,
+					"full", full, "max_client_sessions", c.maxClientSessions(), "max_client_sessions_per_principal", c.maxClientSessionsPerPrincipal(), "times", waits)
+			}
+			t := time.NewTimer(clientSessionWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-freed:
+		case <-timeout:
+			return nil, false, c.busyError(principal, full)
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
 	}
-	u.calls = append(u.calls, call)
-	u.used = p.tick
-	p.mu.Unlock()
-	if evicted != nil {
-		c.logger.Info("closing the least recently used per-client upstream session to make room", "max_client_sessions", c.maxClientSessions())
-		evicted.close()
+}
+
+// Why a client finds no room for a session of its own (roomLocked).
+const (
+	fullShare = "max_client_sessions_per_principal"
+	fullCap   = "max_client_sessions"
+)
+
+// roomLocked finds room for a new session of principal's: nothing to do
+// below both caps, else the least recently used idle session to close
+// (principal's own, past its share). With none idle it returns the cap
+// that is full (fullShare or fullCap).
+func (p *clientPool) roomLocked(principal string, limit, share int) (evict *clientUpstream, full string) {
+	mine := 0
+	for _, u := range p.m {
+		if u.principal == principal {
+			mine++
+		}
 	}
-	return u, !ok, nil
+	switch {
+	case mine >= share:
+		if evict = p.idleLocked(principal); evict == nil {
+			return nil, fullShare
+		}
+	case len(p.m) >= limit:
+		if evict = p.idleLocked(""); evict == nil {
+			return nil, fullCap
+		}
+	}
+	return evict, ""
+}
+
+// busyError is the failure of a call that waited clientSessionWait for a
+// per-client session in vain.
+func (c *serverConn) busyError(principal, full string) error {
+	why := fmt.Sprintf("all %d of its per-client upstream sessions (max_client_sessions) have a call running", c.maxClientSessions())
+	if full == fullShare {
+		why = fmt.Sprintf("the clients of principal %q hold %d per-client upstream sessions (max_client_sessions_per_principal), each with a call running", principal, c.maxClientSessionsPerPrincipal())
+	}
+	return fmt.Errorf("server %s (session_mode = %q): %s, and none was free within %s; the call did not run (end another call or client, or raise %s)",
+		c.cfg.Name, config.SessionPerClient, why, clientSessionWait, full)
+}
+
+// freeLocked wakes the calls that wait for room: a session went idle or
+// away.
+func (p *clientPool) freeLocked() {
+	if p.freed != nil {
+		close(p.freed)
+		p.freed = nil
+	}
 }
 
 // leave ends call's use of u. When it was the client's last running call,
@@ -201,6 +294,7 @@ func (p *clientPool) leave(u *clientUpstream, call *clientCall) {
 			asks = append(asks, a)
 		}
 		clear(u.asks)
+		p.freeLocked()
 	}
 	p.mu.Unlock()
 	for _, cancel := range asks {
@@ -217,9 +311,20 @@ func (c *serverConn) maxClientSessions() int {
 	return config.DefaultMaxClientSessions
 }
 
+// maxClientSessionsPerPrincipal is the share of one principal's clients
+// (a block built in code may leave it zero: the default share then), at
+// most the cap.
+func (c *serverConn) maxClientSessionsPerPrincipal() int {
+	share := c.cfg.MaxClientSessionsPerPrincipal
+	if share <= 0 {
+		share = config.DefaultClientSessionsPerPrincipal(c.maxClientSessions())
+	}
+	return min(share, c.maxClientSessions())
+}
+
 // idleLocked returns the least recently used session with no running call
-// that has finished opening, or nil.
-func (p *clientPool) idleLocked() *clientUpstream {
+// that has finished opening, of principal's clients ("" anyone's), or nil.
+func (p *clientPool) idleLocked(principal string) *clientUpstream {
 	var lru *clientUpstream
 	for _, u := range p.m {
 		select {
@@ -227,7 +332,7 @@ func (p *clientPool) idleLocked() *clientUpstream {
 		default:
 			continue
 		}
-		if len(u.calls) == 0 && (lru == nil || u.used < lru.used) {
+		if (principal == "" || u.principal == principal) && len(u.calls) == 0 && (lru == nil || u.used < lru.used) {
 			lru = u
 		}
 	}
@@ -241,6 +346,38 @@ func (u *clientUpstream) close() {
 		_ = u.cs.Close()
 	}
 	transport.KillGroup(u.cmd)
+}
+
+// logOwner is whose a log message on u's session is: its client's newest
+// running call's; with none running, nobody's (not even unowned: it is the
+// client's, but there is no call to pass it on with).
+func (p *clientPool) logOwner(u *clientUpstream) logOwner {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(u.calls); n > 0 {
+		return logOwner{call: u.calls[n-1].call}
+	}
+	return logOwner{}
+}
+
+// bySession returns the open per-client session with the MCP session id
+// id (a Streamable HTTP server's), or nil.
+func (p *clientPool) bySession(id string) *clientUpstream {
+	if id == "" {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, u := range p.m {
+		select {
+		case <-u.ready:
+			if u.cs != nil && u.cs.ID() == id {
+				return u
+			}
+		default:
+		}
+	}
+	return nil
 }
 
 // sessions returns the open sessions.
@@ -265,6 +402,7 @@ func (p *clientPool) release(key string) {
 	p.mu.Lock()
 	u := p.m[key]
 	delete(p.m, key)
+	p.freeLocked()
 	p.mu.Unlock()
 	if u != nil {
 		go u.close()
@@ -278,6 +416,7 @@ func (p *clientPool) closeAll(final bool) {
 	p.closed = p.closed || final
 	all := p.m
 	p.m = nil
+	p.freeLocked()
 	p.mu.Unlock()
 	for _, u := range all {
 		u.close()
@@ -300,7 +439,10 @@ func (c *serverConn) openClientSession(ctx context.Context, u *clientUpstream) {
 		DiscoveryTimeout: c.cfg.DiscoveryTimeout,
 		Client:           func() *mcp.Client { return client },
 		Logger:           c.logger,
-		WrapTransport:    c.wrapTransport,
+		// What the server logs on this session is its client's.
+		WrapTransport: func(t mcp.Transport) mcp.Transport {
+			return c.wrapSession(t, func() logOwner { return c.clients.logOwner(u) })
+		},
 	}
 	var last *exec.Cmd
 	stderr := c.sessionTransport(&spec, &last)
@@ -336,6 +478,7 @@ func (c *serverConn) watchClientSession(u *clientUpstream) {
 	if p.m[u.key] == u {
 		delete(p.m, u.key)
 	}
+	p.freeLocked()
 	p.mu.Unlock()
 }
 
@@ -366,9 +509,7 @@ func (c *serverConn) clientOptions(u *clientUpstream) *mcp.ClientOptions {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			c.deliverProgress(req.Params)
 		},
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			c.logMessage(req.Params)
-		},
+		// Log messages are routed as they are read (serverlog.go).
 	}
 	ask := func(hctx context.Context) (*clientCall, context.Context, context.CancelFunc, error) {
 		return c.askFor(u, hctx)

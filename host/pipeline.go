@@ -69,6 +69,10 @@ type SessionCall struct {
 	// session_mode = "per_client" the call goes on an upstream session of
 	// the client's own (perclient.go). Nil for every other door.
 	Relay *ClientRelay
+	// OnLog hears the server's log messages that belong to this call
+	// (serverlog.go says which do); nil: only the log and the server's
+	// card keep them. It must not block.
+	OnLog func(*mcp.LoggingMessageParams)
 }
 
 // runningCall is a call that can be cancelled through CancelCall.

@@ -23,19 +23,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/mcphost/mcphost/host/internal/transport"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcphost/mcphost/host/internal/transport"
 )
 
 // progressDrainMax bounds how long a returned call waits for progress read
 // before its answer to be delivered.
 const progressDrainMax = 250 * time.Millisecond
 
-// methodProgress is the method of a progress notification.
-const methodProgress = transport.MethodProgress
+// methodProgress is the method of a progress notification, methodLog of a
+// log message.
+const (
+	methodProgress = transport.MethodProgress
+	methodLog      = transport.MethodLog
+)
 
 // progressWatch is one call's progress token: where its reports go, and
 // how many were read and delivered.
@@ -98,27 +104,42 @@ type progressParams struct {
 	ProgressToken any `json:"progressToken"`
 }
 
-// readProgress counts a progress notification read off the wire (params,
-// its raw params) for the call whose token it names, if any.
-func (c *serverConn) readProgress(params json.RawMessage) {
-	var p progressParams
-	if json.Unmarshal(params, &p) == nil {
-		c.countProgress(p.ProgressToken)
+// readNotification hears a notification read off the wire (params, its
+// raw params): a progress notification is counted for the call whose token
+// it names, if any; a log message is routed to whom owner names
+// (serverlog.go).
+func (c *serverConn) readNotification(method string, params json.RawMessage, owner func() logOwner) {
+	switch method {
+	case methodProgress:
+		var p progressParams
+		if json.Unmarshal(params, &p) == nil {
+			c.countProgress(p.ProgressToken)
+		}
+	case methodLog:
+		c.readLog(params, owner)
 	}
 }
 
-// readMessage counts data, one JSON-RPC message of an event stream, if it
-// is a progress notification. Most messages are not; they are not decoded.
-func (c *serverConn) readMessage(data []byte) {
-	if !bytes.Contains(data, []byte(methodProgress)) {
+// readMessage hears data, one JSON-RPC message of an event stream of
+// the server's that req opened (serverlog.go says whose its log messages
+// are).
+func (c *serverConn) readMessage(req *http.Request, data []byte) {
+	c.hearEvent(data, func() logOwner { return c.streamLogOwner(req) })
+}
+
+// hearEvent passes data, one JSON-RPC message of an event stream, to
+// readNotification if it is a progress notification or a log message.
+// Most messages are neither; they are not decoded.
+func (c *serverConn) hearEvent(data []byte, owner func() logOwner) {
+	if !bytes.Contains(data, []byte(methodProgress)) && !bytes.Contains(data, []byte(methodLog)) {
 		return
 	}
 	var m struct {
-		Method string         `json:"method"`
-		Params progressParams `json:"params"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
 	}
-	if json.Unmarshal(data, &m) == nil && m.Method == methodProgress {
-		c.countProgress(m.Params.ProgressToken)
+	if json.Unmarshal(data, &m) == nil {
+		c.readNotification(m.Method, m.Params, owner)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -12,7 +13,8 @@ import (
 // and that the wait at the call's end gives up on a report that is never
 // delivered (one go-sdk could not decode) instead of hanging.
 func TestProgressCounting(t *testing.T) {
-	c := &serverConn{}
+	c := logConn(config.LogMessagesOwn, new([]string))
+	nobody := func() logOwner { return logOwner{} }
 	var heard []Progress
 	token, stop := c.watchProgress(func(p Progress) { heard = append(heard, p) })
 	w := func() *progressWatch { v, _ := c.progress.Load(token); return v.(*progressWatch) }()
@@ -34,7 +36,7 @@ func TestProgressCounting(t *testing.T) {
 		{"params not an object", msg(methodProgress, []int{1}), 0},
 	} {
 		before := w.read.Load()
-		c.readMessage(tc.data)
+		c.hearEvent(tc.data, nobody)
 		if got := w.read.Load() - before; got != tc.read {
 			t.Errorf("%s: counted %d, want %d", tc.name, got, tc.read)
 		}
@@ -43,7 +45,7 @@ func TestProgressCounting(t *testing.T) {
 	// One report read and delivered, one read and never delivered: stop
 	// waits its bound and returns; a report delivered after it is dropped.
 	c.deliverProgress(&mcp.ProgressNotificationParams{ProgressToken: token, Progress: 1})
-	c.readMessage(msg(methodProgress, map[string]any{"progressToken": token, "progress": "garbled"}))
+	c.hearEvent(msg(methodProgress, map[string]any{"progressToken": token, "progress": "garbled"}), nobody)
 	stop(context.Background())
 	c.deliverProgress(&mcp.ProgressNotificationParams{ProgressToken: token, Progress: 2})
 	w.send(Progress{Progress: 3})

@@ -46,7 +46,7 @@ func (c *serverConn) relayClient(on string) *http.Client {
 	c.relayOnce.Do(func() {
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		base.Proxy = nil // replicas talk directly
-		c.relayc = &http.Client{Transport: transport.AnswerCheck{Base: base, Progress: c.readMessage}}
+		c.relayc = &http.Client{Transport: transport.AnswerCheck{Base: base, OnMessage: c.readRelayMessage}}
 	})
 	return &http.Client{Transport: hopSigner{base: c.relayc.Transport, node: c.opts.Cluster, to: on}}
 }
@@ -88,8 +88,10 @@ func relayPrincipal(ctx context.Context) string {
 	return p
 }
 
-// relayCallKey carries a call's inflight record down to callTool, which
-// names it on a relayed tools/call (metaRelayCall).
+// relayCallKey carries a call's inflight record down to the requests made
+// for it: callTool names it on a relayed tools/call (metaRelayCall), and a
+// log message on the event stream of its POST is the call's (callOf,
+// serverlog.go).
 type relayCallKey struct{}
 
 // relayMeta adds to a tools/call's _meta what the holder needs of a

@@ -313,8 +313,10 @@ func relayError(err error) error {
 }
 
 // call passes a relayed tools/call to the holder's session: progress goes
-// back on the relay with the caller's token, and what the server asks is
-// put to the calling replica for its call (passBack), in both eras.
+// back on the relay with the caller's token, and the log messages that
+// belong to the call (serverlog.go) on the relay's stream of the call;
+// what the server asks is put to the calling replica for its call
+// (passBack), in both eras.
 func (rl *relay) call(ctx context.Context, c *serverConn, cs *mcp.ClientSession, r *mcp.CallToolRequest, principal string) (*mcp.CallToolResult, error) {
 	p := r.Params
 	ss := r.Session
@@ -323,28 +325,53 @@ func (rl *relay) call(ctx context.Context, c *serverConn, cs *mcp.ClientSession,
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	ref, _ := p.Meta[metaRelayCall].(string)
+	// What goes back is sent in order from a goroutine of its own: it is
+	// reported on the session's goroutine, which must not block, so a
+	// caller that reads its stream too slowly loses notifications, never
+	// the call. A log message may be attributed to the call on another
+	// stream's goroutine just as it ends: send then drops it.
+	queue := make(chan func(), 64)
+	done := make(chan struct{})
+	var (
+		mu     sync.Mutex
+		closed bool
+	)
+	send := func(f func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return
+		}
+		select {
+		case queue <- f:
+		default:
+		}
+	}
+	defer func() {
+		mu.Lock()
+		closed = true
+		close(queue)
+		mu.Unlock()
+		<-done
+	}()
+	go func() {
+		defer close(done)
+		for f := range queue {
+			f()
+		}
+	}()
 	var onProgress func(Progress)
 	if tok := p.GetProgressToken(); tok != nil {
-		queue := make(chan Progress, 64)
-		done := make(chan struct{})
-		defer func() { close(queue); <-done }()
-		go func() {
-			defer close(done)
-			for pr := range queue {
-				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
-			}
-		}()
-		// Called on the session's goroutine, which must not block: a
-		// caller that reads its stream too slowly loses progress, never
-		// the call.
 		onProgress = func(pr Progress) {
-			select {
-			case queue <- pr:
-			default:
-			}
+			send(func() {
+				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
+			})
 		}
 	}
 	call := &inflightCall{principal: principal, server: rl.name, tool: p.Name, ctx: ctx, asks: &callAsks{},
+		log: func(lp *mcp.LoggingMessageParams) {
+			send(func() { _ = ss.Log(ctx, lp) })
+		},
 		passBack: func(ctx context.Context, ep *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			fwd := *ep
 			fwd.Meta = maps.Clone(ep.Meta)
@@ -356,9 +383,10 @@ func (rl *relay) call(ctx context.Context, c *serverConn, cs *mcp.ClientSession,
 		}}
 	remove := c.inflight.add(call)
 	defer remove()
-	res, err := c.callTool(ctx, cs, p.Name, args, nil, onProgress)
+	cctx := context.WithValue(ctx, relayCallKey{}, call)
+	res, err := c.callTool(cctx, cs, p.Name, args, nil, onProgress)
 	if err == nil && res.NeedsInput() {
-		res, err = rl.h.answerRounds(ctx, c, cs, call, p.Name, args, res, onProgress)
+		res, err = rl.h.answerRounds(cctx, c, cs, call, p.Name, args, res, onProgress)
 	}
 	if err != nil {
 		return nil, relayError(err)
@@ -394,7 +422,9 @@ func (rl *relay) adopt(ss *mcp.ServerSession, from string) {
 }
 
 // watch tells the relay's sessions what changes on the holder: a new
-// catalog (list_changed), the server's log messages and resource updates;
+// catalog (list_changed), the server's log messages that no call owns
+// (those of a relayed call go on its own stream: relay.call) and resource
+// updates;
 // it closes every session when the holder stops running the server, and
 // those of replicas gone from the directory every minute. It runs for the
 // host's life.
@@ -402,7 +432,7 @@ func (rl *relay) watch() {
 	h := rl.h
 	changes, stop := h.WatchChanges()
 	defer stop()
-	stopLogs := h.WatchLogs(func(server string, p *mcp.LoggingMessageParams) {
+	stopLogs := h.WatchLogs(func(server, _ string, p *mcp.LoggingMessageParams) {
 		if server != rl.name {
 			return
 		}

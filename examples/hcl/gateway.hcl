@@ -19,7 +19,10 @@ server "revenue" {
 
   # Each 2025-11-25 MCP client of the gateway gets its own upstream session
   # (here: its own process) for its calls, so what the server asks during a
-  # call (elicitation, sampling) reaches that client. At most this many.
+  # call (elicitation, sampling) reaches that client. At most this many,
+  # and at most a quarter of them (here 2) for the clients of one principal
+  # unless max_client_sessions_per_principal says otherwise; a call that
+  # finds every session it may take busy waits for one.
   session_mode        = "per_client"
   max_client_sessions = 8
 }

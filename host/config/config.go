@@ -43,6 +43,13 @@ const (
 	SessionPerClient = "per_client" // an upstream session per legacy gateway client
 )
 
+// Values of the per-server `log_messages` setting: who hears a server's
+// log messages (notifications/message) through the gateway.
+const (
+	LogMessagesOwn = "own" // default: a client hears the messages of its own calls only
+	LogMessagesAll = "all" // also: a message no call owns goes to every client with a call running
+)
+
 // Values of the per-server `placement` setting: where the server runs when
 // several replicas share a PostgreSQL store (one daemon: always here).
 const (
@@ -91,8 +98,18 @@ const (
 	// Per-client upstream sessions (session_mode = "per_client").
 	DefaultMaxClientSessions = 16
 	MaxMaxClientSessions     = 1024
-	DefaultListen            = "127.0.0.1:7777"
+	// ClientSessionShare divides max_client_sessions into the default
+	// max_client_sessions_per_principal (at least 1).
+	ClientSessionShare = 4
+	DefaultListen      = "127.0.0.1:7777"
 )
+
+// DefaultClientSessionsPerPrincipal is the default
+// max_client_sessions_per_principal of a server with max_client_sessions =
+// sessions: a quarter of them (ClientSessionShare), at least one.
+func DefaultClientSessionsPerPrincipal(sessions int) int {
+	return max(sessions/ClientSessionShare, 1)
+}
 
 // Config is a loaded, validated configuration. Every field holds its
 // effective value: defaults are filled in and durations are parsed.
@@ -248,6 +265,13 @@ type Server struct {
 	// MaxClientSessions is `max_client_sessions`: the cap on per-client
 	// upstream sessions of this server; default DefaultMaxClientSessions.
 	MaxClientSessions int
+	// MaxClientSessionsPerPrincipal is `max_client_sessions_per_principal`:
+	// how many of them one principal's clients may hold at once; default
+	// [DefaultClientSessionsPerPrincipal] of MaxClientSessions.
+	MaxClientSessionsPerPrincipal int
+	// LogMessages is `log_messages`: LogMessagesOwn (default) or
+	// LogMessagesAll, what becomes of a log message no call owns.
+	LogMessages string
 	// Placement is `placement`: PlacementReplica (default: every replica
 	// of a cluster runs the server) or PlacementSingleton (only the
 	// replica that holds the server's lock runs it; the others reach it

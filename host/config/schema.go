@@ -204,6 +204,14 @@ type serverBlock struct {
 	// max_client_sessions: the cap on per-client upstream sessions.
 	MaxClientSessions      hcl.Expression `hcl:"max_client_sessions,optional"`
 	MaxClientSessionsRange hcl.Range      `hcl:"max_client_sessions,attr_value_range"`
+	// max_client_sessions_per_principal: how many of them one principal's
+	// clients may hold (default a quarter of max_client_sessions, at least 1).
+	MaxClientSessionsPerPrincipal      hcl.Expression `hcl:"max_client_sessions_per_principal,optional"`
+	MaxClientSessionsPerPrincipalRange hcl.Range      `hcl:"max_client_sessions_per_principal,attr_value_range"`
+	// log_messages: "own" (default) | "all": whether a log message that no
+	// call owns reaches every gateway client with a call running.
+	LogMessages      hcl.Expression `hcl:"log_messages,optional"`
+	LogMessagesRange hcl.Range      `hcl:"log_messages,attr_value_range"`
 
 	// placement: "replica" (default) | "singleton": with several replicas,
 	// run the server on one of them and forward to it from the others.

@@ -61,6 +61,7 @@ func (l *loader) decodeServer(b *serverBlock, top Sandbox) Server {
 		RestartBackoffMax:   DefaultRestartBackoffMax,
 		SessionMode:         SessionShared,
 		MaxClientSessions:   DefaultMaxClientSessions,
+		LogMessages:         LogMessagesOwn,
 		Placement:           PlacementReplica,
 		Enabled:             true,
 	}
@@ -75,6 +76,7 @@ func (l *loader) decodeServer(b *serverBlock, top Sandbox) Server {
 	l.decodeTimeouts(b, &s)
 	l.decodeRestarts(b, &s)
 	l.decodeSessionMode(b, &s)
+	l.decodeLogMessages(b, &s)
 	l.decodeAppSwitches(b, &s)
 	l.decodePlacement(b, &s)
 	if enabled, st := l.evalBool(b.Enabled, "enabled"); st == valid {
@@ -493,7 +495,49 @@ func (l *loader) decodeSessionMode(b *serverBlock, s *Server) {
 			s.MaxClientSessions = n
 		}
 	}
+	s.MaxClientSessionsPerPrincipal = DefaultClientSessionsPerPrincipal(s.MaxClientSessions)
+	if n, set := l.boundedInt(b.MaxClientSessionsPerPrincipal, "max_client_sessions_per_principal", b.MaxClientSessionsPerPrincipalRange, 1, MaxMaxClientSessions, &good,
+		"Invalid max_client_sessions_per_principal", fmt.Sprintf("max_client_sessions_per_principal is how many per-client upstream sessions the clients of one principal may hold at once: a whole number from 1 to max_client_sessions (%d).", s.MaxClientSessions)); set {
+		switch {
+		case s.SessionMode != SessionPerClient:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Argument only with session_mode = \"per_client\"",
+				Detail:   fmt.Sprintf("Server %q shares one upstream session among its callers, so there are no per-client sessions to share out. Set session_mode = %q or remove max_client_sessions_per_principal.", b.Name, SessionPerClient),
+				Subject:  b.MaxClientSessionsPerPrincipalRange.Ptr(),
+			})
+		case n > s.MaxClientSessions:
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid max_client_sessions_per_principal",
+				Detail:   fmt.Sprintf("max_client_sessions_per_principal is %d, more than the server's max_client_sessions (%d), so one principal could still hold every session. Lower it, or raise max_client_sessions.", n, s.MaxClientSessions),
+				Subject:  b.MaxClientSessionsPerPrincipalRange.Ptr(),
+			})
+		default:
+			s.MaxClientSessionsPerPrincipal = n
+		}
+	}
+}
 
+// decodeLogMessages reads who hears a log message of the server that no
+// call owns.
+func (l *loader) decodeLogMessages(b *serverBlock, s *Server) {
+	v, st := l.evalString(b.LogMessages, "log_messages")
+	if st != valid {
+		return
+	}
+	switch v {
+	case LogMessagesOwn, LogMessagesAll:
+		s.LogMessages = v
+	default:
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid log_messages",
+			Detail: fmt.Sprintf("The log_messages %s is not known. Use %q (the default: a gateway client hears the server's log messages of its own calls only) or %q (a message that no one call can be said to own also goes to every client with a call running on the server, whoever's).",
+				quoted(b.LogMessages, v), LogMessagesOwn, LogMessagesAll),
+			Subject: b.LogMessagesRange.Ptr(),
+		})
+	}
 }
 
 // decodeAppSwitches reads what the server's Apps may ask for.

@@ -213,6 +213,8 @@ server "$server-legacy" {
   version_negotiation = "legacy"
   session_mode        = "per_client"
   max_client_sessions = 64
+  # One principal runs every scenario: all 64 are its share.
+  max_client_sessions_per_principal = 64
   discovery_timeout   = "10s"
   call_timeout        = "30s"
 }

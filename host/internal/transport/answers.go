@@ -54,8 +54,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MethodProgress is the method of a progress notification.
-const MethodProgress = "notifications/progress"
+// MethodProgress is the method of a progress notification, MethodLog of a
+// log message.
+const (
+	MethodProgress = "notifications/progress"
+	MethodLog      = "notifications/message"
+)
 
 // strayIDMax bounds an id quoted into an error.
 const strayIDMax = 64
@@ -95,16 +99,17 @@ var errNoID = func() error {
 }()
 
 // GuardAnswers wraps the transport of a stdio or SSE session in an
-// answerGuard. Stray answers are logged through limit.
-func GuardAnswers(t mcp.Transport, logger *slog.Logger, limit *LogLimiter, progress func(params json.RawMessage)) mcp.Transport {
-	return answerGuardTransport{inner: t, logger: logger, limit: limit, progress: progress}
+// answerGuard. Stray answers are logged through limit; notified hears each
+// notification as it is read, before go-sdk handles it (nil: none).
+func GuardAnswers(t mcp.Transport, logger *slog.Logger, limit *LogLimiter, notified func(method string, params json.RawMessage)) mcp.Transport {
+	return answerGuardTransport{inner: t, logger: logger, limit: limit, notified: notified}
 }
 
 type answerGuardTransport struct {
 	inner    mcp.Transport
 	logger   *slog.Logger
 	limit    *LogLimiter
-	progress func(params json.RawMessage) // hears each progress notification read (progress.go)
+	notified func(method string, params json.RawMessage) // progress and log messages are counted as read (host/progress.go, host/serverlog.go)
 }
 
 func (t answerGuardTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -112,7 +117,7 @@ func (t answerGuardTransport) Connect(ctx context.Context) (mcp.Connection, erro
 	if err != nil {
 		return nil, err
 	}
-	return &answerGuard{Connection: conn, logger: t.logger, limit: t.limit, progress: t.progress, pending: map[jsonrpc.ID]struct{}{}}, nil
+	return &answerGuard{Connection: conn, logger: t.logger, limit: t.limit, notified: t.notified, pending: map[jsonrpc.ID]struct{}{}}, nil
 }
 
 // answerGuard is the mcp.Connection of a stdio or SSE session with the
@@ -122,7 +127,7 @@ type answerGuard struct {
 	mcp.Connection
 	logger   *slog.Logger
 	limit    *LogLimiter
-	progress func(params json.RawMessage)
+	notified func(method string, params json.RawMessage)
 
 	mu      sync.Mutex
 	maxSent int64                   // go-sdk numbers its calls 1, 2, 3, …
@@ -172,8 +177,8 @@ func (g *answerGuard) Read(ctx context.Context) (jsonrpc.Message, error) {
 			g.stray(nil)
 			continue
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == MethodProgress && g.progress != nil {
-			g.progress(req.Params)
+		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && g.notified != nil {
+			g.notified(req.Method, req.Params)
 		}
 		resp, ok := msg.(*jsonrpc.Response)
 		if !ok || g.answers(resp.ID) {
@@ -251,10 +256,12 @@ func (g *answerGuard) stray(id any) {
 // version probe uses string ids and matches its answer itself.
 type AnswerCheck struct {
 	Base http.RoundTripper
-	// progress hears each message of a call's event stream before go-sdk
-	// reads it, to count progress notifications (progress.go); nil for
-	// none.
-	Progress func(data []byte)
+	// OnMessage hears each message of an event stream (a call's, and the
+	// session's own GET stream) before go-sdk reads it, with the request
+	// that opened the stream: progress notifications are counted
+	// (host/progress.go), log messages routed (host/serverlog.go); nil
+	// for none.
+	OnMessage func(req *http.Request, data []byte)
 }
 
 // CloseIdleConnections passes on to the base transport (HeaderShim's).
@@ -266,7 +273,7 @@ func (a AnswerCheck) CloseIdleConnections() {
 
 func (a AnswerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
 	id, ok := postedCallID(req)
-	if !ok {
+	if !ok && (req.Method != http.MethodGet || a.OnMessage == nil) {
 		return a.Base.RoundTrip(req)
 	}
 	resp, err := a.Base.RoundTrip(req)
@@ -274,11 +281,16 @@ func (a AnswerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	switch ct {
-	case "application/json":
+	switch {
+	case ct == "application/json" && ok:
 		resp.Body = &jsonAnswerCheck{body: resp.Body, id: id}
-	case "text/event-stream":
-		resp.Body = &sseAnswerCheck{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 64<<10), id: id, progress: a.Progress}
+	case ct == "text/event-stream":
+		// A GET stream answers no call: its messages are only heard.
+		s := &sseAnswerCheck{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 64<<10), id: id, hearOnly: !ok}
+		if a.OnMessage != nil {
+			s.hear = func(data []byte) { a.OnMessage(req, data) }
+		}
+		resp.Body = s
 	}
 	return resp, nil
 }
@@ -407,8 +419,10 @@ type sseAnswerCheck struct {
 	body io.ReadCloser
 	br   *bufio.Reader
 	id   int64
-	// progress hears each message passed on (AnswerCheck.progress).
-	progress func(data []byte)
+	// hearOnly: the stream answers no call (a GET stream), so nothing is
+	// checked; hear hears each message passed on (AnswerCheck.OnMessage).
+	hearOnly bool
+	hear     func(data []byte)
 
 	out       []byte // ready for the reader
 	event     []byte // the raw lines of the event being read
@@ -470,13 +484,13 @@ func (s *sseAnswerCheck) step() {
 	}
 	event, data, other := s.event, s.data, s.other
 	s.event, s.data, s.lineStart, s.other = nil, nil, 0, false
-	if answer, ok := strayAnswer(data, s.id); ok && !other {
+	if answer, ok := strayAnswer(data, s.id); ok && !other && !s.hearOnly {
 		s.out = append(append([]byte("event: message\ndata: "), answer...), '\n', '\n')
 		s.err = io.EOF
 		return
 	}
-	if s.progress != nil && !other {
-		s.progress(data)
+	if s.hear != nil && !other {
+		s.hear(data)
 	}
 	s.out = event
 }

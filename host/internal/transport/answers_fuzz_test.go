@@ -51,7 +51,7 @@ func FuzzAnswerCheck(f *testing.F) {
 		rc := io.NopCloser(bytes.NewReader(body))
 		// Each message is also handed to the progress reader (the host's
 		// is fuzzed by FuzzProgressMessage).
-		sse := &sseAnswerCheck{body: rc, br: bufio.NewReaderSize(rc, 16), id: id, progress: func([]byte) {}}
+		sse := &sseAnswerCheck{body: rc, br: bufio.NewReaderSize(rc, 16), id: id, hear: func([]byte) {}}
 		out, err = io.ReadAll(sse)
 		if err != nil {
 			t.Fatalf("event stream: %v", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -103,5 +104,48 @@ func TestPostedCallID(t *testing.T) {
 				t.Errorf("postedCallID = %d, %v; want %d, %v", id, ok, tc.id, tc.ok)
 			}
 		})
+	}
+}
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestAnswerCheckHearsGetStream: the session's GET stream answers no call,
+// so nothing on it is checked (a response there passes unchanged), but
+// every message on it is heard, as on a call's stream: a log message read
+// there is counted like one read on a POST.
+func TestAnswerCheckHearsGetStream(t *testing.T) {
+	const (
+		log   = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
+		other = `{"jsonrpc":"2.0","id":8,"result":{}}`
+	)
+	stream := "data: " + log + "\n\nevent: debug\ndata: skipped\n\ndata: " + other + "\n\n"
+	var heard []string
+	check := AnswerCheck{
+		Base: roundTripFunc(func(*http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+				Body: io.NopCloser(strings.NewReader(stream))}, nil
+		}),
+		OnMessage: func(_ *http.Request, data []byte) { heard = append(heard, string(data)) },
+	}
+	req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := check.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != stream {
+		t.Errorf("the GET stream came out as %q, want it unchanged", out)
+	}
+	if want := []string{log, other}; !slices.Equal(heard, want) {
+		t.Errorf("heard %q, want %q", heard, want)
 	}
 }

@@ -33,6 +33,10 @@
 //	pid           the server's process id
 //	count         how many times count was called in this process (its state)
 //	progress      three progress notifications, then "progressed"
+//	say           {text}: text as a log message (info, logger "elicit"), then "said"
+//	hold          {id}: the log message "held ID", then waits until release
+//	              is called with the same id (in this process); "released"
+//	release       {id}: ends the hold of id; "ok"
 //
 // A legacy "error: …" is the JSON-RPC error the client answered with; a
 // decline's reason (mcphost's _meta io.mcphost/declineReason) is appended
@@ -49,6 +53,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -177,6 +182,29 @@ var tools = map[string]tool{
 			}
 		}
 		return text("progressed"), nil
+	}},
+	"say": {"Sends its text as a log message.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		say(ctx, req, stringArg(req, "text"))
+		return text("said"), nil
+	}},
+	"hold": {"Logs, then waits until released.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		id := stringArg(req, "id")
+		say(ctx, req, "held "+id)
+		select {
+		case <-holdOf(id):
+			return text("released"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}},
+	"release": {"Ends a hold.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ch := holdOf(stringArg(req, "id"))
+		select {
+		case <-ch:
+		default:
+			close(ch)
+		}
+		return text("ok"), nil
 	}},
 	"pid": {"Returns the server's process id.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text(strconv.Itoa(os.Getpid())), nil
@@ -313,6 +341,28 @@ func loop(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, e
 		actions = append(actions, r.Action)
 	}
 	return text(fmt.Sprintf("asked %d times: %s", len(actions), strings.Join(actions, ","))), nil
+}
+
+// holds are the running holds by id, each released by closing its channel.
+var holds sync.Map // string → chan struct{}
+
+func holdOf(id string) chan struct{} {
+	ch, _ := holds.LoadOrStore(id, make(chan struct{}))
+	return ch.(chan struct{})
+}
+
+// say sends text as a log message on the call's session (the client gets
+// it once it has set a level).
+func say(ctx context.Context, req *mcp.CallToolRequest, text string) {
+	_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "elicit", Data: text})
+}
+
+// stringArg returns the string argument name of a call.
+func stringArg(req *mcp.CallToolRequest, name string) string {
+	var args map[string]any
+	_ = json.Unmarshal(req.Params.Arguments, &args)
+	s, _ := args[name].(string)
+	return s
 }
 
 func text(s string) *mcp.CallToolResult {
