@@ -481,7 +481,9 @@ func (h *Host) GatewaySealKey() []byte {
 // GatewayCall is the gateway's door to the call pipeline: the call of a
 // tool by an MCP client, recorded in the session req.SessionID (one per
 // client connection, see the gateway). An `ask` rule is put to the client
-// through elicit when it can answer (answered true); otherwise, or when
+// through elicit when it can answer (answered true) and the rule lets the
+// caller approve (see MayApprove: a rule that names other approvers is
+// never answered by the client that made the call); otherwise, or when
 // elicit is nil, it waits for an answer in the WebShell. onProgress hears
 // the call's progress. A server's input_required answer is the outcome's
 // Result (NeedsInput), as it came, for the client to answer (req.Input
@@ -497,7 +499,8 @@ func (h *Host) GatewayCall(ctx context.Context, req SessionCall, elicit func(con
 	// in the WebShell (a modern one's rounds are relayed to the client).
 	d := door{record: h.store != nil, onProgress: onProgress, relayInput: true, elicit: h.elicitBroker}
 	d.ask = func(ctx context.Context, principal string, a Approval) (string, error) {
-		if elicit != nil {
+		a.Principal = principal
+		if elicit != nil && MayApprove(req.Principal, a) {
 			if outcome, answered := elicit(ctx, a); answered {
 				if outcome == ApprovalAskClient {
 					return "", &AskClientError{Approval: a}
