@@ -88,8 +88,8 @@ var ErrTooManyApprovals = errors.New("too many calls are waiting for approval")
 var ErrNotApprover = errors.New("only the approvers the policy names may answer this approval")
 
 // ask registers a, publishes it, and waits for the answer, the timeout or
-// ctx. It returns the outcome. a.Approvers says who may answer (the
-// rule's approvers).
+// ctx, or for the client of the call to go away (WithClient). It returns
+// the outcome. a.Approvers says who may answer (the rule's approvers).
 func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, error) {
 	timeout := h.opts.ApprovalTimeout
 	a.ID = "a_" + randomHex(8)
@@ -97,7 +97,9 @@ func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, e
 	a.Expires = a.Created.Add(timeout)
 	a.Principal = principal
 	a.CanAnswer = false // said per caller
-	out, err := h.approvals.Ask(ctx, questions.Question[Approval, bool]{
+	wait, stop := untilClientGone(ctx)
+	defer stop()
+	out, err := h.approvals.Ask(wait, questions.Question[Approval, bool]{
 		ID: a.ID, Principal: principal, Answerers: a.Approvers, Body: a, Created: a.Created, Timeout: timeout,
 		Announce: func() {
 			h.publishApproval(a)

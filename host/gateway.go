@@ -501,7 +501,10 @@ func (h *Host) GatewayCall(ctx context.Context, req SessionCall, elicit func(con
 	d.ask = func(ctx context.Context, principal string, a Approval) (string, error) {
 		a.Principal = principal
 		if elicit != nil && MayApprove(req.Principal, a) {
-			if outcome, answered := elicit(ctx, a); answered {
+			wait, stop := untilClientGone(ctx)
+			outcome, answered := elicit(wait, a)
+			stop()
+			if answered {
 				if outcome == ApprovalAskClient {
 					return "", &AskClientError{Approval: a}
 				}
