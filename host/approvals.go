@@ -87,23 +87,27 @@ var ErrTooManyApprovals = errors.New("too many calls are waiting for approval")
 // 403).
 var ErrNotApprover = errors.New("only the approvers the policy names may answer this approval")
 
-// ask registers a, publishes it, and waits for the answer, the timeout or
-// ctx, or for the client of the call to go away (WithClient). It returns
-// the outcome. a.Approvers says who may answer (the rule's approvers).
-func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, error) {
+// ask registers a call of p's, publishes it, and waits for the answer,
+// the timeout or ctx, or for the client of the call to go away
+// (WithClient). It returns the outcome. a.Approvers says who may answer
+// (the rule's approvers).
+func (h *Host) ask(ctx context.Context, p Principal, a Approval) (string, error) {
+	principal := p.Name
 	timeout := h.opts.ApprovalTimeout
 	a.ID = "a_" + randomHex(8)
 	a.Created = time.Now().UTC()
 	a.Expires = a.Created.Add(timeout)
 	a.Principal = principal
 	a.CanAnswer = false // said per caller
+	mine := a
+	mine.CanAnswer = MayApprove(p, a)
 	wait, stop := untilClientGone(ctx)
 	defer stop()
 	out, err := h.approvals.Ask(wait, questions.Question[Approval, bool]{
 		ID: a.ID, Principal: principal, Answerers: a.Approvers, Body: a, Created: a.Created, Timeout: timeout,
 		Announce: func() {
 			h.publishApproval(a)
-			notifyPending(ctx, a)
+			notifyPending(ctx, mine)
 		},
 	})
 	if err != nil {

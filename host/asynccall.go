@@ -16,7 +16,8 @@ import (
 type pendingHookKey struct{}
 
 // WithApprovalPending returns a context whose call tells f of its
-// approval once that waits for an answer (at most once per `ask`).
+// approval once that waits for an answer (at most once per `ask`), with
+// CanAnswer said for the caller.
 func WithApprovalPending(ctx context.Context, f func(Approval)) context.Context {
 	return context.WithValue(ctx, pendingHookKey{}, f)
 }

@@ -498,9 +498,9 @@ func (h *Host) GatewayCall(ctx context.Context, req SessionCall, elicit func(con
 	// A legacy upstream's elicitation on the shared session is answered
 	// in the WebShell (a modern one's rounds are relayed to the client).
 	d := door{record: h.store != nil, onProgress: onProgress, relayInput: true, elicit: h.elicitBroker}
-	d.ask = func(ctx context.Context, principal string, a Approval) (string, error) {
-		a.Principal = principal
-		if elicit != nil && MayApprove(req.Principal, a) {
+	d.ask = func(ctx context.Context, p Principal, a Approval) (string, error) {
+		a.Principal = p.Name
+		if elicit != nil && MayApprove(p, a) {
 			wait, stop := untilClientGone(ctx)
 			outcome, answered := elicit(wait, a)
 			stop()
@@ -511,7 +511,7 @@ func (h *Host) GatewayCall(ctx context.Context, req SessionCall, elicit func(con
 				return outcome, nil
 			}
 		}
-		return h.ask(ctx, principal, a)
+		return h.ask(ctx, p, a)
 	}
 	out, err := h.pipeline(ctx, req, d)
 	if out == nil {
