@@ -100,7 +100,7 @@ func (h *Host) ask(ctx context.Context, p Principal, a Approval) (string, error)
 	a.Principal = principal
 	a.CanAnswer = false // said per caller
 	mine := a
-	mine.CanAnswer = MayApprove(p, a)
+	mine.CanAnswer = mayApprove(p, a)
 	wait, stop := untilClientGone(ctx)
 	defer stop()
 	out, err := h.approvals.Ask(wait, questions.Question[Approval, bool]{
@@ -134,10 +134,10 @@ func approver(c Caller) questions.Who {
 	return questions.Who{Name: c.Name, Groups: c.Groups, All: c.Admin}
 }
 
-// MayApprove reports whether p may answer a (the principal whose call
+// mayApprove reports whether p may answer a (the principal whose call
 // waits, unless the rule names approvers; else one of them): what an
 // answer given in-band, by the client that made the call, must pass.
-func MayApprove(p Principal, a Approval) bool {
+func mayApprove(p Principal, a Approval) bool {
 	return questions.MayAnswer(questions.Who{Name: p.Name, Groups: p.Groups}, a.Principal, a.Approvers)
 }
 

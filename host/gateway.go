@@ -482,9 +482,9 @@ func (h *Host) GatewaySealKey() []byte {
 // tool by an MCP client, recorded in the session req.SessionID (one per
 // client connection, see the gateway). An `ask` rule is put to the client
 // through elicit when it can answer (answered true) and the rule lets the
-// caller approve (see MayApprove: a rule that names other approvers is
-// never answered by the client that made the call); otherwise, or when
-// elicit is nil, it waits for an answer in the WebShell. onProgress hears
+// caller approve (a rule that names other approvers is never answered by
+// the client that made the call); otherwise, or when elicit is nil, it
+// waits for an answer in the WebShell. onProgress hears
 // the call's progress. A server's input_required answer is the outcome's
 // Result (NeedsInput), as it came, for the client to answer (req.Input
 // carries its retry); it skips the result and App stages, which the last
@@ -500,7 +500,7 @@ func (h *Host) GatewayCall(ctx context.Context, req SessionCall, elicit func(con
 	d := door{record: h.store != nil, onProgress: onProgress, relayInput: true, elicit: h.elicitBroker}
 	d.ask = func(ctx context.Context, p Principal, a Approval) (string, error) {
 		a.Principal = p.Name
-		if elicit != nil && MayApprove(p, a) {
+		if elicit != nil && mayApprove(p, a) {
 			wait, stop := untilClientGone(ctx)
 			outcome, answered := elicit(wait, a)
 			stop()
