@@ -127,7 +127,7 @@ func (e *endpoint) serves(server string) bool {
 // answers 404 from then on, so they could not go on anyway).
 func (e *endpoint) close() {
 	for ss := range e.server.Sessions() {
-		_ = ss.Close()
+		_ = e.g.closeSession(ss)
 	}
 }
 

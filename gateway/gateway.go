@@ -67,6 +67,9 @@ type Gateway struct {
 	// sessions, capped per principal and ended when a reload revokes
 	// their credential (held.go).
 	held held
+	// handlers are the handlers in flight of each legacy session, ended
+	// when it ends (leave.go).
+	handlers handlers
 	// relays are the legacy client sessions whose end closes their
 	// per-client upstream sessions (relay.go).
 	relays sync.Map // relay key → struct{}
@@ -329,6 +332,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.finish()
+	g.leaving(r, caller.Name)
 	e.handler.ServeHTTP(s, r.WithContext(ctx))
 	if r.Method == http.MethodDelete && sid != "" && !stateless(r) && s.statusCode() == http.StatusNoContent {
 		// go-sdk closed the session: its slot is free now, not when the
@@ -411,14 +415,15 @@ func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
 
 // tokenVerifier hands go-sdk the caller the gateway authenticated, so that
 // each request carries it (RequestExtra.TokenInfo) and a legacy session is
-// bound to its principal (go-sdk refuses another user's session id).
+// bound to its principal (go-sdk refuses another user's session id), with
+// the context of the HTTP request that carried it (leave.go).
 func tokenVerifier(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
 	c, ok := ctx.Value(callerKey{}).(host.Caller)
 	if !ok {
 		return nil, auth.ErrInvalidToken
 	}
 	return &auth.TokenInfo{UserID: c.Name, Expiration: time.Now().Add(tokenInfoExpiry),
-		Extra: map[string]any{callerExtraKey: c}}, nil
+		Extra: map[string]any{callerExtraKey: c, requestExtraKey: ctx}}, nil
 }
 
 // callerOf returns the authenticated caller of a request: the one its

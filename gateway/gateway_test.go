@@ -101,6 +101,12 @@ func newEnvConfig(t testing.TB, cfg *config.Config) *env {
 // listener, and wrap (when set) around the daemon's handler.
 func newEnvOpts(t testing.TB, cfg *config.Config, gwOpts func(net.Listener) gateway.Options, wrap func(http.Handler) http.Handler) *env {
 	t.Helper()
+	return newEnvApproval(t, cfg, gwOpts, wrap, 2*time.Second)
+}
+
+// newEnvApproval is newEnvOpts with the host's approval timeout.
+func newEnvApproval(t testing.TB, cfg *config.Config, gwOpts func(net.Listener) gateway.Options, wrap func(http.Handler) http.Handler, approvalTimeout time.Duration) *env {
+	t.Helper()
 	principals := cfg.Principals
 	if principals == nil {
 		principals = []config.Principal{
@@ -129,7 +135,7 @@ func newEnvOpts(t testing.TB, cfg *config.Config, gwOpts func(net.Listener) gate
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.New(cfg, host.Options{Store: st, ApprovalTimeout: 2 * time.Second})
+	h, err := host.New(cfg, host.Options{Store: st, ApprovalTimeout: approvalTimeout})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)

@@ -220,6 +220,16 @@ func (r *held) deleted(principal, id string) {
 	}
 }
 
+// owner returns the principal whose open session id is, or "".
+func (r *held) owner(id string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.byID[id]; s != nil {
+		return s.caller.Name
+	}
+	return ""
+}
+
 // unclaimed frees s when its request returns without having opened a
 // session with it.
 func (r *held) unclaimed(s *slot) {
@@ -313,7 +323,7 @@ func (g *Gateway) sessionOpened(ctx context.Context, ss *mcp.ServerSession) {
 	case closeIt:
 		// Not from here: Close waits for the handlers in flight, this
 		// one included.
-		go func() { _ = ss.Close() }()
+		go func() { _ = g.closeSession(ss) }()
 	}
 }
 
@@ -330,7 +340,7 @@ func (g *Gateway) revoke() {
 	g.log.Info("gateway: requests and sessions ended: their credential no longer authenticates", "requests", len(cancels), "sessions", len(sessions))
 	go func() {
 		for _, ss := range sessions {
-			_ = ss.Close()
+			_ = g.closeSession(ss)
 		}
 	}()
 }

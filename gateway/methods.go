@@ -29,6 +29,8 @@ const (
 // are go-sdk's.
 func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx, done := e.g.track(ctx, req)
+		defer done()
 		c, ok := callerOf(ctx, req)
 		if ok {
 			c.Client = clientOf(req)

@@ -12,9 +12,10 @@ import (
 	"github.com/mcphost/mcphost/host/store"
 )
 
-// EventApproval is published when a call waits for the user's approval
-// (Data: Approval) and EventApprovalDone when it no longer does (Data:
-// ApprovalDone).
+// EventApproval is published when a call waits for an approval (Data:
+// Approval) and EventApprovalDone when it no longer does (Data:
+// ApprovalDone), to everyone who may see it: the principal whose call
+// waits, its approvers and the admins.
 const (
 	EventApproval     = "approval"
 	EventApprovalDone = "approval_done"
@@ -29,7 +30,7 @@ const defaultApprovalTimeout = 2 * time.Minute
 const maxPendingApprovals = 32
 
 // Approval is a call paused by an `ask` policy, waiting for its principal
-// to approve it once or deny it.
+// (or the rule's approvers) to approve it once or deny it.
 type Approval struct {
 	ID string `json:"id"`
 	// Op is the operation that waits: empty for a tool call; for another
@@ -46,6 +47,14 @@ type Approval struct {
 	Message   string          `json:"message"`
 	Created   time.Time       `json:"created"`
 	Expires   time.Time       `json:"expires"`
+	// Principal is whose call waits.
+	Principal string `json:"principal"`
+	// Approvers name who may answer: the rule's approvers, principal or
+	// group names; empty means Principal.
+	Approvers []string `json:"approvers,omitempty"`
+	// CanAnswer says whether the caller that lists the approval, or hears
+	// of it, may answer it (it may see it as its principal or an admin).
+	CanAnswer bool `json:"canAnswer"`
 }
 
 // ApprovalDone says how a pending approval ended: "approved", "denied",
@@ -55,6 +64,9 @@ type ApprovalDone struct {
 	SessionID string `json:"sessionId"`
 	CallID    string `json:"callId"`
 	Outcome   string `json:"outcome"`
+	// Principal and Approvers are the approval's: who hears of its end.
+	Principal string   `json:"principal"`
+	Approvers []string `json:"approvers,omitempty"`
 }
 
 // Outcomes of an approval.
@@ -69,18 +81,33 @@ const (
 // maxPendingApprovals calls waiting.
 var ErrTooManyApprovals = errors.New("too many calls are waiting for approval")
 
-// ask registers a, publishes it, and waits for the answer, the timeout or
-// ctx. It returns the outcome.
-func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, error) {
+// ErrNotApprover is the answer to someone who may see an approval but
+// not answer it: the principal whose call waits, when the rule names
+// other approvers, or an admin who is not one of them (the API answers
+// 403).
+var ErrNotApprover = errors.New("only the approvers the policy names may answer this approval")
+
+// ask registers a call of p's, publishes it, and waits for the answer,
+// the timeout or ctx, or for the client of the call to go away
+// (WithClient). It returns the outcome. a.Approvers says who may answer
+// (the rule's approvers).
+func (h *Host) ask(ctx context.Context, p Principal, a Approval) (string, error) {
+	principal := p.Name
 	timeout := h.opts.ApprovalTimeout
 	a.ID = "a_" + randomHex(8)
 	a.Created = time.Now().UTC()
 	a.Expires = a.Created.Add(timeout)
-	out, err := h.approvals.Ask(ctx, questions.Question[Approval, bool]{
-		ID: a.ID, Principal: principal, Body: a, Created: a.Created, Timeout: timeout,
+	a.Principal = principal
+	a.CanAnswer = false // said per caller
+	mine := a
+	mine.CanAnswer = mayApprove(p, a)
+	wait, stop := untilClientGone(ctx)
+	defer stop()
+	out, err := h.approvals.Ask(wait, questions.Question[Approval, bool]{
+		ID: a.ID, Principal: principal, Answerers: a.Approvers, Body: a, Created: a.Created, Timeout: timeout,
 		Announce: func() {
-			h.publish(Event{Type: EventApproval, Principal: principal, Data: a})
-			notifyPending(ctx, a)
+			h.publishApproval(a)
+			notifyPending(ctx, mine)
 		},
 	})
 	if err != nil {
@@ -95,16 +122,77 @@ func (h *Host) ask(ctx context.Context, principal string, a Approval) (string, e
 	case out.End == questions.Expired:
 		outcome = ApprovalExpired
 	}
-	done := ApprovalDone{ID: a.ID, SessionID: a.SessionID, CallID: a.CallID, Outcome: outcome}
-	h.publish(Event{Type: EventApprovalDone, Principal: principal, Data: done})
+	done := ApprovalDone{ID: a.ID, SessionID: a.SessionID, CallID: a.CallID, Outcome: outcome, Principal: principal, Approvers: a.Approvers}
+	h.publishApprovalDone(done)
 	h.approvals.Finish(a.ID, principal, out, done)
 	return outcome, nil
 }
 
-// PendingApprovals lists principal's calls that wait for approval, oldest
-// first: on a clustered store those of every replica.
+// approver is c as the broker knows those who list and answer approvals:
+// an admin sees every one.
+func approver(c Caller) questions.Who {
+	return questions.Who{Name: c.Name, Groups: c.Groups, All: c.Admin}
+}
+
+// mayApprove reports whether p may answer a (the principal whose call
+// waits, unless the rule names approvers; else one of them): what an
+// answer given in-band, by the client that made the call, must pass.
+func mayApprove(p Principal, a Approval) bool {
+	return questions.MayAnswer(questions.Who{Name: p.Name, Groups: p.Groups}, a.Principal, a.Approvers)
+}
+
+// forCaller returns a as c may see it (CanAnswer said for c); false when
+// c may not see it.
+func (a Approval) forCaller(c Caller) (Approval, bool) {
+	w := approver(c)
+	if !questions.MaySee(w, a.Principal, a.Approvers) {
+		return Approval{}, false
+	}
+	a.CanAnswer = questions.MayAnswer(w, a.Principal, a.Approvers)
+	return a, true
+}
+
+// publishApproval announces a to everyone who may see it, each with
+// whether it may answer it.
+func (h *Host) publishApproval(a Approval) {
+	h.bus.PublishEach(Event{Type: EventApproval, Data: a}, func(c Caller) (any, bool) { return a.forCaller(c) })
+}
+
+// publishApprovalDone announces the end of an approval to everyone who
+// may have seen it.
+func (h *Host) publishApprovalDone(d ApprovalDone) {
+	h.bus.PublishEach(Event{Type: EventApprovalDone, Data: d}, func(c Caller) (any, bool) {
+		return d, questions.MaySee(approver(c), d.Principal, d.Approvers)
+	})
+}
+
+// PendingApprovals lists p's calls that wait for approval and those p may
+// answer, oldest first: on a clustered store those of every replica. It
+// is ApprovalsFor a caller that is no admin.
 func (h *Host) PendingApprovals(p Principal) []Approval {
-	return withOthers(h, h.approvals.Pending(p.Name), p.Name, pokeApproval, func(a Approval) time.Time { return a.Created })
+	return h.ApprovalsFor(Caller{Principal: p})
+}
+
+// ApprovalsFor lists the calls waiting for approval that c may see,
+// oldest first, on a clustered store those of every replica: its own
+// calls', those it may answer (CanAnswer), and, for an admin, every one.
+func (h *Host) ApprovalsFor(c Caller) []Approval {
+	var out []Approval
+	for _, a := range h.approvals.Pending(approver(c)) {
+		if a, ok := a.forCaller(c); ok {
+			out = append(out, a)
+		}
+	}
+	n := len(out)
+	h.otherApprovals(func(a Approval) {
+		if a, ok := a.forCaller(c); ok {
+			out = append(out, a)
+		}
+	})
+	if len(out) > n {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+	}
+	return out
 }
 
 // withOthers appends to out, which is oldest first, the questions of kind
@@ -124,25 +212,39 @@ func withOthers[T any](h *Host, out []T, principal, kind string, created func(T)
 	return out
 }
 
-// Answer approves (once) or denies a pending approval of principal, also
-// one of another replica sharing the store. It returns ErrNotFound when
-// there is no such approval, it belongs to someone else, or it was already
-// answered (here or on another replica).
+// Answer is AnswerApproval by p, no admin.
 func (h *Host) Answer(p Principal, id string, approve bool) error {
-	err := h.approvals.Answer(p.Name, id, approve)
+	return h.AnswerApproval(Caller{Principal: p}, id, approve)
+}
+
+// AnswerApproval approves (once) or denies a pending approval as c, also
+// one of another replica sharing the store. Its approvers may answer it:
+// the rule's, else the principal whose call waits. It returns
+// ErrNotApprover when c may see the approval but not answer it, and
+// ErrNotFound when there is no such approval, c may not see it, or it was
+// already answered (here or on another replica).
+func (h *Host) AnswerApproval(c Caller, id string, approve bool) error {
+	err := h.approvals.Answer(approver(c), id, approve)
 	if errors.Is(err, questions.ErrNotHere) {
-		return h.answerRemote(p.Name, id, pokeApproval, approvalAnswer{Approve: approve}, nil)
+		err = h.answerRemote(approver(c), id, pokeApproval, approvalAnswer{Approve: approve}, nil)
+	}
+	if errors.Is(err, questions.ErrNotAnswerer) {
+		return ErrNotApprover
 	}
 	return err
 }
 
-// AuditLog returns a page of principal's policy decisions, newest first
-// (see store.AuditLog).
-func (h *Host) AuditLog(ctx context.Context, p Principal, before int64, limit int) ([]store.Audit, error) {
+// AuditLog returns a page of the policy decisions c may read, newest
+// first (see store.AuditLog): its own, or every principal's for an
+// admin.
+func (h *Host) AuditLog(ctx context.Context, c Caller, before int64, limit int) ([]store.Audit, error) {
 	if h.store == nil {
 		return nil, ErrNoStore
 	}
-	return h.store.AuditLog(ctx, p.Name, before, limit)
+	if c.Admin {
+		return h.store.AuditLogAll(ctx, before, limit)
+	}
+	return h.store.AuditLog(ctx, c.Name, before, limit)
 }
 
 // approvalText says how an approval that was not given ended.

@@ -16,9 +16,36 @@ import (
 type pendingHookKey struct{}
 
 // WithApprovalPending returns a context whose call tells f of its
-// approval once that waits for an answer (at most once per `ask`).
+// approval once that waits for an answer (at most once per `ask`), with
+// CanAnswer said for the caller.
 func WithApprovalPending(ctx context.Context, f func(Approval)) context.Context {
 	return context.WithValue(ctx, pendingHookKey{}, f)
+}
+
+type clientKey struct{}
+
+// WithClient returns a context whose calls' approvals end, as cancelled,
+// when client ends: the client that made the call went away. The call
+// itself runs on with ctx. For a door whose calls outlive the request
+// that carried them (a 2025-11-25 gateway session, whose client may
+// resume its stream), so that nobody approves a call whose client left.
+func WithClient(ctx, client context.Context) context.Context {
+	return context.WithValue(ctx, clientKey{}, client)
+}
+
+// untilClientGone returns ctx, ended also when the client of WithClient
+// ends, and a function that releases it.
+func untilClientGone(ctx context.Context) (context.Context, func()) {
+	client, ok := ctx.Value(clientKey{}).(context.Context)
+	if !ok || client == nil {
+		return ctx, func() {}
+	}
+	wait, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(client, cancel)
+	return wait, func() {
+		stop()
+		cancel()
+	}
 }
 
 // notifyPending tells the hook of ctx, if any, of a waiting approval.

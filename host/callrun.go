@@ -168,9 +168,9 @@ func (r *callRun) decide(ctx context.Context) (*PolicyError, error) {
 			dec.Effect = policies.EffectDeny
 			dec.Message = "needs approval, which only the WebShell can give: " + dec.Message
 		} else {
-			outcome, err := r.d.ask(r.ctx, req.Principal.Name, Approval{
+			outcome, err := r.d.ask(r.ctx, req.Principal, Approval{
 				SessionID: req.SessionID, CallID: r.callID, Server: req.Server, Tool: req.Tool, Arguments: r.args,
-				Origin: r.origin, Rule: dec.Rule, Message: dec.Message,
+				Origin: r.origin, Rule: dec.Rule, Message: dec.Message, Approvers: dec.Approvers,
 			})
 			if err != nil {
 				h.appendAudit(ctx, req.Principal.Name, req.SessionID, r.pol.audit) // the ask decision, though nobody was asked

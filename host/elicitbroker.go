@@ -57,7 +57,7 @@ func (h *Host) elicitBroker(ctx context.Context, principal string, e Elicitation
 // PendingElicitations lists principal's open questions, oldest first: on
 // a clustered store those of every replica.
 func (h *Host) PendingElicitations(p Principal) []Elicitation {
-	return withOthers(h, h.elicits.Pending(p.Name), p.Name, pokeElicitation, func(e Elicitation) time.Time { return e.Created })
+	return withOthers(h, h.elicits.Pending(questions.Who{Name: p.Name}), p.Name, pokeElicitation, func(e Elicitation) time.Time { return e.Created })
 }
 
 // AnswerElicitation answers one of principal's open questions. It returns
@@ -66,12 +66,13 @@ func (h *Host) PendingElicitations(p Principal) []Elicitation {
 // does not fit (an unknown action, content that does not match the
 // requested schema or is too large), and the question stays open.
 func (h *Host) AnswerElicitation(p Principal, id string, ans ElicitationAnswer) error {
-	err := h.elicits.Answer(p.Name, id, ans)
+	who := questions.Who{Name: p.Name}
+	err := h.elicits.Answer(who, id, ans)
 	if !errors.Is(err, questions.ErrNotHere) {
 		return err
 	}
 	// Perhaps another replica's question: checked against its row.
-	return h.answerRemote(p.Name, id, pokeElicitation, ans, func(row store.Question) error {
+	return h.answerRemote(who, id, pokeElicitation, ans, func(row store.Question) error {
 		var e Elicitation
 		if err := json.Unmarshal(row.Body, &e); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/store"
 )
 
@@ -200,14 +201,21 @@ func (h *Host) onPoke(ctx context.Context, p store.Poke) {
 			publishData[CallProgress](h, EventProgress, p)
 		}
 	case pokeApprovalDone:
-		publishData[ApprovalDone](h, EventApprovalDone, p)
+		var d ApprovalDone
+		if err := json.Unmarshal(p.Data, &d); err != nil {
+			h.opts.Logger.Warn("a poke of another replica does not decode", "kind", p.Kind, "err", err)
+			return
+		}
+		if d.Principal == "" {
+			d.Principal = p.Principal
+		}
+		h.publishApprovalDone(d)
 	case pokeElicitationDone:
 		publishData[ElicitationDone](h, EventElicitationDone, p)
 	case pokeApproval:
 		if q, ok := h.questionOf(rctx, p); ok {
-			var a Approval
-			if json.Unmarshal(q.Body, &a) == nil {
-				h.publish(Event{Type: EventApproval, Principal: q.Principal, Data: a})
+			if a, ok := approvalOf(q); ok {
+				h.publishApproval(a)
 			}
 		}
 	case pokeElicitation:
@@ -349,6 +357,39 @@ func (h *Host) otherQuestions(principal, kind string, add func(json.RawMessage))
 	}
 }
 
+// otherApprovals calls add with each approval held by another replica
+// (not expired, not answered), of any principal: the caller decides who
+// may see which.
+func (h *Host) otherApprovals(add func(Approval)) {
+	if !h.clustered() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), questionTimeout)
+	defer cancel()
+	qs, err := h.store.OpenQuestions(ctx)
+	if err != nil {
+		h.opts.Logger.Warn("listing the other replicas' approvals", "err", err)
+		return
+	}
+	for _, q := range qs {
+		if q.Kind == pokeApproval && q.Replica != h.store.Replica() && h.questionAlive(ctx, q) {
+			if a, ok := approvalOf(q); ok {
+				add(a)
+			}
+		}
+	}
+}
+
+// approvalOf decodes the approval a question row holds.
+func approvalOf(q store.Question) (Approval, bool) {
+	var a Approval
+	if json.Unmarshal(q.Body, &a) != nil {
+		return Approval{}, false
+	}
+	a.Principal = q.Principal // the row's owner, whatever the body says
+	return a, true
+}
+
 // otherQuestionCount counts the questions of kind that other replicas
 // hold for principal, so that the caps on pending questions hold across
 // the cluster, not per replica. On a single node, or when the store
@@ -375,10 +416,12 @@ func (h *Host) answerStored(principal, id string, answer any) error {
 	return err
 }
 
-// answerRemote answers principal's question id of kind held by another
-// replica: check is run on its row first (an elicitation's schema), the
+// answerRemote answers, as who, the question id of kind held by another
+// replica: who must be one of its answerers (the approvers its body
+// names, else its principal; questions.ErrNotAnswerer when who may only
+// see it); check is run on its row first (an elicitation's schema), the
 // answer is recorded (first wins) and the owner poked.
-func (h *Host) answerRemote(principal, id, kind string, answer any, check func(store.Question) error) error {
+func (h *Host) answerRemote(who questions.Who, id, kind string, answer any, check func(store.Question) error) error {
 	if !h.clustered() {
 		return ErrNotFound
 	}
@@ -390,23 +433,33 @@ func (h *Host) answerRemote(principal, id, kind string, answer any, check func(s
 		return ErrNotFound
 	case err != nil:
 		return err
-	case q.Kind != kind || q.Principal != principal || q.Answer != nil ||
+	case q.Kind != kind || q.Answer != nil ||
 		q.Replica == h.store.Replica() || !time.Now().Before(q.Expires):
-		// Another kind, someone else's, answered, a question of an earlier
-		// life of this replica, or expired (its replica may be gone).
+		// Another kind, answered, a question of an earlier life of this
+		// replica, or expired (its replica may be gone).
 		return ErrNotFound
+	}
+	var named struct {
+		Approvers []string `json:"approvers"`
+	}
+	_ = json.Unmarshal(q.Body, &named) // an elicitation names none: its principal answers
+	switch {
+	case !questions.MaySee(who, q.Principal, named.Approvers):
+		return ErrNotFound // someone else's
 	case !h.questionAlive(ctx, q):
 		return ErrNotFound // its call died with its replica
+	case !questions.MayAnswer(who, q.Principal, named.Approvers):
+		return questions.ErrNotAnswerer
 	}
 	if check != nil {
 		if err := check(q); err != nil {
 			return err
 		}
 	}
-	if err := h.answerStored(principal, id, answer); err != nil {
+	if err := h.answerStored(q.Principal, id, answer); err != nil {
 		return err
 	}
-	h.poke(store.Poke{Kind: pokeAnswer, ID: id, Principal: principal}, nil)
+	h.poke(store.Poke{Kind: pokeAnswer, ID: id, Principal: q.Principal}, nil)
 	return nil
 }
 

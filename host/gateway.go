@@ -481,8 +481,10 @@ func (h *Host) GatewaySealKey() []byte {
 // GatewayCall is the gateway's door to the call pipeline: the call of a
 // tool by an MCP client, recorded in the session req.SessionID (one per
 // client connection, see the gateway). An `ask` rule is put to the client
-// through elicit when it can answer (answered true); otherwise, or when
-// elicit is nil, it waits for an answer in the WebShell. onProgress hears
+// through elicit when it can answer (answered true) and the rule lets the
+// caller approve (a rule that names other approvers is never answered by
+// the client that made the call); otherwise, or when elicit is nil, it
+// waits for an answer in the WebShell. onProgress hears
 // the call's progress. A server's input_required answer is the outcome's
 // Result (NeedsInput), as it came, for the client to answer (req.Input
 // carries its retry); it skips the result and App stages, which the last
@@ -496,16 +498,20 @@ func (h *Host) GatewayCall(ctx context.Context, req SessionCall, elicit func(con
 	// A legacy upstream's elicitation on the shared session is answered
 	// in the WebShell (a modern one's rounds are relayed to the client).
 	d := door{record: h.store != nil, onProgress: onProgress, relayInput: true, elicit: h.elicitBroker}
-	d.ask = func(ctx context.Context, principal string, a Approval) (string, error) {
-		if elicit != nil {
-			if outcome, answered := elicit(ctx, a); answered {
+	d.ask = func(ctx context.Context, p Principal, a Approval) (string, error) {
+		a.Principal = p.Name
+		if elicit != nil && mayApprove(p, a) {
+			wait, stop := untilClientGone(ctx)
+			outcome, answered := elicit(wait, a)
+			stop()
+			if answered {
 				if outcome == ApprovalAskClient {
 					return "", &AskClientError{Approval: a}
 				}
 				return outcome, nil
 			}
 		}
-		return h.ask(ctx, principal, a)
+		return h.ask(ctx, p, a)
 	}
 	out, err := h.pipeline(ctx, req, d)
 	if out == nil {

@@ -181,8 +181,8 @@ func (h *Host) decideOp(ctx context.Context, c Caller, t target, op *operation, 
 			dec.Effect = policies.EffectDeny
 			dec.Message = "needs approval, which only the WebShell can give: " + dec.Message
 		} else {
-			outcome, err := h.ask(ctx, c.Name, Approval{Op: op.op, Server: op.server, Tool: op.subject(),
-				Arguments: mustJSON(op.args), Origin: c.Origin, Rule: dec.Rule, Message: dec.Message})
+			outcome, err := h.ask(ctx, c.Principal, Approval{Op: op.op, Server: op.server, Tool: op.subject(),
+				Arguments: mustJSON(op.args), Origin: c.Origin, Rule: dec.Rule, Message: dec.Message, Approvers: dec.Approvers})
 			if err != nil {
 				return err
 			}

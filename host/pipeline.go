@@ -171,7 +171,7 @@ type door struct {
 	record bool
 	// ask answers an `ask` rule with an Approval outcome; nil means nobody
 	// can answer, and the call is denied.
-	ask func(ctx context.Context, principal string, a Approval) (string, error)
+	ask func(ctx context.Context, p Principal, a Approval) (string, error)
 	// onProgress, when set, also receives the call's progress.
 	onProgress func(Progress)
 	// relayInput: a server's input_required answer is the outcome's result,

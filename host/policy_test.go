@@ -437,14 +437,14 @@ func TestPolicyAskLimits(t *testing.T) {
 			n++
 		}
 	}
-	auditBefore, err := h.AuditLog(t.Context(), alice, 0, 500)
+	auditBefore, err := h.AuditLog(t.Context(), host.Caller{Principal: alice}, 0, 500)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := write(t.Context()); !errors.Is(err, host.ErrTooManyApprovals) {
 		t.Fatalf("call 33: %v, want ErrTooManyApprovals", err)
 	}
-	audit, err := h.AuditLog(t.Context(), alice, 0, 500)
+	audit, err := h.AuditLog(t.Context(), host.Caller{Principal: alice}, 0, 500)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,8 +94,10 @@ func (h *Host) sweepQuestions(ctx context.Context) int {
 		_ = json.Unmarshal(q.Body, &ids)
 		switch q.Kind {
 		case pokeApproval:
-			done := ApprovalDone{ID: q.ID, SessionID: ids.SessionID, CallID: ids.CallID, Outcome: ApprovalCancelled}
-			h.publish(Event{Type: EventApprovalDone, Principal: q.Principal, Data: done})
+			a, _ := approvalOf(q)
+			done := ApprovalDone{ID: q.ID, SessionID: ids.SessionID, CallID: ids.CallID, Outcome: ApprovalCancelled,
+				Principal: q.Principal, Approvers: a.Approvers}
+			h.publishApprovalDone(done)
 			h.doneQuestion(pokeApprovalDone, q.ID, q.Principal, done)
 		case pokeElicitation:
 			done := ElicitationDone{ID: q.ID, SessionID: ids.SessionID, CallID: ids.CallID, Outcome: ElicitCancelled}

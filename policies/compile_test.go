@@ -175,6 +175,11 @@ func TestCompileErrors(t *testing.T) {
 			want:  []wantErr{{0, "effect", -1, "Invalid policy effect", `only allowed in phase "call", not "result"`}},
 		},
 		{
+			name:  "approvers on a deny rule",
+			rules: []Rule{{Name: "r", Phase: PhaseCall, Effect: EffectDeny, When: "true", Approvers: []string{"security"}}},
+			want:  []wantErr{{0, "approvers", -1, "Approvers without ask", `effect is "deny"`}},
+		},
+		{
 			name:  "unknown effect",
 			rules: []Rule{{Name: "r", Phase: PhaseCall, Effect: "permit", When: "true"}},
 			want:  []wantErr{{0, "effect", -1, "Invalid policy effect", `"permit" is not one of allow, deny or ask`}},

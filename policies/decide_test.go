@@ -42,6 +42,7 @@ func TestDecide(t *testing.T) {
 		{Name: "no-etc", Phase: PhaseCall, Effect: EffectDeny, When: `has(args.path) && args.path.startsWith("/etc/")`, Message: "no system files"},
 		{Name: "etc-again", Phase: PhaseCall, Effect: EffectDeny, When: `has(args.path) && args.path.startsWith("/etc/passwd")`},
 		{Name: "approve-destructive", Phase: PhaseCall, Effect: EffectAsk, When: `tool.annotations.destructiveHint && !tool.annotations.readOnlyHint`},
+		{Name: "approve-deploys", Phase: PhaseCall, Effect: EffectAsk, When: `tool.name == "deploy"`, Approvers: []string{"security", "carol"}},
 		{Name: "app-origin", Phase: PhaseCall, Effect: EffectDeny, When: `origin == "app" && !tool.annotations.readOnlyHint`},
 		{Name: "legacy", Phase: PhaseCall, Effect: EffectDeny, When: `era == "legacy" && server == "crm"`},
 		{Name: "secrets", Phase: PhaseResult, Effect: EffectDeny, When: `result.text.contains("BEGIN PRIVATE KEY")`, Message: "result withheld"},
@@ -96,6 +97,12 @@ func TestDecide(t *testing.T) {
 			name: "call: ask", set: set, phase: PhaseCall,
 			edit: func(in *Input) { in.Tool.Annotations = AnnotationsFromMCP(nil) },
 			want: Decision{Phase: PhaseCall, Rule: "approve-destructive", Effect: EffectAsk, Message: "approval required by policy approve-destructive", Reason: "rule approve-destructive matched"},
+		},
+		{
+			name: "call: ask with approvers", set: set, phase: PhaseCall,
+			edit: func(in *Input) { in.Tool.Name = "deploy" },
+			want: Decision{Phase: PhaseCall, Rule: "approve-deploys", Effect: EffectAsk, Message: "approval required by policy approve-deploys",
+				Reason: "rule approve-deploys matched", Approvers: []string{"security", "carol"}},
 		},
 		{
 			name: "call: origin app", set: set, phase: PhaseCall,

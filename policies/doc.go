@@ -50,7 +50,10 @@
 // list rule) is a load error naming the phase to use, never a rule that
 // silently fails at run time. The effect "ask" is allowed only in the call
 // phase; the host pauses the call for approval and treats no answer in time
-// as a deny.
+// as a deny. An ask rule may name its approvers (principal or group names);
+// the decision carries them, and the host lets only those answer (without
+// them, the caller answers). The names mean nothing here: the config
+// loader checks them against the principals.
 //
 // The functions are CEL's standard library (including the exists, all,
 // exists_one, map and filter macros and has()) plus lowerAscii, upperAscii

@@ -52,13 +52,17 @@ type Rule struct {
 	// a call rule, so rules written before operations existed keep their
 	// meaning. The result and app phases govern tool calls only.
 	Ops []string
+	// Approvers name who may answer an `ask` rule: principal or group
+	// names, matched as the config's `admins` are. Empty means the caller,
+	// whose call it is. Only an ask rule may name them.
+	Approvers []string
 }
 
 // CompileError is one problem with one rule.
 type CompileError struct {
 	Rule int // index into the rules slice; -1 for the default effect
-	// Field is "when", "phase", "effect", "name" (a name used twice; the
-	// later rule is reported) or "default" (with Rule -1).
+	// Field is "when", "phase", "effect", "approvers", "name" (a name
+	// used twice; the later rule is reported) or "default" (with Rule -1).
 	Field string
 	// Offset is the byte offset inside Rule.When where the problem is, only
 	// for Field "when"; -1 when the problem is the whole expression or its
@@ -91,6 +95,7 @@ type Set struct {
 
 type rule struct {
 	name, effect, message string
+	approvers             []string    // an ask rule's; nil: the caller
 	prg                   cel.Program // with the cost limit
 	// fast is the same program without cost tracking, set when the rule's
 	// estimated worst-case cost stays under CostLimit for every input within
@@ -173,6 +178,11 @@ func Compile(rules []Rule, defaultEffect string) (*Set, []CompileError) {
 				Summary: "Invalid policy effect",
 				Detail:  fmt.Sprintf("The effect %q is not one of allow, deny or ask.", r.Effect)})
 		}
+		if len(r.Approvers) > 0 && r.Effect != EffectAsk {
+			errs = append(errs, CompileError{Rule: i, Field: "approvers", Offset: -1,
+				Summary: "Approvers without ask",
+				Detail:  fmt.Sprintf("Only an ask rule waits for an answer, so approvers mean nothing on a rule whose effect is %q. Remove approvers, or use effect = \"ask\".", r.Effect)})
+		}
 		ops, oerrs := compileOps(i, r.Phase, r.Ops)
 		errs = append(errs, oerrs...)
 		phase := r.Phase
@@ -187,6 +197,9 @@ func Compile(rules []Rule, defaultEffect string) (*Set, []CompileError) {
 			continue
 		}
 		compiled.name, compiled.effect, compiled.message, compiled.ops = r.Name, r.Effect, r.Message, ops
+		if len(r.Approvers) > 0 {
+			compiled.approvers = append([]string(nil), r.Approvers...)
+		}
 		s.phases[pi] = append(s.phases[pi], compiled)
 		s.loops[pi] = s.loops[pi] || compiled.comprehension
 		s.n++
@@ -472,6 +485,9 @@ type Decision struct {
 	Reason   string
 	Error    bool          // an evaluation error forced the deny
 	Duration time.Duration // evaluation time including input conversion
+	// Approvers are who may answer an ask (the rule's approvers); nil
+	// means the caller. The slice is the rule's: do not modify it.
+	Approvers []string
 }
 
 // Allowed reports whether the effect is allow. Ask is not allowed until
@@ -575,7 +591,7 @@ func (s *Set) evalPhase(ctx context.Context, frame *interpreter.ExecutionFrame, 
 				Reason:  "rule " + r.name + ": " + err.Error()}
 		}
 		d := Decision{Phase: phase, Rule: r.name, Effect: r.effect, Message: r.message,
-			Reason: "rule " + r.name + " matched"}
+			Reason: "rule " + r.name + " matched", Approvers: r.approvers}
 		if d.Message == "" {
 			switch r.effect {
 			case EffectDeny:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mcphost/mcphost/policies"
@@ -20,7 +21,8 @@ func (e *env) policy(ctx context.Context, args []string) int {
 }
 
 // policyEval evaluates one phase of the config's policies on an input file
-// and prints the decision, the deciding rule and the evaluation time.
+// and prints the decision, the deciding rule (with who approves an ask)
+// and the evaluation time.
 func (e *env) policyEval(ctx context.Context, args []string) int {
 	fs := e.newFlagSet("policy eval", "[-config FILE] [-json] [-expect EFFECT] -phase PHASE INPUT.json|-")
 	configPath := fs.String("config", "", "config file (default: the embedded default)")
@@ -79,17 +81,18 @@ func (e *env) policyEval(ctx context.Context, args []string) int {
 	}
 	if *asJSON {
 		writeJSON(e.stdout, struct {
-			Phase    string  `json:"phase"`
-			Effect   string  `json:"effect"`
-			Rule     string  `json:"rule"`
-			Where    string  `json:"where,omitempty"`
-			Message  string  `json:"message,omitempty"`
-			Reason   string  `json:"reason"`
-			Error    bool    `json:"error"`
-			Micros   float64 `json:"micros"`
-			Cold     float64 `json:"coldMicros"`
-			NumRules int     `json:"rules"`
-		}{d.Phase, d.Effect, d.Rule, where, d.Message, d.Reason, d.Error, float64(d.Duration.Nanoseconds()) / 1000,
+			Phase     string   `json:"phase"`
+			Effect    string   `json:"effect"`
+			Rule      string   `json:"rule"`
+			Where     string   `json:"where,omitempty"`
+			Message   string   `json:"message,omitempty"`
+			Approvers []string `json:"approvers,omitempty"`
+			Reason    string   `json:"reason"`
+			Error     bool     `json:"error"`
+			Micros    float64  `json:"micros"`
+			Cold      float64  `json:"coldMicros"`
+			NumRules  int      `json:"rules"`
+		}{d.Phase, d.Effect, d.Rule, where, d.Message, d.Approvers, d.Reason, d.Error, float64(d.Duration.Nanoseconds()) / 1000,
 			float64(cold.Duration.Nanoseconds()) / 1000, cfg.PolicySet.Rules()})
 	} else {
 		rule := "(none: the default decided)"
@@ -104,6 +107,13 @@ func (e *env) policyEval(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stdout, "rule:     %s\n", rule)
 		if d.Message != "" && d.Effect != policies.EffectAllow {
 			fmt.Fprintf(e.stdout, "message:  %s\n", d.Message)
+		}
+		if d.Effect == policies.EffectAsk {
+			approvers := "(none named: the caller approves)"
+			if len(d.Approvers) > 0 {
+				approvers = strings.Join(d.Approvers, ", ")
+			}
+			fmt.Fprintf(e.stdout, "approvers: %s\n", approvers)
 		}
 		fmt.Fprintf(e.stdout, "reason:   %s\n", d.Reason)
 		fmt.Fprintf(e.stdout, "time:     %s (the first evaluation in this process: %s)\n",

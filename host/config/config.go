@@ -353,11 +353,17 @@ type Policy struct {
 	// Ops are the operations the rule governs (policies.Ops); empty means
 	// the phase's default: tool listing for list, tool calls for call.
 	Ops []string
+	// Approvers are `approvers`: the principal and group names whose
+	// members may answer an ask rule (matched as Admins are); empty means
+	// the caller answers.
+	Approvers []string
 
 	NameRange hcl.Range
 	OpsRange  hcl.Range // the `ops` value; empty when it is not set
 	DeclRange hcl.Range
 	WhenRange hcl.Range // the `when` value, quotes included
+	// ApproversRange is the `approvers` value; empty when it is not set.
+	ApproversRange hcl.Range
 
 	// whenPos maps a byte offset in When to its position in the file.
 	whenPos func(offset int) hcl.Pos

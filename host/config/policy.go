@@ -53,7 +53,7 @@ func (l *loader) decodePolicies(cfg *Config, file *hcl.File, settings []*policie
 	names := map[string]hcl.Range{}
 	ok := true
 	for _, b := range rules {
-		p, pok := l.decodePolicy(b, file)
+		p, pok := l.decodePolicy(b, file, cfg.Principals)
 		ok = ok && pok
 		if first, dup := names[p.Name]; dup {
 			ok = false
@@ -77,7 +77,7 @@ func (l *loader) decodePolicies(cfg *Config, file *hcl.File, settings []*policie
 // decodePolicy checks one policy block: one decoder per attribute, in the
 // order they depend on each other (effect "ask" needs the phase). ok is
 // false when the rule cannot be compiled (a diagnostic was reported).
-func (l *loader) decodePolicy(b *policyBlock, file *hcl.File) (p Policy, ok bool) {
+func (l *loader) decodePolicy(b *policyBlock, file *hcl.File, principals []Principal) (p Policy, ok bool) {
 	p = Policy{Name: b.Name, NameRange: b.NameRange, DeclRange: b.DeclRange, WhenRange: b.WhenRange}
 	ok = l.checkRuleName("policy", b.Name, b.NameRange)
 	ok = l.decodePolicyPhase(b, &p) && ok
@@ -89,6 +89,7 @@ func (l *loader) decodePolicy(b *policyBlock, file *hcl.File) (p Policy, ok bool
 		ok = false
 	}
 	ok = l.decodePolicyOps(b, &p) && ok
+	ok = l.decodePolicyApprovers(b, &p, principals) && ok
 	return p, ok
 }
 
@@ -226,6 +227,64 @@ func (l *loader) decodePolicyOps(b *policyBlock, p *Policy) bool {
 	}
 	p.Ops = ops
 	return true
+}
+
+// decodePolicyApprovers reads an ask rule's `approvers`: a non-empty
+// list of principal and group names, each once, each naming someone (as
+// `admins` does, but an unknown name is an error here: it would leave a
+// call that nobody can approve). It reports false when the list is not
+// valid (a diagnostic was reported).
+func (l *loader) decodePolicyApprovers(b *policyBlock, p *Policy, principals []Principal) bool {
+	names, st := l.evalStringList(b.Approvers, "approvers")
+	switch st {
+	case invalid:
+		return false
+	case absent:
+		return true
+	}
+	p.ApproversRange = b.ApproversRange
+	bad := func(summary, detail string, rng hcl.Range) bool {
+		l.add(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()})
+		return false
+	}
+	switch {
+	case p.Effect != "" && p.Effect != PolicyAsk:
+		return bad("Approvers without ask",
+			fmt.Sprintf("Only an ask rule waits for an answer, so approvers mean nothing on a rule whose effect is %q. Remove approvers, or use effect = \"ask\".", p.Effect),
+			b.ApproversRange)
+	case len(names) == 0:
+		return bad("Empty approvers",
+			"The approvers list is empty, so nobody could approve a call this rule holds. Name the principals or groups who approve, for example approvers = [\"security\"], or remove approvers for the caller to approve its own calls.",
+			b.ApproversRange)
+	}
+	known := func(n string) bool {
+		for _, pr := range principals {
+			if pr.Name == n || contains(pr.Groups, n) {
+				return true
+			}
+		}
+		return false
+	}
+	ok := true
+	seen := map[string]bool{}
+	for i, n := range names {
+		rng := l.elementRange(b.Approvers, i, b.ApproversRange)
+		switch {
+		case seen[n]:
+			ok = bad("Duplicate approver", fmt.Sprintf("The approver %q is listed twice. List each principal or group once.", n), rng)
+		case len(principals) == 0:
+			ok = bad("Unknown approver",
+				fmt.Sprintf("approvers names %q, but this config declares no principals: the daemon's owner makes every call and approves it. Add principal blocks, or remove approvers.", n), rng)
+		case !known(n):
+			ok = bad("Unknown approver",
+				fmt.Sprintf("approvers names %q, which is neither a principal nor a group of one, so it could approve nothing. Check the spelling, or add the principal.", n), rng)
+		}
+		seen[n] = true
+	}
+	if ok {
+		p.Approvers = names
+	}
+	return ok
 }
 
 // quoteAll quotes each element and joins them with ", " and a final " or ".

@@ -15,7 +15,7 @@ import (
 func (l *loader) compilePolicies(cfg *Config) {
 	rules := make([]policies.Rule, len(cfg.Policies))
 	for i, p := range cfg.Policies {
-		rules[i] = policies.Rule{Name: p.Name, Phase: p.Phase, Effect: p.Effect, When: p.When, Message: p.Message, Ops: p.Ops}
+		rules[i] = policies.Rule{Name: p.Name, Phase: p.Phase, Effect: p.Effect, When: p.When, Message: p.Message, Ops: p.Ops, Approvers: p.Approvers}
 	}
 	set, errs := policies.Compile(rules, cfg.PolicyDefault)
 	for _, e := range errs {
@@ -29,6 +29,9 @@ func (l *loader) compilePolicies(cfg *Config) {
 			rng := p.DeclRange
 			if e.Field == "ops" && p.OpsRange.Filename != "" {
 				rng = p.OpsRange
+			}
+			if e.Field == "approvers" && p.ApproversRange.Filename != "" {
+				rng = p.ApproversRange
 			}
 			if e.Field == "when" {
 				rng = p.WhenRange

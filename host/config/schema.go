@@ -320,6 +320,11 @@ type policyBlock struct {
 	// list rules, "tools/call" for call rules).
 	Ops      hcl.Expression `hcl:"ops,optional"`
 	OpsRange hcl.Range      `hcl:"ops,attr_value_range"`
+
+	// approvers: who may answer an ask rule, principal or group names
+	// (default: the caller).
+	Approvers      hcl.Expression `hcl:"approvers,optional"`
+	ApproversRange hcl.Range      `hcl:"approvers,attr_value_range"`
 }
 
 // pluginBlock is one `plugin "NAME"` block: a WebAssembly plugin.

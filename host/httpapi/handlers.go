@@ -215,16 +215,18 @@ func (a *api) writeCallAnswer(c *gin.Context, entry *store.Entry, err error) {
 	c.JSON(http.StatusOK, entry)
 }
 
-// approvals lists the caller's calls that wait for approval.
+// approvals lists the calls waiting for approval that the caller may
+// see: its own, those it may answer, every one for an admin.
 func (a *api) approvals(c *gin.Context) {
-	c.JSON(http.StatusOK, gin.H{"approvals": a.h.PendingApprovals(principal(c))})
+	c.JSON(http.StatusOK, gin.H{"approvals": a.h.ApprovalsFor(caller(c))})
 }
 
 type answerRequest struct {
 	Decision string `json:"decision"` // approve | deny
 }
 
-// answer approves (once) or denies one of the caller's pending approvals.
+// answer approves (once) or denies a pending approval the caller may
+// answer: 403 when it may only see it, 404 when it may not even see it.
 func (a *api) answer(c *gin.Context) {
 	var req answerRequest
 	if !a.decode(c, &req, false) {
@@ -234,7 +236,12 @@ func (a *api) answer(c *gin.Context) {
 		writeError(c, http.StatusBadRequest, "bad_request", `"decision" is "approve" or "deny"`)
 		return
 	}
-	if err := a.h.Answer(principal(c), c.Param("id"), req.Decision == "approve"); err != nil {
+	err := a.h.AnswerApproval(caller(c), c.Param("id"), req.Decision == "approve")
+	switch {
+	case errors.Is(err, host.ErrNotApprover):
+		writeError(c, http.StatusForbidden, "forbidden", err.Error())
+		return
+	case err != nil:
 		writeError(c, http.StatusNotFound, "not_found", "no such pending approval")
 		return
 	}
@@ -265,13 +272,14 @@ func pageQuery(c *gin.Context, cursor, what string) (from int64, limit int, ok b
 	return from, limit, true
 }
 
-// audit returns a page of the caller's policy decisions, newest first.
+// audit returns a page of the caller's policy decisions (every
+// principal's for an admin), newest first.
 func (a *api) audit(c *gin.Context) {
 	before, limit, ok := pageQuery(c, "before", "a non-negative record id")
 	if !ok {
 		return
 	}
-	records, err := a.h.AuditLog(c.Request.Context(), principal(c), before, limit)
+	records, err := a.h.AuditLog(c.Request.Context(), caller(c), before, limit)
 	if err != nil {
 		a.fail(c, err)
 		return

@@ -79,8 +79,8 @@ policy "approve-slow" {
 		t.Errorf("denial = %+v", d)
 	}
 
-	// An ask: the call waits; the approval is listed for its principal only
-	// and answered once.
+	// An ask: the call waits; the approval is listed for its principal,
+	// who answers it once, and for the admin alice, who may not.
 	events := e.openEvents(t, bobToken)
 	done := make(chan response, 1)
 	go func() {
@@ -92,13 +92,13 @@ policy "approve-slow" {
 	type approvals struct {
 		Approvals []host.Approval `json:"approvals"`
 	}
-	if got := decode[approvals](t, e.do(t, "GET", "/api/v1/approvals", bobToken, "")).Approvals; len(got) != 1 || got[0].ID != a.ID || got[0].Message != "Run the slow tool?" {
+	if got := decode[approvals](t, e.do(t, "GET", "/api/v1/approvals", bobToken, "")).Approvals; len(got) != 1 || got[0].ID != a.ID || got[0].Message != "Run the slow tool?" || !got[0].CanAnswer {
 		t.Errorf("bob's approvals = %+v", got)
 	}
-	if got := decode[approvals](t, e.do(t, "GET", "/api/v1/approvals", aliceToken, "")).Approvals; len(got) != 0 {
-		t.Errorf("alice sees bob's approvals: %+v", got)
+	if got := decode[approvals](t, e.do(t, "GET", "/api/v1/approvals", aliceToken, "")).Approvals; len(got) != 1 || got[0].Principal != "bob" || got[0].CanAnswer {
+		t.Errorf("the admin's approvals = %+v, want bob's, not hers to answer", got)
 	}
-	wantError(t, e.do(t, "POST", "/api/v1/approvals/"+a.ID, aliceToken, `{"decision":"approve"}`), http.StatusNotFound, "not_found")
+	wantError(t, e.do(t, "POST", "/api/v1/approvals/"+a.ID, aliceToken, `{"decision":"approve"}`), http.StatusForbidden, "forbidden")
 	wantError(t, e.do(t, "POST", "/api/v1/approvals/"+a.ID, bobToken, `{"decision":"maybe"}`), http.StatusBadRequest, "bad_request")
 	wantStatus(t, e.do(t, "POST", "/api/v1/approvals/"+a.ID, bobToken, `{"decision":"approve"}`), http.StatusOK)
 	select {
@@ -112,7 +112,8 @@ policy "approve-slow" {
 	}
 	wantError(t, e.do(t, "POST", "/api/v1/approvals/"+a.ID, bobToken, `{"decision":"deny"}`), http.StatusNotFound, "not_found")
 
-	// The audit log: bob's decisions, newest first, not alice's.
+	// The audit log: bob's decisions, newest first; the admin alice reads
+	// them too.
 	type audit struct {
 		Audit []store.Audit `json:"audit"`
 	}
@@ -120,8 +121,8 @@ policy "approve-slow" {
 	if len(log) != 3 || log[0].Rule != "approve-slow" || log[1].Rule != "no-secret-echo" || log[2].Rule != "analysts-only-add" || log[2].Phase != "list" {
 		t.Errorf("bob's audit log = %+v", log)
 	}
-	if got := decode[audit](t, e.do(t, "GET", "/api/v1/audit", aliceToken, "")).Audit; len(got) != 0 {
-		t.Errorf("alice's audit log = %+v", got)
+	if got := decode[audit](t, e.do(t, "GET", "/api/v1/audit", aliceToken, "")).Audit; len(got) != 3 || got[0].Principal != "bob" {
+		t.Errorf("the admin's audit log = %+v, want bob's records", got)
 	}
 	wantError(t, e.do(t, "GET", "/api/v1/audit?limit=0", bobToken, ""), http.StatusBadRequest, "bad_request")
 }

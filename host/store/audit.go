@@ -82,13 +82,24 @@ func (s *Store) AppendAudit(ctx context.Context, records ...Audit) error {
 // older than the record id before (0: from the newest). A limit of 0 or less
 // means 100; limits above 500 are cut to 500.
 func (s *Store) AuditLog(ctx context.Context, principal string, before int64, limit int) ([]Audit, error) {
+	return s.auditLog(ctx, "principal = ? AND ", []any{principal}, before, limit)
+}
+
+// AuditLogAll is AuditLog of every principal: for admins.
+func (s *Store) AuditLogAll(ctx context.Context, before int64, limit int) ([]Audit, error) {
+	return s.auditLog(ctx, "", nil, before, limit)
+}
+
+// auditLog reads a page of records matching where (a condition followed
+// by "AND ", or "") with its arguments.
+func (s *Store) auditLog(ctx context.Context, where string, args []any, before int64, limit int) ([]Audit, error) {
 	limit = clampLimit(limit)
 	if before <= 0 {
 		before = 1<<63 - 1
 	}
 	rows, err := s.r.QueryContext(ctx,
 		`SELECT id, at, principal, session_id, entry_id, call_id, origin, server, op, tool, phase, rule, effect, reason, error, duration_us
-		 FROM audit WHERE principal = ? AND id < ? ORDER BY id DESC LIMIT ?`, principal, before, limit)
+		 FROM audit WHERE `+where+`id < ? ORDER BY id DESC LIMIT ?`, append(args, before, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("store: audit log: %w", err)
 	}

@@ -7,7 +7,8 @@ import (
 
 // TestAudit checks that an entry's decisions land in the audit log with the
 // entry, that decisions without an entry can be added, that the log is
-// per principal and newest first, and that it survives a reopen.
+// per principal (every principal's for an admin) and newest first, and
+// that it survives a reopen.
 func TestAudit(t *testing.T) {
 	onBackends(t, func(t *testing.T, bk backend) {
 		ctx := context.Background()
@@ -44,6 +45,14 @@ func TestAudit(t *testing.T) {
 		}
 		if got, _ := s.AuditLog(ctx, "carol", 0, 0); len(got) != 0 {
 			t.Errorf("carol sees %+v", got)
+		}
+		// Every principal's, for an admin: newest first, paged alike.
+		all, err := s.AuditLogAll(ctx, 0, 0)
+		if err != nil || len(all) != 3 || all[0].Principal != "bob" || all[1].ID != log[0].ID {
+			t.Errorf("every record = %+v, %v", all, err)
+		}
+		if page, err := s.AuditLogAll(ctx, all[0].ID, 1); err != nil || len(page) != 1 || page[0].ID != all[1].ID {
+			t.Errorf("a page of every record = %+v, %v", page, err)
 		}
 	})
 }

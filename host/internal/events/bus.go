@@ -93,12 +93,24 @@ func (b *Bus) end(s *subscriber) {
 // A subscriber too slow to take it is dropped (its stream ends), never
 // waited for.
 func (b *Bus) Publish(ev Event, view View) {
+	b.publish(ev, view, false)
+}
+
+// PublishEach is Publish with a view that decides for admins too: for
+// events whose form depends on who receives them (an approval says
+// whether its subscriber may answer it), or that an admin does not see
+// by right.
+func (b *Bus) PublishEach(ev Event, view View) {
+	b.publish(ev, view, true)
+}
+
+func (b *Bus) publish(ev Event, view View, each bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.subs) == 0 {
 		return
 	}
-	forms := forms{b: b, ev: ev, view: view}
+	forms := forms{b: b, ev: ev, view: view, each: each}
 	for s := range b.subs {
 		data := forms.forCaller(s.caller)
 		if data == nil {
@@ -121,6 +133,7 @@ type forms struct {
 	b     *Bus
 	ev    Event
 	view  View
+	each  bool // the view decides for admins too
 	full  json.RawMessage
 	done  bool
 	views map[string]json.RawMessage // per non-admin principal
@@ -144,7 +157,7 @@ func (f *forms) forCaller(c identity.Caller) json.RawMessage {
 	if f.ev.Principal != "" && f.ev.Principal != c.Name {
 		return nil
 	}
-	if f.view == nil || c.Admin {
+	if f.view == nil || (c.Admin && !f.each) {
 		if !f.done {
 			f.full, f.done = f.encode(f.ev.Data), true
 		}

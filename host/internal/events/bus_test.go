@@ -15,7 +15,7 @@ func valid(identity.Caller) bool { return true }
 
 // TestPublishForms: an event for one principal reaches only it; a viewed
 // event reaches an admin as it is and every other caller as its view
-// says, or not at all.
+// says, or not at all; with PublishEach the view decides for admins too.
 func TestPublishForms(t *testing.T) {
 	b := &Bus{Max: 10, MaxPerPrincipal: 2}
 	subs := map[string]<-chan Event{}
@@ -30,12 +30,15 @@ func TestPublishForms(t *testing.T) {
 	b.Publish(Event{Type: "server", Data: "full"}, func(c identity.Caller) (any, bool) {
 		return "seen by " + c.Name, c.Name == "alice"
 	})
+	b.PublishEach(Event{Type: "approval", Data: "full"}, func(c identity.Caller) (any, bool) {
+		return "for " + c.Name, c.Name != "bob"
+	})
 	tests := []struct {
 		who  string
 		want []string
 	}{
-		{"admin", []string{`"full"`}},
-		{"alice", []string{`"mine"`, `"seen by alice"`}},
+		{"admin", []string{`"full"`, `"for admin"`}},
+		{"alice", []string{`"mine"`, `"seen by alice"`, `"for alice"`}},
 		{"bob", nil},
 	}
 	for _, tt := range tests {

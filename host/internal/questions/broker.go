@@ -3,15 +3,46 @@ package questions
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 )
 
-// ErrNotFound is the answer to a question that does not exist here,
-// belongs to someone else, or was already answered. The three are never
-// told apart.
+// ErrNotFound is the answer to a question that does not exist here, that
+// the one answering may not see, or that was already answered. The three
+// are never told apart.
 var ErrNotFound = errors.New("not found")
+
+// ErrNotAnswerer is the answer of someone who may see a question but not
+// answer it: its principal, when the question names other answerers, or
+// an admin.
+var ErrNotAnswerer = errors.New("questions: not one of the question's answerers")
+
+// Who is someone who lists or answers questions: a principal, its
+// groups, and All when it sees every open question (an admin).
+type Who struct {
+	Name   string
+	Groups []string
+	All    bool
+}
+
+// MayAnswer reports whether w may answer a question of principal whose
+// answerers are named (principal or group names, as the config's admins
+// are matched); no answerers means principal alone.
+func MayAnswer(w Who, principal string, answerers []string) bool {
+	if len(answerers) == 0 {
+		return w.Name == principal
+	}
+	return slices.Contains(answerers, w.Name) ||
+		slices.ContainsFunc(w.Groups, func(g string) bool { return slices.Contains(answerers, g) })
+}
+
+// MaySee reports whether w may see such a question: its principal (whose
+// call waits), those who may answer it, and anyone with All.
+func MaySee(w Who, principal string, answerers []string) bool {
+	return w.All || w.Name == principal || MayAnswer(w, principal, answerers)
+}
 
 // ErrNotHere is what [Broker.Answer] returns for a question this replica
 // does not hold: the caller may look for it among the other replicas'.
@@ -30,8 +61,8 @@ type Shared interface {
 	Done(doneKind, id, principal string, done any)
 	// Others counts principal's open questions of kind on other replicas.
 	Others(principal, kind string) int
-	// Answer records the answer to a stored question: the first answer
-	// across replicas wins; ErrNotFound when another came first.
+	// Answer records the answer to principal's stored question: the first
+	// answer across replicas wins; ErrNotFound when another came first.
 	Answer(principal, id string, answer any) error
 }
 
@@ -65,6 +96,7 @@ type Broker[Q, A any] struct {
 type waiting[Q, A any] struct {
 	q         Q
 	principal string
+	answerers []string // nil: principal alone
 	created   time.Time
 	// check refuses an answer that does not fit (nil: any fits).
 	check    func(A) error
@@ -77,8 +109,13 @@ type waiting[Q, A any] struct {
 
 // Question is one question to ask.
 type Question[Q, A any] struct {
-	ID        string
+	ID string
+	// Principal is whose call asks: the question counts against its
+	// bound, and it always sees the question.
 	Principal string
+	// Answerers name who may answer (principal or group names, see
+	// MayAnswer); nil means Principal alone.
+	Answerers []string
 	Body      Q
 	Created   time.Time
 	Timeout   time.Duration
@@ -103,7 +140,7 @@ func (b *Broker[Q, A]) Ask(ctx context.Context, q Question[Q, A]) (Outcome[A], e
 	if b.open(q.Principal) >= b.Max {
 		return Outcome[A]{}, b.Full
 	}
-	w := &waiting[Q, A]{q: q.Body, principal: q.Principal, created: q.Created, check: q.Check, answer: make(chan A, 1)}
+	w := &waiting[Q, A]{q: q.Body, principal: q.Principal, answerers: q.Answerers, created: q.Created, check: q.Check, answer: make(chan A, 1)}
 	if b.Shared != nil {
 		w.stored = b.Shared.Put(ctx, b.Kind, q.ID, q.Principal, q.Body, q.Created, q.Created.Add(q.Timeout))
 	}
@@ -156,13 +193,14 @@ func (b *Broker[Q, A]) open(principal string) int {
 	return n
 }
 
-// Pending returns principal's open questions held here, oldest first.
-func (b *Broker[Q, A]) Pending(principal string) []Q {
+// Pending returns the open questions held here that who may see,
+// oldest first.
+func (b *Broker[Q, A]) Pending(who Who) []Q {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var ws []*waiting[Q, A]
 	for _, w := range b.pending {
-		if w.principal == principal {
+		if MaySee(who, w.principal, w.answerers) {
 			ws = append(ws, w)
 		}
 	}
@@ -174,19 +212,22 @@ func (b *Broker[Q, A]) Pending(principal string) []Q {
 	return out
 }
 
-// Answer answers principal's question id with a. It returns ErrNotHere
-// when this replica holds no such question, ErrNotFound when it is
-// another's or was answered, and the check's error (the question stays
-// open) when a does not fit.
-func (b *Broker[Q, A]) Answer(principal, id string, a A) error {
+// Answer answers question id with a, as who. It returns ErrNotHere when
+// this replica holds no such question, ErrNotFound when who may not see
+// it or it was answered, ErrNotAnswerer when who may see it but not
+// answer it, and the check's error (the question stays open) when a does
+// not fit.
+func (b *Broker[Q, A]) Answer(who Who, id string, a A) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w, ok := b.pending[id]
 	switch {
 	case !ok:
 		return ErrNotHere
-	case w.principal != principal || w.answered:
+	case w.answered || !MaySee(who, w.principal, w.answerers):
 		return ErrNotFound
+	case !MayAnswer(who, w.principal, w.answerers):
+		return ErrNotAnswerer
 	}
 	if w.check != nil {
 		if err := w.check(a); err != nil {
@@ -196,7 +237,7 @@ func (b *Broker[Q, A]) Answer(principal, id string, a A) error {
 	if w.stored && b.Shared != nil {
 		// The first answer across replicas wins: the store decides.
 		b.mu.Unlock()
-		err := b.Shared.Answer(principal, id, a)
+		err := b.Shared.Answer(w.principal, id, a)
 		b.mu.Lock()
 		if err != nil {
 			return err

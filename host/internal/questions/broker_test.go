@@ -76,13 +76,13 @@ func TestBroker(t *testing.T) {
 	}{
 		{"answered by its principal", func(t *testing.T, b *Broker[string, int]) (Outcome[int], bool) {
 			out := askAsync(b, t.Context(), Question[string, int]{ID: "q1", Principal: "alice", Body: "?", Created: time.Now(), Timeout: time.Hour})
-			if err := b.Answer("bob", "q1", 1); !errors.Is(err, ErrNotFound) {
+			if err := b.Answer(Who{Name: "bob"}, "q1", 1); !errors.Is(err, ErrNotFound) {
 				t.Errorf("bob answers alice's question: %v", err)
 			}
-			if err := b.Answer("alice", "q1", 7); err != nil {
+			if err := b.Answer(Who{Name: "alice"}, "q1", 7); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Answer("alice", "q1", 9); err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNotHere) {
+			if err := b.Answer(Who{Name: "alice"}, "q1", 9); err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNotHere) {
 				t.Errorf("a second answer: %v", err)
 			}
 			return <-out, true
@@ -108,13 +108,13 @@ func TestBroker(t *testing.T) {
 				return nil
 			}
 			out := askAsync(b, t.Context(), Question[string, int]{ID: "q4", Principal: "alice", Created: time.Now(), Timeout: time.Hour, Check: check})
-			if err := b.Answer("alice", "q4", 2); !errors.Is(err, odd) {
+			if err := b.Answer(Who{Name: "alice"}, "q4", 2); !errors.Is(err, odd) {
 				t.Errorf("an even answer: %v", err)
 			}
-			if got := b.Pending("alice"); len(got) != 1 {
+			if got := b.Pending(Who{Name: "alice"}); len(got) != 1 {
 				t.Errorf("pending after a refused answer: %v", got)
 			}
-			if err := b.Answer("alice", "q4", 3); err != nil {
+			if err := b.Answer(Who{Name: "alice"}, "q4", 3); err != nil {
 				t.Fatal(err)
 			}
 			return <-out, true
@@ -128,8 +128,30 @@ func TestBroker(t *testing.T) {
 			b.Deliver("q5", func() (int, bool) { return 6, true }) // the first answer wins
 			return <-out, true
 		}, Answered, 5},
+		{"answered by an approver, not by its principal", func(t *testing.T, b *Broker[string, int]) (Outcome[int], bool) {
+			out := askAsync(b, t.Context(), Question[string, int]{ID: "q6", Principal: "alice", Answerers: []string{"security"}, Body: "?", Created: time.Now(), Timeout: time.Hour})
+			for _, tc := range []struct {
+				who  Who
+				want error
+			}{
+				{Who{Name: "alice", Groups: []string{"eng"}}, ErrNotAnswerer}, // it sees its own question
+				{Who{Name: "root", All: true}, ErrNotAnswerer},                // an admin sees every question
+				{Who{Name: "bob"}, ErrNotFound},                               // anyone else does not
+			} {
+				if err := b.Answer(tc.who, "q6", 1); !errors.Is(err, tc.want) {
+					t.Errorf("%+v answers: %v, want %v", tc.who, err, tc.want)
+				}
+				if got := len(b.Pending(tc.who)); got != map[bool]int{true: 1, false: 0}[tc.want == ErrNotAnswerer] {
+					t.Errorf("%+v sees %d questions", tc.who, got)
+				}
+			}
+			if err := b.Answer(Who{Name: "carol", Groups: []string{"security"}}, "q6", 8); err != nil {
+				t.Fatal(err)
+			}
+			return <-out, true
+		}, Answered, 8},
 		{"an unknown question is not held here", func(t *testing.T, b *Broker[string, int]) (Outcome[int], bool) {
-			if err := b.Answer("alice", "nope", 1); !errors.Is(err, ErrNotHere) {
+			if err := b.Answer(Who{Name: "alice"}, "nope", 1); !errors.Is(err, ErrNotHere) {
 				t.Errorf("answer to an unknown question: %v", err)
 			}
 			return Outcome[int]{}, false
@@ -150,7 +172,7 @@ func TestBroker(t *testing.T) {
 			if len(r.done) != 1 {
 				t.Errorf("a shared question's end is not told: %v", r.done)
 			}
-			if got := b.Pending("alice"); len(got) != 0 {
+			if got := b.Pending(Who{Name: "alice"}); len(got) != 0 {
 				t.Errorf("still pending: %v", got)
 			}
 		})
@@ -169,7 +191,10 @@ func TestBrokerBound(t *testing.T) {
 		t.Fatalf("the third open question (with one on another replica): %v, want full", err)
 	}
 	askAsync(b, t.Context(), Question[string, int]{ID: "d", Principal: "bob", Created: time.Now(), Timeout: time.Hour})
-	if got := b.Pending("alice"); len(got) != 2 {
+	if got := b.Pending(Who{Name: "alice"}); len(got) != 2 {
 		t.Errorf("alice's pending = %v", got)
+	}
+	if got := b.Pending(Who{Name: "root", All: true}); len(got) != 3 {
+		t.Errorf("an admin's pending = %v, want every open question", got)
 	}
 }

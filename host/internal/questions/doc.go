@@ -6,9 +6,14 @@
 // waits for the first answer, the timeout or the caller's end, and takes
 // an answer given here or recorded by another replica.
 //
+// A question belongs to the principal whose call asks, and names who may
+// answer it ([MayAnswer]: principal or group names; none means that
+// principal alone). Its principal, its answerers and admins see it
+// ([MaySee]); only its answerers answer.
+//
 // It sits under the pipeline (which asks) and the host (whose doors list
 // and answer). It knows nothing of events, stores or policies: the host
 // passes what to announce and how to share. It must never block an
-// answer on a waiter, nor let one principal see or answer another's
-// question.
+// answer on a waiter, nor let anyone see a question [MaySee] does not
+// show it, or answer one [MayAnswer] does not let it.
 package questions

@@ -12,7 +12,7 @@ import { compileSchema, buildForm, defaultArguments } from './schemaform.js';
 import { entryCard, runningCard } from './render.js';
 import { teardownDisplays } from './display.js';
 import { forgetAppCapabilities } from './appbridge.js';
-import { approvalCard } from './approvals.js';
+import { approvalCard, approvalEndText, approvalRole } from './approvals.js';
 import { elicitations } from './elicit.js';
 import { serverDetails, sandboxText } from './servercard.js';
 import { showResource, showPrompt } from './offerings.js';
@@ -940,9 +940,11 @@ async function loadApprovals() {
 
 function onApproval(a) {
   if (typeof a.id !== 'string' || state.approvals.has(a.id)) return;
-  const card = approvalCard(a, answerApproval);
+  const me = str(state.me?.name);
+  const card = approvalCard(a, answerApproval, me);
+  const role = approvalRole(a, me);
   state.approvals.set(a.id, { a, card });
-  setRunNote(a.callId, 'Waiting for your approval.');
+  if (role.mine) setRunNote(a.callId, role.canAnswer ? 'Waiting for your approval.' : role.waiting);
   $('approval-list').append(card.el);
   updateTranscriptEmpty();
   scrollToBottom();
@@ -950,6 +952,8 @@ function onApproval(a) {
   ensureTicker();
 }
 
+// onApprovalDone removes an approval's card; one that ended without an
+// answer (its call cancelled, its client gone, no answer in time) says so.
 function onApprovalDone(d) {
   const cur = state.approvals.get(d.id);
   if (!cur) return;
@@ -957,6 +961,8 @@ function onApprovalDone(d) {
   state.approvals.delete(d.id);
   setRunNote(cur.a.callId, '');
   updateTranscriptEmpty();
+  const text = approvalEndText(cur.a, d.outcome);
+  if (text) toast(text);
 }
 
 // questions are the servers' open elicitations (elicit.js), each shown

@@ -1,6 +1,9 @@
-// Approval prompts: a call that an `ask` policy paused waits here until the
-// user approves it once or denies it (or its time runs out, which denies).
-// Everything shown comes from the API and goes in as text.
+// Approval prompts: a call that an `ask` policy paused waits here until
+// someone who may answer it approves it once or denies it (or its time
+// runs out, which denies). The user sees the approvals of its own calls,
+// those it may answer (a rule may name approvers: then the caller cannot
+// answer its own call), and, as an admin, every one; canAnswer says which
+// it may answer. Everything shown comes from the API and goes in as text.
 
 import { h, isPlainObject, pretty } from './dom.js';
 
@@ -17,14 +20,51 @@ export function approvalName(a) {
 }
 
 /**
- * approvalCard renders one pending approval and returns {el, tick()}.
- * a: {id, op?, server, tool, arguments, rule, message, expires}; op names
- * an operation other than a tool call (resources/read, prompts/get, …),
- * and tool is then what it is about (a URI, a prompt's name). onAnswer(id,
- * approve) sends the answer; the card disables its buttons meanwhile.
+ * approvalRole says how the user (named me) stands to an approval: whether
+ * it may answer it, whether the call is its own, and the sentence that
+ * says who may answer when it may not.
  */
-export function approvalCard(a, onAnswer) {
+export function approvalRole(a, me) {
+  const canAnswer = a?.canAnswer === true;
+  const principal = typeof a?.principal === 'string' ? a.principal : '';
+  const mine = !principal || principal === me;
+  const approvers = Array.isArray(a?.approvers) ? a.approvers.filter((x) => typeof x === 'string' && x) : [];
+  const who = approvers.length ? approvers.join(', ') : principal || 'its caller';
+  let waiting = '';
+  if (!canAnswer) {
+    waiting = mine
+      ? `Waiting for an approver (${who}): the policy does not let you approve your own call.`
+      : `Waiting for ${who} to answer. You see it as an admin.`;
+  }
+  return { canAnswer, mine, principal, waiting };
+}
+
+/**
+ * approvalEndText is what to tell the user when an approval it was shown
+ * ended without an answer (outcome cancelled or expired), or '' otherwise
+ * (an answered one shows in its call's entry).
+ */
+export function approvalEndText(a, outcome) {
   const { name, what } = approvalName(a);
+  switch (outcome) {
+    case 'cancelled': return `No longer waiting for approval: ${name}. The ${what} was cancelled, or its client went away.`;
+    case 'expired': return `No longer waiting for approval: ${name}. Nobody answered in time, so it was denied.`;
+    default: return '';
+  }
+}
+
+/**
+ * approvalCard renders one pending approval and returns {el, tick()}.
+ * a: {id, op?, server, tool, arguments, rule, message, expires, principal,
+ * approvers?, canAnswer}; op names an operation other than a tool call
+ * (resources/read, prompts/get, …), and tool is then what it is about (a
+ * URI, a prompt's name). me is the user's principal name. onAnswer(id,
+ * approve) sends the answer; the card disables its buttons meanwhile. An
+ * approval the user may not answer has no buttons and says who may.
+ */
+export function approvalCard(a, onAnswer, me) {
+  const { name, what } = approvalName(a);
+  const role = approvalRole(a, me);
   const left = h('span', { class: 'muted approval-left', testid: 'approval-left' });
   const approve = h('button', { type: 'button', class: 'small primary', testid: 'approve-button' }, 'Approve once');
   const deny = h('button', { type: 'button', class: 'small danger', testid: 'deny-button' }, 'Deny');
@@ -47,25 +87,30 @@ export function approvalCard(a, onAnswer) {
   deny.addEventListener('click', () => answer(false));
 
   const args = isPlainObject(a.arguments) ? a.arguments : {};
+  const runs = role.canAnswer && role.mine
+    ? ` paused this ${what}. It runs only if you approve it; no answer in time denies it.`
+    : ` paused this ${what}. It runs only if it is approved; no answer in time denies it.`;
   const el = h('article', {
     class: 'entry approval', testid: 'approval', role: 'alertdialog',
     'data-approval-id': String(a.id ?? ''), 'aria-label': `Approval needed: ${name}`,
   },
   h('header', { class: 'entry-head' },
     h('span', { class: 'entry-name' }, name),
-    h('span', { class: 'badge status-ask' }, 'needs approval'),
+    h('span', { class: 'badge status-ask' }, role.canAnswer ? 'needs approval' : 'waits for approval'),
     h('span', { class: 'spacer' }),
     left),
   h('p', { class: 'approval-message', testid: 'approval-message' }, typeof a.message === 'string' && a.message ? a.message : `A policy asks you to approve this ${what}.`),
   a.origin === 'app'
-    ? h('p', { class: 'approval-origin', testid: 'approval-origin' }, 'Requested by the MCP App of server ', h('strong', {}, String(a.server ?? '?')), ', not by you.')
+    ? h('p', { class: 'approval-origin', testid: 'approval-origin' }, 'Requested by the MCP App of server ', h('strong', {}, String(a.server ?? '?')), role.mine ? ', not by you.' : '.')
     : null,
-  h('p', { class: 'muted' }, 'Policy ', h('code', {}, typeof a.rule === 'string' ? a.rule : '?'),
-    ` paused this ${what}. It runs only if you approve it; no answer in time denies it.`),
+  role.mine ? null : h('p', { class: 'approval-principal', testid: 'approval-principal' }, 'A call of ', h('strong', {}, role.principal), '.'),
+  h('p', { class: 'muted' }, 'Policy ', h('code', {}, typeof a.rule === 'string' ? a.rule : '?'), runs),
   h('details', { class: 'collapsible arguments', open: true },
     h('summary', {}, 'Arguments'),
     h('pre', { class: 'json', testid: 'approval-arguments' }, pretty(args))),
-  h('div', { class: 'approval-actions' }, approve, deny),
+  role.canAnswer
+    ? h('div', { class: 'approval-actions' }, approve, deny)
+    : h('p', { class: 'approval-waiting', testid: 'approval-waiting' }, role.waiting),
   status);
 
   const expires = Date.parse(a.expires);

@@ -2,7 +2,7 @@
 // TestWebShellModules (modules_test.go).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { approvalName } from '../../assets/approvals.js';
+import { approvalEndText, approvalName, approvalRole } from '../../assets/approvals.js';
 
 test('approvalName names a tool call by server and tool', () => {
   assert.deepEqual(approvalName({ server: 'files', tool: 'write_file' }), { name: 'files.write_file', what: 'call' });
@@ -20,4 +20,34 @@ test('approvalName survives what a server or a bug could send', () => {
   for (const a of [null, {}, { server: 3, tool: {} }, { op: 7 }]) {
     assert.equal(typeof approvalName(a).name, 'string');
   }
+});
+
+test('approvalRole: the caller answers its own call unless the rule names approvers', () => {
+  assert.deepEqual(approvalRole({ principal: 'bob', canAnswer: true }, 'bob'),
+    { canAnswer: true, mine: true, principal: 'bob', waiting: '' });
+  const own = approvalRole({ principal: 'bob', approvers: ['security'], canAnswer: false }, 'bob');
+  assert.equal(own.canAnswer, false);
+  assert.equal(own.mine, true);
+  assert.match(own.waiting, /approver \(security\)/);
+  const approver = approvalRole({ principal: 'bob', approvers: ['security'], canAnswer: true }, 'carol');
+  assert.equal(approver.canAnswer, true);
+  assert.equal(approver.mine, false);
+  const admin = approvalRole({ principal: 'bob', approvers: ['security', 'dave'], canAnswer: false }, 'alice');
+  assert.match(admin.waiting, /security, dave/);
+  assert.match(admin.waiting, /admin/);
+});
+
+test('approvalRole answers nothing it is not told it may', () => {
+  for (const a of [null, {}, { canAnswer: 'true' }, { canAnswer: 1, principal: 7, approvers: 'x' }]) {
+    const r = approvalRole(a, 'bob');
+    assert.equal(r.canAnswer, false);
+    assert.equal(typeof r.waiting, 'string');
+  }
+});
+
+test('approvalEndText tells of an approval that ended without an answer', () => {
+  assert.match(approvalEndText({ server: 'files', tool: 'write_file' }, 'cancelled'), /files\.write_file.*cancelled, or its client went away/);
+  assert.match(approvalEndText({ op: 'resources/read', server: 'f', tool: 'u' }, 'expired'), /Nobody answered in time/);
+  assert.equal(approvalEndText({ server: 'f', tool: 't' }, 'approved'), '');
+  assert.equal(approvalEndText(null, undefined), '');
 });
