@@ -36,7 +36,7 @@ func TestSealer(t *testing.T) {
 		{"another endpoint", binding("alice", "/mcp", "tools/call", "echo"), token, now},
 		{"another method", binding("alice", "/mcp/servers/fx", "prompts/get", "echo"), token, now},
 		{"another tool", binding("alice", "/mcp/servers/fx", "tools/call", "slow"), token, now},
-		{"altered", bind, token[:len(token)-2] + "AA", now},
+		{"altered", bind, altered(token), now},
 		{"appended", bind, token + "-TAMPERED", now},
 		{"no prefix", bind, token[len(sealPrefix):], now},
 		{"not base64", bind, sealPrefix + "!!!", now},
@@ -51,4 +51,18 @@ func TestSealer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// altered is token with its second-to-last character changed (the last
+// may hold only padding bits of the base64): never token itself, as a
+// fixed replacement would be for a token that happens to end in it.
+func altered(token string) string {
+	b := []byte(token)
+	i := len(b) - 2
+	if b[i] == 'A' {
+		b[i] = 'B'
+	} else {
+		b[i] = 'A'
+	}
+	return string(b)
 }
