@@ -323,6 +323,11 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	// go-sdk writes to the stream, never to the connection (stream.go).
 	s := g.newStream(w, cancel, "principal", caller.Name, "endpoint", e.path, "session_id", clip(sid, 100))
+	if sl != nil {
+		// The new session's id goes out with the initialize answer, once
+		// the session is kept, never before (stream.go).
+		s.hold()
+	}
 	q := g.held.hold(who, s.stop, sl)
 	defer g.held.drop(q)
 	if !g.h.StillValid(caller) {

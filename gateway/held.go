@@ -16,7 +16,10 @@ package gateway
 // values), so the middleware claims the slot for the session when
 // initialize succeeds. The slot is freed when that session ends (DELETE,
 // session_timeout, Close, revocation), or when the request returns without
-// having opened one.
+// having opened one. A session whose request returned before it was
+// claimed is closed, as go-sdk closes one whose request returned before it
+// handled initialize; the answer of that request is held until it returns
+// (stream.go), so no client learns the id of a session closed so.
 //
 // A reload can revoke a credential (its token rotated or removed, its
 // groups or admin rights changed) while what it opened is still open: a GET

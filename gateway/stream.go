@@ -32,6 +32,17 @@ package gateway
 // A 2025-11-25 session's events are kept in the gateway's event store
 // before they reach the stream, so a legacy client whose stream was ended,
 // or that missed dropped notifications, resumes them with Last-Event-ID.
+//
+// The answer to a request that may open a 2025-11-25 session is held
+// whole until go-sdk's handler has returned (hold). go-sdk writes the new
+// session's id (a header) and a priming event before the session has
+// handled initialize, and closes the session if the POST returns before
+// it has (the gateway, for its part, closes one whose request returned
+// before it claimed its slot, held.go). A client that closed the stream
+// once it had the id, or lost it, went on with the id of a session being
+// closed, and got 404; load widens the window (issue 30 row 20). Held, the
+// id reaches the client only with the initialize answer, once the session
+// is kept; a client whose stream ends before that never learns it.
 
 import (
 	"bytes"
@@ -83,6 +94,7 @@ type stream struct {
 	spare     http.Header // what Header returns after that (net/http ignores later changes)
 	ended     bool        // a write failed (the client is gone or stalled), or stop
 	finished  bool        // the handler returned
+	held      bool        // nothing goes to the connection until the handler returns (hold)
 	dropping  bool        // logged that it drops
 	// noDeadline is set when w cannot take write deadlines (a wrapper
 	// without Unwrap): the queue still bounds memory, but a stalled write
@@ -185,10 +197,27 @@ func (s *stream) FlushError() error {
 func (s *stream) pushLocked(b []byte) {
 	s.q = append(s.q, b)
 	s.size += len(b)
-	if !s.running {
+	s.startLocked()
+}
+
+// startLocked starts the writer goroutine when there is something to
+// write and none runs.
+func (s *stream) startLocked() {
+	if !s.running && !s.held && !s.ended && len(s.q) > 0 {
 		s.running = true
 		go s.drain()
 	}
+}
+
+// hold keeps everything go-sdk writes from the connection until the
+// handler returns (finish): the status, headers and queued bytes then go
+// out together. It is for the answer of a request that may open a session
+// (see the top of this file); a handler that streams for long has nothing
+// reach its client until it ends.
+func (s *stream) hold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = true
 }
 
 // drain writes the queue to the connection until it is empty or the
@@ -279,12 +308,14 @@ func (s *stream) stop() {
 	s.cancel()
 }
 
-// finish is called when the handler has returned: it waits until the
-// queue is written (each write bounded by the stall) or the stream ended.
-// No write is taken after it.
+// finish is called when the handler has returned: it lets a held answer
+// go, and waits until the queue is written (each write bounded by the
+// stall) or the stream ended. No write is taken after it.
 func (s *stream) finish() {
 	s.mu.Lock()
 	s.finished = true
+	s.held = false
+	s.startLocked()
 	for s.running {
 		s.cond.Wait()
 	}

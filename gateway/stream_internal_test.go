@@ -133,3 +133,35 @@ func TestStreamQueue(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamHold: a held stream writes nothing to the connection, however
+// often it is written to and flushed, until the handler returns; finish
+// then writes it all, in order.
+func TestStreamHold(t *testing.T) {
+	g := &Gateway{log: slog.New(slog.DiscardHandler), stall: time.Minute}
+	w := &gatedWriter{h: http.Header{}, open: make(chan struct{})}
+	close(w.open)
+	s := g.newStream(w, func() {})
+	s.hold()
+	s.Header().Set("Mcp-Session-Id", "s1")
+	s.WriteHeader(http.StatusOK)
+	events := []string{"event: prime\nid: a_0\ndata: \n\n", "event: message\nid: a_1\ndata: {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n\n"}
+	for _, ev := range events {
+		if _, err := s.Write([]byte(ev)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FlushError(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.mu.Lock()
+	early := w.out.String()
+	w.mu.Unlock()
+	if early != "" {
+		t.Fatalf("a held stream wrote %q before the handler returned", early)
+	}
+	s.finish()
+	if got, want := w.out.String(), strings.Join(events, ""); got != want || w.status != http.StatusOK || w.h.Get("Mcp-Session-Id") != "s1" {
+		t.Errorf("after finish: %d, session id %q, %q; want 200, s1, %q", w.status, w.h.Get("Mcp-Session-Id"), got, want)
+	}
+}
