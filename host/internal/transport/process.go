@@ -96,7 +96,7 @@ type StderrLog struct {
 	limit  *LogLimiter
 	// OnLine, when set before the server starts, sees each line (the
 	// sandbox turns refusals into hints). It must not block.
-	OnLine func(line string) string
+	OnLine func(line string)
 
 	mu      sync.Mutex
 	partial []byte

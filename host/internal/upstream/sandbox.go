@@ -187,33 +187,32 @@ var pathInLine = regexp.MustCompile(`(?:^|[\s'"(:])(/[^\s'"():,]+)`)
 
 // StderrLine looks at one line of the server's stderr: a refused access
 // to a path outside its grants becomes a hint naming the grant that would
-// allow it. It returns the hint, or "".
-func (b *Box) StderrLine(line string) string {
+// allow it, kept for the server's status.
+func (b *Box) StderrLine(line string) {
 	if b.spec.Off || !deniedLine.MatchString(line) || strings.HasPrefix(line, "sandbox: ") {
-		return ""
+		return
 	}
 	m := pathInLine.FindStringSubmatch(line)
 	if m == nil {
-		return ""
+		return
 	}
 	path := filepath.Clean(m[1])
 	for _, p := range b.spec.Protected {
 		if path == p || strings.HasPrefix(path, p+"/") {
-			return "" // mcphost's own state: never granted, no hint
+			return // mcphost's own state: never granted, no hint
 		}
 	}
 	hint := fmt.Sprintf("the sandbox refused %s; to allow it, grant it in the server's block: sandbox { read = [%q] } (or write = [...] to modify it)", path, path)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if slices.Contains(b.hints, hint) {
-		return ""
+		return
 	}
 	if len(b.hints) == maxHints {
 		b.hints = b.hints[1:]
 	}
 	b.hints = append(b.hints, hint)
 	b.logger.Info("sandbox refused a path the server asked for", "path", path)
-	return hint
 }
 
 // NewWasmBox is the sandbox of a WebAssembly server: the module itself,
