@@ -94,6 +94,7 @@ type Credential struct {
 	secret    string // the client secret, opened
 	loadErr   error
 	pending   *flow
+	opened    chan struct{}          // closed when the next pending flow is set
 	authzLog  map[string][]time.Time // scope set -> authorization times
 	authzErrs map[string]string      // scope set -> why the cap stopped it
 }
@@ -591,17 +592,30 @@ func (c *Credential) start(ctx context.Context, starter string) (Flow, error) {
 	return f, nil
 }
 
-func (c *Credential) startFlow(ctx context.Context, starter string) (Flow, error) {
+// takeOver gives the pending flow to starter (see Broker.rekey); false
+// when no flow waits for its launch. Otherwise opened is closed when the
+// next one does.
+func (c *Credential) takeOver(starter string) (f Flow, ok bool, opened <-chan struct{}) {
 	c.mu.Lock()
-	if f := c.pending; f != nil {
-		if key, ok := c.m.broker.rekey(f, starter); ok {
-			c.mu.Unlock()
-			v := c.m.broker.viewOf(f)
-			v.LaunchURL = c.m.broker.launchURL(f, key)
-			return v, nil
+	defer c.mu.Unlock()
+	if p := c.pending; p != nil {
+		if key, ok := c.m.broker.rekey(p, starter); ok {
+			v := c.m.broker.viewOf(p)
+			v.LaunchURL = c.m.broker.launchURL(p, key)
+			return v, true, nil
 		}
 	}
-	c.mu.Unlock()
+	if c.opened == nil {
+		c.opened = make(chan struct{})
+	}
+	return Flow{}, false, c.opened
+}
+
+func (c *Credential) startFlow(ctx context.Context, starter string) (Flow, error) {
+	f, ok, opened := c.takeOver(starter)
+	if ok {
+		return f, nil
+	}
 	c.m.mu.Lock()
 	ch := c.m.last[c.server]
 	c.m.mu.Unlock()
@@ -620,21 +634,41 @@ func (c *Credential) startFlow(ctx context.Context, starter string) (Flow, error
 	go func() {
 		fctx, cancel := context.WithTimeout(c.m.ctx, FlowTTL)
 		defer cancel()
-		if err := c.authorize(fctx, s, ch, starter, func(f Flow) { launched <- f }); err != nil {
-			failed <- err
+		// authorize joins a sign-in already under way, and only its own
+		// starter is given the launch: a start that joined one still
+		// discovering takes it over once it opens (below), and one that
+		// joined one already past its launch starts anew when it ends.
+		for {
+			delivered := false
+			err := c.authorize(fctx, s, ch, starter, func(f Flow) { delivered = true; launched <- f })
+			if err != nil {
+				failed <- err
+				return
+			}
+			if delivered || fctx.Err() != nil {
+				return
+			}
 		}
 	}()
 	t := time.NewTimer(startWait)
 	defer t.Stop()
-	select {
-	case f := <-launched:
-		return f, nil
-	case err := <-failed:
-		return Flow{}, err
-	case <-t.C:
-		return Flow{}, fmt.Errorf("oauth: discovering the authorization server of %q took longer than %s", c.server, startWait)
-	case <-ctx.Done():
-		return Flow{}, ctx.Err()
+	for {
+		select {
+		case f := <-launched:
+			return f, nil
+		case err := <-failed:
+			return Flow{}, err
+		case <-opened:
+			f, ok, next := c.takeOver(starter)
+			if ok {
+				return f, nil
+			}
+			opened = next
+		case <-t.C:
+			return Flow{}, fmt.Errorf("oauth: discovering the authorization server of %q took longer than %s", c.server, startWait)
+		case <-ctx.Done():
+			return Flow{}, ctx.Err()
+		}
 	}
 }
 
@@ -729,6 +763,10 @@ func (c *Credential) authorizeOnce(ctx context.Context, s ServerConfig, ch *chal
 			opened = f
 			c.mu.Lock()
 			c.pending = f
+			if c.opened != nil {
+				close(c.opened)
+				c.opened = nil
+			}
 			c.mu.Unlock()
 			defer func() {
 				c.mu.Lock()

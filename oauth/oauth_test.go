@@ -41,7 +41,7 @@ func newRig(t *testing.T, st Store, shared bool) *rig {
 	return newRigWith(t, st, as, srv, shared)
 }
 
-func newRigWith(t *testing.T, st Store, as *oauthtest.AS, srv *oauthtest.Server, shared bool) *rig {
+func newRigWith(t *testing.T, st Store, as *oauthtest.AS, srv *oauthtest.Server, shared bool, more ...func(*Options)) *rig {
 	t.Helper()
 	if st == nil {
 		st = NewMemoryStore()
@@ -54,7 +54,11 @@ func newRigWith(t *testing.T, st Store, as *oauthtest.AS, srv *oauthtest.Server,
 	var mu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, r.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var base string
-	m, err := NewManager(Options{BaseURL: func() string { return base }, Store: st, Sealer: sealer, Logger: logger})
+	opts := Options{BaseURL: func() string { return base }, Store: st, Sealer: sealer, Logger: logger}
+	for _, f := range more {
+		f(&opts)
+	}
+	m, err := NewManager(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -595,6 +599,77 @@ func TestSecondSignInReusesTheOpenFlow(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("%d authorization requests, want 1", n)
+	}
+}
+
+// TestSignInRightAfterOneEnds: a start made while the previous sign-in is
+// finishing (its credential stored, the hosts being told) gets a launch of
+// its own. It used to join the ending one, which had given its launch to
+// its own starter only, and failed after 15 s; this is how the WebShell's
+// second "Sign in" on a busy daemon answered 500.
+func TestSignInRightAfterOneEnds(t *testing.T) {
+	var once sync.Once
+	ending, release := make(chan struct{}), make(chan struct{})
+	as := oauthtest.NewAS(t)
+	r := newRigWith(t, nil, as, oauthtest.NewServer(t, as), false, func(o *Options) {
+		o.OnChange = func(string, string) {
+			once.Do(func() {
+				close(ending)
+				<-release
+			})
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.signIn(t, "alice", browser(t))
+	}()
+	<-ending
+	go func() {
+		// The second start joins the ending sign-in before this lets it end.
+		time.Sleep(200 * time.Millisecond)
+		close(release)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f, err := r.m.StartSignIn(ctx, "srv", Caller{Principal: "alice", Owner: true})
+	if err != nil {
+		t.Fatalf("the start right after a sign-in: %v", err)
+	}
+	<-done
+	b := browser(t)
+	r.keepCookie(t, b, f)
+	l, err := oauthtest.OpenLaunch(ctx, b, f.LaunchURL)
+	if err != nil || l.Status != http.StatusSeeOther {
+		t.Fatalf("the second launch: %+v, %v", l, err)
+	}
+}
+
+// TestStartsWhileDiscoveringShareOneFlow: starts made while the first is
+// still discovering the authorization server all get the one flow, the
+// last start's link being the one that works (as for starts made after it
+// opened, TestSecondSignInReusesTheOpenFlow).
+func TestStartsWhileDiscoveringShareOneFlow(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	as.MetadataDelay = 300 * time.Millisecond
+	r := newRigWith(t, nil, as, oauthtest.NewServer(t, as), false)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	flows := make([]Flow, 3)
+	errs := make([]error, 3)
+	for i := range flows {
+		wg.Go(func() {
+			flows[i], errs[i] = r.m.StartSignIn(ctx, "srv", Caller{Principal: "alice"})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("start %d: %v", i, err)
+		}
+		if flows[i].ID != flows[0].ID {
+			t.Fatalf("flows %s and %s", flows[0].ID, flows[i].ID)
+		}
 	}
 }
 

@@ -58,6 +58,8 @@ type AS struct {
 	// servers with refresh token reuse detection do (OAuth 2.1 §4.3.1).
 	ReuseRevokesFamily bool
 	Subject            string // the subject of the next tokens (default "user")
+	// MetadataDelay holds each metadata answer back (a slow discovery).
+	MetadataDelay time.Duration
 
 	srv *httptest.Server
 	mu  sync.Mutex
@@ -144,6 +146,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (a *AS) metadata(w http.ResponseWriter, r *http.Request) {
 	a.record(r)
+	if a.MetadataDelay > 0 {
+		select {
+		case <-time.After(a.MetadataDelay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	m := map[string]any{
 		"issuer":                                         a.URL,
 		"authorization_endpoint":                         a.URL + "/authorize",
