@@ -49,7 +49,7 @@ var hostLayerShared = map[string][]string{
 	"events":    {},
 	"questions": {},
 	"transport": {"host/config"},
-	"upstream":  {"host/config"},
+	"upstream":  {"host/config", "host/store"},
 }
 
 // internalUsesHost names the packages under host/ that an internal package

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -101,19 +102,19 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req appR
 	if err != nil {
 		return false, fmt.Sprintf("server %q is not configured", server)
 	}
-	if c.cfg.Apps == config.AppsOff {
+	if c.Cfg.Apps == config.AppsOff {
 		return false, fmt.Sprintf("MCP Apps are off for server %q (apps = %q)", server, config.AppsOff)
 	}
 	switch req.Kind {
 	case appToolCall:
-		if !c.cfg.AppToolCalls {
+		if !c.Cfg.AppToolCalls {
 			return false, fmt.Sprintf("the Apps of server %q may not call tools (app_tool_calls is off)", server)
 		}
-		_, cat, err := c.current()
+		_, cat, err := c.Current()
 		if err != nil {
 			return false, fmt.Sprintf("server %q is not ready", server)
 		}
-		tool, ok := cat.toolIndex[req.Tool]
+		tool, ok := cat.ToolIndex[req.Tool]
 		if !ok {
 			return false, fmt.Sprintf("server %q has no such tool", server)
 		}
@@ -121,31 +122,31 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req appR
 			return false, fmt.Sprintf("tool %q of server %q is not visible to Apps (_meta.ui.visibility)", req.Tool, server)
 		}
 	case appOpenLink:
-		if !c.cfg.AppOpenLinks {
+		if !c.Cfg.AppOpenLinks {
 			return false, fmt.Sprintf("the Apps of server %q may not open links (app_open_links is off)", server)
 		}
 	case appMessage:
-		if !c.cfg.AppMessages {
+		if !c.Cfg.AppMessages {
 			return false, fmt.Sprintf("the Apps of server %q may not add messages (app_messages is off)", server)
 		}
 	case appDisplayMode:
-		if !c.cfg.AppDisplayModes {
+		if !c.Cfg.AppDisplayModes {
 			return false, fmt.Sprintf("the Apps of server %q may not leave the inline frame (app_display_modes is off)", server)
 		}
 	case appToolUse:
-		if !c.cfg.AppTools {
+		if !c.Cfg.AppTools {
 			return false, fmt.Sprintf("the Apps of server %q may not offer tools (app_tools is off)", server)
 		}
 	case appModelContext:
-		if !c.cfg.AppModelContext {
+		if !c.Cfg.AppModelContext {
 			return false, fmt.Sprintf("the Apps of server %q may not give context for the model (app_model_context is off)", server)
 		}
 	case appDownload:
-		if !c.cfg.AppDownloads {
+		if !c.Cfg.AppDownloads {
 			return false, fmt.Sprintf("the Apps of server %q may not offer downloads (app_downloads is off)", server)
 		}
 	case appResourceRead:
-		if !c.cfg.AppResources {
+		if !c.Cfg.AppResources {
 			return false, fmt.Sprintf("the Apps of server %q may not read its resources (app_resources is off)", server)
 		}
 	default:
@@ -162,13 +163,13 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req appR
 // link or message request of an App: the rules see the App (its resource,
 // CSP and permissions, from its display record) and the tool whose result
 // it shows.
-func (h *Host) appPolicy(ctx context.Context, g *generation, p Principal, c *serverConn, req appRequest) (bool, string) {
+func (h *Host) appPolicy(ctx context.Context, g *generation, p Principal, c *upstream.Conn, req appRequest) (bool, string) {
 	if g.policies == nil {
 		return true, ""
 	}
 	var tool *mcp.Tool
-	if _, cat, err := c.current(); err == nil {
-		tool = cat.toolIndex[req.AppTool]
+	if _, cat, err := c.Current(); err == nil {
+		tool = cat.ToolIndex[req.AppTool]
 	}
 	if tool == nil {
 		tool = &mcp.Tool{Name: req.AppTool}
@@ -218,12 +219,12 @@ func (h *Host) AppCapabilities(server string) (AppCapabilities, error) {
 	if err != nil {
 		return AppCapabilities{}, err
 	}
-	if c.cfg.Apps == config.AppsOff {
+	if c.Cfg.Apps == config.AppsOff {
 		return AppCapabilities{}, nil
 	}
-	return AppCapabilities{ToolCalls: c.cfg.AppToolCalls, OpenLinks: c.cfg.AppOpenLinks, Messages: c.cfg.AppMessages,
-		DisplayModes: c.cfg.AppDisplayModes, Tools: c.cfg.AppTools, Resources: c.cfg.AppResources,
-		Downloads: c.cfg.AppDownloads, ModelContext: c.cfg.AppModelContext}, nil
+	return AppCapabilities{ToolCalls: c.Cfg.AppToolCalls, OpenLinks: c.Cfg.AppOpenLinks, Messages: c.Cfg.AppMessages,
+		DisplayModes: c.Cfg.AppDisplayModes, Tools: c.Cfg.AppTools, Resources: c.Cfg.AppResources,
+		Downloads: c.Cfg.AppDownloads, ModelContext: c.Cfg.AppModelContext}, nil
 }
 
 // Limits on App requests, per App (entry), whatever the gate says.

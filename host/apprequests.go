@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -295,13 +296,13 @@ func (h *Host) AppReadResource(ctx context.Context, p Principal, sessionID, appE
 	if err != nil {
 		return nil, err
 	}
-	cs, _, err := c.current()
+	cs, _, err := c.Current()
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithTimeout(relayAs(ctx, p.Name), c.cfg.CallTimeout)
+	rctx, cancel := context.WithTimeout(upstream.RelayAs(ctx, p.Name), c.Cfg.CallTimeout)
 	defer cancel()
-	res, err := sessionReader{c: c, cs: cs}.ReadResource(rctx, uri)
+	res, err := upstream.SessionReader{Conn: c, Session: cs}.ReadResource(rctx, uri)
 	if err != nil {
 		return nil, &RequestError{Reason: fmt.Sprintf("server %q could not read %q: %v", ref.server, uri, err)}
 	}

@@ -7,44 +7,17 @@ import (
 	"strings"
 
 	"github.com/mcphost/mcphost/apps"
-	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 )
 
-// sessionReader reads App resources on a server's session through the host
-// cache (apps.ResourceReader): a read is reused while its ttlMs allows, and
-// input_required answers are never stored.
-type sessionReader struct {
-	c  *serverConn
-	cs *mcp.ClientSession
-}
-
-var _ apps.ResourceReader = sessionReader{}
-
-func (r sessionReader) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	v, _, err := r.c.lists.c.Do(ctx, cache.Key{Server: r.c.lists.server, Method: "resources/read", Params: uri}, r.c.lists.part(),
-		func(ctx context.Context) (any, cache.Meta, error) {
-			res, err := r.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-			if err != nil {
-				return nil, cache.Meta{}, err
-			}
-			m := cache.MetaOf(res)
-			m.NoStore = m.NoStore || res.NeedsInput()
-			return res, m, nil
-		})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*mcp.ReadResourceResult), nil
-}
-
 // resolveApp builds the display record of a successful call of a tool that
 // links an MCP App (apps.md §5–6), or returns nil when no App applies. The
 // model-visible result is never changed.
-func (h *Host) resolveApp(ctx context.Context, c *serverConn, cs *mcp.ClientSession, cat *catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult) *apps.Display {
+func (h *Host) resolveApp(ctx context.Context, c *upstream.Conn, cs *mcp.ClientSession, cat *upstream.Catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult) *apps.Display {
 	link, ok := apps.ToolLink(tool)
 	if !ok {
 		return nil
@@ -56,18 +29,18 @@ func (h *Host) resolveApp(ctx context.Context, c *serverConn, cs *mcp.ClientSess
 		advertises = apps.ServerAdvertises(ir.Capabilities)
 	}
 	var listing map[string]any
-	for _, r := range cat.resources {
+	for _, r := range cat.Resources {
 		if r != nil && r.URI == link.ResourceURI && len(r.Meta) > 0 {
 			listing = map[string]any(r.Meta)
 			break
 		}
 	}
-	d := apps.Resolve(ctx, sessionReader{c: c, cs: cs}, c.cfg.Name, link, args, res, apps.Options{
-		Mode:             c.cfg.Apps,
+	d := apps.Resolve(ctx, upstream.SessionReader{Conn: c, Session: cs}, c.Cfg.Name, link, args, res, apps.Options{
+		Mode:             c.Cfg.Apps,
 		ServerAdvertises: advertises,
-		MaxBytes:         c.cfg.AppResourceMaxBytes,
-		Timeout:          c.cfg.AppResourceTimeout,
-		ValidSource:      h.appSourceValidator(c.cfg),
+		MaxBytes:         c.Cfg.AppResourceMaxBytes,
+		Timeout:          c.Cfg.AppResourceTimeout,
+		ValidSource:      h.appSourceValidator(c.Cfg),
 		ListingMeta:      listing,
 	})
 	if d != nil {
@@ -79,16 +52,16 @@ func (h *Host) resolveApp(ctx context.Context, c *serverConn, cs *mcp.ClientSess
 // encodeDisplay encodes a display record for the entry, logging why an App
 // does not render when it does not, and which CSP sources were dropped and
 // why (apps.md §5.8).
-func encodeDisplay(c *serverConn, tool *mcp.Tool, d *apps.Display) json.RawMessage {
+func encodeDisplay(c *upstream.Conn, tool *mcp.Tool, d *apps.Display) json.RawMessage {
 	if d.Warning != "" {
-		c.logger.Warn("MCP App not rendered", "tool", tool.Name, "resource", d.ResourceURI, "warning", d.Warning)
+		c.Logger().Warn("MCP App not rendered", "tool", tool.Name, "resource", d.ResourceURI, "warning", d.Warning)
 	}
 	if len(d.Dropped) > 0 {
-		c.logger.Info("MCP App CSP entries dropped", "tool", tool.Name, "resource", d.ResourceURI, "dropped", d.Dropped)
+		c.Logger().Info("MCP App CSP entries dropped", "tool", tool.Name, "resource", d.ResourceURI, "dropped", d.Dropped)
 	}
 	raw, err := json.Marshal(d)
 	if err != nil {
-		c.logger.Warn("encoding a display record", "tool", tool.Name, "err", err)
+		c.Logger().Warn("encoding a display record", "tool", tool.Name, "err", err)
 		return nil
 	}
 	return raw

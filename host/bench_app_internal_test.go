@@ -45,7 +45,7 @@ func BenchmarkAppResolve(b *testing.B) {
 		b.Fatal(err)
 	}
 	c := h.gen().byName["revenue"]
-	cs, cat, err := c.current()
+	cs, cat, err := c.Current()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,11 +70,11 @@ func BenchmarkAppResolve(b *testing.B) {
 		return nil
 	}
 	hostApp := func() error {
-		res, err := c.callTool(ctx, cs, tool, args, nil, nil)
+		res, err := c.CallTool(ctx, cs, tool, args, nil, nil)
 		if err != nil || res.IsError {
 			return fmt.Errorf("host call: %v (isError %v)", err, res != nil && res.IsError)
 		}
-		d := h.resolveApp(ctx, c, cs, cat, cat.toolIndex[tool], args, res)
+		d := h.resolveApp(ctx, c, cs, cat, cat.ToolIndex[tool], args, res)
 		if d == nil {
 			return errors.New("no App display record")
 		}

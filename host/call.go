@@ -4,27 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"reflect"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/internal/jsonkeys"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// Progress is one progress notification of a running call.
-type Progress struct {
-	Progress float64 `json:"progress"`
-	Total    float64 `json:"total,omitempty"`
-	Message  string  `json:"message,omitempty"`
-}
 
 // CallToolRequest is one tool call.
 type CallToolRequest struct {
@@ -87,99 +76,6 @@ func (h *Host) CallTool(ctx context.Context, req CallToolRequest) (*mcp.CallTool
 	return out.result, nil
 }
 
-// callTool sends tools/call on cs with arguments already checked by
-// objectArguments, under the server's call_timeout, with progress routed to
-// onProgress and what a gateway client relays for input requests (in, nil
-// for every other door).
-func (c *serverConn) callTool(ctx context.Context, cs *mcp.ClientSession, tool string, args json.RawMessage, in *CallInput, onProgress func(Progress)) (res *mcp.CallToolResult, err error) {
-	params := &mcp.CallToolParams{Name: tool, Arguments: args}
-	params.Meta, params.InputResponses, params.RequestState = in.relay(cs, nil)
-	params.Meta = c.relayMeta(ctx, cs, params.Meta)
-	// A 2026-07-28 server has no session to keep a log level in: the level
-	// the gateway's clients asked for goes with each request.
-	c.mu.Lock()
-	level := c.logLevel
-	c.mu.Unlock()
-	if level != "" {
-		if ir := cs.InitializeResult(); ir != nil && ir.ProtocolVersion >= modernProtocolVersion {
-			params.Meta = maps.Clone(params.Meta)
-			if params.Meta == nil {
-				params.Meta = mcp.Meta{}
-			}
-			params.Meta[mcp.MetaKeyLogLevel] = string(level)
-		}
-	}
-	if onProgress != nil {
-		token, stop := c.watchProgress(onProgress)
-		// The reports read before the answer are delivered before the
-		// call returns (progress.go).
-		defer stop(ctx)
-		params.SetProgressToken(token)
-	}
-
-	protocol := ""
-	if ir := cs.InitializeResult(); ir != nil {
-		protocol = ir.ProtocolVersion
-	}
-	ctx, span := c.startUpstreamSpan(ctx, tool, protocol)
-	defer func() { endSpan(span, err) }()
-	cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
-	defer cancel()
-	start := time.Now()
-	res, err = cs.CallTool(cctx, params)
-	if isHeaderMismatch(err) && cctx.Err() == nil {
-		// -32020: the server rejected a header derived from the tool's
-		// definition (Mcp-Param-*), which go-sdk takes from this session's
-		// tool list (trap T6). List again, then retry once.
-		c.logger.Info("header mismatch on tools/call; listing tools again and retrying once", "tool", tool)
-		c.lists.c.Invalidate(c.cfg.Name, "tools/list")
-		if cat, lerr := fetchCatalog(cctx, cs, c.lists); lerr == nil {
-			c.mu.Lock()
-			if c.session == cs {
-				c.cat = cat
-			}
-			c.mu.Unlock()
-		}
-		res, err = cs.CallTool(cctx, params)
-	}
-	if err != nil {
-		switch {
-		case ctx.Err() != nil:
-			err = fmt.Errorf("call %s.%s cancelled: %w", c.cfg.Name, tool, ctx.Err())
-		case errors.Is(cctx.Err(), context.DeadlineExceeded):
-			err = fmt.Errorf("call %s.%s: no result within the server's call_timeout of %s", c.cfg.Name, tool, c.cfg.CallTimeout)
-		case errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed), streamCut(err):
-			// A bare "EOF" does not say that the server went away (it
-			// exited, was killed or closed its end) while the call ran.
-			err = fmt.Errorf("call %s.%s: the server's connection ended before it answered: %w", c.cfg.Name, tool, err)
-		default:
-			err = fmt.Errorf("call %s.%s: %w", c.cfg.Name, tool, err)
-		}
-		c.logger.Warn("tool call failed", "tool", tool, "err", err, "duration", time.Since(start))
-		return nil, err
-	}
-	c.logger.Debug("tool call", "tool", tool, "is_error", res.IsError, "duration", time.Since(start))
-	return res, nil
-}
-
-// streamCut reports go-sdk's error for a Streamable HTTP call whose
-// response stream ended (a reset, a server that closed it) before the
-// result came and cannot be resumed. go-sdk makes it with fmt.Errorf and no
-// sentinel (mcp/streamable.go, "request terminated without response"), so
-// its text is all there is to recognise it by.
-func streamCut(err error) bool {
-	return strings.Contains(err.Error(), "request terminated without response")
-}
-
-// isHeaderMismatch reports a JSON-RPC -32020 (HeaderMismatch) error.
-func isHeaderMismatch(err error) bool {
-	var we *jsonrpc.Error
-	return err != nil && errors.As(err, &we) && we.Code == codeHeaderMismatch
-}
-
-// codeHeaderMismatch is MCP 2026-07-28's HeaderMismatch error code.
-const codeHeaderMismatch = -32020
-
 // objectArguments checks that raw is a JSON object (or empty) and returns it
 // ready to send unchanged.
 func objectArguments(raw json.RawMessage) (json.RawMessage, error) {
@@ -188,7 +84,7 @@ func objectArguments(raw json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage("{}"), nil
 	}
 	if trimmed[0] != '{' || !json.Valid(trimmed) {
-		return nil, &ArgumentsError{Reason: "the arguments must be a JSON object, such as {\"quarter\": \"Q3\"}"}
+		return nil, &upstream.ArgumentsError{Reason: "the arguments must be a JSON object, such as {\"quarter\": \"Q3\"}"}
 	}
 	return json.RawMessage(trimmed), nil
 }
@@ -212,12 +108,12 @@ func checkArgumentKeys(args json.RawMessage, tool *mcp.Tool) error {
 		return named(keys)
 	})
 	if err != nil {
-		return &ArgumentsError{Reason: err.Error()}
+		return &upstream.ArgumentsError{Reason: err.Error()}
 	}
 	if len(clashes) == 0 {
 		return nil
 	}
-	return &ArgumentsError{Reason: clashReason(clashes)}
+	return &upstream.ArgumentsError{Reason: clashReason(clashes)}
 }
 
 // schemaNamesApart returns whether one object of tool's input schema
@@ -332,11 +228,3 @@ func cut(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
-
-// ArgumentsError is returned for tool arguments that are not a JSON
-// object, do not match the tool's input schema, or have keys a server may
-// read as one (checkArgumentKeys), and for a prompt's arguments whose names
-// differ only in case.
-type ArgumentsError struct{ Reason string }
-
-func (e *ArgumentsError) Error() string { return "invalid arguments: " + e.Reason }

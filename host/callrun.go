@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,7 +21,7 @@ type callRun struct {
 	d   door
 
 	g       *generation
-	t       target
+	t       upstream.Target
 	tool    *mcp.Tool
 	args    json.RawMessage
 	decoded any // the arguments as the schema check decoded them, or nil
@@ -91,9 +92,9 @@ func (r *callRun) resolve(ctx context.Context) error {
 		return err
 	}
 	r.t = t
-	tool, ok := t.cat.toolIndex[r.req.Tool]
+	tool, ok := t.Catalog.ToolIndex[r.req.Tool]
 	if !ok {
-		return unknownTool(r.req.Server, r.req.Tool, t.cat)
+		return unknownTool(r.req.Server, r.req.Tool, t.Catalog)
 	}
 	r.tool = tool
 	if r.args, err = objectArguments(r.req.Arguments); err != nil {
@@ -102,7 +103,7 @@ func (r *callRun) resolve(ctx context.Context) error {
 	if err := checkArgumentKeys(r.args, tool); err != nil {
 		return err
 	}
-	r.decoded, err = t.cat.validate(tool, r.args)
+	r.decoded, err = t.Catalog.Validate(tool, r.args)
 	return err
 }
 
@@ -131,7 +132,7 @@ func (r *callRun) start(ctx context.Context) error {
 	}
 	r.running = key
 
-	st := r.t.conn.snapshot()
+	st := r.t.Conn.Snapshot()
 	r.entry = &store.Entry{
 		SessionID: req.SessionID, CallID: r.callID, Principal: req.Principal.Name, Origin: origin,
 		Server: req.Server, Tool: req.Tool, AppEntryID: req.AppEntryID, Arguments: r.args,
@@ -139,7 +140,7 @@ func (r *callRun) start(ctx context.Context) error {
 	}
 	r.out = &callOutcome{entry: r.entry}
 	r.trail = &Trail{}
-	r.pol = newPolicyRun(r.g, req.Principal, r.t.conn, r.tool, origin, r.args, r.decoded, r.trail)
+	r.pol = newPolicyRun(r.g, req.Principal, r.t.Conn, r.tool, origin, r.args, r.decoded, r.trail)
 	r.pol.callID = r.callID
 	if r.pol.in != nil {
 		r.pol.in.Client = policies.Client(req.Client)
@@ -156,12 +157,12 @@ func (r *callRun) decide(ctx context.Context) (*PolicyError, error) {
 	pctx, pspan := startStage(r.ctx, "policy call")
 	dec := r.pol.decide(pctx, policies.PhaseCall)
 	if pspan.IsRecording() {
-		pspan.SetAttributes(attrEffect.String(string(dec.Effect)), attrRule.String(dec.Rule))
+		pspan.SetAttributes(upstream.AttrEffect.String(string(dec.Effect)), upstream.AttrRule.String(dec.Rule))
 	}
 	pspan.End()
 	if hidden(dec) {
 		h.appendAudit(ctx, req.Principal.Name, req.SessionID, r.pol.audit)
-		return nil, unknownTool(req.Server, req.Tool, r.t.cat)
+		return nil, unknownTool(req.Server, req.Tool, r.t.Catalog)
 	}
 	if dec.Effect == policies.EffectAsk {
 		if r.d.ask == nil {
@@ -218,37 +219,37 @@ func (r *callRun) progress() func(Progress) {
 // stages: the answer to the last round goes through them), or answered
 // here, round by round.
 func (r *callRun) upstream() {
-	req, c, cctx := r.req, r.t.conn, r.ctx
+	req, c, cctx := r.req, r.t.Conn, r.ctx
 	progress := r.progress()
-	inflight := &inflightCall{principal: req.Principal.Name, sessionID: req.SessionID, callID: r.callID,
-		server: req.Server, tool: req.Tool, ctx: cctx, elicit: r.d.elicit, asks: &callAsks{}, log: req.OnLog}
-	removeInflight := c.inflight.add(inflight)
+	cctx = withQuestions(cctx, r.d.elicit)
+	inflight := &upstream.Call{Principal: req.Principal.Name, SessionID: req.SessionID, CallID: r.callID,
+		Server: req.Server, Tool: req.Tool, Ctx: cctx, Log: req.OnLog}
+	removeInflight := c.Track(inflight)
 	// The requests made for the call carry it: a relayed tools/call names
 	// it, and what the server sends on its event stream is its own.
-	cctx = context.WithValue(cctx, relayCallKey{}, inflight)
-	callCS := r.t.cs
+	cctx = context.WithValue(cctx, upstream.RelayCallKey{}, inflight)
+	callCS := r.t.Session
 	var err error
-	if c.perClient(&req, r.t.cs) {
-		pcs, release, perr := c.clientSession(cctx, req.Relay, inflight)
+	if c.PerClient(req.Relay, r.t.Session) {
+		pcs, release, perr := c.ClientSession(cctx, req.Relay, inflight)
 		switch {
 		case perr != nil:
 			err = perr
 		case pcs != nil:
 			callCS = pcs
 			r.clientRelease = release
-			inflight.perClient.Store(true)
 		}
 	}
 	var res *mcp.CallToolResult
 	if err == nil {
-		res, err = c.callTool(cctx, callCS, req.Tool, r.args, req.Input, progress)
+		res, err = c.CallTool(cctx, callCS, req.Tool, r.args, req.Input, progress)
 	}
-	c.callFailed(err) // an authorization failure: the session waits for a sign-in
+	c.CallFailed(err) // an authorization failure: the session waits for a sign-in
 	if err == nil && res.NeedsInput() && !r.d.relayInput {
 		res, err = r.h.answerRounds(cctx, c, callCS, inflight, req.Tool, r.args, res, progress)
 	}
 	removeInflight()
-	r.trail.Input = inflight.asks.list()
+	r.trail.Input = questionsOf(inflight).asks.list()
 	r.settle(res, err)
 }
 
@@ -278,7 +279,7 @@ func (r *callRun) settle(res *mcp.CallToolResult, err error) {
 func (r *callRun) result() *PolicyError {
 	var perr *PolicyError
 	if r.res != nil && !r.needsInput {
-		shown, status, serr := r.pol.resultStage(r.ctx, r.req.Principal, r.t.conn, r.t.cat, r.tool, r.args, r.res)
+		shown, status, serr := r.pol.resultStage(r.ctx, r.req.Principal, r.t.Conn, r.t.Catalog, r.tool, r.args, r.res)
 		if serr != nil {
 			r.out.stage = serr
 			r.entry.Status = status
@@ -311,9 +312,9 @@ func (r *callRun) app() {
 	if r.entry.Status != StatusOK || r.origin == OriginApp || r.needsInput {
 		return
 	}
-	if disp := r.h.resolveApp(r.ctx, r.t.conn, r.t.cs, r.t.cat, r.tool, r.args, r.res); disp != nil {
-		r.pol.displayStage(r.ctx, r.req.Principal, r.t.conn, r.tool, r.args, r.res, disp)
-		r.entry.Display = encodeDisplay(r.t.conn, r.tool, disp)
+	if disp := r.h.resolveApp(r.ctx, r.t.Conn, r.t.Session, r.t.Catalog, r.tool, r.args, r.res); disp != nil {
+		r.pol.displayStage(r.ctx, r.req.Principal, r.t.Conn, r.tool, r.args, r.res, disp)
+		r.entry.Display = encodeDisplay(r.t.Conn, r.tool, disp)
 	}
 }
 

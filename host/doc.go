@@ -29,7 +29,7 @@
 // carries the credential, a challenge nobody can answer puts it in
 // [StateNeedsAuth] or [StateAuthError] (never failed, never restarted), and
 // with per-principal tokens each principal gets its own upstream session,
-// catalog and cache partition under the server's serverConn.
+// catalog and cache partition under the server's upstream.Conn.
 //
 // Everything derived from one config (servers, principals, policies,
 // plugins) is one generation, swapped whole by [Host.Reload]: new and

@@ -20,10 +20,10 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -74,10 +74,6 @@ const (
 // redacted replaces the value of a secret field (format "password" or
 // writeOnly) in the trail.
 const redacted = "[redacted]"
-
-// metaDeclineReason is the _meta key of a decline mcphost made itself,
-// saying why (the server gets it with the decline).
-const metaDeclineReason = "io.mcphost/declineReason"
 
 // Elicitation is a server's question to the principal of a running call.
 type Elicitation struct {
@@ -134,12 +130,6 @@ func (e *ElicitationAnswerError) Error() string {
 	return "the answer does not fit the question: " + e.Reason
 }
 
-// elicitRefusal is a request mcphost refuses without asking anyone (its
-// schema or URL is not acceptable); Reason goes to the server.
-type elicitRefusal struct{ Reason string }
-
-func (e *elicitRefusal) Error() string { return "mcphost refused the elicitation: " + e.Reason }
-
 // InputAsk is one request a server made while a call ran, as the call's
 // trail records it: what was asked and how it ended, never a secret value
 // (a password or writeOnly field's value is recorded as "[redacted]").
@@ -189,40 +179,42 @@ func (a *callAsks) list() []InputAsk {
 	return slices.Clone(a.asks)
 }
 
-// inflightCall is a running call as its connection knows it: who made
-// it, and how to ask its principal.
-type inflightCall struct {
-	principal string
-	sessionID string
-	callID    string
-	server    string
-	tool      string
-	seq       uint64
-	ctx       context.Context // the call's; an answer never outlives it
-	elicit    elicitFunc
-	asks      *callAsks
-	// passBack, set on a call the singleton relay makes for another
-	// replica, puts the server's questions to that replica as they came
-	// (singleton.go): it checks, asks and records them for its own call.
-	passBack func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
-	// log hears the server's log messages that belong to the call
-	// (serverlog.go); nil: nobody but the log hears them. It must not
-	// block: it is called as the message is read.
-	log func(*mcp.LoggingMessageParams)
-	// perClient is set once the call goes on a per-client session
-	// (perclient.go): messages on the shared session are not its.
-	perClient atomic.Bool
+// callQuestions is what a running call keeps about what its server asks:
+// how its door answers (nil: nobody can, it declines) and the trail's
+// records. It travels in the call's context (upstream.Call.Ctx), which
+// the host makes: the connection only carries it.
+type callQuestions struct {
+	elicit elicitFunc
+	asks   *callAsks
+}
+
+type callQuestionsKey struct{}
+
+// withQuestions returns ctx carrying a call's questions.
+func withQuestions(ctx context.Context, elicit elicitFunc) context.Context {
+	return context.WithValue(ctx, callQuestionsKey{}, &callQuestions{elicit: elicit, asks: &callAsks{}})
+}
+
+// questionsOf returns the questions of call; a call made without them
+// gets ones nobody answers and nobody records.
+func questionsOf(call *upstream.Call) *callQuestions {
+	if call.Ctx != nil {
+		if q, ok := call.Ctx.Value(callQuestionsKey{}).(*callQuestions); ok {
+			return q
+		}
+	}
+	return &callQuestions{asks: &callAsks{}}
 }
 
 // answerElicitation checks a server's elicitation request, asks the
 // call's principal through the door, and records what happened. A request
-// mcphost refuses is an *elicitRefusal; the result is otherwise the
+// mcphost refuses is an *upstream.ElicitRefusal; the result is otherwise the
 // answer to send (a decline when nobody can answer).
-func (h *Host) answerElicitation(ctx context.Context, call *inflightCall, round int, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	if call.passBack != nil && p != nil {
-		res, err := call.passBack(ctx, p)
+func (h *Host) answerElicitation(ctx context.Context, call *upstream.Call, round int, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if call.PassBack != nil && p != nil {
+		res, err := call.PassBack(ctx, p)
 		if err != nil {
-			return declined("the replica that made the call did not answer: " + err.Error()), nil
+			return upstream.Declined("the replica that made the call did not answer: " + err.Error()), nil
 		}
 		return res, nil
 	}
@@ -241,32 +233,32 @@ func (h *Host) answerElicitation(ctx context.Context, call *inflightCall, round 
 		// declined, with the reason, in both eras.
 		reason := "mcphost declined the url: " + err.Error()
 		rec.Mode, rec.Outcome, rec.Reason = ElicitURL, ElicitDecline, reason
-		call.asks.add(rec)
-		h.opts.Logger.Warn("elicitation declined: its url", "server", call.server, "tool", call.tool, "principal", call.principal, "err", err)
-		return declined(reason), nil
+		questionsOf(call).asks.add(rec)
+		h.opts.Logger.Warn("elicitation declined: its url", "server", call.Server, "tool", call.Tool, "principal", call.Principal, "err", err)
+		return upstream.Declined(reason), nil
 	case err != nil:
 		rec.Outcome, rec.Reason = elicitRefused, err.Error()
-		call.asks.add(rec)
-		return nil, &elicitRefusal{Reason: err.Error()}
+		questionsOf(call).asks.add(rec)
+		return nil, &upstream.ElicitRefusal{Reason: err.Error()}
 	}
 	rec.Mode, rec.URL = e.Mode, trailURL(e.URL)
 	rec.Fields = schemaFields(e.RequestedSchema)
-	e.SessionID, e.CallID, e.Server, e.Tool = call.sessionID, call.callID, call.server, call.tool
-	if call.elicit == nil {
+	e.SessionID, e.CallID, e.Server, e.Tool = call.SessionID, call.CallID, call.Server, call.Tool
+	if questionsOf(call).elicit == nil {
 		reason := "nobody can answer here (this door of mcphost has no user to ask)"
 		rec.Outcome, rec.Reason = ElicitDecline, reason
-		call.asks.add(rec)
-		return declined(reason), nil
+		questionsOf(call).asks.add(rec)
+		return upstream.Declined(reason), nil
 	}
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := context.AfterFunc(call.ctx, cancel)
+	stop := context.AfterFunc(call.Ctx, cancel)
 	defer stop()
-	ans, err := call.elicit(actx, call.principal, e, schema)
+	ans, err := questionsOf(call).elicit(actx, call.Principal, e, schema)
 	if err != nil {
 		rec.Outcome, rec.Reason = ElicitDecline, err.Error()
-		call.asks.add(rec)
-		return declined(err.Error()), nil
+		questionsOf(call).asks.add(rec)
+		return upstream.Declined(err.Error()), nil
 	}
 	return h.elicitResult(call, rec, e, schema, ans), nil
 }
@@ -274,19 +266,19 @@ func (h *Host) answerElicitation(ctx context.Context, call *inflightCall, round 
 // overElicitationLimit counts one more question of call. Past
 // MaxElicitationsPerCall it records rec as declined and returns the
 // decline to send; otherwise it returns nil.
-func (h *Host) overElicitationLimit(call *inflightCall, rec InputAsk) *mcp.ElicitResult {
-	call.asks.mu.Lock()
-	call.asks.count++
-	n := call.asks.count
-	call.asks.mu.Unlock()
+func (h *Host) overElicitationLimit(call *upstream.Call, rec InputAsk) *mcp.ElicitResult {
+	questionsOf(call).asks.mu.Lock()
+	questionsOf(call).asks.count++
+	n := questionsOf(call).asks.count
+	questionsOf(call).asks.mu.Unlock()
 	if n <= MaxElicitationsPerCall {
 		return nil
 	}
 	reason := fmt.Sprintf("the server asked more than %d questions in one call", MaxElicitationsPerCall)
 	rec.Outcome, rec.Reason = ElicitDecline, reason
-	call.asks.add(rec)
-	h.opts.Logger.Warn("elicitation declined: too many in one call", "server", call.server, "tool", call.tool, "principal", call.principal, "count", n)
-	return declined(reason)
+	questionsOf(call).asks.add(rec)
+	h.opts.Logger.Warn("elicitation declined: too many in one call", "server", call.Server, "tool", call.Tool, "principal", call.Principal, "count", n)
+	return upstream.Declined(reason)
 }
 
 // elicitResult turns the principal's answer to e into the result the
@@ -294,14 +286,14 @@ func (h *Host) overElicitationLimit(call *inflightCall, rec InputAsk) *mcp.Elici
 // content the schema refuses is declined, an expired or cancelled
 // question is a cancel, an unknown action a decline, and accepted content
 // gets the schema's defaults (the trail keeps it with secrets redacted).
-func (h *Host) elicitResult(call *inflightCall, rec InputAsk, e Elicitation, schema *jsonschema.Resolved, ans ElicitationAnswer) *mcp.ElicitResult {
+func (h *Host) elicitResult(call *upstream.Call, rec InputAsk, e Elicitation, schema *jsonschema.Resolved, ans ElicitationAnswer) *mcp.ElicitResult {
 	if ans.Action == ElicitAccept && e.Mode == ElicitForm {
 		if verr := checkAnswer(ans, schema); verr != nil {
 			// A programmatic door (the CLI, an embedder) answered
 			// something the schema refuses: the server never gets it.
 			rec.Outcome, rec.Reason = ElicitDecline, verr.Error()
-			call.asks.add(rec)
-			return declined(verr.Error())
+			questionsOf(call).asks.add(rec)
+			return upstream.Declined(verr.Error())
 		}
 	}
 	switch ans.Action {
@@ -322,17 +314,12 @@ func (h *Host) elicitResult(call *inflightCall, rec InputAsk, e Elicitation, sch
 		}
 		// A field the user left out gets the schema's default (SEP-1034).
 		if err := schema.ApplyDefaults(&res.Content); err != nil {
-			h.opts.Logger.Warn("applying the elicitation schema's defaults", "server", call.server, "err", err)
+			h.opts.Logger.Warn("applying the elicitation schema's defaults", "server", call.Server, "err", err)
 		}
 		rec.Content = redactSecrets(res.Content, e.RequestedSchema)
 	}
-	call.asks.add(rec)
+	questionsOf(call).asks.add(rec)
 	return res
-}
-
-// declined is a decline mcphost makes itself, with its reason in _meta.
-func declined(reason string) *mcp.ElicitResult {
-	return &mcp.ElicitResult{Action: ElicitDecline, Meta: mcp.Meta{metaDeclineReason: reason}}
 }
 
 // checkElicitation checks a server's request and returns it as the user

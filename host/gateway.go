@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 
@@ -117,13 +116,13 @@ func (h *Host) GatewayAdmit(c Caller) error {
 }
 
 // endpointServers returns the connections of an endpoint, in config order.
-func (g *generation) endpointServers(ep GatewayEndpoint) []*serverConn {
-	out := make([]*serverConn, 0, len(g.conns))
+func (g *generation) endpointServers(ep GatewayEndpoint) []*upstream.Conn {
+	out := make([]*upstream.Conn, 0, len(g.conns))
 	for _, c := range g.conns {
-		if !g.cfg.Gateway.Serves(c.cfg.Name) {
+		if !g.cfg.Gateway.Serves(c.Cfg.Name) {
 			continue
 		}
-		if ep.Servers != nil && !slices.Contains(ep.Servers, c.cfg.Name) {
+		if ep.Servers != nil && !slices.Contains(ep.Servers, c.Cfg.Name) {
 			continue
 		}
 		out = append(out, c)
@@ -137,9 +136,9 @@ func (h *Host) GatewayCatalog(ep GatewayEndpoint) GatewayCatalog {
 	tools, collisions := g.gatewayTools(ep)
 	cat := GatewayCatalog{Tools: tools, Collisions: collisions, Changes: map[string]ListChanges{}}
 	for _, conn := range g.endpointServers(ep) {
-		cat.Servers = append(cat.Servers, conn.cfg.Name)
-		cat.Changes[conn.cfg.Name] = ListChanges{Tools: conn.listChanged.tools.Load(),
-			Prompts: conn.listChanged.prompts.Load(), Resources: conn.listChanged.resources.Load()}
+		cat.Servers = append(cat.Servers, conn.Cfg.Name)
+		t, p, r := conn.ListChanged()
+		cat.Changes[conn.Cfg.Name] = ListChanges{Tools: t, Prompts: p, Resources: r}
 	}
 	return cat
 }
@@ -148,7 +147,7 @@ func (h *Host) GatewayCatalog(ep GatewayEndpoint) GatewayCatalog {
 // apps setting is not off): the endpoint then advertises the extension.
 func (h *Host) GatewayAppsOn(ep GatewayEndpoint) bool {
 	for _, conn := range h.gen().endpointServers(ep) {
-		if conn.cfg.Apps != config.AppsOff {
+		if conn.Cfg.Apps != config.AppsOff {
 			return true
 		}
 	}
@@ -186,7 +185,7 @@ func (h *Host) GatewayFilter(ctx context.Context, c Caller, cat GatewayCatalog) 
 			servers = append(servers, name)
 			continue
 		}
-		if _, sc, err := conn.current(); err == nil && len(sc.tools) > 0 {
+		if _, sc, err := conn.Current(); err == nil && len(sc.Tools) > 0 {
 			continue // it has tools, and c may see none of them
 		}
 		if g.visibleWithoutTools(ctx, c, conn) {
@@ -201,20 +200,20 @@ func (h *Host) GatewayFilter(ctx context.Context, c Caller, cat GatewayCatalog) 
 func (g *generation) gatewayTools(ep GatewayEndpoint) ([]GatewayTool, map[string][]NameCollision) {
 	var all []GatewayTool
 	for _, conn := range g.endpointServers(ep) {
-		_, cat, err := conn.current()
+		_, cat, err := conn.Current()
 		if err != nil {
 			continue
 		}
 		start := len(all)
-		for _, t := range cat.tools {
+		for _, t := range cat.Tools {
 			if t == nil {
 				continue
 			}
-			gt := GatewayTool{Name: t.Name, Server: conn.cfg.Name, Tool: t}
+			gt := GatewayTool{Name: t.Name, Server: conn.Cfg.Name, Tool: t}
 			if ep.Prefix {
-				gt.Name = GatewayName(conn.cfg.Name, t.Name)
+				gt.Name = GatewayName(conn.Cfg.Name, t.Name)
 			}
-			if link, ok := apps.ToolLink(t); ok && conn.cfg.Apps != config.AppsOff {
+			if link, ok := apps.ToolLink(t); ok && conn.Cfg.Apps != config.AppsOff {
 				gt.App = &link
 			}
 			all = append(all, gt)
@@ -277,67 +276,12 @@ func (g *generation) annotateCollisions(statuses []ServerStatus) {
 
 // gatewaySession returns c's session of a server c may see, with its
 // connection.
-func (h *Host) gatewaySession(ctx context.Context, c Caller, server string) (*serverConn, *mcp.ClientSession, *catalog, error) {
+func (h *Host) gatewaySession(ctx context.Context, c Caller, server string) (*upstream.Conn, *mcp.ClientSession, *upstream.Catalog, error) {
 	t, err := h.gen().visibleTarget(ctx, c, server)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return t.conn, t.cs, t.cat, nil
-}
-
-// subscribe counts one subscription of owner to uri; the first of the
-// URI is made on the server's session cs.
-func (c *serverConn) subscribe(ctx context.Context, cs *mcp.ClientSession, owner, uri string) error {
-	c.subsMu.Lock()
-	defer c.subsMu.Unlock()
-	if len(c.subs[uri]) == 0 {
-		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-			return err
-		}
-	}
-	if c.subs == nil {
-		c.subs = map[string]map[string]int{}
-	}
-	if c.subs[uri] == nil {
-		c.subs[uri] = map[string]int{}
-	}
-	c.subs[uri][owner]++
-	return nil
-}
-
-// unsubscribe ends one of owner's subscriptions to uri, none when owner
-// has none (another's are not its to end); the last one of the URI is
-// ended on the server's session cs too.
-func (c *serverConn) unsubscribe(ctx context.Context, cs *mcp.ClientSession, owner, uri string) error {
-	c.subsMu.Lock()
-	defer c.subsMu.Unlock()
-	switch c.subs[uri][owner] {
-	case 0:
-		return nil
-	case 1:
-		delete(c.subs[uri], owner)
-	default:
-		c.subs[uri][owner]--
-		return nil
-	}
-	if len(c.subs[uri]) > 0 {
-		return nil
-	}
-	delete(c.subs, uri)
-	return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
-}
-
-// resubscribe makes the gateway's subscriptions on a new session of the
-// server; one that fails is logged and dropped from the server (its
-// clients then hear no updates for it).
-func (c *serverConn) resubscribe(ctx context.Context, cs *mcp.ClientSession) {
-	c.subsMu.Lock()
-	defer c.subsMu.Unlock()
-	for uri := range c.subs {
-		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-			c.logger.Warn("subscribing again to a resource on the new session failed", "uri", uri, "err", err)
-		}
-	}
+	return t.Conn, t.Session, t.Catalog, nil
 }
 
 // AppResourceError is an App resource the gateway would not hand out: the
@@ -355,7 +299,7 @@ func (e *AppResourceError) Error() string {
 // gatewayApp reads and checks the App tool links, the way a call's App is
 // resolved for the WebShell, and returns its HTML as a resources/read
 // result with the CSP and permissions that survived the display stage.
-func (h *Host) gatewayApp(ctx context.Context, c Caller, conn *serverConn, cs *mcp.ClientSession, cat *catalog, tool *mcp.Tool) (*mcp.ReadResourceResult, error) {
+func (h *Host) gatewayApp(ctx context.Context, c Caller, conn *upstream.Conn, cs *mcp.ClientSession, cat *upstream.Catalog, tool *mcp.Tool) (*mcp.ReadResourceResult, error) {
 	link, _ := apps.ToolLink(tool)
 	empty := &mcp.CallToolResult{Content: []mcp.Content{}}
 	disp := h.resolveApp(ctx, conn, cs, cat, tool, nil, empty)
@@ -391,81 +335,6 @@ func (h *Host) gatewayApp(ctx context.Context, c Caller, conn *serverConn, cs *m
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
 		URI: link.ResourceURI, MIMEType: apps.MIMEType, Text: disp.HTML, Meta: meta,
 	}}}, nil
-}
-
-// CallInput is what a gateway client relays for a server that asks for
-// input within a request (input_required, SEP-2322): the capabilities the
-// client declared, which the server sees instead of mcphost's own (with
-// mcphost's extensions), so that it asks only for what the client can
-// answer; and, in a retry, the client's answers and the server's
-// requestState as the server issued it (the gateway unseals its own token
-// first). Only a server on a 2026-07-28 session sees any of it; a legacy
-// server never asks that way.
-type CallInput struct {
-	Capabilities *mcp.ClientCapabilities
-	Responses    mcp.InputResponseMap
-	RequestState string
-	// own: mcphost answered the round itself (rounds.go), so the request
-	// declares mcphost's own capabilities (go-sdk adds them), not a
-	// client's.
-	own bool
-}
-
-// retry reports whether in answers an earlier input request: such a
-// request neither comes from nor goes into the cache.
-func (in *CallInput) retry() bool {
-	return in != nil && (in.Responses != nil || in.RequestState != "")
-}
-
-// relay returns the _meta, inputResponses and requestState of a request on
-// cs: meta with the client's capabilities when cs is a 2026-07-28 session,
-// else meta as it is and nothing else.
-func (in *CallInput) relay(cs *mcp.ClientSession, meta mcp.Meta) (mcp.Meta, mcp.InputResponseMap, string) {
-	if in == nil {
-		return meta, nil, ""
-	}
-	if ir := cs.InitializeResult(); ir == nil || ir.ProtocolVersion < modernProtocolVersion {
-		return meta, nil, ""
-	}
-	if in.own {
-		return meta, in.Responses, in.RequestState
-	}
-	out := maps.Clone(meta)
-	if out == nil {
-		out = mcp.Meta{}
-	}
-	out[mcp.MetaKeyClientCapabilities] = relayedCapabilities(in.Capabilities)
-	return out, in.Responses, in.RequestState
-}
-
-// modernProtocolVersion is the first revision with input_required.
-const modernProtocolVersion = "2026-07-28"
-
-// relayedCapabilities is what a server sees of a gateway client's
-// capabilities: the ones a server can ask for input through (elicitation,
-// sampling, roots), as the client declared them, and mcphost's own
-// extensions (the Apps it renders); never the client's other extensions,
-// whose requests (tasks, say) the gateway does not relay.
-func relayedCapabilities(client *mcp.ClientCapabilities) map[string]any {
-	own := &mcp.ClientCapabilities{}
-	apps.Advertise(own)
-	out := map[string]any{"extensions": own.Extensions}
-	if client == nil {
-		return out
-	}
-	if client.Elicitation != nil {
-		out["elicitation"] = client.Elicitation
-	}
-	if client.Sampling != nil {
-		out["sampling"] = client.Sampling
-	}
-	switch {
-	case client.RootsV2 != nil:
-		out["roots"] = client.RootsV2
-	case client.Roots.ListChanged:
-		out["roots"] = map[string]any{"listChanged": true}
-	}
-	return out
 }
 
 // GatewaySealKey returns the key the gateway seals the requestState it
@@ -561,9 +430,6 @@ func (h *Host) WatchLogs(fn func(server, principal string, p *mcp.LoggingMessage
 	return h.logWatchers.Add(fn)
 }
 
-// logLevels orders MCP's log levels, most verbose first.
-var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-
 // GatewaySetLogLevel asks server (one c may see) to send its log messages
 // from level up. The upstream session is shared by every client, so its
 // level only ever becomes more verbose: it is the most verbose any client
@@ -573,29 +439,18 @@ func (h *Host) GatewaySetLogLevel(ctx context.Context, c Caller, server string, 
 	if err != nil {
 		return err
 	}
-	want := slices.Index(logLevels, level)
-	if want < 0 {
+	if !upstream.IsLogLevel(level) {
 		return &RequestError{Reason: fmt.Sprintf("unknown log level %q", level)}
 	}
-	conn.mu.Lock()
-	cur := slices.Index(logLevels, conn.logLevel)
-	raise := cur < 0 || want < cur
-	if raise {
-		conn.logLevel = level
+	return conn.RaiseLogLevel(ctx, cs, level)
+}
+
+// ReleaseClient closes the per-client upstream sessions of the gateway
+// client key on every server (the client's gateway session ended).
+func (h *Host) ReleaseClient(key string) {
+	g := h.acquire()
+	defer g.release()
+	for _, c := range g.conns {
+		c.ReleaseClient(key)
 	}
-	conn.mu.Unlock()
-	if !raise {
-		return nil
-	}
-	if ir := cs.InitializeResult(); ir != nil && ir.ProtocolVersion >= modernProtocolVersion {
-		return nil // it goes with each call (serverConn.callTool)
-	}
-	ctx, cancel := context.WithTimeout(ctx, conn.cfg.CallTimeout)
-	defer cancel()
-	for _, pcs := range conn.clients.sessions() {
-		if err := pcs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
-			conn.logger.Warn("setting the log level of a per-client upstream session", "level", level, "err", err)
-		}
-	}
-	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/events"
 	"github.com/mcphost/mcphost/host/internal/identity"
 	"github.com/mcphost/mcphost/host/internal/questions"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/oauth"
 	"github.com/mcphost/mcphost/plugins"
@@ -88,8 +89,6 @@ type Options struct {
 	// context ends (default DefaultShutdownGrace).
 	ShutdownGrace time.Duration
 
-	// onResourceUpdated hears a server's resources/updated (set by New for
-	// WatchResourceUpdates).
 	// OAuthBaseURL is the daemon's origin as browsers reach it, for OAuth
 	// redirects (default http://LISTEN_HOST:PORT; a reverse proxy's URL).
 	OAuthBaseURL string
@@ -97,28 +96,6 @@ type Options struct {
 	// another replica sharing the store reloaded its config through the
 	// API (ReloadOptions.Announce): the daemon reloads its own config file.
 	OnPeerReload func(ctx context.Context)
-
-	// dataDir is the config's data_dir, which no sandboxed server sees;
-	// sandboxDir holds each stdio server's own directory (NAME/home and
-	// NAME/tmp): data_dir/sandboxes, or, for a config without a data_dir
-	// (tests, embedders), a temporary directory that Close removes
-	// (sandboxTemp).
-	dataDir, sandboxDir string
-	sandboxTemp         bool
-
-	oauth *oauthRef // set by New (oauth.go)
-	// onPrincipalStatus publishes the status of a per-principal session
-	// to its principal only (oauth.go).
-	onPrincipalStatus func(principal string, st ServerStatus)
-	onResourceUpdated func(ctx context.Context, server, uri string)
-	// logMessage hears each notifications/message of a server that no
-	// call owns and that the log limiter let through, when the server's
-	// log_messages is "all" (set by New: it fans out to WatchLogs);
-	// principal is that of a per-principal session, "" for a shared one.
-	logMessage func(server, principal string, p *mcp.LoggingMessageParams)
-	// elicit answers a legacy session's elicitation/create for the call
-	// it was attributed to (set by New: Host.answerElicitation).
-	elicit func(ctx context.Context, call *inflightCall, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
 }
 
 // Host runs the configured servers. Create it with [New], start it with
@@ -126,6 +103,8 @@ type Options struct {
 // safe for concurrent use.
 type Host struct {
 	opts Options
+	// deps is what every server connection gets from the host.
+	deps *upstream.Deps
 	// cur is the current generation: servers, principals, policies and
 	// plugins of the config in force (reload.go).
 	cur atomic.Pointer[generation]
@@ -199,13 +178,13 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.MaxSubscribers <= 0 {
 		opts.MaxSubscribers = defaultMaxSubscribers
 	}
-	opts.dataDir, opts.sandboxDir = cfg.DataDir, filepath.Join(cfg.DataDir, "sandboxes")
+	sandboxDir := filepath.Join(cfg.DataDir, "sandboxes")
 	if cfg.DataDir == "" {
 		dir, err := os.MkdirTemp("", "mcphost-sandboxes-")
 		if err != nil {
 			return nil, fmt.Errorf("a directory for the servers' sandboxes: %w", err)
 		}
-		opts.sandboxDir, opts.sandboxTemp = dir, true
+		sandboxDir = dir
 	}
 	if opts.MaxSubscribersPerPrincipal <= 0 {
 		opts.MaxSubscribersPerPrincipal = DefaultMaxSubscribersPerPrincipal
@@ -218,28 +197,34 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	h.elicits = &questions.Broker[Elicitation, ElicitationAnswer]{Kind: pokeElicitation, DoneKind: pokeElicitationDone,
 		Max: maxPendingElicitations, Full: errTooManyElicitations, Shared: sharedQuestions{h}}
 	userOnStatus := opts.OnStatus
-	opts.OnStatus = func(st ServerStatus) {
-		h.publish(Event{Type: EventServer, Data: st})
-		if userOnStatus != nil {
-			userOnStatus(st)
-		}
-	}
-	opts.onResourceUpdated = func(ctx context.Context, server, uri string) {
-		for _, fn := range h.resourceWatch.Each() {
-			fn(ctx, server, uri)
-		}
-	}
-	opts.logMessage = func(server, principal string, p *mcp.LoggingMessageParams) {
-		for _, fn := range h.logWatchers.Each() {
-			fn(server, principal, p)
-		}
-	}
-	opts.oauth = &oauthRef{}
-	opts.onPrincipalStatus = func(principal string, st ServerStatus) {
-		h.publish(Event{Type: EventServer, Principal: principal, Data: st})
-	}
-	opts.elicit = func(ctx context.Context, call *inflightCall, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-		return h.answerElicitation(ctx, call, 0, p)
+	h.deps = &upstream.Deps{
+		Logger: opts.Logger, Version: opts.Version, Restart: opts.Restart,
+		BackoffMin: opts.BackoffMin, BackoffMax: opts.BackoffMax,
+		Store: opts.Store, Replica: opts.Replica, Cluster: opts.Cluster,
+		DataDir: cfg.DataDir, SandboxDir: sandboxDir, WasmCacheDir: wasmCacheDir(opts.PluginCacheDir, cfg.DataDir, sandboxDir),
+		OAuth: &upstream.OAuthRef{},
+		OnStatus: func(st ServerStatus) {
+			h.publish(Event{Type: EventServer, Data: st})
+			if userOnStatus != nil {
+				userOnStatus(st)
+			}
+		},
+		OnPrincipalStatus: func(principal string, st ServerStatus) {
+			h.publish(Event{Type: EventServer, Principal: principal, Data: st})
+		},
+		OnResourceUpdated: func(ctx context.Context, server, uri string) {
+			for _, fn := range h.resourceWatch.Each() {
+				fn(ctx, server, uri)
+			}
+		},
+		LogMessage: func(server, principal string, p *mcp.LoggingMessageParams) {
+			for _, fn := range h.logWatchers.Each() {
+				fn(server, principal, p)
+			}
+		},
+		Elicit: func(ctx context.Context, call *upstream.Call, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return h.answerElicitation(ctx, call, 0, p)
+		},
 	}
 	h.opts = opts
 	if err := h.setupOAuth(cfg); err != nil {
@@ -362,13 +347,11 @@ func (h *Host) Start(ctx context.Context) {
 
 // startConn starts an enabled server's supervisor under the host's root
 // context, with its own cancel so that a reload can stop it alone.
-func (h *Host) startConn(c *serverConn) {
-	if !c.cfg.Enabled {
+func (h *Host) startConn(c *upstream.Conn) {
+	if !c.Cfg.Enabled {
 		return
 	}
-	ctx, cancel := context.WithCancel(h.rootCtx)
-	c.stop = cancel
-	go c.run(ctx)
+	c.Start(h.rootCtx)
 }
 
 // WaitSettled waits until every started server has finished its first
@@ -376,7 +359,7 @@ func (h *Host) startConn(c *serverConn) {
 func (h *Host) WaitSettled(ctx context.Context) error {
 	for _, c := range h.gen().conns {
 		select {
-		case <-c.settled:
+		case <-c.Settled():
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -400,7 +383,7 @@ func (h *Host) Close() error {
 		close(h.closed)
 		h.startOnce.Do(func() {}) // a host that never started has nothing to stop
 		h.calls.cancelAll()
-		if m := h.opts.oauth.Load(); m != nil {
+		if m := h.deps.OAuth.Load(); m != nil {
 			m.Close() // sign-ins in progress end
 		}
 		if h.cancel != nil {
@@ -417,17 +400,17 @@ func (h *Host) Close() error {
 	last := h.gen()
 	h.reloadMu.Unlock()
 	defer h.closePlugins()
-	if h.opts.sandboxTemp {
-		defer os.RemoveAll(h.opts.sandboxDir)
+	if h.deps.DataDir == "" { // a temporary directory (New)
+		defer os.RemoveAll(h.deps.SandboxDir)
 	}
 	bound, cancel := context.WithTimeout(context.Background(), shutdownBound)
 	defer cancel()
 	var stuck []string
 	for _, c := range last.conns {
 		select {
-		case <-c.done:
+		case <-c.Done():
 		case <-bound.Done():
-			stuck = append(stuck, c.cfg.Name)
+			stuck = append(stuck, c.Cfg.Name)
 		}
 	}
 	retired := make(chan struct{})
@@ -466,7 +449,7 @@ func (h *Host) Servers() []ServerStatus {
 	g := h.gen()
 	out := make([]ServerStatus, 0, len(g.conns))
 	for _, c := range g.conns {
-		out = append(out, c.snapshot())
+		out = append(out, c.Snapshot())
 	}
 	g.annotateCollisions(out)
 	return out
@@ -478,10 +461,10 @@ func (h *Host) Server(name string) (ServerStatus, error) {
 	if err != nil {
 		return ServerStatus{}, err
 	}
-	return c.snapshot(), nil
+	return c.Snapshot(), nil
 }
 
-func (h *Host) conn(name string) (*serverConn, error) { return h.gen().conn(name) }
+func (h *Host) conn(name string) (*upstream.Conn, error) { return h.gen().conn(name) }
 
 // Tools returns the tools of every ready server, or of the named server
 // only, sorted by server (config order) and tool name.
@@ -496,24 +479,24 @@ func (g *generation) tools(server, principal string) ([]Tool, error) {
 		if err != nil {
 			return nil, err
 		}
-		c = c.peek(principal)
-		if _, _, err := c.current(); err != nil {
+		c = c.Peek(principal)
+		if _, _, err := c.Current(); err != nil {
 			return nil, err
 		}
-		conns = []*serverConn{c}
+		conns = []*upstream.Conn{c}
 	}
 	var out []Tool
 	for _, c := range conns {
-		c = c.peek(principal)
-		_, cat, err := c.current()
+		c = c.Peek(principal)
+		_, cat, err := c.Current()
 		if err != nil {
 			continue
 		}
-		tools := make([]Tool, 0, len(cat.tools))
-		for _, t := range cat.tools {
+		tools := make([]Tool, 0, len(cat.Tools))
+		for _, t := range cat.Tools {
 			if t != nil {
-				tool := Tool{Server: c.cfg.Name, Tool: t}
-				if link, ok := apps.ToolLink(t); ok && c.cfg.Apps != config.AppsOff {
+				tool := Tool{Server: c.Cfg.Name, Tool: t}
+				if link, ok := apps.ToolLink(t); ok && c.Cfg.Apps != config.AppsOff {
 					tool.App = &link
 				}
 				tools = append(tools, tool)
@@ -531,7 +514,7 @@ func (h *Host) Prompts(server string) ([]*mcp.Prompt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cat.prompts, nil
+	return cat.Prompts, nil
 }
 
 // Resources returns the resources and resource templates of a ready server.
@@ -540,15 +523,15 @@ func (h *Host) Resources(server string) ([]*mcp.Resource, []*mcp.ResourceTemplat
 	if err != nil {
 		return nil, nil, err
 	}
-	return cat.resources, cat.templates, nil
+	return cat.Resources, cat.Templates, nil
 }
 
-func (h *Host) catalogOf(server string) (*catalog, error) {
+func (h *Host) catalogOf(server string) (*upstream.Catalog, error) {
 	c, err := h.conn(server)
 	if err != nil {
 		return nil, err
 	}
-	_, cat, err := c.current()
+	_, cat, err := c.Current()
 	return cat, err
 }
 
@@ -583,21 +566,6 @@ func (e *UnknownToolError) Error() string {
 	return msg
 }
 
-// NotReadyError is returned when a server has no live session.
-type NotReadyError struct {
-	Server    string
-	State     State
-	LastError string
-}
-
-func (e *NotReadyError) Error() string {
-	msg := fmt.Sprintf("server %q is not ready (%s)", e.Server, e.State)
-	if e.LastError != "" {
-		msg += ": " + e.LastError
-	}
-	return msg
-}
-
 // IsNotFound reports whether err names a server or tool that does not exist.
 func IsNotFound(err error) bool {
 	var us *UnknownServerError
@@ -613,22 +581,10 @@ func (h *Host) RefreshCatalog(ctx context.Context, server string) (ServerStatus,
 	if err != nil {
 		return ServerStatus{}, err
 	}
-	cs, _, err := c.current()
+	st, err := c.Refresh(ctx)
 	if err != nil {
 		return ServerStatus{}, err
 	}
-	rctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
-	defer cancel()
-	cat, err := fetchCatalog(rctx, cs, c.lists)
-	if err != nil {
-		return ServerStatus{}, fmt.Errorf("refresh %s: %w", server, err)
-	}
-	c.mu.Lock()
-	if c.session == cs {
-		c.cat = cat
-	}
-	c.mu.Unlock()
-	st := c.snapshot()
 	h.publish(Event{Type: EventServer, Data: st})
 	return st, nil
 }

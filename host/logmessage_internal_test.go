@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcphost/mcphost/host/internal/transport"
-	"github.com/mcphost/mcphost/internal/logrec"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/host/internal/transport"
+	"github.com/mcphost/mcphost/internal/logrec"
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/testbin"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/jsonkeys"
 	"github.com/mcphost/mcphost/policies"
@@ -23,7 +24,7 @@ import (
 // methods below, and each runs the same stages as a tool call
 // (architecture.md, "The call pipeline"), one line each in operate: the
 // drain check, the caller's rate limit, the span, the caller's own session
-// of the server (target), the `list` rules of what the operation is about
+// of the server (upstream.Target), the `list` rules of what the operation is about
 // and the `call` rules that govern the operation (an `ask` waits for an
 // answer in the WebShell), the upstream request within the server's
 // call_timeout, and the audit record. Operations are not written to a
@@ -42,57 +43,36 @@ type operation struct {
 	// context: what the policies see as args.
 	args map[string]string
 	// do makes the upstream request on the caller's session of the server.
-	do func(ctx context.Context, t target) error
+	do func(ctx context.Context, t upstream.Target) error
 }
 
-// target is the session a caller uses for a server: the caller's own for a
-// per-principal OAuth server, the server's shared one otherwise.
-type target struct {
-	conn *serverConn
-	cs   *mcp.ClientSession
-	cat  *catalog
-}
-
-// target is the one way to a principal's session of server: the
+// upstream.Target is the one way to a principal's session of server: the
 // connection, the principal's own child of a per-principal server (started
 // now, and given until its first attempt has ended, bounded by ctx), its
 // sign-in state, and its session and catalog when it is ready.
-func (g *generation) target(ctx context.Context, principal, server string) (target, error) {
+func (g *generation) target(ctx context.Context, principal, server string) (upstream.Target, error) {
 	conn, err := g.conn(server)
 	if err != nil {
-		return target{}, err
+		return upstream.Target{}, err
 	}
-	return conn.target(ctx, principal)
+	return conn.Target(ctx, principal)
 }
 
-// target is c's part of generation.target, for a connection already found.
-func (c *serverConn) target(ctx context.Context, principal string) (target, error) {
-	c = c.as(ctx, principal)
-	if err := c.authReady(principal); err != nil {
-		return target{}, err
-	}
-	cs, cat, err := c.current()
-	if err != nil {
-		return target{}, err
-	}
-	return target{conn: c, cs: cs, cat: cat}, nil
-}
-
-// visibleTarget is target for a server c may see; a hidden server is an
+// visibleTarget is upstream.Target for a server c may see; a hidden server is an
 // unknown one.
-func (g *generation) visibleTarget(ctx context.Context, c Caller, server string) (target, error) {
+func (g *generation) visibleTarget(ctx context.Context, c Caller, server string) (upstream.Target, error) {
 	conn, err := g.visibleConn(ctx, c, server)
 	if err != nil {
-		return target{}, err
+		return upstream.Target{}, err
 	}
-	return conn.target(ctx, c.Name)
+	return conn.Target(ctx, c.Name)
 }
 
 // operate runs op for c through the stages, in order.
 func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error) {
-	ctx = relayAs(ctx, c.Name) // a singleton relay names the caller to the holder
+	ctx = upstream.RelayAs(ctx, c.Name) // a singleton relay names the caller to the holder
 	ctx, span := startOpSpan(ctx, c, op)
-	defer func() { endSpan(span, err) }()
+	defer func() { upstream.EndSpan(span, err) }()
 	if err := h.refuseIfDraining(); err != nil {
 		return err
 	}
@@ -107,7 +87,7 @@ func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error)
 	if err != nil {
 		return err
 	}
-	if err := op.checkArgumentKeys(t.cat); err != nil {
+	if err := op.checkArgumentKeys(t.Catalog); err != nil {
 		return err
 	}
 	pol := newOpPolicy(g, c, t, op)
@@ -115,10 +95,10 @@ func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error)
 	if err := h.decideOp(ctx, c, t, op, pol); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, t.conn.cfg.CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, t.Conn.Cfg.CallTimeout)
 	defer cancel()
 	err = op.do(ctx, t)
-	t.conn.callFailed(err) // an authorization failure: the session waits for a sign-in
+	t.Conn.CallFailed(err) // an authorization failure: the session waits for a sign-in
 	return err
 }
 
@@ -131,25 +111,25 @@ func startOpSpan(ctx context.Context, c Caller, op *operation) (context.Context,
 	}
 	ctx, span := tracer.Start(ctx, name)
 	if span.IsRecording() {
-		span.SetAttributes(attrMCPMethod.String(op.op), attrServer.String(op.server),
-			attrPrincipal.String(c.Name), attrOrigin.String(c.Origin))
+		span.SetAttributes(upstream.AttrMCPMethod.String(op.op), upstream.AttrServer.String(op.server),
+			upstream.AttrPrincipal.String(c.Name), upstream.AttrOrigin.String(c.Origin))
 		if op.uri != "" {
-			span.SetAttributes(attrResourceURI.String(op.uri))
+			span.SetAttributes(upstream.AttrResourceURI.String(op.uri))
 		}
 	}
 	return ctx, span
 }
 
 // newOpPolicy builds what the policies see of op by c on t.
-func newOpPolicy(g *generation, c Caller, t target, op *operation) *policyRun {
+func newOpPolicy(g *generation, c Caller, t upstream.Target, op *operation) *policyRun {
 	r := &policyRun{set: g.policies, plugins: g.plugins, trail: &Trail{}, always: true}
-	in := listInput(c, t.conn)
+	in := listInput(c, t.Conn)
 	in.Op = op.op
 	if op.uri != "" {
-		in.Resource = t.cat.resourceInput(op.uri)
+		in.Resource = resourceInput(t.Catalog, op.uri)
 	}
 	if op.prompt != "" {
-		in.Prompt = t.cat.promptInput(op.prompt)
+		in.Prompt = promptInput(t.Catalog, op.prompt)
 	}
 	if op.args != nil {
 		args := make(map[string]any, len(op.args))
@@ -166,11 +146,11 @@ func newOpPolicy(g *generation, c Caller, t target, op *operation) *policyRun {
 // about first): a hidden resource or prompt is answered as one that does
 // not exist, an `ask` waits for an answer in the WebShell (denied when
 // nobody can answer: a one-shot CLI command), a refusal is a *PolicyError.
-func (h *Host) decideOp(ctx context.Context, c Caller, t target, op *operation, pol *policyRun) error {
+func (h *Host) decideOp(ctx context.Context, c Caller, t upstream.Target, op *operation, pol *policyRun) error {
 	pctx, pspan := startStage(ctx, "policy call")
 	dec := pol.decide(pctx, policies.PhaseCall)
 	if pspan.IsRecording() {
-		pspan.SetAttributes(attrEffect.String(dec.Effect), attrRule.String(dec.Rule))
+		pspan.SetAttributes(upstream.AttrEffect.String(dec.Effect), upstream.AttrRule.String(dec.Rule))
 	}
 	pspan.End()
 	if hidden(dec) {
@@ -241,9 +221,9 @@ func (r *policyRun) opAudit(op *operation, err error) []store.Audit {
 
 // resourceInput is what the policies see of the resource uri: its name and
 // type when the server lists it.
-func (cat *catalog) resourceInput(uri string) *policies.Resource {
+func resourceInput(cat *upstream.Catalog, uri string) *policies.Resource {
 	out := &policies.Resource{URI: uri}
-	for _, r := range cat.resources {
+	for _, r := range cat.Resources {
 		if r != nil && r.URI == uri {
 			out.Name, out.MIMEType = r.Name, r.MIMEType
 			break
@@ -261,26 +241,26 @@ func (cat *catalog) resourceInput(uri string) *policies.Resource {
 // last, and that map is both what the policies see and what the server
 // gets. A completion's arguments are not checked: a completion acts on
 // nothing.
-func (op *operation) checkArgumentKeys(cat *catalog) error {
+func (op *operation) checkArgumentKeys(cat *upstream.Catalog) error {
 	if op.op != policies.OpGetPrompt || len(op.args) < 2 {
 		return nil
 	}
 	var clashes []jsonkeys.Clash
 	for _, keys := range jsonkeys.Clashes(slices.Sorted(maps.Keys(op.args))) {
-		if !cat.promptLists(op.prompt, keys) {
+		if !promptLists(cat, op.prompt, keys) {
 			clashes = append(clashes, jsonkeys.Clash{Keys: keys})
 		}
 	}
 	if len(clashes) > 0 {
-		return &ArgumentsError{Reason: clashReason(clashes)}
+		return &upstream.ArgumentsError{Reason: clashReason(clashes)}
 	}
 	return nil
 }
 
 // promptLists reports whether the prompt name lists every one of args
 // among its arguments.
-func (cat *catalog) promptLists(name string, args []string) bool {
-	for _, p := range cat.prompts {
+func promptLists(cat *upstream.Catalog, name string, args []string) bool {
+	for _, p := range cat.Prompts {
 		if p == nil || p.Name != name {
 			continue
 		}
@@ -292,9 +272,9 @@ func (cat *catalog) promptLists(name string, args []string) bool {
 }
 
 // promptInput is what the policies see of the prompt name.
-func (cat *catalog) promptInput(name string) *policies.Prompt {
+func promptInput(cat *upstream.Catalog, name string) *policies.Prompt {
 	out := &policies.Prompt{Name: name}
-	for _, p := range cat.prompts {
+	for _, p := range cat.Prompts {
 		if p != nil && p.Name == name {
 			out.Title = p.Title
 			break
@@ -312,7 +292,7 @@ func (cat *catalog) promptInput(name string) *policies.Prompt {
 // [CallInput]) goes to the server directly, past the cache.
 func (h *Host) ReadResource(ctx context.Context, c Caller, server, uri string, in *CallInput) (res *mcp.ReadResourceResult, err error) {
 	err = h.operate(ctx, c, &operation{op: policies.OpReadRes, server: server, uri: uri,
-		do: func(ctx context.Context, t target) error {
+		do: func(ctx context.Context, t upstream.Target) error {
 			res, err = h.readResource(ctx, c, t, uri, in)
 			return err
 		}})
@@ -320,20 +300,20 @@ func (h *Host) ReadResource(ctx context.Context, c Caller, server, uri string, i
 }
 
 // readResource is ReadResource's upstream request.
-func (h *Host) readResource(ctx context.Context, c Caller, t target, uri string, in *CallInput) (*mcp.ReadResourceResult, error) {
-	if in.retry() {
+func (h *Host) readResource(ctx context.Context, c Caller, t upstream.Target, uri string, in *CallInput) (*mcp.ReadResourceResult, error) {
+	if in.Retry() {
 		p := &mcp.ReadResourceParams{URI: uri}
-		p.Meta, p.InputResponses, p.RequestState = in.relay(t.cs, nil)
-		return t.cs.ReadResource(ctx, p)
+		p.Meta, p.InputResponses, p.RequestState = in.Relay(t.Session, nil)
+		return t.Session.ReadResource(ctx, p)
 	}
-	if t.conn.cfg.Apps != config.AppsOff {
-		for _, tool := range t.cat.tools {
+	if t.Conn.Cfg.Apps != config.AppsOff {
+		for _, tool := range t.Catalog.Tools {
 			if link, ok := apps.ToolLink(tool); ok && link.ResourceURI == uri {
-				return h.gatewayApp(ctx, c, t.conn, t.cs, t.cat, tool)
+				return h.gatewayApp(ctx, c, t.Conn, t.Session, t.Catalog, tool)
 			}
 		}
 	}
-	return sessionReader{c: t.conn, cs: t.cs}.ReadResource(ctx, uri)
+	return upstream.SessionReader{Conn: t.Conn, Session: t.Session}.ReadResource(ctx, uri)
 }
 
 // GetPrompt gets a prompt of server for c, with what a gateway client
@@ -342,10 +322,10 @@ func (h *Host) readResource(ctx context.Context, c Caller, t target, uri string,
 // for the client to answer.
 func (h *Host) GetPrompt(ctx context.Context, c Caller, server string, params *mcp.GetPromptParams, in *CallInput) (res *mcp.GetPromptResult, err error) {
 	err = h.operate(ctx, c, &operation{op: policies.OpGetPrompt, server: server, prompt: params.Name, args: params.Arguments,
-		do: func(ctx context.Context, t target) error {
+		do: func(ctx context.Context, t upstream.Target) error {
 			p := *params
-			p.Meta, p.InputResponses, p.RequestState = in.relay(t.cs, params.Meta)
-			res, err = t.cs.GetPrompt(ctx, &p)
+			p.Meta, p.InputResponses, p.RequestState = in.Relay(t.Session, params.Meta)
+			res, err = t.Session.GetPrompt(ctx, &p)
 			return err
 		}})
 	return res, err
@@ -369,8 +349,8 @@ func (h *Host) Complete(ctx context.Context, c Caller, server string, params *mc
 		}
 	}
 	op.args[params.Argument.Name] = params.Argument.Value
-	op.do = func(ctx context.Context, t target) error {
-		res, err = t.cs.Complete(ctx, params)
+	op.do = func(ctx context.Context, t upstream.Target) error {
+		res, err = t.Session.Complete(ctx, params)
 		return err
 	}
 	err = h.operate(ctx, c, op)
@@ -385,8 +365,8 @@ func (h *Host) Complete(ctx context.Context, c Caller, server string, params *mc
 // subscriptions, say) is returned as it came.
 func (h *Host) SubscribeResource(ctx context.Context, c Caller, server, uri string) error {
 	return h.operate(ctx, c, &operation{op: policies.OpSubscribe, server: server, uri: uri,
-		do: func(ctx context.Context, t target) error {
-			return t.conn.subscribe(ctx, t.cs, subOwner(c), uri)
+		do: func(ctx context.Context, t upstream.Target) error {
+			return t.Conn.Subscribe(ctx, t.Session, subOwner(c), uri)
 		}})
 }
 
@@ -397,8 +377,8 @@ func (h *Host) SubscribeResource(ctx context.Context, c Caller, server, uri stri
 // session ends: the gateway drops updates nobody subscribed to.
 func (h *Host) UnsubscribeResource(ctx context.Context, c Caller, server, uri string) error {
 	return h.operate(ctx, c, &operation{op: policies.OpUnsubscribe, server: server, uri: uri,
-		do: func(ctx context.Context, t target) error {
-			return t.conn.unsubscribe(ctx, t.cs, subOwner(c), uri)
+		do: func(ctx context.Context, t upstream.Target) error {
+			return t.Conn.Unsubscribe(ctx, t.Session, subOwner(c), uri)
 		}})
 }
 

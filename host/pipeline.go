@@ -7,13 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcphost/mcphost/host/internal/questions"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -145,7 +143,7 @@ func mapStoreErr(err error) error {
 // session's transcript and published.
 //
 // Errors before the upstream call (ErrNotFound, UnknownServerError,
-// UnknownToolError, NotReadyError, ArgumentsError, ErrCallIDInUse,
+// UnknownToolError, NotReadyError, upstream.ArgumentsError, ErrCallIDInUse,
 // RateLimitError) record nothing. Once the call has been made, every
 // outcome — success, tool error, upstream failure, cancellation — is an
 // entry, and the error is only for failing to store it. A refusal by a
@@ -242,7 +240,7 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *call
 // the call happened, and the transcript must say so.
 func (h *Host) record(ctx context.Context, principal string, entry *store.Entry, trail *Trail, audit []store.Audit) (_ *store.Entry, err error) {
 	ctx, span := startStage(ctx, "store record")
-	defer func() { endSpan(span, err) }()
+	defer func() { upstream.EndSpan(span, err) }()
 	entry.Trail = trail.raw()
 	entry.Audit = audit
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -349,103 +347,10 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func unknownTool(server, tool string, cat *catalog) error {
-	known := make([]string, 0, len(cat.tools))
-	for _, t := range cat.tools {
+func unknownTool(server, tool string, cat *upstream.Catalog) error {
+	known := make([]string, 0, len(cat.Tools))
+	for _, t := range cat.Tools {
 		known = append(known, t.Name)
 	}
-	return &UnknownToolError{Server: server, Tool: tool, Known: sortedCopy(known)}
-}
-
-// validate checks args against the tool's input schema. A schema that
-// cannot be compiled (remote $ref, unsupported draft) is not enforced here:
-// the server validates its own input, and the catalog reports the tool in
-// the server's status (uncheckedTools) and logs it once per fetch.
-//
-// It returns the decoded arguments when it decoded them (the policies reuse
-// them), else nil.
-func (cat *catalog) validate(tool *mcp.Tool, args json.RawMessage) (any, error) {
-	rs := cat.schema(tool)
-	if rs == nil {
-		return nil, nil
-	}
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
-		return nil, &ArgumentsError{Reason: err.Error()}
-	}
-	if err := rs.Validate(withoutOptionalNulls(v, rs.Schema())); err != nil {
-		return nil, &ArgumentsError{Reason: fmt.Sprintf("the arguments do not match the input schema of %s: %v", tool.Name, err)}
-	}
-	return v, nil
-}
-
-// withoutOptionalNulls returns args without its top-level null values of
-// properties the schema does not require: clients (and models) commonly
-// send null for "not given", and the server, which still gets the
-// arguments as sent, decides what a null means (the conformance suite's
-// custom-header scenario sends one and expects the call to go out). A
-// null for a required property is still refused.
-func withoutOptionalNulls(args any, s *jsonschema.Schema) any {
-	obj, ok := args.(map[string]any)
-	if !ok || s == nil {
-		return args
-	}
-	var out map[string]any
-	for k, val := range obj {
-		if val != nil || slices.Contains(s.Required, k) {
-			continue
-		}
-		if out == nil {
-			out = maps.Clone(obj)
-		}
-		delete(out, k)
-	}
-	if out == nil {
-		return args
-	}
-	return out
-}
-
-// schema returns the compiled input schema of a tool; nil when it cannot
-// be compiled. compileSchemas compiled every tool of the catalog when it was
-// fetched.
-func (cat *catalog) schema(tool *mcp.Tool) *jsonschema.Resolved {
-	cat.schemaMu.Lock()
-	defer cat.schemaMu.Unlock()
-	return cat.schemas[tool.Name]
-}
-
-// compileSchemas compiles every tool's input schema when the catalog is
-// fetched, so that one that does not compile is known (and reported) at
-// once, not skipped silently at its first call.
-func (cat *catalog) compileSchemas() {
-	cat.schemaMu.Lock()
-	defer cat.schemaMu.Unlock()
-	if cat.schemas == nil {
-		cat.schemas = make(map[string]*jsonschema.Resolved, len(cat.tools))
-	}
-	for _, t := range cat.tools {
-		rs, err := compileInputSchema(t)
-		cat.schemas[t.Name] = rs
-		if err != nil {
-			cat.unchecked = append(cat.unchecked, RejectedTool{Name: t.Name, Reason: err.Error()})
-		}
-	}
-}
-
-// compileInputSchema compiles a tool's input schema.
-func compileInputSchema(tool *mcp.Tool) (*jsonschema.Resolved, error) {
-	raw, err := json.Marshal(tool.InputSchema)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the input schema: %w", err)
-	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("the input schema is not a JSON Schema: %w", err)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		return nil, fmt.Errorf("the input schema does not compile: %w", err)
-	}
-	return rs, nil
+	return &UnknownToolError{Server: server, Tool: tool, Known: upstream.SortedCopy(known)}
 }

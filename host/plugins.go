@@ -117,12 +117,12 @@ func pluginCacheDir(dataDir string, logger *slog.Logger) string {
 // module's hash, so plugins and servers share it), else
 // data_dir/plugin-cache, else, without a data_dir, a directory beside the
 // servers' temporary sandbox directories.
-func wasmCacheDir(opts *Options) string {
+func wasmCacheDir(pluginCacheDir, dataDir, sandboxDir string) string {
 	switch {
-	case opts.PluginCacheDir != "":
-		return opts.PluginCacheDir
-	case opts.dataDir != "":
-		return filepath.Join(opts.dataDir, pluginCacheSubdir)
+	case pluginCacheDir != "":
+		return pluginCacheDir
+	case dataDir != "":
+		return filepath.Join(dataDir, pluginCacheSubdir)
 	}
-	return filepath.Join(opts.sandboxDir, ".wasm-cache")
+	return filepath.Join(sandboxDir, ".wasm-cache")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/policies"
@@ -94,7 +95,7 @@ type policyRun struct {
 // policies and plugins of generation g. decoded is the arguments object
 // when the schema check already decoded it, else nil (the policies then
 // decode args only if a rule reads them).
-func newPolicyRun(g *generation, p Principal, c *serverConn, tool *mcp.Tool, origin string, args json.RawMessage, decoded any, trail *Trail) *policyRun {
+func newPolicyRun(g *generation, p Principal, c *upstream.Conn, tool *mcp.Tool, origin string, args json.RawMessage, decoded any, trail *Trail) *policyRun {
 	r := &policyRun{set: g.policies, plugins: g.plugins, trail: trail}
 	if r.set == nil {
 		return r
@@ -105,10 +106,10 @@ func newPolicyRun(g *generation, p Principal, c *serverConn, tool *mcp.Tool, ori
 }
 
 // policyInput is what every phase sees of a call of tool on c by p.
-func policyInput(p Principal, c *serverConn, tool *mcp.Tool, origin string) *policies.Input {
+func policyInput(p Principal, c *upstream.Conn, tool *mcp.Tool, origin string) *policies.Input {
 	return &policies.Input{
-		Server:    c.cfg.Name,
-		Era:       c.era(),
+		Server:    c.Cfg.Name,
+		Era:       c.Era(),
 		Origin:    origin,
 		Principal: policies.Principal{Name: p.Name, Groups: p.Groups},
 		Tool:      policies.ToolFromMCP(tool),
@@ -178,16 +179,16 @@ func (h *Host) ToolsFor(ctx context.Context, p Principal, origin, server string)
 // resultStage runs the result plugins and then the result policies on res.
 // It returns the result to show (nil when a plugin failed or a policy
 // withheld it) and, when it is nil, the status and error to record.
-func (pol *policyRun) resultStage(ctx context.Context, p Principal, c *serverConn, cat *catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult) (_ *mcp.CallToolResult, _ string, err error) {
+func (pol *policyRun) resultStage(ctx context.Context, p Principal, c *upstream.Conn, cat *upstream.Catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult) (_ *mcp.CallToolResult, _ string, err error) {
 	ctx, span := startStage(ctx, "result stage")
-	defer func() { endSpan(span, err) }()
+	defer func() { upstream.EndSpan(span, err) }()
 	trail := pol.trail
-	if pol.plugins != nil && pol.plugins.Has(plugins.StageResult, c.cfg.Name, tool.Name) {
+	if pol.plugins != nil && pol.plugins.Has(plugins.StageResult, c.Cfg.Name, tool.Name) {
 		out, outcomes, err := pol.plugins.RunResult(ctx, plugins.ResultInput{
-			Server: c.cfg.Name, Tool: tool.Name, Arguments: args,
+			Server: c.Cfg.Name, Tool: tool.Name, Arguments: args,
 			Principal:          plugins.Principal{Name: p.Name, Groups: p.Groups},
 			Result:             res,
-			ValidateStructured: cat.outputValidator(tool),
+			ValidateStructured: cat.OutputValidator(tool),
 		})
 		trail.Plugins = append(trail.Plugins, outcomes...)
 		if err != nil {
@@ -212,16 +213,16 @@ func (pol *policyRun) resultStage(ctx context.Context, p Principal, c *serverCon
 // display record d of a successful call, whose final result is res. A
 // failed plugin or a refusing policy turns d into its text form: no App,
 // the ordinary text with a warning.
-func (pol *policyRun) displayStage(ctx context.Context, p Principal, c *serverConn, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult, d *apps.Display) {
+func (pol *policyRun) displayStage(ctx context.Context, p Principal, c *upstream.Conn, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult, d *apps.Display) {
 	trail := pol.trail
 	if d == nil || d.HTML == "" {
 		return
 	}
 	ctx, span := startStage(ctx, "display stage")
 	defer span.End()
-	if pol.plugins != nil && pol.plugins.Has(plugins.StageDisplay, c.cfg.Name, tool.Name) {
+	if pol.plugins != nil && pol.plugins.Has(plugins.StageDisplay, c.Cfg.Name, tool.Name) {
 		out, outcomes, err := pol.plugins.RunDisplay(ctx, plugins.DisplayInput{
-			Server: c.cfg.Name, Tool: tool.Name, Arguments: args,
+			Server: c.Cfg.Name, Tool: tool.Name, Arguments: args,
 			Principal: plugins.Principal{Name: p.Name, Groups: p.Groups},
 			Result:    res,
 			Display:   pluginDisplay(d),

@@ -489,7 +489,7 @@ func TestPolicyAskLimits(t *testing.T) {
 // with encoding/json, which matches keys regardless of case and keeps the
 // last, while a rule reads args.path by exact key: arguments in which an
 // object, at any depth, has a key twice or keys that differ only in case
-// are refused before any rule runs, with an ArgumentsError naming them,
+// are refused before any rule runs, with an upstream.ArgumentsError naming them,
 // unless the tool's schema names the keys apart.
 func TestPolicyArgumentKeys(t *testing.T) {
 	h, _ := policyHost(t, `
@@ -555,7 +555,7 @@ policy "writes-stay-in-srv-data" {
 		_, err := h.GetPrompt(t.Context(), caller, "files", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "a", "NAME": "b"}}, nil)
 		var ae *host.ArgumentsError
 		if !errors.As(err, &ae) || !strings.Contains(ae.Reason, `"NAME" and "name"`) {
-			t.Errorf("greet with name and NAME: %v, want an ArgumentsError naming both", err)
+			t.Errorf("greet with name and NAME: %v, want an upstream.ArgumentsError naming both", err)
 		}
 		if _, err := h.GetPrompt(t.Context(), caller, "files", &mcp.GetPromptParams{Name: "pair", Arguments: map[string]string{"id": "a", "ID": "b"}}, nil); err != nil {
 			t.Errorf("pair, which takes id and ID: %v", err)

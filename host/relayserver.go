@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/cluster"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // RelayHandler serves the singleton servers this replica runs to the
-// other replicas (RelayPath + NAME), behind the node's hop-only front
+// other replicas (upstream.RelayPath + NAME), behind the node's hop-only front
 // (cluster.Node.HopOnly), which verifies each request's proof. It answers
 // 403 to a request that did not come through it as a replica's, 404 for a
 // server that is no singleton here, and 503 while another replica runs it
@@ -31,17 +32,17 @@ func (h *Host) RelayHandler() http.Handler {
 			http.Error(w, "the singleton relay is for mcphost replicas only", http.StatusForbidden)
 			return
 		}
-		name, err := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), RelayPath))
+		name, err := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), upstream.RelayPath))
 		if err != nil {
 			http.Error(w, "bad server name", http.StatusNotFound)
 			return
 		}
 		c, err := h.gen().conn(name)
-		if err != nil || c.place == nil {
+		if err != nil || !c.Singleton() {
 			http.Error(w, fmt.Sprintf("replica %s has no singleton server %q", h.opts.Replica, name), http.StatusNotFound)
 			return
 		}
-		if !c.place.get().holder {
+		if !c.Holds() {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, fmt.Sprintf("replica %s does not run singleton server %q now", h.opts.Replica, name), http.StatusServiceUnavailable)
 			return
@@ -99,14 +100,14 @@ func newRelay(h *Host, name string) *relay {
 			if err != nil {
 				return err
 			}
-			return c.subscribe(ctx, cs, relayOwner(req), req.Params.URI)
+			return c.Subscribe(ctx, cs, relayOwner(req), req.Params.URI)
 		},
 		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 			c, cs, _, err := rl.upstream()
 			if err != nil {
 				return nil // no session: no subscription left on the server
 			}
-			return c.unsubscribe(ctx, cs, relayOwner(req), req.Params.URI)
+			return c.Unsubscribe(ctx, cs, relayOwner(req), req.Params.URI)
 		},
 		GetSessionID: h.opts.Cluster.SessionID,
 	})
@@ -154,15 +155,15 @@ func relayOwner(req mcp.Request) string { return "replica " + hopOf(req).From }
 
 // upstream returns the holder's connection, session and catalog of the
 // server.
-func (rl *relay) upstream() (*serverConn, *mcp.ClientSession, *catalog, error) {
+func (rl *relay) upstream() (*upstream.Conn, *mcp.ClientSession, *upstream.Catalog, error) {
 	c, err := rl.h.gen().conn(rl.name)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if c.place == nil || !c.place.get().holder {
+	if !c.Holds() {
 		return nil, nil, nil, fmt.Errorf("replica %s no longer runs singleton server %q", rl.h.opts.Replica, rl.name)
 	}
-	cs, cat, err := c.current()
+	cs, cat, err := c.Current()
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("on replica %s: %w", rl.h.opts.Replica, err)
 	}
@@ -186,7 +187,7 @@ func (rl *relay) methods(next mcp.MethodHandler) mcp.MethodHandler {
 			if ir, _ := res.(*mcp.InitializeResult); ir != nil {
 				up := cs.InitializeResult()
 				ir.ServerInfo, ir.Instructions = up.ServerInfo, up.Instructions
-				ir.Meta = mcp.Meta{metaRelayEra: c.era(), metaRelayReplica: rl.h.opts.Replica}
+				ir.Meta = mcp.Meta{upstream.MetaRelayEra: c.Era(), upstream.MetaRelayReplica: rl.h.opts.Replica}
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 					if from := hopOf(req).From; from != "" {
 						rl.adopt(ss, from)
@@ -208,13 +209,13 @@ func (rl *relay) methods(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch req.(type) {
 		case *mcp.ListToolsRequest:
-			return &mcp.ListToolsResult{Tools: orEmpty(cat.tools)}, nil
+			return &mcp.ListToolsResult{Tools: orEmpty(cat.Tools)}, nil
 		case *mcp.ListPromptsRequest:
-			return &mcp.ListPromptsResult{Prompts: orEmpty(cat.prompts)}, nil
+			return &mcp.ListPromptsResult{Prompts: orEmpty(cat.Prompts)}, nil
 		case *mcp.ListResourcesRequest:
-			return &mcp.ListResourcesResult{Resources: orEmpty(cat.resources)}, nil
+			return &mcp.ListResourcesResult{Resources: orEmpty(cat.Resources)}, nil
 		case *mcp.ListResourceTemplatesRequest:
-			return &mcp.ListResourceTemplatesResult{ResourceTemplates: orEmpty(cat.templates)}, nil
+			return &mcp.ListResourceTemplatesResult{ResourceTemplates: orEmpty(cat.Templates)}, nil
 		case *mcp.CallToolRequest, *mcp.ReadResourceRequest, *mcp.GetPromptRequest, *mcp.CompleteRequest:
 			// What reaches the server is done for a principal, whom the
 			// calling replica's pipeline checked; the holder records it.
@@ -236,7 +237,7 @@ func (rl *relay) methods(next mcp.MethodHandler) mcp.MethodHandler {
 
 // pass passes a call, read, prompt or completion, made for principal, to
 // the holder's session.
-func (rl *relay) pass(ctx context.Context, c *serverConn, cs *mcp.ClientSession, req mcp.Request, principal string) (mcp.Result, error) {
+func (rl *relay) pass(ctx context.Context, c *upstream.Conn, cs *mcp.ClientSession, req mcp.Request, principal string) (mcp.Result, error) {
 	switch r := req.(type) {
 	case *mcp.CallToolRequest:
 		return rl.call(ctx, c, cs, r, principal)
@@ -272,7 +273,7 @@ func (rl *relay) audit(ctx context.Context, hop cluster.Hop, method string, req 
 	switch r := req.(type) {
 	case *mcp.CallToolRequest:
 		a.Tool = r.Params.Name
-		a.CallID, _ = r.Params.Meta[metaRelayCall].(string)
+		a.CallID, _ = r.Params.Meta[upstream.MetaRelayCall].(string)
 		if a.CallID != "" {
 			a.CallID = hop.From + "/" + a.CallID
 		}
@@ -317,14 +318,14 @@ func relayError(err error) error {
 // belong to the call (serverlog.go) on the relay's stream of the call;
 // what the server asks is put to the calling replica for its call
 // (passBack), in both eras.
-func (rl *relay) call(ctx context.Context, c *serverConn, cs *mcp.ClientSession, r *mcp.CallToolRequest, principal string) (*mcp.CallToolResult, error) {
+func (rl *relay) call(ctx context.Context, c *upstream.Conn, cs *mcp.ClientSession, r *mcp.CallToolRequest, principal string) (*mcp.CallToolResult, error) {
 	p := r.Params
 	ss := r.Session
 	args, err := objectArguments(p.Arguments)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	ref, _ := p.Meta[metaRelayCall].(string)
+	ref, _ := p.Meta[upstream.MetaRelayCall].(string)
 	// What goes back is sent in order from a goroutine of its own: it is
 	// reported on the session's goroutine, which must not block, so a
 	// caller that reads its stream too slowly loses notifications, never
@@ -368,23 +369,24 @@ func (rl *relay) call(ctx context.Context, c *serverConn, cs *mcp.ClientSession,
 			})
 		}
 	}
-	call := &inflightCall{principal: principal, server: rl.name, tool: p.Name, ctx: ctx, asks: &callAsks{},
-		log: func(lp *mcp.LoggingMessageParams) {
+	ctx = withQuestions(ctx, nil)
+	call := &upstream.Call{Principal: principal, Server: rl.name, Tool: p.Name, Ctx: ctx,
+		Log: func(lp *mcp.LoggingMessageParams) {
 			send(func() { _ = ss.Log(ctx, lp) })
 		},
-		passBack: func(ctx context.Context, ep *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		PassBack: func(ctx context.Context, ep *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			fwd := *ep
 			fwd.Meta = maps.Clone(ep.Meta)
 			if fwd.Meta == nil {
 				fwd.Meta = mcp.Meta{}
 			}
-			fwd.Meta[metaRelayCall] = ref
+			fwd.Meta[upstream.MetaRelayCall] = ref
 			return ss.Elicit(ctx, &fwd)
 		}}
-	remove := c.inflight.add(call)
+	remove := c.Track(call)
 	defer remove()
-	cctx := context.WithValue(ctx, relayCallKey{}, call)
-	res, err := c.callTool(cctx, cs, p.Name, args, nil, onProgress)
+	cctx := context.WithValue(ctx, upstream.RelayCallKey{}, call)
+	res, err := c.CallTool(cctx, cs, p.Name, args, nil, onProgress)
 	if err == nil && res.NeedsInput() {
 		res, err = rl.h.answerRounds(cctx, c, cs, call, p.Name, args, res, onProgress)
 	}
@@ -451,7 +453,7 @@ func (rl *relay) watch() {
 	defer stopUpdates()
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()
-	var last *catalog
+	var last *upstream.Catalog
 	for {
 		select {
 		case <-h.closed:
@@ -463,14 +465,12 @@ func (rl *relay) watch() {
 		case <-changes:
 		}
 		c, err := h.gen().conn(rl.name)
-		if err != nil || c.place == nil || !c.place.get().holder {
+		if err != nil || !c.Holds() {
 			rl.closeAll()
 			last = nil
 			continue
 		}
-		c.mu.Lock()
-		cat := c.cat
-		c.mu.Unlock()
+		cat := c.Catalog()
 		if cat != last && last != nil {
 			rl.listsChanged()
 		}

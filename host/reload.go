@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/internal/identity"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/policies"
@@ -27,8 +28,8 @@ import (
 // never mixes the policies of one config with the plugins of another.
 type generation struct {
 	cfg        *config.Config
-	conns      []*serverConn
-	byName     map[string]*serverConn
+	conns      []*upstream.Conn
+	byName     map[string]*upstream.Conn
 	principals *identity.Table
 	policies   *policies.Set // nil: no policies
 	plugins    *plugins.Set  // nil: no plugins
@@ -82,12 +83,12 @@ func (g *generation) markRetired() {
 func (g *generation) signalIdle() { g.idleOnce.Do(func() { close(g.idle) }) }
 
 // conn returns the generation's server called name.
-func (g *generation) conn(name string) (*serverConn, error) {
+func (g *generation) conn(name string) (*upstream.Conn, error) {
 	c, ok := g.byName[name]
 	if !ok {
 		var known []string
 		for _, c := range g.conns {
-			known = append(known, c.cfg.Name)
+			known = append(known, c.Cfg.Name)
 		}
 		return nil, &UnknownServerError{Server: name, Known: known}
 	}
@@ -98,11 +99,11 @@ func (g *generation) conn(name string) (*serverConn, error) {
 // same as in old keep old's connection (and process); the others get new,
 // unstarted connections, returned in fresh. Plugins are loaded with the
 // host's runtime, whose compilation cache makes an unchanged module cheap.
-func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *generation) (g *generation, fresh []*serverConn, err error) {
+func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *generation) (g *generation, fresh []*upstream.Conn, err error) {
 	if err := h.checkServerFilter(cfg); err != nil {
 		return nil, nil, err
 	}
-	g = &generation{cfg: cfg, byName: map[string]*serverConn{}, idle: make(chan struct{}), hash: cfg.Hash(), loadedAt: time.Now()}
+	g = &generation{cfg: cfg, byName: map[string]*upstream.Conn{}, idle: make(chan struct{}), hash: cfg.Hash(), loadedAt: time.Now()}
 	g.principals = identity.NewTable(cfg, h.credKey, h.opts.OwnerToken)
 	if ps := cfg.PolicySet; ps != nil && (ps.Rules() > 0 || ps.Default() != policies.EffectAllow) {
 		g.policies = ps
@@ -130,14 +131,14 @@ func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *gener
 		if h.opts.Servers != nil && !slices.Contains(h.opts.Servers, s.Name) {
 			continue
 		}
-		var c *serverConn
+		var c *upstream.Conn
 		if old != nil {
-			if oc := old.byName[s.Name]; oc != nil && sameServer(oc.cfg, s) {
+			if oc := old.byName[s.Name]; oc != nil && sameServer(oc.Cfg, s) {
 				c = oc
 			}
 		}
 		if c == nil {
-			c = newServerConn(s, &h.opts, h.cache)
+			c = upstream.NewConn(s, h.deps, h.cache)
 			fresh = append(fresh, c)
 		}
 		g.conns = append(g.conns, c)
@@ -160,7 +161,7 @@ func (h *Host) checkServerFilter(cfg *config.Config) error {
 // every setting equal, wherever the blocks sit in their files. Roots may
 // differ while both blocks have some: the running session keeps its
 // process, and the new roots reach the server as roots/list_changed
-// (serverConn.setRoots). Adding the first root or removing the last
+// (upstream.Conn.SetRoots). Adding the first root or removing the last
 // changes the capabilities mcphost declares, so that reconnects.
 func sameServer(a, b config.Server) bool {
 	if (len(a.Roots) > 0) != (len(b.Roots) > 0) {
@@ -327,9 +328,9 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 		return ReloadPlan{}, fmt.Errorf("host: reload: %w", err)
 	}
 	g.plan = &res
-	var retired []*serverConn
+	var retired []*upstream.Conn
 	for _, c := range old.conns {
-		if g.byName[c.cfg.Name] != c {
+		if g.byName[c.Cfg.Name] != c {
 			retired = append(retired, c)
 		}
 	}
@@ -339,14 +340,14 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 	// block (another command or URL), so they are dropped first.
 	if h.rootCtx != nil {
 		for _, c := range fresh {
-			if old.byName[c.cfg.Name] != nil {
-				h.cache.DropServer(c.cfg.Name)
+			if old.byName[c.Cfg.Name] != nil {
+				h.cache.DropServer(c.Cfg.Name)
 			}
 			h.startConn(c)
 		}
 		for _, c := range fresh {
 			select {
-			case <-c.settled:
+			case <-c.Settled():
 			case <-ctx.Done():
 				// Give up on waiting, not on the reload: the servers go
 				// on connecting in the background, as at start-up.
@@ -356,7 +357,7 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 	h.cur.Store(g)
 	for _, s := range cfg.Servers {
 		if c := g.byName[s.Name]; c != nil && old.byName[s.Name] == c {
-			c.setRoots(s.Roots) // a kept server whose roots changed hears of it
+			c.SetRoots(s.Roots) // a kept server whose roots changed hears of it
 		}
 	}
 	if n := h.revoke(g); n > 0 {
@@ -389,11 +390,11 @@ func (h *Host) checkPlugins(ctx context.Context, cfg *config.Config) hcl.Diagnos
 
 // retire stops the old generation's replaced servers and closes its
 // plugins once no call holds it any more, or after drainBound.
-func (h *Host) retire(old *generation, conns []*serverConn, next *plugins.Set) {
+func (h *Host) retire(old *generation, conns []*upstream.Conn, next *plugins.Set) {
 	bound := drainBound(old, h.opts.ApprovalTimeout+h.elicitTimeout(old))
-	var started []*serverConn // before Start, a connection never ran
+	var started []*upstream.Conn // before Start, a connection never ran
 	for _, c := range conns {
-		if c.stop != nil {
+		if c.Started() {
 			started = append(started, c)
 		}
 	}
@@ -413,18 +414,17 @@ func (h *Host) retire(old *generation, conns []*serverConn, next *plugins.Set) {
 			h.opts.Logger.Warn("retiring the old config with calls still running", "calls", old.active.Load(), "after", bound)
 		}
 		for _, c := range conns {
-			c.retired.Store(true) // its last states are not news: a new one may have its name
-			c.stop()
+			c.Retire()
 		}
 		if old.plugins != nil && old.plugins != next {
 			old.plugins.Close()
 		}
 		for _, c := range conns {
-			<-c.done
+			<-c.Done()
 			// A replaced server's last calls may have cached lists or
 			// App resources under the name its successor now uses.
-			if g := h.gen(); g.byName[c.cfg.Name] != nil {
-				h.cache.DropServer(c.cfg.Name)
+			if g := h.gen(); g.byName[c.Cfg.Name] != nil {
+				h.cache.DropServer(c.Cfg.Name)
 			}
 		}
 	}()

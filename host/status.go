@@ -39,3 +39,25 @@ type Tool = upstream.Tool
 // ToolView is the flat description of a tool that `mcphost tools -json`
 // and GET /api/v1/tools print.
 type ToolView = upstream.ToolView
+
+// What a call carries to and hears from its server: package upstream.
+type (
+	// Progress is one progress notification of a running call.
+	Progress = upstream.Progress
+	// CallInput is what a gateway client relays for a server's input
+	// requests.
+	CallInput = upstream.CallInput
+	// ClientRelay is a gateway client's way to answer its own call's
+	// requests on a per-client session.
+	ClientRelay = upstream.ClientRelay
+	// LogLine is one log message of a server, for its card.
+	LogLine = upstream.LogLine
+	// NotReadyError is returned when a server has no live session.
+	NotReadyError = upstream.NotReadyError
+	// ArgumentsError refuses a call's arguments.
+	ArgumentsError = upstream.ArgumentsError
+)
+
+// RelayPath is where a replica serves its singleton servers to the other
+// replicas: RelayPath + the server's name.
+const RelayPath = upstream.RelayPath

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -23,27 +23,6 @@ import (
 // telemetry.Setup installs after the host was built is used.
 var tracer = otel.Tracer("github.com/mcphost/mcphost/host")
 
-// Attribute keys: OpenTelemetry's MCP and GenAI conventions where they
-// have one, mcphost.* otherwise.
-const (
-	attrMCPMethod   = attribute.Key("mcp.method.name")
-	attrMCPProtocol = attribute.Key("mcp.protocol.version")
-	attrToolName    = attribute.Key("gen_ai.tool.name")
-	attrOperation   = attribute.Key("gen_ai.operation.name")
-	attrErrorType   = attribute.Key("error.type")
-	attrTransport   = attribute.Key("network.transport")
-	attrServer      = attribute.Key("mcphost.server")
-	attrOrigin      = attribute.Key("mcphost.origin")
-	attrPrincipal   = attribute.Key("mcphost.principal")
-	attrStatus      = attribute.Key("mcphost.call.status")
-	attrCallID      = attribute.Key("mcphost.call.id")
-	attrEffect      = attribute.Key("mcphost.policy.effect")
-	attrRule        = attribute.Key("mcphost.policy.rule")
-	attrEntry       = attribute.Key("mcphost.entry.id")
-	attrClientName  = attribute.Key("mcphost.client.name")
-	attrResourceURI = attribute.Key("mcp.resource.uri")
-)
-
 // startCallSpan starts the span of one call through the pipeline.
 func startCallSpan(ctx context.Context, req *SessionCall) (context.Context, trace.Span) {
 	ctx, span := tracer.Start(ctx, "tools/call "+req.Tool)
@@ -51,14 +30,14 @@ func startCallSpan(ctx context.Context, req *SessionCall) (context.Context, trac
 		return ctx, span // traces are off: no attributes to build
 	}
 	attrs := []attribute.KeyValue{
-		attrMCPMethod.String("tools/call"), attrToolName.String(req.Tool), attrOperation.String("execute_tool"),
-		attrServer.String(req.Server), attrPrincipal.String(req.Principal.Name),
+		upstream.AttrMCPMethod.String("tools/call"), upstream.AttrToolName.String(req.Tool), upstream.AttrOperation.String("execute_tool"),
+		upstream.AttrServer.String(req.Server), upstream.AttrPrincipal.String(req.Principal.Name),
 	}
 	if req.Origin != "" {
-		attrs = append(attrs, attrOrigin.String(req.Origin))
+		attrs = append(attrs, upstream.AttrOrigin.String(req.Origin))
 	}
 	if req.Client.Name != "" {
-		attrs = append(attrs, attrClientName.String(req.Client.Name))
+		attrs = append(attrs, upstream.AttrClientName.String(req.Client.Name))
 	}
 	span.SetAttributes(attrs...)
 	return ctx, span
@@ -72,22 +51,22 @@ func endCallSpan(span trace.Span, out *callOutcome, err error) {
 	}
 	if out != nil && out.entry != nil {
 		e := out.entry
-		span.SetAttributes(attrStatus.String(e.Status), attrCallID.String(e.CallID), attrOrigin.String(e.Origin))
+		span.SetAttributes(upstream.AttrStatus.String(e.Status), upstream.AttrCallID.String(e.CallID), upstream.AttrOrigin.String(e.Origin))
 		if e.ID != "" {
-			span.SetAttributes(attrEntry.String(e.ID))
+			span.SetAttributes(upstream.AttrEntry.String(e.ID))
 		}
 		switch e.Status {
 		case StatusError, StatusCancelled, StatusDenied:
-			span.SetAttributes(attrErrorType.String(e.Status))
+			span.SetAttributes(upstream.AttrErrorType.String(e.Status))
 			span.SetStatus(codes.Error, e.Error)
 		case statusToolError:
-			span.SetAttributes(attrErrorType.String("tool_error"))
+			span.SetAttributes(upstream.AttrErrorType.String("tool_error"))
 			span.SetStatus(codes.Error, "the tool returned an error result")
 		}
 	}
 	if err != nil {
 		span.RecordError(err)
-		span.SetAttributes(attrErrorType.String(fmt.Sprintf("%T", err)))
+		span.SetAttributes(upstream.AttrErrorType.String(fmt.Sprintf("%T", err)))
 		span.SetStatus(codes.Error, err.Error())
 	}
 }
@@ -95,31 +74,4 @@ func endCallSpan(span trace.Span, out *callOutcome, err error) {
 // startStage starts the span of one stage of a call.
 func startStage(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	return tracer.Start(ctx, name, trace.WithAttributes(attrs...))
-}
-
-// startUpstreamSpan starts the client span of the request to the server.
-func (c *serverConn) startUpstreamSpan(ctx context.Context, tool, protocol string) (context.Context, trace.Span) {
-	ctx, span := tracer.Start(ctx, "tools/call "+tool, trace.WithSpanKind(trace.SpanKindClient))
-	if !span.IsRecording() {
-		return ctx, span
-	}
-	transport := "tcp"
-	switch c.cfg.Transport {
-	case config.TransportStdio:
-		transport = "pipe"
-	case config.TransportWasm:
-		transport = "inproc"
-	}
-	span.SetAttributes(attrMCPMethod.String("tools/call"), attrToolName.String(tool), attrServer.String(c.cfg.Name),
-		attrMCPProtocol.String(protocol), attrTransport.String(transport))
-	return ctx, span
-}
-
-// endSpan ends span, marking it failed with err.
-func endSpan(span trace.Span, err error) {
-	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-	}
-	span.End()
 }

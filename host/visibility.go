@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -16,11 +17,11 @@ import (
 // tool count of the tools it may see.
 
 // visible reports whether c may see conn's server and how many of its tools.
-func (g *generation) visible(ctx context.Context, c Caller, conn *serverConn) (bool, int) {
-	_, cat, err := conn.current()
+func (g *generation) visible(ctx context.Context, c Caller, conn *upstream.Conn) (bool, int) {
+	_, cat, err := conn.Current()
 	total := 0
 	if err == nil {
-		total = len(cat.tools)
+		total = len(cat.Tools)
 	}
 	if c.Admin || g.policies == nil {
 		return true, total
@@ -30,7 +31,7 @@ func (g *generation) visible(ctx context.Context, c Caller, conn *serverConn) (b
 	}
 	n := 0
 	l := g.lister(c)
-	for _, t := range cat.tools {
+	for _, t := range cat.Tools {
 		if t != nil && l.tool(ctx, conn, t) {
 			n++
 		}
@@ -40,16 +41,16 @@ func (g *generation) visible(ctx context.Context, c Caller, conn *serverConn) (b
 
 // sees reports whether c may see conn's server: visible, deciding only
 // until the first tool c may see (every operation on a server asks it).
-func (g *generation) sees(ctx context.Context, c Caller, conn *serverConn) bool {
+func (g *generation) sees(ctx context.Context, c Caller, conn *upstream.Conn) bool {
 	if c.Admin || g.policies == nil {
 		return true
 	}
-	_, cat, err := conn.current()
-	if err != nil || len(cat.tools) == 0 {
+	_, cat, err := conn.Current()
+	if err != nil || len(cat.Tools) == 0 {
 		return g.visibleWithoutTools(ctx, c, conn)
 	}
 	l := g.lister(c)
-	for _, t := range cat.tools {
+	for _, t := range cat.Tools {
 		if t != nil && l.tool(ctx, conn, t) {
 			return true
 		}
@@ -59,7 +60,7 @@ func (g *generation) sees(ctx context.Context, c Caller, conn *serverConn) bool 
 
 // visibleWithoutTools decides whether c may see conn while it lists no
 // tools (none, or not ready): the list rules with an empty tool.
-func (g *generation) visibleWithoutTools(ctx context.Context, c Caller, conn *serverConn) bool {
+func (g *generation) visibleWithoutTools(ctx context.Context, c Caller, conn *upstream.Conn) bool {
 	return g.lister(c).tool(ctx, conn, &mcp.Tool{})
 }
 
@@ -79,30 +80,30 @@ func (g *generation) lister(c Caller) *lister {
 }
 
 // shows decides for the input as set up for one item of conn.
-func (l *lister) shows(ctx context.Context, conn *serverConn, op string) bool {
+func (l *lister) shows(ctx context.Context, conn *upstream.Conn, op string) bool {
 	if l.set == nil {
 		return true
 	}
-	l.in.Server, l.in.Era, l.in.Op = conn.cfg.Name, conn.era(), op
+	l.in.Server, l.in.Era, l.in.Op = conn.Cfg.Name, conn.Era(), op
 	return l.set.Decide(ctx, policies.PhaseList, &l.in).Allowed()
 }
 
 // tool reports whether the caller may see tool of conn.
-func (l *lister) tool(ctx context.Context, conn *serverConn, t *mcp.Tool) bool {
+func (l *lister) tool(ctx context.Context, conn *upstream.Conn, t *mcp.Tool) bool {
 	l.in.Tool, l.in.Resource, l.in.Prompt = policies.ToolFromMCP(t), nil, nil
 	return l.shows(ctx, conn, policies.OpListTools)
 }
 
 // resource reports whether the caller may see a resource (or a resource
 // template: uri is the template) of conn.
-func (l *lister) resource(ctx context.Context, conn *serverConn, uri, name, mimeType string) bool {
+func (l *lister) resource(ctx context.Context, conn *upstream.Conn, uri, name, mimeType string) bool {
 	l.in.Tool, l.in.Prompt = policies.Tool{}, nil
 	l.in.Resource = &policies.Resource{URI: uri, Name: name, MIMEType: mimeType}
 	return l.shows(ctx, conn, policies.OpListResources)
 }
 
 // prompt reports whether the caller may see prompt p of conn.
-func (l *lister) prompt(ctx context.Context, conn *serverConn, p *mcp.Prompt) bool {
+func (l *lister) prompt(ctx context.Context, conn *upstream.Conn, p *mcp.Prompt) bool {
 	l.in.Tool, l.in.Resource = policies.Tool{}, nil
 	l.in.Prompt = &policies.Prompt{Name: p.Name, Title: p.Title}
 	return l.shows(ctx, conn, policies.OpListPrompts)
@@ -110,7 +111,7 @@ func (l *lister) prompt(ctx context.Context, conn *serverConn, p *mcp.Prompt) bo
 
 // listInput is what the policies see of c asking something of conn,
 // before what it is about.
-func listInput(c Caller, conn *serverConn) *policies.Input {
+func listInput(c Caller, conn *upstream.Conn) *policies.Input {
 	in := policyInput(c.Principal, conn, nil, c.Origin)
 	in.Client = policies.Client(c.Client)
 	return in
@@ -135,7 +136,7 @@ func (g *generation) statusFor(c Caller, st ServerStatus) (ServerStatus, bool) {
 	if !ok {
 		return ServerStatus{}, false
 	}
-	conn = conn.peek(c.Name)
+	conn = conn.Peek(c.Name)
 	// Event publishing has no request context; a list rule is bounded by
 	// its cost limit.
 	ok, n := g.visible(context.Background(), c, conn)
@@ -152,8 +153,8 @@ func (h *Host) ServersFor(ctx context.Context, c Caller) []ServerStatus {
 	g.startSessions(ctx, c.Name)
 	out := make([]ServerStatus, 0, len(g.conns))
 	for _, conn := range g.conns {
-		conn = conn.peek(c.Name) // a per-principal server: the caller's own session
-		st := conn.snapshot()
+		conn = conn.Peek(c.Name) // a per-principal server: the caller's own session
+		st := conn.Snapshot()
 		if c.Admin {
 			out = append(out, st)
 			continue
@@ -169,17 +170,17 @@ func (h *Host) ServersFor(ctx context.Context, c Caller) []ServerStatus {
 // visibleConn returns the server called name when c may see it; a hidden
 // server is an unknown one (named among the servers c may see). A
 // per-principal server is judged by c's own session's tools.
-func (g *generation) visibleConn(ctx context.Context, c Caller, name string) (*serverConn, error) {
+func (g *generation) visibleConn(ctx context.Context, c Caller, name string) (*upstream.Conn, error) {
 	conn, ok := g.byName[name]
 	if ok {
-		if g.sees(ctx, c, conn.peek(c.Name)) {
+		if g.sees(ctx, c, conn.Peek(c.Name)) {
 			return conn, nil
 		}
 	}
 	var known []string
 	for _, conn := range g.conns {
-		if g.sees(ctx, c, conn.peek(c.Name)) {
-			known = append(known, conn.cfg.Name)
+		if g.sees(ctx, c, conn.Peek(c.Name)) {
+			known = append(known, conn.Cfg.Name)
 		}
 	}
 	return nil, &UnknownServerError{Server: name, Known: known}
@@ -193,7 +194,7 @@ func (h *Host) ServerFor(ctx context.Context, c Caller, name string) (ServerStat
 		return ServerStatus{}, err
 	}
 	// A per-principal server: the caller's own session (started now).
-	st, _ := g.statusFor(c, conn.as(ctx, c.Name).snapshot())
+	st, _ := g.statusFor(c, conn.As(ctx, c.Name).Snapshot())
 	return st, nil
 }
 
@@ -206,9 +207,9 @@ func (h *Host) PromptsFor(ctx context.Context, c Caller, server string) ([]*mcp.
 		return nil, err
 	}
 	l := g.lister(c)
-	out := make([]*mcp.Prompt, 0, len(t.cat.prompts))
-	for _, p := range t.cat.prompts {
-		if p != nil && l.prompt(ctx, t.conn, p) {
+	out := make([]*mcp.Prompt, 0, len(t.Catalog.Prompts))
+	for _, p := range t.Catalog.Prompts {
+		if p != nil && l.prompt(ctx, t.Conn, p) {
 			out = append(out, p)
 		}
 	}
@@ -225,15 +226,15 @@ func (h *Host) ResourcesFor(ctx context.Context, c Caller, server string) ([]*mc
 		return nil, nil, err
 	}
 	l := g.lister(c)
-	rs := make([]*mcp.Resource, 0, len(t.cat.resources))
-	for _, r := range t.cat.resources {
-		if r != nil && l.resource(ctx, t.conn, r.URI, r.Name, r.MIMEType) {
+	rs := make([]*mcp.Resource, 0, len(t.Catalog.Resources))
+	for _, r := range t.Catalog.Resources {
+		if r != nil && l.resource(ctx, t.Conn, r.URI, r.Name, r.MIMEType) {
 			rs = append(rs, r)
 		}
 	}
-	ts := make([]*mcp.ResourceTemplate, 0, len(t.cat.templates))
-	for _, rt := range t.cat.templates {
-		if rt != nil && l.resource(ctx, t.conn, rt.URITemplate, rt.Name, rt.MIMEType) {
+	ts := make([]*mcp.ResourceTemplate, 0, len(t.Catalog.Templates))
+	for _, rt := range t.Catalog.Templates {
+		if rt != nil && l.resource(ctx, t.Conn, rt.URITemplate, rt.Name, rt.MIMEType) {
 			ts = append(ts, rt)
 		}
 	}

@@ -16,7 +16,7 @@ const LogNameMax = 128
 // LogLimiter rate-limits what one server puts into mcphost's log from one
 // source (its stderr, its notifications/message): at most StderrLogBurst
 // records per stderrLogWindow. What it suppresses is counted and reported
-// as one record when the window ends, or at flush. A serverConn owns one
+// as one record when the window ends, or at flush. An upstream.Conn owns one
 // limiter per source for its whole life, so a server cannot renew its
 // budget by crashing and reconnecting, and a count is never lost with a
 // session. Its methods are safe for concurrent use.

@@ -1,4 +1,4 @@
-package host
+package upstream
 
 // Whose a server's log message is.
 //
@@ -51,14 +51,14 @@ import (
 // nobody's at all (a per-client session with no call running: it is its
 // client's, but there is no call to pass it on).
 type logOwner struct {
-	call    *inflightCall
+	call    *Call
 	unowned bool
 }
 
 // readLog routes a log message read off the wire (params, its raw params)
 // to whom owner names at that moment. A message go-sdk could not decode
 // either is dropped.
-func (c *serverConn) readLog(params json.RawMessage, owner func() logOwner) {
+func (c *Conn) readLog(params json.RawMessage, owner func() logOwner) {
 	var p mcp.LoggingMessageParams
 	if json.Unmarshal(params, &p) != nil {
 		return
@@ -71,7 +71,7 @@ func (c *serverConn) readLog(params json.RawMessage, owner func() logOwner) {
 // rate-limited by c.logLimit (a suppressed message is not even rendered),
 // its data cut to stderrLineMax and its level and logger name to
 // logNameMax. Log messages are kept nowhere else.
-func (c *serverConn) logMessage(p *mcp.LoggingMessageParams, owner logOwner) {
+func (c *Conn) logMessage(p *mcp.LoggingMessageParams, owner logOwner) {
 	c.recent.add(LogLine{At: time.Now().UTC(), Level: transport.CutText(string(p.Level), transport.LogNameMax),
 		Logger: transport.CutText(p.Logger, transport.LogNameMax), Data: transport.CutText(transport.RenderLogData(p.Data), transport.StderrLineMax)})
 	if !c.logLimit.Allow() {
@@ -82,19 +82,19 @@ func (c *serverConn) logMessage(p *mcp.LoggingMessageParams, owner logOwner) {
 		"data", transport.CutText(transport.RenderLogData(p.Data), transport.StderrLineMax)}
 	switch {
 	case owner.call != nil:
-		attrs = append(attrs, "principal", owner.call.principal, "tool", owner.call.tool)
-		if owner.call.log != nil {
-			owner.call.log(p)
+		attrs = append(attrs, "principal", owner.call.Principal, "tool", owner.call.Tool)
+		if owner.call.Log != nil {
+			owner.call.Log(p)
 		}
-	case owner.unowned && c.cfg.LogMessages == config.LogMessagesAll && c.opts.logMessage != nil && !c.retired.Load():
-		c.opts.logMessage(c.cfg.Name, c.principal, p)
+	case owner.unowned && c.Cfg.LogMessages == config.LogMessagesAll && c.deps.LogMessage != nil && !c.retired.Load():
+		c.deps.LogMessage(c.Cfg.Name, c.principal, p)
 	}
 	c.logger.Info("server log message", attrs...)
 }
 
 // sharedLogOwner is whose a log message on the shared session is: the only
 // call in flight on it, else no call's.
-func (c *serverConn) sharedLogOwner() logOwner {
+func (c *Conn) sharedLogOwner() logOwner {
 	if call := c.inflight.only(); call != nil {
 		return logOwner{call: call}
 	}
@@ -104,7 +104,7 @@ func (c *serverConn) sharedLogOwner() logOwner {
 // streamLogOwner is whose a log message on an event stream of a
 // Streamable HTTP session is, req being the request that opened the
 // stream: the call that POSTed it, else the session's rule.
-func (c *serverConn) streamLogOwner(req *http.Request) logOwner {
+func (c *Conn) streamLogOwner(req *http.Request) logOwner {
 	if call := streamCall(req); call != nil {
 		return logOwner{call: call}
 	}
@@ -125,7 +125,7 @@ func relayLogOwner(req *http.Request) logOwner {
 }
 
 // streamCall is the call whose POST opened an event stream, or nil.
-func streamCall(req *http.Request) *inflightCall {
+func streamCall(req *http.Request) *Call {
 	if req.Method != http.MethodPost {
 		return nil
 	}
@@ -133,12 +133,12 @@ func streamCall(req *http.Request) *inflightCall {
 }
 
 // callOf is the call a request made with ctx is made for, or nil.
-func callOf(ctx context.Context) *inflightCall {
-	call, _ := ctx.Value(relayCallKey{}).(*inflightCall)
+func callOf(ctx context.Context) *Call {
+	call, _ := ctx.Value(RelayCallKey{}).(*Call)
 	return call
 }
 
 // readRelayMessage is readMessage for the event streams of relay sessions.
-func (c *serverConn) readRelayMessage(req *http.Request, data []byte) {
+func (c *Conn) readRelayMessage(req *http.Request, data []byte) {
 	c.hearEvent(data, func() logOwner { return relayLogOwner(req) })
 }

@@ -1,13 +1,14 @@
-package host
+package upstream
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcphost/mcphost/host/internal/transport"
 	"os/exec"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/host/internal/transport"
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
@@ -104,7 +105,7 @@ type clientUpstream struct {
 type clientCall struct {
 	ctx   context.Context
 	relay *ClientRelay
-	call  *inflightCall // the call's record, whose log messages these are
+	call  *Call // the call's record, whose log messages these are
 }
 
 // count returns how many per-client sessions are open or opening.
@@ -115,14 +116,15 @@ func (p *clientPool) count() int {
 }
 
 // clientSession returns the upstream session of relay's client for one
-// call (inflight, a call of its principal), opening it on the client's
+// call (inflight, a call of its principal, which it marks as made on a
+// per-client session), opening it on the client's
 // first call; release ends the call's use of it. It waits while every
 // session the call could take is busy (joinClientUpstream), and fails
 // when that lasts, when ctx ends, or when the session cannot be opened.
-func (c *serverConn) clientSession(ctx context.Context, relay *ClientRelay, inflight *inflightCall) (cs *mcp.ClientSession, release func(), err error) {
+func (c *Conn) ClientSession(ctx context.Context, relay *ClientRelay, inflight *Call) (cs *mcp.ClientSession, release func(), err error) {
 	p := &c.clients
 	call := &clientCall{ctx: ctx, relay: relay, call: inflight}
-	u, fresh, err := c.joinClientUpstream(ctx, relay.Key, inflight.principal, call)
+	u, fresh, err := c.joinClientUpstream(ctx, relay.Key, inflight.Principal, call)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -146,6 +148,9 @@ func (c *serverConn) clientSession(ctx context.Context, relay *ClientRelay, infl
 		p.mu.Unlock()
 		return nil, nil, u.err
 	}
+	if u.cs != nil {
+		inflight.perClient.Store(true) // messages on the shared session are no longer its
+	}
 	return u.cs, release, nil
 }
 
@@ -157,14 +162,14 @@ func (c *serverConn) clientSession(ctx context.Context, relay *ClientRelay, infl
 // anyone's; with none idle the call waits for one, at most
 // clientSessionWait. It fails when that wait runs out, when ctx ends, and
 // when the server's shared session ended.
-func (c *serverConn) joinClientUpstream(ctx context.Context, key, principal string, call *clientCall) (u *clientUpstream, fresh bool, err error) {
+func (c *Conn) joinClientUpstream(ctx context.Context, key, principal string, call *clientCall) (u *clientUpstream, fresh bool, err error) {
 	p := &c.clients
 	var timeout <-chan time.Time
 	for {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return nil, false, fmt.Errorf("server %s: its session ended", c.cfg.Name)
+			return nil, false, fmt.Errorf("server %s: its session ended", c.Cfg.Name)
 		}
 		if p.m == nil {
 			p.m = map[string]*clientUpstream{}
@@ -257,13 +262,13 @@ func (p *clientPool) roomLocked(principal string, limit, share int) (evict *clie
 
 // busyError is the failure of a call that waited clientSessionWait for a
 // per-client session in vain.
-func (c *serverConn) busyError(principal, full string) error {
+func (c *Conn) busyError(principal, full string) error {
 	why := fmt.Sprintf("all %d of its per-client upstream sessions (max_client_sessions) have a call running", c.maxClientSessions())
 	if full == fullShare {
 		why = fmt.Sprintf("the clients of principal %q hold %d per-client upstream sessions (max_client_sessions_per_principal), each with a call running", principal, c.maxClientSessionsPerPrincipal())
 	}
 	return fmt.Errorf("server %s (session_mode = %q): %s, and none was free within %s; the call did not run (end another call or client, or raise %s)",
-		c.cfg.Name, config.SessionPerClient, why, clientSessionWait, full)
+		c.Cfg.Name, config.SessionPerClient, why, clientSessionWait, full)
 }
 
 // freeLocked wakes the calls that wait for room: a session went idle or
@@ -304,9 +309,9 @@ func (p *clientPool) leave(u *clientUpstream, call *clientCall) {
 
 // maxClientSessions is the server's cap (a block built in code, not
 // loaded, may leave it zero: the default then).
-func (c *serverConn) maxClientSessions() int {
-	if c.cfg.MaxClientSessions > 0 {
-		return c.cfg.MaxClientSessions
+func (c *Conn) maxClientSessions() int {
+	if c.Cfg.MaxClientSessions > 0 {
+		return c.Cfg.MaxClientSessions
 	}
 	return config.DefaultMaxClientSessions
 }
@@ -314,8 +319,8 @@ func (c *serverConn) maxClientSessions() int {
 // maxClientSessionsPerPrincipal is the share of one principal's clients
 // (a block built in code may leave it zero: the default share then), at
 // most the cap.
-func (c *serverConn) maxClientSessionsPerPrincipal() int {
-	share := c.cfg.MaxClientSessionsPerPrincipal
+func (c *Conn) maxClientSessionsPerPrincipal() int {
+	share := c.Cfg.MaxClientSessionsPerPrincipal
 	if share <= 0 {
 		share = config.DefaultClientSessionsPerPrincipal(c.maxClientSessions())
 	}
@@ -427,16 +432,16 @@ func (p *clientPool) closeAll(final bool) {
 // shared session's (negotiate's one connect path), advertising what the
 // client can answer besides the Apps mcphost renders. It fetches no
 // catalog: the shared session keeps that.
-func (c *serverConn) openClientSession(ctx context.Context, u *clientUpstream) {
+func (c *Conn) openClientSession(ctx context.Context, u *clientUpstream) {
 	defer close(u.ready)
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, c.clientOptions(u))
-	dctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.deps.Version}, c.clientOptions(u))
+	dctx, cancel := context.WithTimeout(ctx, c.Cfg.DiscoveryTimeout)
 	defer cancel()
 	spec := negotiate.Spec{
-		Name:             c.cfg.Name,
+		Name:             c.Cfg.Name,
 		Mode:             negotiate.ModeLegacy,
-		Transport:        c.cfg.Transport,
-		DiscoveryTimeout: c.cfg.DiscoveryTimeout,
+		Transport:        c.Cfg.Transport,
+		DiscoveryTimeout: c.Cfg.DiscoveryTimeout,
 		Client:           func() *mcp.Client { return client },
 		Logger:           c.logger,
 		// What the server logs on this session is its client's.
@@ -448,8 +453,8 @@ func (c *serverConn) openClientSession(ctx context.Context, u *clientUpstream) {
 	stderr := c.sessionTransport(&spec, &last)
 	res, err := negotiate.Connect(dctx, spec)
 	if err != nil {
-		err = transport.ContextErr(dctx, ctx, err, "initialize", c.cfg.DiscoveryTimeout)
-		u.err = transport.WithStderr(fmt.Errorf("server %s: opening the client's own upstream session (session_mode = %q): %w", c.cfg.Name, config.SessionPerClient, describeExit(err, last)), stderr)
+		err = transport.ContextErr(dctx, ctx, err, "initialize", c.Cfg.DiscoveryTimeout)
+		u.err = transport.WithStderr(fmt.Errorf("server %s: opening the client's own upstream session (session_mode = %q): %w", c.Cfg.Name, config.SessionPerClient, describeExit(err, last)), stderr)
 		c.logger.Warn("opening a per-client upstream session failed", "err", u.err)
 		return
 	}
@@ -469,7 +474,7 @@ func (c *serverConn) openClientSession(ctx context.Context, u *clientUpstream) {
 }
 
 // watchClientSession forgets u when its session ends.
-func (c *serverConn) watchClientSession(u *clientUpstream) {
+func (c *Conn) watchClientSession(u *clientUpstream) {
 	p := &c.clients
 	_ = u.cs.Wait()
 	transport.KillGroup(u.cmd)
@@ -486,7 +491,7 @@ func (c *serverConn) watchClientSession(u *clientUpstream) {
 // gateway client it is for (the elicitation and sampling it can answer,
 // and mcphost's Apps), with handlers that put the server's requests to
 // that client.
-func (c *serverConn) clientOptions(u *clientUpstream) *mcp.ClientOptions {
+func (c *Conn) clientOptions(u *clientUpstream) *mcp.ClientOptions {
 	p := &c.clients
 	first := func() *ClientRelay {
 		p.mu.Lock()
@@ -549,7 +554,7 @@ func (c *serverConn) clientOptions(u *clientUpstream) *mcp.ClientOptions {
 // others running (it may be for one of them): it ends when the server
 // gives up (hctx), when the client has no call left, or after the
 // server's call_timeout.
-func (c *serverConn) askFor(u *clientUpstream, hctx context.Context) (*clientCall, context.Context, context.CancelFunc, error) {
+func (c *Conn) askFor(u *clientUpstream, hctx context.Context) (*clientCall, context.Context, context.CancelFunc, error) {
 	p := &c.clients
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -558,7 +563,7 @@ func (c *serverConn) askFor(u *clientUpstream, hctx context.Context) (*clientCal
 		return nil, nil, nil, errNoClientRelay
 	}
 	call := u.calls[n-1]
-	bound := c.cfg.CallTimeout
+	bound := c.Cfg.CallTimeout
 	if bound <= 0 {
 		bound = config.DefaultCallTimeout
 	}
@@ -583,20 +588,10 @@ func (c *serverConn) askFor(u *clientUpstream, hctx context.Context) (*clientCal
 // "per_client" whose session is a legacy one (a 2026-07-28 server asks for
 // input inside the call's own answer, input_required, which needs no
 // session of its own).
-func (c *serverConn) perClient(req *SessionCall, cs *mcp.ClientSession) bool {
-	if req.Relay == nil || req.Relay.Key == "" || c.cfg.SessionMode != config.SessionPerClient {
+func (c *Conn) PerClient(relay *ClientRelay, cs *mcp.ClientSession) bool {
+	if relay == nil || relay.Key == "" || c.Cfg.SessionMode != config.SessionPerClient {
 		return false
 	}
 	ir := cs.InitializeResult()
 	return ir != nil && ir.ProtocolVersion < modernProtocolVersion
-}
-
-// ReleaseClient closes the per-client upstream sessions of the gateway
-// client key on every server (the client's gateway session ended).
-func (h *Host) ReleaseClient(key string) {
-	g := h.acquire()
-	defer g.release()
-	for _, c := range g.conns {
-		c.clients.release(key)
-	}
 }

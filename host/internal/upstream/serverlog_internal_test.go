@@ -1,4 +1,4 @@
-package host
+package upstream
 
 import (
 	"context"
@@ -17,12 +17,12 @@ import (
 // logConn is a server connection that can route log messages, and no
 // session: unowned messages reach watched (server and principal) when its
 // log_messages says so.
-func logConn(mode string, watched *[]string) *serverConn {
+func logConn(mode string, watched *[]string) *Conn {
 	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
-	opts := &Options{logMessage: func(server, principal string, p *mcp.LoggingMessageParams) {
+	opts := &Deps{LogMessage: func(server, principal string, p *mcp.LoggingMessageParams) {
 		*watched = append(*watched, server+"/"+principal+": "+p.Data.(string))
 	}}
-	return &serverConn{cfg: config.Server{Name: "srv", LogMessages: mode}, opts: opts, logger: discard,
+	return &Conn{Cfg: config.Server{Name: "srv", LogMessages: mode}, deps: opts, logger: discard,
 		logLimit: transport.NewLogLimiter(discard, "suppressed", "messages")}
 }
 
@@ -35,15 +35,15 @@ func TestLogMessageOwners(t *testing.T) {
 		calls   map[string][]string // what each call heard
 		watched []string
 	}
-	newCall := func(name string, h *heard) *inflightCall {
-		return &inflightCall{principal: name, tool: "t", log: func(p *mcp.LoggingMessageParams) {
+	newCall := func(name string, h *heard) *Call {
+		return &Call{Principal: name, Tool: "t", Log: func(p *mcp.LoggingMessageParams) {
 			h.calls[name] = append(h.calls[name], p.Data.(string))
 		}}
 	}
-	post := func(call *inflightCall) *http.Request {
+	post := func(call *Call) *http.Request {
 		ctx := context.Background()
 		if call != nil {
-			ctx = context.WithValue(ctx, relayCallKey{}, call)
+			ctx = context.WithValue(ctx, RelayCallKey{}, call)
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/mcp", nil)
 		return req
@@ -58,58 +58,58 @@ func TestLogMessageOwners(t *testing.T) {
 		mode      string
 		principal string   // of a per-principal session
 		calls     []string // in flight; "*name" runs on a per-client session
-		read      func(c *serverConn, calls map[string]*inflightCall)
+		read      func(c *Conn, calls map[string]*Call)
 		want      heard
 	}{
 		{name: "shared, one call", calls: []string{"alice"},
-			read: func(c *serverConn, _ map[string]*inflightCall) {
+			read: func(c *Conn, _ map[string]*Call) {
 				c.readNotification(methodLog, msgParams(msg), c.sharedLogOwner)
 			},
 			want: heard{calls: map[string][]string{"alice": {"m"}}}},
 		{name: "shared, two calls", calls: []string{"alice", "carol"},
-			read: func(c *serverConn, _ map[string]*inflightCall) {
+			read: func(c *Conn, _ map[string]*Call) {
 				c.readNotification(methodLog, msgParams(msg), c.sharedLogOwner)
 			},
 			want: heard{calls: map[string][]string{}}},
 		{name: "shared, two calls, all", mode: config.LogMessagesAll, calls: []string{"alice", "carol"},
-			read: func(c *serverConn, _ map[string]*inflightCall) {
+			read: func(c *Conn, _ map[string]*Call) {
 				c.readNotification(methodLog, msgParams(msg), c.sharedLogOwner)
 			},
 			want: heard{calls: map[string][]string{}, watched: []string{"srv/: m"}}},
 		{name: "per-principal session, none, all", mode: config.LogMessagesAll, principal: "carol",
-			read: func(c *serverConn, _ map[string]*inflightCall) {
+			read: func(c *Conn, _ map[string]*Call) {
 				c.readNotification(methodLog, msgParams(msg), c.sharedLogOwner)
 			},
 			want: heard{calls: map[string][]string{}, watched: []string{"srv/carol: m"}}},
 		{name: "shared, one call and one on a per-client session", calls: []string{"alice", "*carol"},
-			read: func(c *serverConn, _ map[string]*inflightCall) {
+			read: func(c *Conn, _ map[string]*Call) {
 				c.readNotification(methodLog, msgParams(msg), c.sharedLogOwner)
 			},
 			want: heard{calls: map[string][]string{"alice": {"m"}}}},
 		{name: "a call's own stream, with others in flight", calls: []string{"alice", "carol"},
-			read: func(c *serverConn, calls map[string]*inflightCall) { c.readMessage(post(calls["carol"]), []byte(msg)) },
+			read: func(c *Conn, calls map[string]*Call) { c.readMessage(post(calls["carol"]), []byte(msg)) },
 			want: heard{calls: map[string][]string{"carol": {"m"}}}},
 		{name: "a GET stream, one call", calls: []string{"alice"},
-			read: func(c *serverConn, _ map[string]*inflightCall) { c.readMessage(get(), []byte(msg)) },
+			read: func(c *Conn, _ map[string]*Call) { c.readMessage(get(), []byte(msg)) },
 			want: heard{calls: map[string][]string{"alice": {"m"}}}},
 		{name: "a relayed call's stream", mode: config.LogMessagesAll, calls: []string{"alice", "carol"},
-			read: func(c *serverConn, calls map[string]*inflightCall) {
+			read: func(c *Conn, calls map[string]*Call) {
 				c.readRelayMessage(post(calls["alice"]), []byte(msg))
 			},
 			want: heard{calls: map[string][]string{"alice": {"m"}}}},
 		{name: "a relay session's own stream, one call", calls: []string{"alice"},
-			read: func(c *serverConn, _ map[string]*inflightCall) { c.readRelayMessage(get(), []byte(msg)) },
+			read: func(c *Conn, _ map[string]*Call) { c.readRelayMessage(get(), []byte(msg)) },
 			want: heard{calls: map[string][]string{}}},
 		{name: "a relay session's own stream, all", mode: config.LogMessagesAll, calls: []string{"alice"},
-			read: func(c *serverConn, _ map[string]*inflightCall) { c.readRelayMessage(get(), []byte(msg)) },
+			read: func(c *Conn, _ map[string]*Call) { c.readRelayMessage(get(), []byte(msg)) },
 			want: heard{calls: map[string][]string{}, watched: []string{"srv/: m"}}},
 		{name: "not a log message", calls: []string{"alice"},
-			read: func(c *serverConn, _ map[string]*inflightCall) {
+			read: func(c *Conn, _ map[string]*Call) {
 				c.readMessage(get(), []byte(`{"jsonrpc":"2.0","id":1,"result":{"text":"notifications/message"}}`))
 			},
 			want: heard{calls: map[string][]string{}}},
 		{name: "params that do not decode", calls: []string{"alice"},
-			read: func(c *serverConn, _ map[string]*inflightCall) {
+			read: func(c *Conn, _ map[string]*Call) {
 				c.readMessage(get(), []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":7}}`))
 			},
 			want: heard{calls: map[string][]string{}}},
@@ -119,7 +119,7 @@ func TestLogMessageOwners(t *testing.T) {
 			got := heard{calls: map[string][]string{}}
 			c := logConn(tc.mode, &got.watched)
 			c.principal = tc.principal
-			calls := map[string]*inflightCall{}
+			calls := map[string]*Call{}
 			for _, name := range tc.calls {
 				perClient := name[0] == '*'
 				if perClient {

@@ -1,4 +1,4 @@
-package host
+package upstream
 
 // Progress that arrives just before a result.
 //
@@ -58,7 +58,7 @@ type progressWatch struct {
 // watchProgress registers a new token for a call whose reports go to
 // deliver; stop unregisters it after waiting (up to progressDrainMax, or
 // until ctx ends) for the reports already read to be delivered.
-func (c *serverConn) watchProgress(deliver func(Progress)) (token string, stop func(ctx context.Context)) {
+func (c *Conn) watchProgress(deliver func(Progress)) (token string, stop func(ctx context.Context)) {
 	token = "mcphost-" + strconv.FormatUint(c.progressSeq.Add(1), 10)
 	w := &progressWatch{deliver: deliver, kick: make(chan struct{}, 1)}
 	c.progress.Store(token, w)
@@ -86,7 +86,7 @@ func (c *serverConn) watchProgress(deliver func(Progress)) (token string, stop f
 	}
 }
 
-// progressKey is the key of a progress token in serverConn.progress: a
+// progressKey is the key of a progress token in Conn.progress: a
 // string as it is, a number in its shortest form.
 func progressKey(tok any) (string, bool) {
 	switch t := tok.(type) {
@@ -108,7 +108,7 @@ type progressParams struct {
 // raw params): a progress notification is counted for the call whose token
 // it names, if any; a log message is routed to whom owner names
 // (serverlog.go).
-func (c *serverConn) readNotification(method string, params json.RawMessage, owner func() logOwner) {
+func (c *Conn) readNotification(method string, params json.RawMessage, owner func() logOwner) {
 	switch method {
 	case methodProgress:
 		var p progressParams
@@ -123,14 +123,14 @@ func (c *serverConn) readNotification(method string, params json.RawMessage, own
 // readMessage hears data, one JSON-RPC message of an event stream of
 // the server's that req opened (serverlog.go says whose its log messages
 // are).
-func (c *serverConn) readMessage(req *http.Request, data []byte) {
+func (c *Conn) readMessage(req *http.Request, data []byte) {
 	c.hearEvent(data, func() logOwner { return c.streamLogOwner(req) })
 }
 
 // hearEvent passes data, one JSON-RPC message of an event stream, to
 // readNotification if it is a progress notification or a log message.
 // Most messages are neither; they are not decoded.
-func (c *serverConn) hearEvent(data []byte, owner func() logOwner) {
+func (c *Conn) hearEvent(data []byte, owner func() logOwner) {
 	if !bytes.Contains(data, []byte(methodProgress)) && !bytes.Contains(data, []byte(methodLog)) {
 		return
 	}
@@ -144,7 +144,7 @@ func (c *serverConn) hearEvent(data []byte, owner func() logOwner) {
 }
 
 // countProgress counts one report read for the call with token tok.
-func (c *serverConn) countProgress(tok any) {
+func (c *Conn) countProgress(tok any) {
 	key, ok := progressKey(tok)
 	if !ok {
 		return

@@ -1,4 +1,4 @@
-package host
+package upstream
 
 import (
 	"testing"
@@ -24,7 +24,7 @@ func FuzzProgressMessage(f *testing.F) {
 		_, stop := c.watchProgress(func(Progress) {})
 		heard := 0
 		owner := func() logOwner {
-			return logOwner{call: &inflightCall{log: func(*mcp.LoggingMessageParams) { heard++ }}}
+			return logOwner{call: &Call{Log: func(*mcp.LoggingMessageParams) { heard++ }}}
 		}
 		c.hearEvent(data, owner)
 		c.readNotification(methodProgress, data, owner)

@@ -1,4 +1,4 @@
-package host
+package upstream
 
 import (
 	"context"
@@ -26,18 +26,18 @@ const undeclaredListTimeout = 2 * time.Second
 
 // catalog is everything a server offers, fetched whole after each connect and
 // after a list_changed notification. Its lists are immutable once built; only the schema cache fills in.
-type catalog struct {
+type Catalog struct {
 	schemaMu sync.Mutex
 	schemas  map[string]*jsonschema.Resolved // compiled input schemas, filled lazily
 	outputs  map[string]*jsonschema.Resolved // compiled output schemas, filled lazily
 
-	tools     []*mcp.Tool
-	toolIndex map[string]*mcp.Tool
-	rejected  []RejectedTool // tools the server listed that tools and toolIndex leave out
-	unchecked []RejectedTool // tools whose input schema does not compile, with the reason
-	prompts   []*mcp.Prompt
-	resources []*mcp.Resource
-	templates []*mcp.ResourceTemplate
+	Tools     []*mcp.Tool
+	ToolIndex map[string]*mcp.Tool
+	Rejected  []RejectedTool // tools the server listed that tools and toolIndex leave out
+	Unchecked []RejectedTool // tools whose input schema does not compile, with the reason
+	Prompts   []*mcp.Prompt
+	Resources []*mcp.Resource
+	Templates []*mcp.ResourceTemplate
 }
 
 // isMethodNotFound reports whether err is a JSON-RPC "method not found"
@@ -49,12 +49,12 @@ func isMethodNotFound(err error) bool {
 
 // fetchCatalog lists tools, prompts, resources and resource templates, each
 // only when the server declares the capability.
-func fetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*catalog, error) {
+func FetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*Catalog, error) {
 	caps := &mcp.ServerCapabilities{}
 	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil {
 		caps = ir.Capabilities
 	}
-	cat := &catalog{toolIndex: map[string]*mcp.Tool{}}
+	cat := &Catalog{ToolIndex: map[string]*mcp.Tool{}}
 	if caps.Tools != nil {
 		if err := cat.fetchTools(ctx, cs, lc); err != nil {
 			return nil, err
@@ -96,7 +96,7 @@ func fetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*c
 // into cat: as the memo has them when the list is the one admitted last,
 // else checking their names and compiling their schemas, with a warning
 // for each tool left out or left unchecked.
-func (cat *catalog) fetchTools(ctx context.Context, cs *mcp.ClientSession, lc *listCache) error {
+func (cat *Catalog) fetchTools(ctx context.Context, cs *mcp.ClientSession, lc *listCache) error {
 	listed, err := cachedList(ctx, lc, "tools/list", func(ctx context.Context, cursor string) ([]*mcp.Tool, string, cache.Meta, error) {
 		r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
@@ -108,18 +108,18 @@ func (cat *catalog) fetchTools(ctx context.Context, cs *mcp.ClientSession, lc *l
 		return err
 	}
 	if m := lc.toolsFrom(listed); m != nil {
-		cat.tools, cat.toolIndex, cat.rejected, cat.unchecked, cat.schemas = m.tools, m.toolIndex, m.rejected, m.unchecked, m.schemas
+		cat.Tools, cat.ToolIndex, cat.Rejected, cat.Unchecked, cat.schemas = m.tools, m.toolIndex, m.rejected, m.unchecked, m.schemas
 		return nil
 	}
-	cat.tools, cat.rejected = admitTools(listed)
-	for _, t := range cat.tools {
-		cat.toolIndex[t.Name] = t
+	cat.Tools, cat.Rejected = admitTools(listed)
+	for _, t := range cat.Tools {
+		cat.ToolIndex[t.Name] = t
 	}
-	for _, r := range cat.rejected {
+	for _, r := range cat.Rejected {
 		lc.log().Warn("tool left out of the catalog", "tool", r.Name, "reason", r.Reason)
 	}
-	cat.compileSchemas()
-	for _, u := range cat.unchecked {
+	cat.CompileSchemas()
+	for _, u := range cat.Unchecked {
 		lc.log().Warn("tool input schema does not compile; its arguments are not checked", "tool", u.Name, "reason", u.Reason)
 	}
 	lc.remember(listed, cat)
@@ -129,9 +129,9 @@ func (cat *catalog) fetchTools(ctx context.Context, cs *mcp.ClientSession, lc *l
 // fetchPrompts lists the server's prompts into cat. The error is one to
 // fail the catalog with: none when the server did not declare prompts
 // (a legacy session asked anyway) or answered -32601.
-func (cat *catalog) fetchPrompts(ctx context.Context, cs *mcp.ClientSession, lc *listCache, declared bool) error {
+func (cat *Catalog) fetchPrompts(ctx context.Context, cs *mcp.ClientSession, lc *listCache, declared bool) error {
 	var err error
-	cat.prompts, err = cachedList(ctx, lc, "prompts/list", func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, cache.Meta, error) {
+	cat.Prompts, err = cachedList(ctx, lc, "prompts/list", func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, cache.Meta, error) {
 		r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", cache.Meta{}, err
@@ -147,9 +147,9 @@ func (cat *catalog) fetchPrompts(ctx context.Context, cs *mcp.ClientSession, lc 
 // fetchResources lists the server's resources, then its resource
 // templates, into cat. The error is one to fail the catalog with, as in
 // fetchPrompts.
-func (cat *catalog) fetchResources(ctx context.Context, cs *mcp.ClientSession, lc *listCache, declared bool) error {
+func (cat *Catalog) fetchResources(ctx context.Context, cs *mcp.ClientSession, lc *listCache, declared bool) error {
 	var err error
-	cat.resources, err = cachedList(ctx, lc, "resources/list", func(ctx context.Context, cursor string) ([]*mcp.Resource, string, cache.Meta, error) {
+	cat.Resources, err = cachedList(ctx, lc, "resources/list", func(ctx context.Context, cursor string) ([]*mcp.Resource, string, cache.Meta, error) {
 		r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", cache.Meta{}, err
@@ -159,7 +159,7 @@ func (cat *catalog) fetchResources(ctx context.Context, cs *mcp.ClientSession, l
 	if err != nil && declared && !isMethodNotFound(err) {
 		return err
 	}
-	cat.templates, err = cachedList(ctx, lc, "resources/templates/list", func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, cache.Meta, error) {
+	cat.Templates, err = cachedList(ctx, lc, "resources/templates/list", func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, cache.Meta, error) {
 		r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", cache.Meta{}, err
@@ -282,11 +282,11 @@ func (lc *listCache) toolsFrom(listed []*mcp.Tool) *toolsMemo {
 }
 
 // remember keeps the tool part of cat, built from listed.
-func (lc *listCache) remember(listed []*mcp.Tool, cat *catalog) {
+func (lc *listCache) remember(listed []*mcp.Tool, cat *Catalog) {
 	if lc == nil || len(listed) == 0 {
 		return
 	}
-	m := &toolsMemo{src: listed, tools: cat.tools, toolIndex: cat.toolIndex, rejected: cat.rejected, unchecked: cat.unchecked, schemas: cat.schemas}
+	m := &toolsMemo{src: listed, tools: cat.Tools, toolIndex: cat.ToolIndex, rejected: cat.Rejected, unchecked: cat.Unchecked, schemas: cat.schemas}
 	lc.memoMu.Lock()
 	lc.memo = m
 	lc.memoMu.Unlock()
@@ -334,7 +334,7 @@ func cachedList[T any](ctx context.Context, lc *listCache, method string, page f
 	return v.([]T), nil
 }
 
-func sortedCopy(s []string) []string {
+func SortedCopy(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
@@ -343,7 +343,7 @@ func sortedCopy(s []string) []string {
 // outputValidator returns a check of structuredContent against the tool's
 // output schema, for the result plugins' output; nil when the tool has no
 // output schema or it cannot be compiled.
-func (cat *catalog) outputValidator(tool *mcp.Tool) func(any) error {
+func (cat *Catalog) OutputValidator(tool *mcp.Tool) func(any) error {
 	if tool.OutputSchema == nil {
 		return nil
 	}

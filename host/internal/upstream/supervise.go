@@ -1,4 +1,4 @@
-package host
+package upstream
 
 // The supervisor loop of one server (run, in conn.go): connect, serve,
 // and after a failure wait, longer after each failure in a row.
@@ -30,7 +30,7 @@ const (
 // supervision is the state of one server's supervisor loop: how many
 // failed attempts in a row, and the log of its failures.
 type supervision struct {
-	c        *serverConn
+	c        *Conn
 	attempt  int
 	failures failureLog
 }
@@ -43,7 +43,7 @@ func (s *supervision) once(ctx context.Context) next {
 	case <-c.restart:
 	default:
 	}
-	c.setState(StateConnecting, func(st *ServerStatus) { st.NextAttempt = time.Time{} })
+	c.SetState(StateConnecting, func(st *ServerStatus) { st.NextAttempt = time.Time{} })
 	start := time.Now()
 	c.forgetAuthFailure()
 	sess, cmd, stderr, err := c.connect(ctx)
@@ -51,8 +51,8 @@ func (s *supervision) once(ctx context.Context) next {
 		return s.failedToStart(ctx, err, start)
 	}
 	upSince := time.Now()
-	c.settle()
-	return s.ended(ctx, c.serve(ctx, sess, cmd, stderr), upSince)
+	c.Settle()
+	return s.ended(ctx, c.Serve(ctx, sess, cmd, stderr), upSince)
 }
 
 // failedToStart decides what follows a connection that failed: a sign-in
@@ -64,13 +64,13 @@ func (s *supervision) failedToStart(ctx context.Context, err error, start time.T
 	}
 	if state, ok := authState(err); ok {
 		c.logger.Info("server waits for a sign-in", "state", state, "err", err)
-		c.setState(state, func(st *ServerStatus) { st.LastError = err.Error(); st.NextAttempt = time.Time{} })
-		c.settle()
+		c.SetState(state, func(st *ServerStatus) { st.LastError = err.Error(); st.NextAttempt = time.Time{} })
+		c.Settle()
 		return s.waitAuth(ctx)
 	}
 	s.failures.failed("server failed to start", err, "duration", time.Since(start).Round(time.Millisecond))
-	c.setState(StateFailed, func(st *ServerStatus) { st.LastError = err.Error() })
-	c.settle()
+	c.SetState(StateFailed, func(st *ServerStatus) { st.LastError = err.Error() })
+	c.Settle()
 	return nextBackoff
 }
 
@@ -93,11 +93,11 @@ func (s *supervision) ended(ctx context.Context, err error, upSince time.Time) n
 	}
 	if state, ok := authState(err); ok {
 		c.logger.Info("server session ended for a sign-in", "state", state, "err", err)
-		c.setState(state, func(st *ServerStatus) { st.LastError = err.Error(); st.NextAttempt = time.Time{} })
+		c.SetState(state, func(st *ServerStatus) { st.LastError = err.Error(); st.NextAttempt = time.Time{} })
 		return s.waitAuth(ctx)
 	}
 	s.failures.failed("server stopped unexpectedly", err)
-	c.setState(StateFailed, func(st *ServerStatus) { st.LastError = err.Error() })
+	c.SetState(StateFailed, func(st *ServerStatus) { st.LastError = err.Error() })
 	if time.Since(upSince) >= stableAfter {
 		s.reset()
 	}
@@ -122,10 +122,10 @@ func (s *supervision) reset() {
 // row; past max_restarts it gives up until a restart is asked for.
 func (s *supervision) backoff(ctx context.Context) next {
 	c := s.c
-	if c.cfg.MaxRestarts > 0 && s.attempt >= c.cfg.MaxRestarts {
+	if c.Cfg.MaxRestarts > 0 && s.attempt >= c.Cfg.MaxRestarts {
 		return s.gaveUp(ctx)
 	}
-	delay := backoff(s.attempt, c.opts.BackoffMin, c.backoffMax())
+	delay := backoff(s.attempt, c.deps.BackoffMin, c.backoffMax())
 	s.attempt++
 	c.mu.Lock()
 	c.status.NextAttempt = time.Now().Add(delay)
@@ -152,8 +152,8 @@ func (s *supervision) backoff(ctx context.Context) next {
 // restart is asked for.
 func (s *supervision) gaveUp(ctx context.Context) next {
 	c := s.c
-	c.logger.Error("server failed too often; it stays failed until the daemon restarts or its block changes", "restarts", s.attempt, "max_restarts", c.cfg.MaxRestarts)
-	c.setState(StateFailed, func(st *ServerStatus) {
+	c.logger.Error("server failed too often; it stays failed until the daemon restarts or its block changes", "restarts", s.attempt, "max_restarts", c.Cfg.MaxRestarts)
+	c.SetState(StateFailed, func(st *ServerStatus) {
 		st.NextAttempt = time.Time{}
 		st.LastError = fmt.Sprintf("%s (gave up after %d restarts: max_restarts)", st.LastError, s.attempt)
 	})
@@ -168,7 +168,7 @@ func (s *supervision) gaveUp(ctx context.Context) next {
 }
 
 // countRestart counts one restart in the server's status.
-func (c *serverConn) countRestart() {
+func (c *Conn) countRestart() {
 	c.mu.Lock()
 	c.status.Restarts++
 	c.mu.Unlock()
@@ -179,15 +179,15 @@ func (c *serverConn) countRestart() {
 // failing together do not retry in lockstep.
 // backoffMax is the longest wait between restarts: the server block's
 // restart_backoff_max, capped by Options.BackoffMax when that is set.
-func (c *serverConn) backoffMax() time.Duration {
-	d := c.cfg.RestartBackoffMax
+func (c *Conn) backoffMax() time.Duration {
+	d := c.Cfg.RestartBackoffMax
 	if d <= 0 {
 		d = config.DefaultRestartBackoffMax
 	}
-	if c.opts.BackoffMax > 0 {
-		d = min(d, c.opts.BackoffMax)
+	if c.deps.BackoffMax > 0 {
+		d = min(d, c.deps.BackoffMax)
 	}
-	return max(d, c.opts.BackoffMin)
+	return max(d, c.deps.BackoffMin)
 }
 
 // failureLog logs a server's failures without repeating itself: the first

@@ -1,4 +1,4 @@
-package host
+package upstream
 
 import (
 	"context"
@@ -20,8 +20,8 @@ import (
 // server: a 2025-11-25 Streamable HTTP session, pinned, through the
 // node's signed client. It fails when that replica is gone from the
 // directory or cannot be read.
-func (c *serverConn) relaySpec(ctx context.Context, spec *negotiate.Spec, on string) error {
-	node := c.opts.Cluster
+func (c *Conn) relaySpec(ctx context.Context, spec *negotiate.Spec, on string) error {
+	node := c.deps.Cluster
 	rep, ok, err := node.Lookup(ctx, on)
 	switch {
 	case err != nil:
@@ -31,7 +31,7 @@ func (c *serverConn) relaySpec(ctx context.Context, spec *negotiate.Spec, on str
 	}
 	spec.Mode = negotiate.ModeLegacy
 	spec.Transport = config.TransportStreamableHTTP
-	spec.URL = strings.TrimSuffix(rep.Addr, "/") + RelayPath + url.PathEscape(c.cfg.Name)
+	spec.URL = strings.TrimSuffix(rep.Addr, "/") + RelayPath + url.PathEscape(c.Cfg.Name)
 	spec.HTTPClient = c.relayClient(on)
 	spec.Cache, spec.CacheKey = nil, ""
 	spec.WrapTransport = nil // the relay is a replica's go-sdk server
@@ -42,13 +42,13 @@ func (c *serverConn) relaySpec(ctx context.Context, spec *negotiate.Spec, on str
 // overall timeout (event streams), each request signed for on, and the
 // answers checked and progress counted as for any remote server. The
 // clients of every holder share one transport (relayc's).
-func (c *serverConn) relayClient(on string) *http.Client {
+func (c *Conn) relayClient(on string) *http.Client {
 	c.relayOnce.Do(func() {
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		base.Proxy = nil // replicas talk directly
 		c.relayc = &http.Client{Transport: transport.AnswerCheck{Base: base, OnMessage: c.readRelayMessage}}
 	})
-	return &http.Client{Transport: hopSigner{base: c.relayc.Transport, node: c.opts.Cluster, to: on}}
+	return &http.Client{Transport: hopSigner{base: c.relayc.Transport, node: c.deps.Cluster, to: on}}
 }
 
 // hopSigner signs every request of a relay session for the holder to,
@@ -70,40 +70,40 @@ func (s hopSigner) RoundTrip(r *http.Request) (*http.Response, error) {
 
 type relayPrincipalKey struct{}
 
-// relayAs returns ctx for requests made for principal: on a relay session
+// RelayAs returns ctx for requests made for principal: on a relay session
 // they carry it to the holder, signed. The pipeline's calls carry theirs
-// already (relayCallKey); the gateway's reads, prompts and completions,
-// and an App's reads, name it with relayAs.
-func relayAs(ctx context.Context, principal string) context.Context {
+// already (RelayCallKey); the gateway's reads, prompts and completions,
+// and an App's reads, name it with RelayAs.
+func RelayAs(ctx context.Context, principal string) context.Context {
 	return context.WithValue(ctx, relayPrincipalKey{}, principal)
 }
 
 // relayPrincipal is the principal a request made with ctx is for: its
-// call's, else the one relayAs named, else none.
+// call's, else the one RelayAs named, else none.
 func relayPrincipal(ctx context.Context) string {
-	if call, ok := ctx.Value(relayCallKey{}).(*inflightCall); ok {
-		return call.principal
+	if call, ok := ctx.Value(RelayCallKey{}).(*Call); ok {
+		return call.Principal
 	}
 	p, _ := ctx.Value(relayPrincipalKey{}).(string)
 	return p
 }
 
-// relayCallKey carries a call's inflight record down to the requests made
-// for it: callTool names it on a relayed tools/call (metaRelayCall), and a
+// RelayCallKey carries a call's inflight record down to the requests made
+// for it: callTool names it on a relayed tools/call (MetaRelayCall), and a
 // log message on the event stream of its POST is the call's (callOf,
 // serverlog.go).
-type relayCallKey struct{}
+type RelayCallKey struct{}
 
 // relayMeta adds to a tools/call's _meta what the holder needs of a
 // relayed call (its call), when cs is a relay session.
-func (c *serverConn) relayMeta(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta) mcp.Meta {
+func (c *Conn) relayMeta(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta) mcp.Meta {
 	if c.place == nil {
 		return meta
 	}
 	c.mu.Lock()
 	relayed := c.session == cs && !c.sessionRole.holder
 	c.mu.Unlock()
-	call, ok := ctx.Value(relayCallKey{}).(*inflightCall)
+	call, ok := ctx.Value(RelayCallKey{}).(*Call)
 	if !relayed || !ok {
 		return meta
 	}
@@ -111,17 +111,17 @@ func (c *serverConn) relayMeta(ctx context.Context, cs *mcp.ClientSession, meta 
 	if out == nil {
 		out = mcp.Meta{}
 	}
-	out[metaRelayCall] = strconv.FormatUint(call.seq, 10)
+	out[MetaRelayCall] = strconv.FormatUint(call.seq, 10)
 	return out
 }
 
-// relayedCall returns the call a relayed elicitation names (metaRelayCall)
+// relayedCall returns the call a relayed elicitation names (MetaRelayCall)
 // on a replica that relays this server; nil when it names none.
-func (c *serverConn) relayedCall(p *mcp.ElicitParams) *inflightCall {
+func (c *Conn) relayedCall(p *mcp.ElicitParams) *Call {
 	if c.place == nil || p == nil {
 		return nil
 	}
-	s, _ := p.Meta[metaRelayCall].(string)
+	s, _ := p.Meta[MetaRelayCall].(string)
 	seq, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		return nil
@@ -132,7 +132,7 @@ func (c *serverConn) relayedCall(p *mcp.ElicitParams) *inflightCall {
 // relayStatus fills in the status of a session on the relay: the era of
 // the holder's own session and where the server runs.
 func relayStatus(s *ServerStatus, ir *mcp.InitializeResult, on string) {
-	if era, _ := ir.Meta[metaRelayEra].(string); era != "" {
+	if era, _ := ir.Meta[MetaRelayEra].(string); era != "" {
 		s.Era = era
 	}
 	s.Evidence = "relayed: the singleton server runs on replica " + on

@@ -1,4 +1,4 @@
-package host
+package upstream
 
 import (
 	"context"
@@ -48,24 +48,24 @@ func TestCatalogReusesACachedToolsList(t *testing.T) {
 	lc := &listCache{c: cache.New(cache.Options{}), server: "fx"}
 
 	same := func(a, b any) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
-	first, err := fetchCatalog(t.Context(), cs, lc)
+	first, err := FetchCatalog(t.Context(), cs, lc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first.tools) == 0 || len(first.schemas) != len(first.tools) {
-		t.Fatalf("first catalog: %d tools, %d schemas", len(first.tools), len(first.schemas))
+	if len(first.Tools) == 0 || len(first.schemas) != len(first.Tools) {
+		t.Fatalf("first catalog: %d tools, %d schemas", len(first.Tools), len(first.schemas))
 	}
-	second, err := fetchCatalog(t.Context(), cs, lc)
+	second, err := FetchCatalog(t.Context(), cs, lc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := lists.Load(); n != 1 {
 		t.Fatalf("%d tools/list requests reached the server, want 1 (the second from the cache)", n)
 	}
-	if !same(first.schemas, second.schemas) || !same(first.toolIndex, second.toolIndex) || !same(first.tools, second.tools) {
+	if !same(first.schemas, second.schemas) || !same(first.ToolIndex, second.ToolIndex) || !same(first.Tools, second.Tools) {
 		t.Error("a refresh from the cache admitted the tools and compiled their schemas again")
 	}
-	if second.schema(second.toolIndex["echo"]) == nil {
+	if second.Schema(second.ToolIndex["echo"]) == nil {
 		t.Error("the reused catalog has no compiled schema for echo")
 	}
 

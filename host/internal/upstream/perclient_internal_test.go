@@ -1,4 +1,4 @@
-package host
+package upstream
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 // was: take the shared session, where its questions go unasked).
 func TestClientPoolShares(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &serverConn{cfg: config.Server{Name: "srv", MaxClientSessions: 3, MaxClientSessionsPerPrincipal: 2},
+		c := &Conn{Cfg: config.Server{Name: "srv", MaxClientSessions: 3, MaxClientSessionsPerPrincipal: 2},
 			logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		p := &c.clients
 		type joined struct {
@@ -34,7 +34,7 @@ func TestClientPoolShares(t *testing.T) {
 		// join makes a call of principal's client key; a new session is
 		// opened at once (with no session: nothing here talks to it).
 		join := func(key, principal string) (joined, error) {
-			call := &clientCall{call: &inflightCall{principal: principal}}
+			call := &clientCall{call: &Call{Principal: principal}}
 			u, fresh, err := c.joinClientUpstream(t.Context(), key, principal, call)
 			if err != nil {
 				return joined{}, err

@@ -1,4 +1,4 @@
-package host
+package upstream
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // state: a stdio process, a session-bound remote server). When replicas
 // share a PostgreSQL store, one of them runs the server: the holder of the
 // advisory lock "server:NAME" (store.TryLead). Every other replica
-// connects its serverConn, instead of to the server, to the holder's
+// connects its Conn, instead of to the server, to the holder's
 // relay (RelayPath + NAME): a 2025-11-25 Streamable HTTP session whose
 // requests the holder passes to its own session of the server. Everything
 // above the connection stays the same on every replica: the pipeline
@@ -25,7 +25,7 @@ import (
 // every request is signed anew by the calling replica, for the holder,
 // over its method, path and body, within cluster.HopWindow, once; a call,
 // read, prompt or completion also names, signed, the principal it is made
-// for (relayAs, hopSigner). The holder refuses one that names nobody and
+// for (RelayAs, hopSigner). The holder refuses one that names nobody and
 // adds a record of each to the audit log (phase "relay": who, from which
 // replica, what). So only a replica that ran its pipeline can reach the
 // holder's session, and a captured request opens nothing.
@@ -57,16 +57,16 @@ const singletonRetry = 2 * time.Second
 
 // Metadata on the relay, between replicas only.
 const (
-	// metaRelayCall names the calling replica's call (its inflight
+	// MetaRelayCall names the calling replica's call (its inflight
 	// sequence number) on a relayed tools/call and on the elicitation the
 	// holder relays back for it. (The call's principal travels in the
 	// signed hop, cluster.HeaderHopPrincipal.)
-	metaRelayCall = "mcphost.dev/relay-call"
-	// metaRelayEra and metaRelayReplica tell the calling replica, in the
+	MetaRelayCall = "mcphost.dev/relay-call"
+	// MetaRelayEra and MetaRelayReplica tell the calling replica, in the
 	// relay's initialize result, the era of the holder's session and the
 	// holder's id.
-	metaRelayEra     = "mcphost.dev/era"
-	metaRelayReplica = "mcphost.dev/replica"
+	MetaRelayEra     = "mcphost.dev/era"
+	MetaRelayReplica = "mcphost.dev/replica"
 )
 
 // role is where a singleton server runs, as this replica sees it.
@@ -77,7 +77,7 @@ type role struct {
 	on     string
 }
 
-// placement is a singleton serverConn's view of who runs it.
+// placement is a singleton Conn's view of who runs it.
 type placement struct {
 	job   string // the lock's name
 	self  string
@@ -124,7 +124,7 @@ func (p *placement) set(r role) {
 
 // placeChanged is the channel a singleton's supervisor hears placement
 // changes on; nil (never ready) for every other server.
-func (c *serverConn) placeChanged() <-chan struct{} {
+func (c *Conn) placeChanged() <-chan struct{} {
 	if c.place == nil {
 		return nil
 	}
@@ -134,8 +134,8 @@ func (c *serverConn) placeChanged() <-chan struct{} {
 // singleton reports whether the server runs on one replica of a cluster:
 // placement = "singleton" on a host whose store is shared and that knows
 // its cluster node. Anywhere else the server runs here, as any other.
-func singleton(s *config.Server, opts *Options) bool {
-	return s.Placement == config.PlacementSingleton && opts.Cluster.Clustered() && opts.Store != nil && opts.Store.Shared()
+func singleton(s *config.Server, deps *Deps) bool {
+	return s.Placement == config.PlacementSingleton && deps.Cluster.Clustered() && deps.Store != nil && deps.Store.Shared()
 }
 
 // runPlacement keeps c.place true until ctx ends: it tries to take the
@@ -144,8 +144,8 @@ func singleton(s *config.Server, opts *Options) bool {
 // this replica's session of the server (serve hears the change) before
 // the lock is tried again. On return the lock is released: the caller
 // ends ctx only after the supervisor has stopped the server.
-func (c *serverConn) runPlacement(ctx context.Context) {
-	p, st := c.place, c.opts.Store
+func (c *Conn) runPlacement(ctx context.Context) {
+	p, st := c.place, c.deps.Store
 	t := time.NewTimer(0)
 	defer t.Stop()
 	var unsure failureLog
@@ -203,7 +203,7 @@ func (c *serverConn) runPlacement(ctx context.Context) {
 
 // awaitRole returns where the server runs once that is known, or an error
 // when ctx ends first.
-func (c *serverConn) awaitRole(ctx context.Context) (role, error) {
+func (c *Conn) awaitRole(ctx context.Context) (role, error) {
 	for {
 		r, moved := c.place.watch()
 		if r.holder || r.on != "" {

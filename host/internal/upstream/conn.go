@@ -1,4 +1,4 @@
-package host
+package upstream
 
 import (
 	"context"
@@ -17,22 +17,21 @@ import (
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/internal/transport"
-	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/negotiate"
 	"github.com/mcphost/mcphost/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// serverConn supervises one configured server: it connects, fetches the
+// Conn supervises one configured server: it connects, fetches the
 // catalog, watches the session, and reconnects with backoff when restarts
 // are on. All mutable state is behind mu; sessions and catalogs are replaced
 // whole, never modified.
-type serverConn struct {
-	cfg    config.Server
-	opts   *Options
+type Conn struct {
+	Cfg    config.Server
+	deps   *Deps
 	logger *slog.Logger
-	lists  *listCache    // the host cache, as seen by this server
-	box    *upstream.Box // the sandbox of a stdio server (nil for a remote one)
+	lists  *listCache // the host cache, as seen by this server
+	box    *Box       // the sandbox of a stdio server (nil for a remote one)
 
 	// stop ends this server's supervisor alone (a reload retiring it);
 	// set by Host.startConn before the supervisor starts.
@@ -60,7 +59,7 @@ type serverConn struct {
 	mu      sync.Mutex
 	status  ServerStatus
 	session *mcp.ClientSession
-	cat     *catalog
+	cat     *Catalog
 	refresh chan struct{} // list_changed signals for the current session
 
 	// logLevel is the level the gateway asked the server for ("" none).
@@ -68,7 +67,7 @@ type serverConn struct {
 
 	// inflight are the running tool calls, to which a legacy session's
 	// elicitation/create is attributed (inflight.go).
-	inflight inflightCalls
+	inflight Calls
 
 	// roots are the block's roots as the last reload left them (a reload
 	// that changes only roots keeps the connection), and client the
@@ -118,18 +117,18 @@ type serverConn struct {
 
 	// Per-principal sessions (oauth.go): a parent holds kids; a child has
 	// its parent and the principal whose credential it sends.
-	parent    *serverConn
+	parent    *Conn
 	principal string
 	kids      kids
 }
 
 // httpClient returns the server's HTTP client (remote servers).
-func (c *serverConn) httpClient() *http.Client {
+func (c *Conn) httpClient() *http.Client {
 	c.httpOnce.Do(func() {
-		c.httpc = httpClient(c.cfg.Headers, c.readMessage)
-		if m := c.opts.oauth.Load(); m != nil && usesOAuth(&c.cfg) {
+		c.httpc = httpClient(c.Cfg.Headers, c.readMessage)
+		if m := c.deps.OAuth.Load(); m != nil && UsesOAuth(&c.Cfg) {
 			shim := c.httpc.Transport.(transport.HeaderShim)
-			shim.Base = m.Transport(c.cfg.Name, c.credentialKey(), shim.Base)
+			shim.Base = m.Transport(c.Cfg.Name, c.credentialKey(), shim.Base)
 			c.httpc.Transport = shim
 		}
 	})
@@ -137,7 +136,7 @@ func (c *serverConn) httpClient() *http.Client {
 }
 
 // closeIdleHTTP closes the idle connections of the server's HTTP client.
-func (c *serverConn) closeIdleHTTP() {
+func (c *Conn) closeIdleHTTP() {
 	if c.httpc != nil {
 		c.httpc.CloseIdleConnections()
 	}
@@ -146,12 +145,12 @@ func (c *serverConn) closeIdleHTTP() {
 	}
 }
 
-func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn {
-	c := &serverConn{
-		lists:   &listCache{c: hc, server: s.Name, logger: opts.Logger.With("server", s.Name)},
-		cfg:     s,
-		opts:    opts,
-		logger:  opts.Logger.With("server", s.Name),
+func NewConn(s config.Server, deps *Deps, hc *cache.Cache) *Conn {
+	c := &Conn{
+		lists:   &listCache{c: hc, server: s.Name, logger: deps.Logger.With("server", s.Name)},
+		Cfg:     s,
+		deps:    deps,
+		logger:  deps.Logger.With("server", s.Name),
 		settled: make(chan struct{}),
 		done:    make(chan struct{}),
 		restart: make(chan struct{}, 1),
@@ -162,9 +161,9 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 	c.roots = s.Roots
 	switch s.Transport {
 	case config.TransportStdio:
-		c.box = upstream.NewBox(&s, opts.sandboxDir, opts.dataDir, c.logger)
+		c.box = NewBox(&s, deps.SandboxDir, deps.DataDir, c.logger)
 	case config.TransportWasm:
-		c.box = upstream.NewWasmBox(&s, wasmCacheDir(opts), c.logger)
+		c.box = NewWasmBox(&s, deps.WasmCacheDir, c.logger)
 	}
 	c.stderrLimit = transport.NewStderrLimiter(c.logger)
 	c.logLimit = transport.NewLogLimiter(c.logger, "server log messages suppressed", "messages")
@@ -175,40 +174,40 @@ func newServerConn(s config.Server, opts *Options, hc *cache.Cache) *serverConn 
 		State:     StateStopped,
 		Since:     time.Now(),
 	}
-	if singleton(&s, opts) {
-		c.place = newPlacement(s.Name, opts.Replica)
+	if singleton(&s, deps) {
+		c.place = newPlacement(s.Name, deps.Replica)
 		c.status.Placement = config.PlacementSingleton
 	}
 	if !s.Enabled {
 		c.status.State = StateDisabled
-		c.settle()
+		c.Settle()
 		close(c.done)
 	}
 	return c
 }
 
-func (c *serverConn) settle() { c.settleOnce.Do(func() { close(c.settled) }) }
+func (c *Conn) Settle() { c.settleOnce.Do(func() { close(c.settled) }) }
 
 // era returns the server's current era without copying its status (the
 // policies read it on every call and for every listed tool).
-func (c *serverConn) era() string {
+func (c *Conn) Era() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.status.Era
 }
 
 // snapshot returns the current status with catalog counts filled in.
-func (c *serverConn) snapshot() ServerStatus {
+func (c *Conn) Snapshot() ServerStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.status
 	if c.cat != nil {
-		st.Tools = len(c.cat.tools)
-		st.Prompts = len(c.cat.prompts)
-		st.Resources = len(c.cat.resources)
-		st.ResourceTemplates = len(c.cat.templates)
-		st.RejectedTools = c.cat.rejected
-		st.UncheckedTools = c.cat.unchecked
+		st.Tools = len(c.cat.Tools)
+		st.Prompts = len(c.cat.Prompts)
+		st.Resources = len(c.cat.Resources)
+		st.ResourceTemplates = len(c.cat.Templates)
+		st.RejectedTools = c.cat.Rejected
+		st.UncheckedTools = c.cat.Unchecked
 	}
 	st.ClientSessions = c.clients.count()
 	if c.box != nil {
@@ -218,7 +217,7 @@ func (c *serverConn) snapshot() ServerStatus {
 }
 
 // setState moves the server to a new state and reports it.
-func (c *serverConn) setState(state State, mutate func(*ServerStatus)) {
+func (c *Conn) SetState(state State, mutate func(*ServerStatus)) {
 	c.mu.Lock()
 	c.status.State = state
 	c.status.Since = time.Now()
@@ -226,34 +225,34 @@ func (c *serverConn) setState(state State, mutate func(*ServerStatus)) {
 		mutate(&c.status)
 	}
 	c.mu.Unlock()
-	if c.opts.OnStatus != nil && !c.retired.Load() {
-		c.opts.OnStatus(c.snapshot())
+	if c.deps.OnStatus != nil && !c.retired.Load() {
+		c.deps.OnStatus(c.Snapshot())
 	}
 }
 
 // current returns the live session and its catalog, or an error saying why
 // there is none.
-func (c *serverConn) current() (*mcp.ClientSession, *catalog, error) {
+func (c *Conn) Current() (*mcp.ClientSession, *Catalog, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.status.State == StateReady && c.session != nil {
 		return c.session, c.cat, nil
 	}
-	err := &NotReadyError{Server: c.cfg.Name, State: c.status.State, LastError: c.status.LastError}
+	err := &NotReadyError{Server: c.Cfg.Name, State: c.status.State, LastError: c.status.LastError}
 	return nil, nil, err
 }
 
 // run is the supervisor loop. It returns when ctx ends, or after the first
 // failure when restarts are off.
-func (c *serverConn) run(ctx context.Context) {
+func (c *Conn) Run(ctx context.Context) {
 	defer close(c.done)
 	defer c.clients.closeAll(true)
 	defer c.logLimit.Flush()
 	defer c.strayLimit.Flush()
 	defer c.stderrLimit.Flush()
 	defer c.closeIdleHTTP()
-	defer c.settle()
-	if c.perPrincipal() {
+	defer c.Settle()
+	if c.PerPrincipal() {
 		c.runParent(ctx)
 		return
 	}
@@ -270,13 +269,13 @@ func (c *serverConn) run(ctx context.Context) {
 	for {
 		n := sv.once(ctx)
 		if n == nextBackoff {
-			if !c.opts.Restart {
+			if !c.deps.Restart {
 				return
 			}
 			n = sv.backoff(ctx)
 		}
 		if n == nextStop {
-			c.setState(StateStopped, nil)
+			c.SetState(StateStopped, nil)
 			return
 		}
 	}
@@ -285,8 +284,8 @@ func (c *serverConn) run(ctx context.Context) {
 // connect starts the transport, runs the legacy initialize handshake pinned to
 // LegacyProtocolVersion and fetches the catalog, all within the server's
 // discovery_timeout.
-func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *transport.StderrLog, error) {
-	dctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
+func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *transport.StderrLog, error) {
+	dctx, cancel := context.WithTimeout(ctx, c.Cfg.DiscoveryTimeout)
 	defer cancel()
 
 	refresh := make(chan struct{}, 1)
@@ -299,18 +298,18 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	// Elicitation (form and url) is answered for the call in flight
 	// (inflight.go: serverRequests, which answers elicitation/create
 	// before go-sdk would, so no ElicitationHandler); roots only when the block declares some; sampling is
-	// never advertised, and a request for it gets samplingRefusal. A
+	// never advertised, and a request for it gets SamplingRefusal. A
 	// non-nil value replaces go-sdk's default of advertising roots. Every
 	// server learns that this client renders MCP Apps.
 	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
 		Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{},
 	}}
-	roots := c.currentRoots()
+	roots := c.CurrentRoots()
 	if len(roots) > 0 {
 		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
 	}
 	apps.Advertise(caps)
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.opts.Version}, &mcp.ClientOptions{
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcphost", Version: c.deps.Version}, &mcp.ClientOptions{
 		Capabilities: caps,
 		// A modern server's input_required answer (SEP-2322) comes back as
 		// it is (NeedsInput): the gateway relays it to its client, and
@@ -336,8 +335,8 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			if req.Params != nil {
 				c.lists.c.InvalidateURI(c.lists.server, req.Params.URI)
-				if c.opts.onResourceUpdated != nil && !c.retired.Load() && c.parent == nil {
-					c.opts.onResourceUpdated(ctx, c.cfg.Name, req.Params.URI)
+				if c.deps.OnResourceUpdated != nil && !c.retired.Load() && c.parent == nil {
+					c.deps.OnResourceUpdated(ctx, c.Cfg.Name, req.Params.URI)
 				}
 			}
 		},
@@ -348,7 +347,7 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 	})
 
 	client.AddReceivingMiddleware(c.serverRequests)
-	client.AddRoots(configRoots(roots)...)
+	client.AddRoots(ConfigRoots(roots)...)
 	c.rootsMu.Lock()
 	c.client = client
 	c.rootsMu.Unlock()
@@ -359,22 +358,22 @@ func (c *serverConn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd
 // server the command (each one started is put in *last, for how it ended)
 // with its stderr in a new log, which it returns; for a remote one the URL
 // and the server's HTTP client (nil log).
-func (c *serverConn) sessionTransport(spec *negotiate.Spec, last **exec.Cmd) *transport.StderrLog {
-	if c.cfg.Transport == config.TransportWasm {
+func (c *Conn) sessionTransport(spec *negotiate.Spec, last **exec.Cmd) *transport.StderrLog {
+	if c.Cfg.Transport == config.TransportWasm {
 		stderr := transport.NewStderrLog(c.logger, c.stderrLimit)
 		spec.Transport = negotiate.TransportInProcess
 		spec.NewTransport = func(ctx context.Context) (mcp.Transport, error) { return c.box.WasmTransport(ctx, stderr) }
 		return stderr
 	}
-	if c.cfg.Transport != config.TransportStdio {
-		spec.URL = c.cfg.URL
+	if c.Cfg.Transport != config.TransportStdio {
+		spec.URL = c.Cfg.URL
 		spec.HTTPClient = c.httpClient()
 		return nil
 	}
 	stderr := transport.NewStderrLog(c.logger, c.stderrLimit)
 	stderr.OnLine = c.box.StderrLine
 	spec.NewCommand = func() *exec.Cmd {
-		*last = c.box.Command(transport.NewCommand(&c.cfg, stderr))
+		*last = c.box.Command(transport.NewCommand(&c.Cfg, stderr))
 		return *last
 	}
 	return stderr
@@ -385,29 +384,29 @@ func (c *serverConn) sessionTransport(spec *negotiate.Spec, last **exec.Cmd) *tr
 // pinned at LegacyProtocolVersion; with "auto" the era cache, the probe,
 // its classification, and a session pinned to the verdict; all within the
 // discovery window.
-func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Client, refresh chan struct{}) (*mcp.ClientSession, *exec.Cmd, *transport.StderrLog, error) {
+func (c *Conn) connectNegotiated(ctx, dctx context.Context, client *mcp.Client, refresh chan struct{}) (*mcp.ClientSession, *exec.Cmd, *transport.StderrLog, error) {
 	var (
 		stderr *transport.StderrLog
 		last   *exec.Cmd // the session process, for how it ended when the connect fails
 	)
 	mode := negotiate.ModeLegacy
-	if c.cfg.VersionNegotiation == config.NegotiationAuto && c.cfg.Transport != config.TransportWasm {
+	if c.Cfg.VersionNegotiation == config.NegotiationAuto && c.Cfg.Transport != config.TransportWasm {
 		mode = negotiate.ModeAuto
 	}
 	spec := negotiate.Spec{
-		Name:             c.cfg.Name,
+		Name:             c.Cfg.Name,
 		Mode:             mode,
-		Transport:        c.cfg.Transport,
-		DiscoveryTimeout: c.cfg.DiscoveryTimeout,
-		StdioProbe:       c.cfg.StdioProbe,
-		HTTPProbeTimeout: c.cfg.HTTPProbeTimeout,
+		Transport:        c.Cfg.Transport,
+		DiscoveryTimeout: c.Cfg.DiscoveryTimeout,
+		StdioProbe:       c.Cfg.StdioProbe,
+		HTTPProbeTimeout: c.Cfg.HTTPProbeTimeout,
 		Client:           func() *mcp.Client { return client },
-		CacheKey:         eraCacheKey(&c.cfg),
+		CacheKey:         eraCacheKey(&c.Cfg),
 		Logger:           c.logger,
 		WrapTransport:    c.wrapTransport,
 	}
-	if c.opts.Store != nil {
-		spec.Cache = storeEraCache{c.opts.Store}
+	if c.deps.Store != nil {
+		spec.Cache = storeEraCache{c.deps.Store}
 	}
 	r := role{holder: true}
 	if c.place != nil {
@@ -436,8 +435,8 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 		if mode == negotiate.ModeLegacy {
 			what = "initialize"
 		}
-		err = transport.ContextErr(dctx, ctx, err, what, c.cfg.DiscoveryTimeout)
-		err = hintNotJSON(err, c.cfg.Transport)
+		err = transport.ContextErr(dctx, ctx, err, what, c.Cfg.DiscoveryTimeout)
+		err = hintNotJSON(err, c.Cfg.Transport)
 		if mode == negotiate.ModeLegacy {
 			err = describeExit(err, last) // a probe sibling's exit would say nothing of the session
 		}
@@ -448,16 +447,16 @@ func (c *serverConn) connectNegotiated(ctx, dctx context.Context, client *mcp.Cl
 
 // ready fetches the catalog of a connected session and makes the server
 // ready with it. On failure it closes the session and ends the process.
-func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *transport.StderrLog, refresh chan struct{}, verdict negotiate.Verdict) (*mcp.ClientSession, *exec.Cmd, *transport.StderrLog, error) {
+func (c *Conn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *transport.StderrLog, refresh chan struct{}, verdict negotiate.Verdict) (*mcp.ClientSession, *exec.Cmd, *transport.StderrLog, error) {
 	ir := cs.InitializeResult()
 	// Cached lists survive a reconnect only when the server is the same
 	// (serverInfo, era, version and capabilities).
 	if c.lists.c.Connected(c.lists.server, cache.ServerIdentity{Info: ir.ServerInfo, Era: verdict.Era, Version: ir.ProtocolVersion, Capabilities: ir.Capabilities}) {
 		c.logger.Info("server identity changed; cached lists dropped")
 	}
-	cat, err := fetchCatalog(dctx, cs, c.lists)
+	cat, err := FetchCatalog(dctx, cs, c.lists)
 	if err != nil {
-		err = transport.ContextErr(dctx, ctx, err, "listing tools, prompts and resources", c.cfg.DiscoveryTimeout)
+		err = transport.ContextErr(dctx, ctx, err, "listing tools, prompts and resources", c.Cfg.DiscoveryTimeout)
 		_ = cs.Close()
 		transport.KillGroup(cmd)
 		return nil, nil, nil, transport.WithStderr(err, stderr)
@@ -473,7 +472,7 @@ func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd
 			c.logger.Warn("setting the log level again after reconnecting", "level", level, "err", err)
 		}
 	}
-	c.setState(StateReady, func(s *ServerStatus) {
+	c.SetState(StateReady, func(s *ServerStatus) {
 		s.Era = verdict.Era
 		s.ProtocolVersion = ir.ProtocolVersion
 		s.Evidence = verdict.Evidence
@@ -494,7 +493,7 @@ func (c *serverConn) ready(ctx, dctx context.Context, cs *mcp.ClientSession, cmd
 			}
 		}
 	})
-	st := c.snapshot()
+	st := c.Snapshot()
 	c.logger.Info("server ready", "era", st.Era, "protocol_version", st.ProtocolVersion,
 		"tools", st.Tools, "prompts", st.Prompts, "resources", st.Resources)
 	return cs, cmd, stderr, nil
@@ -522,7 +521,7 @@ func describeExit(err error, cmd *exec.Cmd) error {
 // serve keeps a ready session until ctx ends or the session ends on its own,
 // refetching the catalog on list_changed. It always closes the session and
 // reaps the process; the returned error says why the session ended.
-func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *transport.StderrLog) error {
+func (c *Conn) Serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *transport.StderrLog) error {
 	ended := make(chan error, 1)
 	go func() { ended <- cs.Wait() }()
 	c.mu.Lock()
@@ -553,11 +552,11 @@ func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec
 			cause = err
 		case <-c.authChanged:
 			if c.signedOut(ctx) {
-				cause = &oauth.AuthRequiredError{Server: c.cfg.Name, Reason: "signed out"}
+				cause = &oauth.AuthRequiredError{Server: c.Cfg.Name, Reason: "signed out"}
 			}
 		case <-refresh:
-			rctx, cancel := context.WithTimeout(ctx, c.cfg.DiscoveryTimeout)
-			cat, err := fetchCatalog(rctx, cs, c.lists)
+			rctx, cancel := context.WithTimeout(ctx, c.Cfg.DiscoveryTimeout)
+			cat, err := FetchCatalog(rctx, cs, c.lists)
 			cancel()
 			if err != nil {
 				c.logger.Warn("refreshing the catalog after list_changed failed", "err", err)
@@ -566,9 +565,9 @@ func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec
 			c.mu.Lock()
 			c.cat = cat
 			c.mu.Unlock()
-			c.logger.Info("catalog refreshed", "tools", len(cat.tools), "prompts", len(cat.prompts), "resources", len(cat.resources))
-			if c.opts.OnStatus != nil {
-				c.opts.OnStatus(c.snapshot())
+			c.logger.Info("catalog refreshed", "tools", len(cat.Tools), "prompts", len(cat.Prompts), "resources", len(cat.Resources))
+			if c.deps.OnStatus != nil {
+				c.deps.OnStatus(c.Snapshot())
 			}
 		}
 	}
@@ -586,7 +585,7 @@ func (c *serverConn) serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec
 }
 
 // deliverProgress routes a progress notification to the call that asked for it.
-func (c *serverConn) deliverProgress(p *mcp.ProgressNotificationParams) {
+func (c *Conn) deliverProgress(p *mcp.ProgressNotificationParams) {
 	if p == nil {
 		return
 	}
@@ -604,14 +603,14 @@ func (c *serverConn) deliverProgress(p *mcp.ProgressNotificationParams) {
 // progress is counted and its log messages routed as they are read; a
 // Streamable HTTP server's answers are checked in its HTTP client instead,
 // and its transport is returned as it is.
-func (c *serverConn) wrapTransport(t mcp.Transport) mcp.Transport {
+func (c *Conn) wrapTransport(t mcp.Transport) mcp.Transport {
 	return c.wrapSession(t, c.sharedLogOwner)
 }
 
 // wrapSession is wrapTransport for a session whose log messages belong to
 // whom owner names when they are read.
-func (c *serverConn) wrapSession(t mcp.Transport, owner func() logOwner) mcp.Transport {
-	if c.cfg.Transport == config.TransportStreamableHTTP {
+func (c *Conn) wrapSession(t mcp.Transport, owner func() logOwner) mcp.Transport {
+	if c.Cfg.Transport == config.TransportStreamableHTTP {
 		return t
 	}
 	return transport.GuardAnswers(t, c.logger, c.strayLimit, func(method string, params json.RawMessage) {

@@ -1,0 +1,112 @@
+package upstream
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// validate checks args against the tool's input schema. A schema that
+// cannot be compiled (remote $ref, unsupported draft) is not enforced here:
+// the server validates its own input, and the catalog reports the tool in
+// the server's status (uncheckedTools) and logs it once per fetch.
+//
+// It returns the decoded arguments when it decoded them (the policies reuse
+// them), else nil.
+func (cat *Catalog) Validate(tool *mcp.Tool, args json.RawMessage) (any, error) {
+	rs := cat.Schema(tool)
+	if rs == nil {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return nil, &ArgumentsError{Reason: err.Error()}
+	}
+	if err := rs.Validate(withoutOptionalNulls(v, rs.Schema())); err != nil {
+		return nil, &ArgumentsError{Reason: fmt.Sprintf("the arguments do not match the input schema of %s: %v", tool.Name, err)}
+	}
+	return v, nil
+}
+
+// withoutOptionalNulls returns args without its top-level null values of
+// properties the schema does not require: clients (and models) commonly
+// send null for "not given", and the server, which still gets the
+// arguments as sent, decides what a null means (the conformance suite's
+// custom-header scenario sends one and expects the call to go out). A
+// null for a required property is still refused.
+func withoutOptionalNulls(args any, s *jsonschema.Schema) any {
+	obj, ok := args.(map[string]any)
+	if !ok || s == nil {
+		return args
+	}
+	var out map[string]any
+	for k, val := range obj {
+		if val != nil || slices.Contains(s.Required, k) {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(obj)
+		}
+		delete(out, k)
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// schema returns the compiled input schema of a tool; nil when it cannot
+// be compiled. compileSchemas compiled every tool of the catalog when it was
+// fetched.
+func (cat *Catalog) Schema(tool *mcp.Tool) *jsonschema.Resolved {
+	cat.schemaMu.Lock()
+	defer cat.schemaMu.Unlock()
+	return cat.schemas[tool.Name]
+}
+
+// compileSchemas compiles every tool's input schema when the catalog is
+// fetched, so that one that does not compile is known (and reported) at
+// once, not skipped silently at its first call.
+func (cat *Catalog) CompileSchemas() {
+	cat.schemaMu.Lock()
+	defer cat.schemaMu.Unlock()
+	if cat.schemas == nil {
+		cat.schemas = make(map[string]*jsonschema.Resolved, len(cat.Tools))
+	}
+	for _, t := range cat.Tools {
+		rs, err := compileInputSchema(t)
+		cat.schemas[t.Name] = rs
+		if err != nil {
+			cat.Unchecked = append(cat.Unchecked, RejectedTool{Name: t.Name, Reason: err.Error()})
+		}
+	}
+}
+
+// compileInputSchema compiles a tool's input schema.
+func compileInputSchema(tool *mcp.Tool) (*jsonschema.Resolved, error) {
+	raw, err := json.Marshal(tool.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the input schema: %w", err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("the input schema is not a JSON Schema: %w", err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("the input schema does not compile: %w", err)
+	}
+	return rs, nil
+}
+
+// ArgumentsError is returned for tool arguments that are not a JSON
+// object, do not match the tool's input schema, or have keys a server may
+// read as one (checkArgumentKeys), and for a prompt's arguments whose names
+// differ only in case.
+type ArgumentsError struct{ Reason string }
+
+func (e *ArgumentsError) Error() string { return "invalid arguments: " + e.Reason }
