@@ -36,20 +36,22 @@ var ginImporters = []string{"host/httpapi"}
 // host package, its doors or the shared config and store except where
 // listed in hostLayerShared.
 var hostLayers = map[string][]string{
-	"identity":  {},
-	"events":    {"identity"},
-	"questions": {},
-	"transport": {},
-	"upstream":  {"identity", "transport"},
+	"identity":   {},
+	"events":     {"identity"},
+	"questions":  {},
+	"transport":  {},
+	"upstream":   {"identity", "transport"},
+	"generation": {"upstream", "identity"},
 }
 
 // hostLayerShared are the shared host packages each layer may import.
 var hostLayerShared = map[string][]string{
-	"identity":  {"host/config"},
-	"events":    {},
-	"questions": {},
-	"transport": {"host/config"},
-	"upstream":  {"host/config", "host/store"},
+	"identity":   {"host/config"},
+	"events":     {},
+	"questions":  {},
+	"transport":  {"host/config"},
+	"upstream":   {"host/config", "host/store"},
+	"generation": {"host/config"},
 }
 
 // internalUsesHost names the packages under host/ that an internal package

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,7 +99,7 @@ func (e *AppDeniedError) Error() string {
 // req.SessionID, owned by p, and that the tool exists.
 func (h *Host) appGate(ctx context.Context, p Principal, server string, req appRequest) (allowed bool, reason string) {
 	g := h.gen()
-	c, err := g.conn(server)
+	c, err := g.Conn(server)
 	if err != nil {
 		return false, fmt.Sprintf("server %q is not configured", server)
 	}
@@ -163,8 +164,8 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req appR
 // link or message request of an App: the rules see the App (its resource,
 // CSP and permissions, from its display record) and the tool whose result
 // it shows.
-func (h *Host) appPolicy(ctx context.Context, g *generation, p Principal, c *upstream.Conn, req appRequest) (bool, string) {
-	if g.policies == nil {
+func (h *Host) appPolicy(ctx context.Context, g *generation.Gen, p Principal, c *upstream.Conn, req appRequest) (bool, string) {
+	if g.Policies == nil {
 		return true, ""
 	}
 	var tool *mcp.Tool
@@ -179,7 +180,7 @@ func (h *Host) appPolicy(ctx context.Context, g *generation, p Principal, c *ups
 		d = &apps.Display{ResourceURI: req.ResourceURI}
 	}
 	pol := newPolicyRun(g, p, c, tool, OriginApp, nil, nil, &Trail{})
-	if g.policies.Uses(policies.PhaseApp, "app") {
+	if g.Policies.Uses(policies.PhaseApp, "app") {
 		pol.in.App = policyApp(d)
 	}
 	dec := pol.decide(ctx, policies.PhaseApp)

@@ -44,7 +44,7 @@ func BenchmarkAppResolve(b *testing.B) {
 	if err := h.WaitSettled(ctx); err != nil {
 		b.Fatal(err)
 	}
-	c := h.gen().byName["revenue"]
+	c := h.gen().ByName["revenue"]
 	cs, cat, err := c.Current()
 	if err != nil {
 		b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/policies"
@@ -20,7 +21,7 @@ type callRun struct {
 	req SessionCall
 	d   door
 
-	g       *generation
+	g       *generation.Gen
 	t       upstream.Target
 	tool    *mcp.Tool
 	args    json.RawMessage
@@ -74,8 +75,8 @@ func (r *callRun) admit(ctx context.Context) error {
 		}
 	}
 	r.g = h.acquire()
-	r.release = r.g.release
-	done, err := h.limiter.admit(r.req.Principal.Name, r.g.rateLimitOf(r.req.Principal.Name))
+	r.release = r.g.Release
+	done, err := h.limiter.admit(r.req.Principal.Name, r.g.RateLimitOf(r.req.Principal.Name))
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func (r *callRun) admit(ctx context.Context) error {
 // the arguments: an object whose keys every parser reads alike, matching
 // the tool's input schema.
 func (r *callRun) resolve(ctx context.Context) error {
-	t, err := r.g.target(ctx, r.req.Principal.Name, r.req.Server)
+	t, err := r.g.Target(ctx, r.req.Principal.Name, r.req.Server)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/store"
 )
@@ -16,9 +17,9 @@ import (
 
 // elicitTimeout is how long a question of generation g waits:
 // elicitation_timeout, else Options.ApprovalTimeout (by default both 2m).
-func (h *Host) elicitTimeout(g *generation) time.Duration {
-	if g != nil && g.cfg != nil && g.cfg.ElicitationTimeout > 0 {
-		return g.cfg.ElicitationTimeout
+func (h *Host) elicitTimeout(g *generation.Gen) time.Duration {
+	if g != nil && g.Cfg != nil && g.Cfg.ElicitationTimeout > 0 {
+		return g.Cfg.ElicitationTimeout
 	}
 	return h.opts.ApprovalTimeout
 }

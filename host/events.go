@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mcphost/mcphost/host/internal/events"
+	"github.com/mcphost/mcphost/host/internal/generation"
 )
 
 // Event types published to subscribers (the API's /api/v1/events stream).
@@ -62,7 +63,7 @@ func (h *Host) publish(ev Event) {
 	if st, ok := ev.Data.(ServerStatus); ok {
 		// Event publishing has no request context; a list rule is bounded
 		// by its cost limit.
-		view = func(c Caller) (any, bool) { return h.gen().statusFor(c, st) }
+		view = func(c Caller) (any, bool) { return h.gen().StatusFor(c, st) }
 	}
 	h.bus.Publish(ev, view)
 }
@@ -73,13 +74,13 @@ func (h *Host) publish(ev Event) {
 // [Host.StillValid]), or when the host closes. Beyond the bounds on open
 // streams it fails with a *TooManySubscribersError.
 func (h *Host) Subscribe(c Caller) (<-chan Event, func(), error) {
-	return h.bus.Subscribe(c, func(c Caller) bool { return h.gen().principals.StillValid(c) })
+	return h.bus.Subscribe(c, func(c Caller) bool { return h.gen().Principals.StillValid(c) })
 }
 
 // revoke ends the streams whose caller g no longer authenticates as the
 // same caller (a rotated or removed token, changed groups or admin rights),
 // after a reload. It returns how many it ended.
-func (h *Host) revoke(g *generation) int { return h.bus.Revoke(g.principals.StillValid) }
+func (h *Host) revoke(g *generation.Gen) int { return h.bus.Revoke(g.Principals.StillValid) }
 
 // WatchChanges returns a channel that receives a value after a server's
 // status or catalog changed or the config was reloaded (changes that come

@@ -231,13 +231,13 @@ func TestStillValid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := g.principals.StillValid(api); got != tc.valid {
+		if got := g.Principals.StillValid(api); got != tc.valid {
 			t.Errorf("%s: token valid %v, want %v", tc.name, got, tc.valid)
 		}
-		if got := g.principals.StillValid(ws); got != tc.valid {
+		if got := g.Principals.StillValid(ws); got != tc.valid {
 			t.Errorf("%s: credential valid %v, want %v", tc.name, got, tc.valid)
 		}
-		if !g.principals.StillValid(Caller{Principal: Principal{Name: "bob"}}) {
+		if !g.Principals.StillValid(Caller{Principal: Principal{Name: "bob"}}) {
 			t.Errorf("%s: an in-process caller was revoked", tc.name)
 		}
 	}

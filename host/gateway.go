@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/policies"
@@ -86,7 +87,7 @@ type ListChanges struct {
 }
 
 // GatewayConfig returns the gateway block of the current configuration.
-func (h *Host) GatewayConfig() config.Gateway { return h.gen().cfg.Gateway }
+func (h *Host) GatewayConfig() config.Gateway { return h.gen().Cfg.Gateway }
 
 // GatewayAuthenticate returns the caller a bearer token of a principal (or
 // the owner) stands for on the gateway, with origin OriginGateway. A
@@ -105,7 +106,7 @@ func (h *Host) GatewayAuthenticate(token string) (Caller, bool) {
 // it is over at once, so concurrent_calls does not apply). It returns a
 // *RateLimitError when c is calling faster than its limit.
 func (h *Host) GatewayAdmit(c Caller) error {
-	limit := h.gen().rateLimitOf(c.Name)
+	limit := h.gen().RateLimitOf(c.Name)
 	limit.ConcurrentCalls = 0
 	done, err := h.limiter.admit(c.Name, limit)
 	if err != nil {
@@ -116,10 +117,10 @@ func (h *Host) GatewayAdmit(c Caller) error {
 }
 
 // endpointServers returns the connections of an endpoint, in config order.
-func (g *generation) endpointServers(ep GatewayEndpoint) []*upstream.Conn {
-	out := make([]*upstream.Conn, 0, len(g.conns))
-	for _, c := range g.conns {
-		if !g.cfg.Gateway.Serves(c.Cfg.Name) {
+func endpointServers(g *generation.Gen, ep GatewayEndpoint) []*upstream.Conn {
+	out := make([]*upstream.Conn, 0, len(g.Conns))
+	for _, c := range g.Conns {
+		if !g.Cfg.Gateway.Serves(c.Cfg.Name) {
 			continue
 		}
 		if ep.Servers != nil && !slices.Contains(ep.Servers, c.Cfg.Name) {
@@ -133,9 +134,9 @@ func (g *generation) endpointServers(ep GatewayEndpoint) []*upstream.Conn {
 // GatewayCatalog returns what ep serves, before any caller's policies.
 func (h *Host) GatewayCatalog(ep GatewayEndpoint) GatewayCatalog {
 	g := h.gen()
-	tools, collisions := g.gatewayTools(ep)
+	tools, collisions := gatewayTools(g, ep)
 	cat := GatewayCatalog{Tools: tools, Collisions: collisions, Changes: map[string]ListChanges{}}
-	for _, conn := range g.endpointServers(ep) {
+	for _, conn := range endpointServers(g, ep) {
 		cat.Servers = append(cat.Servers, conn.Cfg.Name)
 		t, p, r := conn.ListChanged()
 		cat.Changes[conn.Cfg.Name] = ListChanges{Tools: t, Prompts: p, Resources: r}
@@ -146,7 +147,7 @@ func (h *Host) GatewayCatalog(ep GatewayEndpoint) GatewayCatalog {
 // GatewayAppsOn reports whether a server of ep may serve MCP Apps (its
 // apps setting is not off): the endpoint then advertises the extension.
 func (h *Host) GatewayAppsOn(ep GatewayEndpoint) bool {
-	for _, conn := range h.gen().endpointServers(ep) {
+	for _, conn := range endpointServers(h.gen(), ep) {
 		if conn.Cfg.Apps != config.AppsOff {
 			return true
 		}
@@ -160,24 +161,24 @@ func (h *Host) GatewayAppsOn(ep GatewayEndpoint) bool {
 // ready) when the list rules allow it with an empty tool name.
 func (h *Host) GatewayFilter(ctx context.Context, c Caller, cat GatewayCatalog) (tools []GatewayTool, servers []string) {
 	g := h.gen()
-	if g.policies == nil {
+	if g.Policies == nil {
 		return cat.Tools, cat.Servers
 	}
-	l := g.lister(c)
+	l := g.Lister(c)
 	shown := map[string]bool{}
 	tools = make([]GatewayTool, 0, len(cat.Tools))
 	for _, t := range cat.Tools {
-		conn, ok := g.byName[t.Server]
+		conn, ok := g.ByName[t.Server]
 		if !ok {
 			continue // gone in a reload
 		}
-		if l.tool(ctx, conn, t.Tool) {
+		if l.Tool(ctx, conn, t.Tool) {
 			shown[t.Server] = true
 			tools = append(tools, t)
 		}
 	}
 	for _, name := range cat.Servers {
-		conn, ok := g.byName[name]
+		conn, ok := g.ByName[name]
 		if !ok {
 			continue
 		}
@@ -188,7 +189,7 @@ func (h *Host) GatewayFilter(ctx context.Context, c Caller, cat GatewayCatalog) 
 		if _, sc, err := conn.Current(); err == nil && len(sc.Tools) > 0 {
 			continue // it has tools, and c may see none of them
 		}
-		if g.visibleWithoutTools(ctx, c, conn) {
+		if g.VisibleWithoutTools(ctx, c, conn) {
 			servers = append(servers, name)
 		}
 	}
@@ -197,9 +198,9 @@ func (h *Host) GatewayFilter(ctx context.Context, c Caller, cat GatewayCatalog) 
 
 // gatewayTools returns every tool of ep's ready servers under its gateway
 // name, leaving out (and returning) the names two tools would share.
-func (g *generation) gatewayTools(ep GatewayEndpoint) ([]GatewayTool, map[string][]NameCollision) {
+func gatewayTools(g *generation.Gen, ep GatewayEndpoint) ([]GatewayTool, map[string][]NameCollision) {
 	var all []GatewayTool
-	for _, conn := range g.endpointServers(ep) {
+	for _, conn := range endpointServers(g, ep) {
 		_, cat, err := conn.Current()
 		if err != nil {
 			continue
@@ -261,11 +262,11 @@ func (g *generation) gatewayTools(ep GatewayEndpoint) ([]GatewayTool, map[string
 
 // annotateCollisions fills in the NameCollisions of statuses: the tools the
 // aggregate gateway endpoint (/mcp) leaves out for their names.
-func (g *generation) annotateCollisions(statuses []ServerStatus) {
-	if !g.cfg.Gateway.Enabled {
+func annotateCollisions(g *generation.Gen, statuses []ServerStatus) {
+	if !g.Cfg.Gateway.Enabled {
 		return
 	}
-	_, collisions := g.gatewayTools(GatewayEndpoint{Prefix: true})
+	_, collisions := gatewayTools(g, GatewayEndpoint{Prefix: true})
 	if collisions == nil {
 		return
 	}
@@ -277,7 +278,7 @@ func (g *generation) annotateCollisions(statuses []ServerStatus) {
 // gatewaySession returns c's session of a server c may see, with its
 // connection.
 func (h *Host) gatewaySession(ctx context.Context, c Caller, server string) (*upstream.Conn, *mcp.ClientSession, *upstream.Catalog, error) {
-	t, err := h.gen().visibleTarget(ctx, c, server)
+	t, err := h.gen().VisibleTarget(ctx, c, server)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -307,7 +308,7 @@ func (h *Host) gatewayApp(ctx context.Context, c Caller, conn *upstream.Conn, cs
 		return nil, &AppResourceError{URI: link.ResourceURI, Reason: "the server's Apps are off"}
 	}
 	g := h.acquire()
-	defer g.release()
+	defer g.Release()
 	pol := newPolicyRun(g, c.Principal, conn, tool, c.Origin, nil, nil, &Trail{})
 	if pol.in != nil {
 		pol.in.Client = policies.Client(c.Client)
@@ -449,8 +450,8 @@ func (h *Host) GatewaySetLogLevel(ctx context.Context, c Caller, server string, 
 // client key on every server (the client's gateway session ended).
 func (h *Host) ReleaseClient(key string) {
 	g := h.acquire()
-	defer g.release()
-	for _, c := range g.conns {
+	defer g.Release()
+	for _, c := range g.Conns {
 		c.ReleaseClient(key)
 	}
 }

@@ -9,18 +9,17 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/cluster"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/internal/events"
+	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/identity"
 	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/internal/upstream"
@@ -107,7 +106,7 @@ type Host struct {
 	deps *upstream.Deps
 	// cur is the current generation: servers, principals, policies and
 	// plugins of the config in force (reload.go).
-	cur atomic.Pointer[generation]
+	cur atomic.Pointer[generation.Gen]
 
 	store    *store.Store
 	cache    *cache.Cache
@@ -320,14 +319,6 @@ func OpenStoreAs(ctx context.Context, cfg *config.Config, logger *slog.Logger, r
 	return st, nil
 }
 
-func serverNames(cfg *config.Config) []string {
-	var names []string
-	for _, s := range cfg.Servers {
-		names = append(names, s.Name)
-	}
-	return names
-}
-
 // Start connects every enabled server in the background, each on its own,
 // and returns at once. Servers stop when ctx ends or at [Host.Close].
 func (h *Host) Start(ctx context.Context) {
@@ -335,7 +326,7 @@ func (h *Host) Start(ctx context.Context) {
 		h.reloadMu.Lock()
 		defer h.reloadMu.Unlock()
 		h.rootCtx, h.cancel = context.WithCancel(ctx)
-		for _, c := range h.gen().conns {
+		for _, c := range h.gen().Conns {
 			h.startConn(c)
 		}
 		h.startAppCompaction(h.rootCtx)
@@ -357,7 +348,7 @@ func (h *Host) startConn(c *upstream.Conn) {
 // WaitSettled waits until every started server has finished its first
 // connection attempt (it is ready or failed), or ctx ends.
 func (h *Host) WaitSettled(ctx context.Context) error {
-	for _, c := range h.gen().conns {
+	for _, c := range h.gen().Conns {
 		select {
 		case <-c.Settled():
 		case <-ctx.Done():
@@ -406,7 +397,7 @@ func (h *Host) Close() error {
 	bound, cancel := context.WithTimeout(context.Background(), shutdownBound)
 	defer cancel()
 	var stuck []string
-	for _, c := range last.conns {
+	for _, c := range last.Conns {
 		select {
 		case <-c.Done():
 		case <-bound.Done():
@@ -430,7 +421,7 @@ func (h *Host) Close() error {
 // the runtime that owns the compiled code.
 func (h *Host) closePlugins() {
 	h.pluginsOnce.Do(func() {
-		if p := h.gen().plugins; p != nil {
+		if p := h.gen().Plugins; p != nil {
 			p.Close()
 		}
 		if h.pluginRT != nil {
@@ -447,11 +438,11 @@ const shutdownBound = 10 * time.Second
 // Servers returns the status of every configured server in config order.
 func (h *Host) Servers() []ServerStatus {
 	g := h.gen()
-	out := make([]ServerStatus, 0, len(g.conns))
-	for _, c := range g.conns {
+	out := make([]ServerStatus, 0, len(g.Conns))
+	for _, c := range g.Conns {
 		out = append(out, c.Snapshot())
 	}
-	g.annotateCollisions(out)
+	annotateCollisions(g, out)
 	return out
 }
 
@@ -464,49 +455,11 @@ func (h *Host) Server(name string) (ServerStatus, error) {
 	return c.Snapshot(), nil
 }
 
-func (h *Host) conn(name string) (*upstream.Conn, error) { return h.gen().conn(name) }
+func (h *Host) conn(name string) (*upstream.Conn, error) { return h.gen().Conn(name) }
 
 // Tools returns the tools of every ready server, or of the named server
 // only, sorted by server (config order) and tool name.
-func (h *Host) Tools(server string) ([]Tool, error) { return h.gen().tools(server, "") }
-
-// tools is Tools for generation g, as principal sees them: a per-principal
-// server's tools are those of principal's own session ("" none).
-func (g *generation) tools(server, principal string) ([]Tool, error) {
-	conns := g.conns
-	if server != "" {
-		c, err := g.conn(server)
-		if err != nil {
-			return nil, err
-		}
-		c = c.Peek(principal)
-		if _, _, err := c.Current(); err != nil {
-			return nil, err
-		}
-		conns = []*upstream.Conn{c}
-	}
-	var out []Tool
-	for _, c := range conns {
-		c = c.Peek(principal)
-		_, cat, err := c.Current()
-		if err != nil {
-			continue
-		}
-		tools := make([]Tool, 0, len(cat.Tools))
-		for _, t := range cat.Tools {
-			if t != nil {
-				tool := Tool{Server: c.Cfg.Name, Tool: t}
-				if link, ok := apps.ToolLink(t); ok && c.Cfg.Apps != config.AppsOff {
-					tool.App = &link
-				}
-				tools = append(tools, tool)
-			}
-		}
-		sort.SliceStable(tools, func(i, j int) bool { return tools[i].Tool.Name < tools[j].Tool.Name })
-		out = append(out, tools...)
-	}
-	return out, nil
-}
+func (h *Host) Tools(server string) ([]Tool, error) { return h.gen().Tools(server, "") }
 
 // Prompts returns the prompts of a ready server.
 func (h *Host) Prompts(server string) ([]*mcp.Prompt, error) {
@@ -533,19 +486,6 @@ func (h *Host) catalogOf(server string) (*upstream.Catalog, error) {
 	}
 	_, cat, err := c.Current()
 	return cat, err
-}
-
-// UnknownServerError is returned for a server name the config does not have.
-type UnknownServerError struct {
-	Server string
-	Known  []string
-}
-
-func (e *UnknownServerError) Error() string {
-	if len(e.Known) == 0 {
-		return fmt.Sprintf("no server named %q: the config declares no servers", e.Server)
-	}
-	return fmt.Sprintf("no server named %q (configured: %s)", e.Server, strings.Join(e.Known, ", "))
 }
 
 // UnknownToolError is returned for a tool the server does not list.

@@ -37,7 +37,7 @@ func (h *Host) daemonPort() string {
 	addr := ""
 	if a := h.listenAddr.Load(); a != nil {
 		addr = *a
-	} else if cfg := h.gen().cfg; cfg != nil {
+	} else if cfg := h.gen().Cfg; cfg != nil {
 		addr = cfg.Listen
 	}
 	if _, port, err := net.SplitHostPort(addr); err == nil && port != "0" {

@@ -78,8 +78,8 @@ func (h *Host) oauthBase() string {
 		return h.opts.OAuthBaseURL
 	}
 	hostname := "127.0.0.1"
-	if cfg := h.gen(); cfg != nil && cfg.cfg != nil {
-		if hn, _, err := net.SplitHostPort(cfg.cfg.Listen); err == nil && hn != "" && hn != "0.0.0.0" && hn != "::" {
+	if cfg := h.gen(); cfg != nil && cfg.Cfg != nil {
+		if hn, _, err := net.SplitHostPort(cfg.Cfg.Listen); err == nil && hn != "" && hn != "0.0.0.0" && hn != "::" {
 			hostname = hn
 		}
 	}
@@ -98,7 +98,7 @@ func (h *Host) onAuthChange(server, principal string) {
 	if g == nil {
 		return
 	}
-	c, err := g.conn(server)
+	c, err := g.Conn(server)
 	if err != nil {
 		return
 	}
@@ -202,16 +202,3 @@ func (h *Host) OAuthHandler() http.Handler {
 // credential, its own catalog and its own cache partition, whose status
 // goes only to that principal. The parent's supervisor runs the children
 // and ends them when it ends (reload, shutdown).
-
-// startSessions starts principal's own sessions of the per-principal
-// servers it has none of yet, so that a stored credential connects (and
-// one without shows its sign-in) as soon as the principal looks, and waits
-// (bounded by ctx) until each has made its first attempt.
-func (g *generation) startSessions(ctx context.Context, principal string) {
-	if principal == "" {
-		return
-	}
-	for _, c := range g.conns {
-		c.As(ctx, principal)
-	}
-}

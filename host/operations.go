@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/jsonkeys"
@@ -46,28 +47,6 @@ type operation struct {
 	do func(ctx context.Context, t upstream.Target) error
 }
 
-// upstream.Target is the one way to a principal's session of server: the
-// connection, the principal's own child of a per-principal server (started
-// now, and given until its first attempt has ended, bounded by ctx), its
-// sign-in state, and its session and catalog when it is ready.
-func (g *generation) target(ctx context.Context, principal, server string) (upstream.Target, error) {
-	conn, err := g.conn(server)
-	if err != nil {
-		return upstream.Target{}, err
-	}
-	return conn.Target(ctx, principal)
-}
-
-// visibleTarget is upstream.Target for a server c may see; a hidden server is an
-// unknown one.
-func (g *generation) visibleTarget(ctx context.Context, c Caller, server string) (upstream.Target, error) {
-	conn, err := g.visibleConn(ctx, c, server)
-	if err != nil {
-		return upstream.Target{}, err
-	}
-	return conn.Target(ctx, c.Name)
-}
-
 // operate runs op for c through the stages, in order.
 func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error) {
 	ctx = upstream.RelayAs(ctx, c.Name) // a singleton relay names the caller to the holder
@@ -77,13 +56,13 @@ func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error)
 		return err
 	}
 	g := h.acquire()
-	defer g.release()
-	done, err := h.limiter.admit(c.Name, g.rateLimitOf(c.Name))
+	defer g.Release()
+	done, err := h.limiter.admit(c.Name, g.RateLimitOf(c.Name))
 	if err != nil {
 		return err
 	}
 	defer done()
-	t, err := g.visibleTarget(ctx, c, op.server)
+	t, err := g.VisibleTarget(ctx, c, op.server)
 	if err != nil {
 		return err
 	}
@@ -121,8 +100,8 @@ func startOpSpan(ctx context.Context, c Caller, op *operation) (context.Context,
 }
 
 // newOpPolicy builds what the policies see of op by c on t.
-func newOpPolicy(g *generation, c Caller, t upstream.Target, op *operation) *policyRun {
-	r := &policyRun{set: g.policies, plugins: g.plugins, trail: &Trail{}, always: true}
+func newOpPolicy(g *generation.Gen, c Caller, t upstream.Target, op *operation) *policyRun {
+	r := &policyRun{set: g.Policies, plugins: g.Plugins, trail: &Trail{}, always: true}
 	in := listInput(c, t.Conn)
 	in.Op = op.op
 	if op.uri != "" {

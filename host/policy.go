@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/plugins"
@@ -95,8 +96,8 @@ type policyRun struct {
 // policies and plugins of generation g. decoded is the arguments object
 // when the schema check already decoded it, else nil (the policies then
 // decode args only if a rule reads them).
-func newPolicyRun(g *generation, p Principal, c *upstream.Conn, tool *mcp.Tool, origin string, args json.RawMessage, decoded any, trail *Trail) *policyRun {
-	r := &policyRun{set: g.policies, plugins: g.plugins, trail: trail}
+func newPolicyRun(g *generation.Gen, p Principal, c *upstream.Conn, tool *mcp.Tool, origin string, args json.RawMessage, decoded any, trail *Trail) *policyRun {
+	r := &policyRun{set: g.Policies, plugins: g.Plugins, trail: trail}
 	if r.set == nil {
 		return r
 	}
@@ -161,15 +162,15 @@ func hidden(d policies.Decision) bool {
 // the policies), of every ready server or of the named one.
 func (h *Host) ToolsFor(ctx context.Context, p Principal, origin, server string) ([]Tool, error) {
 	g := h.gen() // one generation: its tools, filtered by its policies
-	g.startSessions(ctx, p.Name)
-	tools, err := g.tools(server, p.Name)
-	if err != nil || g.policies == nil {
+	g.StartSessions(ctx, p.Name)
+	tools, err := g.Tools(server, p.Name)
+	if err != nil || g.Policies == nil {
 		return tools, err
 	}
-	l := g.lister(Caller{Principal: p, Origin: origin})
+	l := g.Lister(Caller{Principal: p, Origin: origin})
 	out := tools[:0]
 	for _, t := range tools {
-		if l.tool(ctx, g.byName[t.Server], t.Tool) {
+		if l.Tool(ctx, g.ByName[t.Server], t.Tool) {
 			out = append(out, t)
 		}
 	}

@@ -32,7 +32,7 @@ func BenchmarkPolicyStages(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			c := h.gen().byName["fx"]
+			c := h.gen().ByName["fx"]
 			tool := &mcp.Tool{Name: "echo", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}
 			text := strings.Repeat("x", 2000)
 			args, _ := json.Marshal(map[string]any{"text": text})

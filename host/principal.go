@@ -1,7 +1,6 @@
 package host
 
 import (
-	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/internal/identity"
 )
 
@@ -41,7 +40,7 @@ var ErrNoWebShell = identity.ErrNoWebShell
 // Authenticate returns the caller whose credential is token: a principal's
 // token (origin OriginAPI) or a WebShell credential (OriginUser).
 func (h *Host) Authenticate(token string) (Caller, bool) {
-	return h.gen().principals.Authenticate(token)
+	return h.gen().Principals.Authenticate(token)
 }
 
 // WebShellSignIn exchanges a principal's token for its WebShell
@@ -49,7 +48,7 @@ func (h *Host) Authenticate(token string) (Caller, bool) {
 // credential is valid while the token is: a reload that rotates or removes
 // the token revokes it.
 func (h *Host) WebShellSignIn(token string) (string, Caller, error) {
-	return h.gen().principals.SignIn(token)
+	return h.gen().Principals.SignIn(token)
 }
 
 // StillValid reports whether c's credential still authenticates the same
@@ -57,11 +56,7 @@ func (h *Host) WebShellSignIn(token string) (string, Caller, error) {
 // config. A long-lived request (an event stream) checks it from time to
 // time; a reload ends the streams for which it is false. A caller built
 // in-process, without a credential, stays valid.
-func (h *Host) StillValid(c Caller) bool { return h.gen().principals.StillValid(c) }
+func (h *Host) StillValid(c Caller) bool { return h.gen().Principals.StillValid(c) }
 
 // HasPrincipals reports whether any principal can authenticate.
-func (h *Host) HasPrincipals() bool { return h.gen().principals.Len() > 0 }
-
-// rateLimitOf returns the call limits of the principal named name in g
-// (none for a principal the generation does not know: an in-process caller).
-func (g *generation) rateLimitOf(name string) config.RateLimit { return g.principals.RateLimitOf(name) }
+func (h *Host) HasPrincipals() bool { return h.gen().Principals.Len() > 0 }

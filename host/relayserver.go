@@ -37,7 +37,7 @@ func (h *Host) RelayHandler() http.Handler {
 			http.Error(w, "bad server name", http.StatusNotFound)
 			return
 		}
-		c, err := h.gen().conn(name)
+		c, err := h.gen().Conn(name)
 		if err != nil || !c.Singleton() {
 			http.Error(w, fmt.Sprintf("replica %s has no singleton server %q", h.opts.Replica, name), http.StatusNotFound)
 			return
@@ -156,7 +156,7 @@ func relayOwner(req mcp.Request) string { return "replica " + hopOf(req).From }
 // upstream returns the holder's connection, session and catalog of the
 // server.
 func (rl *relay) upstream() (*upstream.Conn, *mcp.ClientSession, *upstream.Catalog, error) {
-	c, err := rl.h.gen().conn(rl.name)
+	c, err := rl.h.gen().Conn(rl.name)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -464,7 +464,7 @@ func (rl *relay) watch() {
 			continue
 		case <-changes:
 		}
-		c, err := h.gen().conn(rl.name)
+		c, err := h.gen().Conn(rl.name)
 		if err != nil || !c.Holds() {
 			rl.closeAll()
 			last = nil

@@ -7,12 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/identity"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
@@ -20,93 +19,26 @@ import (
 	"github.com/mcphost/mcphost/policies"
 )
 
-// generation is everything the host derives from one config: the servers,
-// the principals, the compiled policies and the loaded plugins. The host
-// holds the current one in an atomic pointer; a reload builds a whole new
-// one, swaps it in, and retires the old one once the calls that began under
-// it have finished. A call holds one generation from start to end, so it
-// never mixes the policies of one config with the plugins of another.
-type generation struct {
-	cfg        *config.Config
-	conns      []*upstream.Conn
-	byName     map[string]*upstream.Conn
-	principals *identity.Table
-	policies   *policies.Set // nil: no policies
-	plugins    *plugins.Set  // nil: no plugins
-
-	hash          string            // cfg.Hash()
-	pluginDigests map[string]string // of the plugins' modules as loaded (pluginDigests)
-	loadedAt      time.Time
-	plan          *ReloadPlan // the reload that made it; nil for the first generation
-
-	// active counts the calls holding this generation (see acquire). Once
-	// the generation is retired, the release that brings it to zero closes
-	// idle.
-	active   atomic.Int64
-	retired  atomic.Bool
-	idle     chan struct{}
-	idleOnce sync.Once
-}
+// acquire returns the current generation, held until its Release: a
+// retired generation's plugins are closed and its replaced servers stopped
+// only once every call holding it has released it.
+func (h *Host) acquire() *generation.Gen { return generation.Acquire(&h.cur) }
 
 // gen returns the current generation.
-func (h *Host) gen() *generation { return h.cur.Load() }
-
-// acquire returns the current generation, held until release: a retired
-// generation's plugins are closed and its replaced servers stopped only
-// once every call holding it has released it.
-func (h *Host) acquire() *generation {
-	for {
-		g := h.cur.Load()
-		g.active.Add(1)
-		if h.cur.Load() == g {
-			return g
-		}
-		g.active.Add(-1) // swapped meanwhile: hold the new one instead
-	}
-}
-
-func (g *generation) release() {
-	if g.active.Add(-1) == 0 && g.retired.Load() {
-		g.signalIdle()
-	}
-}
-
-// markRetired says no new call will hold g; idle closes when the last
-// one that does releases it (at once when none does).
-func (g *generation) markRetired() {
-	g.retired.Store(true)
-	if g.active.Load() == 0 {
-		g.signalIdle()
-	}
-}
-
-func (g *generation) signalIdle() { g.idleOnce.Do(func() { close(g.idle) }) }
-
-// conn returns the generation's server called name.
-func (g *generation) conn(name string) (*upstream.Conn, error) {
-	c, ok := g.byName[name]
-	if !ok {
-		var known []string
-		for _, c := range g.conns {
-			known = append(known, c.Cfg.Name)
-		}
-		return nil, &UnknownServerError{Server: name, Known: known}
-	}
-	return c, nil
-}
+func (h *Host) gen() *generation.Gen { return h.cur.Load() }
 
 // newGeneration builds the generation of cfg. Servers whose block is the
 // same as in old keep old's connection (and process); the others get new,
 // unstarted connections, returned in fresh. Plugins are loaded with the
 // host's runtime, whose compilation cache makes an unchanged module cheap.
-func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *generation) (g *generation, fresh []*upstream.Conn, err error) {
+func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *generation.Gen) (g *generation.Gen, fresh []*upstream.Conn, err error) {
 	if err := h.checkServerFilter(cfg); err != nil {
 		return nil, nil, err
 	}
-	g = &generation{cfg: cfg, byName: map[string]*upstream.Conn{}, idle: make(chan struct{}), hash: cfg.Hash(), loadedAt: time.Now()}
-	g.principals = identity.NewTable(cfg, h.credKey, h.opts.OwnerToken)
+	g = generation.New(cfg)
+	g.Principals = identity.NewTable(cfg, h.credKey, h.opts.OwnerToken)
 	if ps := cfg.PolicySet; ps != nil && (ps.Rules() > 0 || ps.Default() != policies.EffectAllow) {
-		g.policies = ps
+		g.Policies = ps
 	}
 	if len(cfg.Plugins) > 0 {
 		if h.pluginRT == nil {
@@ -120,12 +52,12 @@ func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *gener
 			}
 			h.pluginRT = rt
 		}
-		g.pluginDigests = pluginDigests(cfg) // before loading: a module rebuilt meanwhile shows as changed next time
+		g.PluginDigests = pluginDigests(cfg) // before loading: a module rebuilt meanwhile shows as changed next time
 		set, diags := LoadPlugins(ctx, h.pluginRT, cfg)
 		if diags.HasErrors() {
 			return nil, nil, &PluginLoadError{Diagnostics: diags}
 		}
-		g.plugins = set
+		g.Plugins = set
 	}
 	for _, s := range cfg.Servers {
 		if h.opts.Servers != nil && !slices.Contains(h.opts.Servers, s.Name) {
@@ -133,7 +65,7 @@ func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *gener
 		}
 		var c *upstream.Conn
 		if old != nil {
-			if oc := old.byName[s.Name]; oc != nil && sameServer(oc.Cfg, s) {
+			if oc := old.ByName[s.Name]; oc != nil && sameServer(oc.Cfg, s) {
 				c = oc
 			}
 		}
@@ -141,8 +73,7 @@ func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *gener
 			c = upstream.NewConn(s, h.deps, h.cache)
 			fresh = append(fresh, c)
 		}
-		g.conns = append(g.conns, c)
-		g.byName[s.Name] = c
+		g.Add(c)
 	}
 	return g, fresh, nil
 }
@@ -151,7 +82,7 @@ func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *gener
 func (h *Host) checkServerFilter(cfg *config.Config) error {
 	for _, name := range h.opts.Servers {
 		if cfg.Server(name) == nil {
-			return &UnknownServerError{Server: name, Known: serverNames(cfg)}
+			return &UnknownServerError{Server: name, Known: generation.ServerNames(cfg)}
 		}
 	}
 	return nil
@@ -257,7 +188,7 @@ var ErrClosing = errors.New("host: reload: the host is closing")
 
 // ConfigHash returns the hash of the config in force ([config.Config.Hash]),
 // "sha256:HEX".
-func (h *Host) ConfigHash() string { return h.gen().hash }
+func (h *Host) ConfigHash() string { return h.gen().Hash }
 
 // ConfigStatus describes the config in force.
 type ConfigStatus struct {
@@ -272,7 +203,7 @@ type ConfigStatus struct {
 // force, and by which reload.
 func (h *Host) ConfigStatus() ConfigStatus {
 	g := h.gen()
-	return ConfigStatus{Hash: g.hash, LoadedAt: g.loadedAt, Plan: g.plan}
+	return ConfigStatus{Hash: g.Hash, LoadedAt: g.LoadedAt, Plan: g.Plan}
 }
 
 // Reload is ReloadWith without conditions.
@@ -304,8 +235,8 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 		return ReloadPlan{}, ErrClosing
 	}
 	old := h.gen()
-	if len(opts.IfMatch) > 0 && !slices.Contains(opts.IfMatch, old.hash) {
-		return ReloadPlan{}, &ConfigChangedError{Current: old.hash}
+	if len(opts.IfMatch) > 0 && !slices.Contains(opts.IfMatch, old.Hash) {
+		return ReloadPlan{}, &ConfigChangedError{Current: old.Hash}
 	}
 	res := h.plan(old, cfg)
 	if opts.DryRun {
@@ -327,10 +258,10 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 	if err != nil {
 		return ReloadPlan{}, fmt.Errorf("host: reload: %w", err)
 	}
-	g.plan = &res
+	g.Plan = &res
 	var retired []*upstream.Conn
-	for _, c := range old.conns {
-		if g.byName[c.Cfg.Name] != c {
+	for _, c := range old.Conns {
+		if g.ByName[c.Cfg.Name] != c {
 			retired = append(retired, c)
 		}
 	}
@@ -340,7 +271,7 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 	// block (another command or URL), so they are dropped first.
 	if h.rootCtx != nil {
 		for _, c := range fresh {
-			if old.byName[c.Cfg.Name] != nil {
+			if old.ByName[c.Cfg.Name] != nil {
 				h.cache.DropServer(c.Cfg.Name)
 			}
 			h.startConn(c)
@@ -356,7 +287,7 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 	}
 	h.cur.Store(g)
 	for _, s := range cfg.Servers {
-		if c := g.byName[s.Name]; c != nil && old.byName[s.Name] == c {
+		if c := g.ByName[s.Name]; c != nil && old.ByName[s.Name] == c {
 			c.SetRoots(s.Roots) // a kept server whose roots changed hears of it
 		}
 	}
@@ -372,7 +303,7 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 	if len(res.Ignored) > 0 {
 		h.opts.Logger.Warn("some changed settings take effect only at the next start", "settings", res.Ignored)
 	}
-	h.retire(old, retired, g.plugins)
+	h.retire(old, retired, g.Plugins)
 	return res, nil
 }
 
@@ -390,7 +321,7 @@ func (h *Host) checkPlugins(ctx context.Context, cfg *config.Config) hcl.Diagnos
 
 // retire stops the old generation's replaced servers and closes its
 // plugins once no call holds it any more, or after drainBound.
-func (h *Host) retire(old *generation, conns []*upstream.Conn, next *plugins.Set) {
+func (h *Host) retire(old *generation.Gen, conns []*upstream.Conn, next *plugins.Set) {
 	bound := drainBound(old, h.opts.ApprovalTimeout+h.elicitTimeout(old))
 	var started []*upstream.Conn // before Start, a connection never ran
 	for _, c := range conns {
@@ -404,26 +335,26 @@ func (h *Host) retire(old *generation, conns []*upstream.Conn, next *plugins.Set
 		defer h.retiring.Done()
 		// The swap is done, so a call that holds old now began before it;
 		// wait for the last of them to release it.
-		old.markRetired()
+		old.MarkRetired()
 		timer := time.NewTimer(bound)
 		defer timer.Stop()
 		select {
-		case <-old.idle:
+		case <-old.Idle():
 		case <-h.closed:
 		case <-timer.C:
-			h.opts.Logger.Warn("retiring the old config with calls still running", "calls", old.active.Load(), "after", bound)
+			h.opts.Logger.Warn("retiring the old config with calls still running", "calls", old.ActiveCalls(), "after", bound)
 		}
 		for _, c := range conns {
 			c.Retire()
 		}
-		if old.plugins != nil && old.plugins != next {
-			old.plugins.Close()
+		if old.Plugins != nil && old.Plugins != next {
+			old.Plugins.Close()
 		}
 		for _, c := range conns {
 			<-c.Done()
 			// A replaced server's last calls may have cached lists or
 			// App resources under the name its successor now uses.
-			if g := h.gen(); g.byName[c.Cfg.Name] != nil {
+			if g := h.gen(); g.ByName[c.Cfg.Name] != nil {
 				h.cache.DropServer(c.Cfg.Name)
 			}
 		}
@@ -433,9 +364,9 @@ func (h *Host) retire(old *generation, conns []*upstream.Conn, next *plugins.Set
 // drainBound is how long a retired generation waits for its calls: the
 // longest call_timeout of its servers plus the approval and elicitation
 // timeouts (a call may wait for a person), and a margin.
-func drainBound(g *generation, approval time.Duration) time.Duration {
+func drainBound(g *generation.Gen, approval time.Duration) time.Duration {
 	d := time.Duration(0)
-	for _, s := range g.cfg.Servers {
+	for _, s := range g.Cfg.Servers {
 		d = max(d, s.CallTimeout)
 	}
 	return d + approval + 10*time.Second

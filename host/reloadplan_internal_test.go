@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/generation"
 )
 
 // planBase is the running config of TestPlan; each case edits it with
@@ -273,7 +274,8 @@ func TestPlan(t *testing.T) {
 			if tt.owner {
 				h.opts.OwnerToken = "owner-token-0123456789abcdef"
 			}
-			old := &generation{cfg: oldCfg, hash: oldCfg.Hash(), pluginDigests: pluginDigests(oldCfg)}
+			old := generation.New(oldCfg)
+			old.PluginDigests = pluginDigests(oldCfg)
 			if tt.write != nil {
 				tt.write(t)
 			}
@@ -284,7 +286,7 @@ func TestPlan(t *testing.T) {
 			if tt.want != nil {
 				tt.want(&want)
 			}
-			want.From, want.To = old.hash, newCfg.Hash()
+			want.From, want.To = old.Hash, newCfg.Hash()
 			got := h.plan(old, newCfg)
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)

@@ -22,8 +22,8 @@ type ServerLogs struct {
 // for admins (the API checks), since a server's stderr may say anything.
 func (h *Host) ServerLogs(name string) (ServerLogs, error) {
 	g := h.acquire()
-	defer g.release()
-	c, err := g.conn(name)
+	defer g.Release()
+	c, err := g.Conn(name)
 	if err != nil {
 		return ServerLogs{}, err
 	}
@@ -42,8 +42,8 @@ var ErrServerDisabled = errors.New("the server is disabled (enabled = false in i
 // reset.
 func (h *Host) RestartServer(name string) error {
 	g := h.acquire()
-	defer g.release()
-	c, err := g.conn(name)
+	defer g.Release()
+	c, err := g.Conn(name)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,9 @@
 package host
 
-import "github.com/mcphost/mcphost/host/internal/upstream"
+import (
+	"github.com/mcphost/mcphost/host/internal/generation"
+	"github.com/mcphost/mcphost/host/internal/upstream"
+)
 
 // A server's state and its tools, as the doors see them: package upstream.
 
@@ -61,3 +64,12 @@ type (
 // RelayPath is where a replica serves its singleton servers to the other
 // replicas: RelayPath + the server's name.
 const RelayPath = upstream.RelayPath
+
+// What a reload plans and what it did, and the error for a server the
+// config does not have: package generation.
+type (
+	ReloadPlan         = generation.ReloadPlan
+	ServerPlan         = generation.ServerPlan
+	PrincipalPlan      = generation.PrincipalPlan
+	UnknownServerError = generation.UnknownServerError
+)

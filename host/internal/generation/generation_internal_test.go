@@ -1,8 +1,6 @@
-package host
+package generation
 
-import (
-	"testing"
-)
+import "testing"
 
 // TestGenerationIdle: a retired generation's idle channel closes when the
 // last call holding it releases it, and at once when none does.
@@ -15,19 +13,19 @@ func TestGenerationIdle(t *testing.T) {
 			return false
 		}
 	}
-	g := &generation{idle: make(chan struct{})}
+	g := &Gen{idle: make(chan struct{})}
 	g.active.Add(2)
-	g.release() // not retired: nothing to signal
-	g.markRetired()
+	g.Release() // not retired: nothing to signal
+	g.MarkRetired()
 	if isClosed(g.idle) {
 		t.Fatal("idle closed while a call holds the generation")
 	}
-	g.release()
+	g.Release()
 	if !isClosed(g.idle) {
 		t.Fatal("idle not closed after the last release")
 	}
-	g2 := &generation{idle: make(chan struct{})}
-	g2.markRetired()
+	g2 := &Gen{idle: make(chan struct{})}
+	g2.MarkRetired()
 	if !isClosed(g2.idle) {
 		t.Fatal("idle not closed for a generation nobody holds")
 	}
