@@ -21,10 +21,11 @@ var leaves = []string{"negotiate", "cache", "apps", "sandbox", "plugins", "polic
 // App display record they share. It imports nothing of mcphost's.
 const sharedTypes = "appdisplay"
 
-// standalone packages import nothing of mcphost's: the shared types, and
-// the client of the JSON API, which sees the daemon through the wire only
-// (the commands and tests that use it import what they decode into).
-var standalone = []string{sharedTypes, "internal/apiclient"}
+// standalone packages import nothing of mcphost's: the shared types; the
+// client of the JSON API, which sees the daemon through the wire only (the
+// commands and tests that use it import what they decode into); and what
+// the two wasm leaves, plugins and wasmserver, share of hosting a guest.
+var standalone = []string{sharedTypes, "internal/apiclient", "internal/wasmguest"}
 
 // ginImporters are the only packages allowed to import gin; leaves may not
 // depend on it even indirectly.

@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/mcphost/mcphost/internal/wasmguest"
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -21,8 +21,6 @@ const (
 	outputBufferBytes = 4 << 10 // a guest's stdout and stderr, per call
 	maxMessageBytes   = 1 << 10 // a plugin's error message in an Outcome
 	maxLogBytes       = 512     // one plugin log line
-	logBurst          = 20      // plugin log lines at once, per plugin
-	logPerSecond      = 5       // plugin log lines per second, per plugin
 	minWarmupTimeout  = 10 * time.Second
 	minBackoff        = 50 * time.Millisecond
 	maxBackoff        = 5 * time.Second
@@ -59,7 +57,7 @@ type pool struct {
 	spec     Spec
 	compiled *extism.CompiledPlugin
 	logger   *slog.Logger
-	logs     logLimiter
+	logs     wasmguest.LogLimiter // one per plugin
 	// validSource is the runtime's CSP source validator.
 	validSource func(string) error
 
@@ -104,7 +102,7 @@ func (p *pool) newInstance(ctx context.Context, checkExports bool) (*instance, e
 	mc := wazero.NewModuleConfig().WithStdout(buf).WithStderr(buf)
 	// The runtime closes a module whose context ends (see compile), which
 	// stops a start function that loops.
-	pl, err := p.compiled.Instance(experimental.WithMemoryAllocator(ctx, memoryAllocator), extism.PluginInstanceConfig{ModuleConfig: mc})
+	pl, err := p.compiled.Instance(wasmguest.WithMemoryAllocator(ctx), extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		if exit := (*sys.ExitError)(nil); errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded {
 			return nil, fmt.Errorf("instantiate: %w after %v: the module's start function did not return", errTimedOut, wt)
@@ -362,7 +360,7 @@ func (p *pool) close() {
 
 // log receives the plugin's log lines (and the SDK's own about it).
 func (p *pool) log(level extism.LogLevel, msg string) {
-	ok, dropped := p.logs.allow(time.Now())
+	ok, dropped := p.logs.Allow(time.Now())
 	if !ok {
 		return
 	}
@@ -399,67 +397,6 @@ func SetLogLevel(level slog.Level) {
 		extism.SetLogLevel(extism.LogLevelError)
 	}
 }
-
-// logLimiter is a token bucket over plugin log lines.
-type logLimiter struct {
-	mu      sync.Mutex
-	tokens  float64
-	last    time.Time
-	dropped int
-}
-
-// allow reports whether a line may be logged now, and how many were
-// dropped since the last one that was.
-func (l *logLimiter) allow(now time.Time) (bool, int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.last.IsZero() {
-		l.tokens = logBurst
-	} else {
-		l.tokens = min(logBurst, l.tokens+now.Sub(l.last).Seconds()*logPerSecond)
-	}
-	l.last = now
-	if l.tokens < 1 {
-		l.dropped++
-		return false, 0
-	}
-	l.tokens--
-	d := l.dropped
-	l.dropped = 0
-	return true, d
-}
-
-// memoryAllocator backs linear memories with slices whose capacity at
-// least doubles when they grow. wazero's own grows to the exact size asked,
-// and a Go guest's heap grows 512 KiB at a time, so each step copied the
-// whole memory again (about 8 copies of 4–8 MiB per 250 calls).
-var memoryAllocator = experimental.MemoryAllocatorFunc(func(capacity, max uint64) experimental.LinearMemory {
-	return &linearMemory{buf: make([]byte, 0, capacity), max: max}
-})
-
-type linearMemory struct {
-	buf []byte
-	max uint64
-}
-
-// Reallocate grows the memory to size bytes; new bytes are zero, as wasm
-// requires (bytes past the length were never handed out).
-func (m *linearMemory) Reallocate(size uint64) []byte {
-	if size > m.max {
-		return nil
-	}
-	if size <= uint64(cap(m.buf)) {
-		m.buf = m.buf[:size]
-		return m.buf
-	}
-	c := min(max(size, 2*uint64(cap(m.buf))), m.max)
-	b := make([]byte, size, c)
-	copy(b, m.buf)
-	m.buf = b
-	return b
-}
-
-func (m *linearMemory) Free() { m.buf = nil }
 
 // boundedBuffer keeps the first max bytes written to it and drops the rest.
 type boundedBuffer struct {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -327,7 +326,7 @@ func (p *plugin) hostFunctions() []extism.HostFunction {
 		if !p.readJSON(cp, stack[0], "notify_logging_message", &m) {
 			return
 		}
-		if p.logs.allow(time.Now()) {
+		if ok, _ := p.logs.Allow(time.Now()); ok {
 			p.s.logger.Log(ctx, levelOf(string(m.Level)), "plugin log message", "logger", clip(m.Logger, 64), "text", clip(fmt.Sprint(m.Data), maxLogBytes))
 		}
 		if ss := sessionOf(ctx); ss != nil {
@@ -377,17 +376,14 @@ func (p *plugin) readJSON(cp *extism.CurrentPlugin, offset uint64, name string, 
 	return true
 }
 
-// Bounds of plugin log lines in the logger.
-const (
-	maxLogBytes  = 512 // one line
-	logBurst     = 20  // lines at once
-	logPerSecond = 5   // lines per second
-)
+// maxLogBytes bounds one plugin log line in the logger; how many lines
+// reach it is wasmguest.LogLimiter's bound.
+const maxLogBytes = 512
 
 // log receives the plugin's Extism log lines (pdk.Log), whose level
 // Extism filters process-wide (plugins.SetLogLevel).
 func (p *plugin) log(level extism.LogLevel, msg string) {
-	if !p.logs.allow(time.Now()) {
+	if ok, _ := p.logs.Allow(time.Now()); !ok {
 		return
 	}
 	var l slog.Level
@@ -415,28 +411,4 @@ func levelOf(level string) slog.Level {
 		return slog.LevelWarn
 	}
 	return slog.LevelError
-}
-
-// logLimiter is a token bucket over a plugin's log lines: a plugin must
-// not be able to flood the daemon's log.
-type logLimiter struct {
-	mu     sync.Mutex
-	tokens float64
-	last   time.Time
-}
-
-func (l *logLimiter) allow(now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.last.IsZero() {
-		l.tokens = logBurst
-	} else {
-		l.tokens = min(logBurst, l.tokens+now.Sub(l.last).Seconds()*logPerSecond)
-	}
-	l.last = now
-	if l.tokens < 1 {
-		return false
-	}
-	l.tokens--
-	return true
 }

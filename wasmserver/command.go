@@ -16,9 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/wasmguest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -134,7 +134,7 @@ func startCommand(ctx context.Context, s *Server, sp Spec, wasm []byte) (*comman
 	}
 	runCtx, cancel := context.WithCancel(base)
 	c.cancel = cancel
-	go c.run(experimental.WithMemoryAllocator(runCtx, memoryAllocator), compiled, mc)
+	go c.run(wasmguest.WithMemoryAllocator(runCtx), compiled, mc)
 	return c, nil
 }
 

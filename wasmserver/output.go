@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-
-	"github.com/tetratelabs/wazero/experimental"
 )
 
 // tailKeep is how much of a module's stderr is kept for errors, and
@@ -106,40 +104,6 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
-
-// memoryAllocator backs linear memories with slices whose capacity at
-// least doubles when they grow. wazero's own grows to the exact size asked,
-// and a Go guest's heap grows 512 KiB at a time, so every step would copy
-// the whole memory again. It is plugins' allocator (RATIONALE.md, "Two
-// wazero v1.12.0 details"), repeated because leaves do not import each
-// other.
-var memoryAllocator = experimental.MemoryAllocatorFunc(func(capacity, max uint64) experimental.LinearMemory {
-	return &linearMemory{buf: make([]byte, 0, capacity), max: max}
-})
-
-type linearMemory struct {
-	buf []byte
-	max uint64
-}
-
-// Reallocate grows the memory to size bytes; new bytes are zero, as wasm
-// requires (bytes past the length were never handed out).
-func (m *linearMemory) Reallocate(size uint64) []byte {
-	if size > m.max {
-		return nil
-	}
-	if size <= uint64(cap(m.buf)) {
-		m.buf = m.buf[:size]
-		return m.buf
-	}
-	c := min(max(size, 2*uint64(cap(m.buf))), m.max)
-	b := make([]byte, size, c)
-	copy(b, m.buf)
-	m.buf = b
-	return b
-}
-
-func (m *linearMemory) Free() { m.buf = nil }
 
 // sleeper is a module's nanosleep: a real sleep that ends early when the
 // server stops, so that Close never waits for a guest's time.Sleep.

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/mcphost/mcphost/internal/wasmguest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental"
 )
 
 // plugin is a running Extism plugin behind an in-process MCP server. It
@@ -36,7 +36,7 @@ type plugin struct {
 	version  string // serverInfo.version: the module's hash
 	output   *tail  // the guest's WASI stdout and stderr
 	sleep    sleeper
-	logs     logLimiter
+	logs     wasmguest.LogLimiter // the plugin's log lines and log notifications
 
 	life   context.Context // cancelled by close: ends a call in flight
 	cancel context.CancelFunc
@@ -155,7 +155,7 @@ func (p *plugin) instance(ctx context.Context) (*extism.Plugin, error) {
 		WithSysNanotime().
 		WithNanosleep(p.sleep.sleep).
 		WithRandSource(rand.Reader)
-	in, err := p.compiled.Instance(experimental.WithMemoryAllocator(ctx, memoryAllocator), extism.PluginInstanceConfig{ModuleConfig: mc})
+	in, err := p.compiled.Instance(wasmguest.WithMemoryAllocator(ctx), extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
