@@ -60,10 +60,10 @@ func (h *Host) startAppCompaction(ctx context.Context) {
 	if interval <= 0 {
 		interval = defaultAppCompactInterval
 	}
-	h.compactor.wg.Add(1)
+	h.apps.compactor.wg.Add(1)
 	go func() {
-		defer h.compactor.wg.Done()
-		whileLeading(ctx, h.store, h.opts.Logger, appCompactJob, h.compactor.retry, func(ctx context.Context) {
+		defer h.apps.compactor.wg.Done()
+		whileLeading(ctx, h.store, h.opts.Logger, appCompactJob, h.apps.compactor.retry, func(ctx context.Context) {
 			h.compactWhileLeading(ctx, interval)
 		})
 	}()
@@ -107,8 +107,8 @@ func (h *Host) CompactApps(ctx context.Context) (int, error) {
 		bound = defaultAppCompactSessionBytes
 	}
 	now := time.Now()
-	if h.compactor.now != nil {
-		now = h.compactor.now()
+	if h.apps.compactor.now != nil {
+		now = h.apps.compactor.now()
 	}
 	n := 0
 	if after > 0 {

@@ -91,7 +91,7 @@ func (h *Host) callOrigin(ctx context.Context, req SessionCall) (origin string, 
 	if ok, reason := h.appGate(ctx, req.Principal, ref.server, ar); !ok {
 		return "", nil, &AppDeniedError{Server: ref.server, Kind: appToolCall, Reason: reason}
 	}
-	release, err := h.appLimits.acquireCall(appKey(req.Principal, ref))
+	release, err := h.apps.appLimits.acquireCall(appKey(req.Principal, ref))
 	if err != nil {
 		return "", nil, err
 	}
@@ -140,7 +140,7 @@ func (h *Host) AppMessage(ctx context.Context, p Principal, sessionID, appEntryI
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
 		return nil, &AppDeniedError{Server: ref.server, Kind: appMessage, Reason: reason}
 	}
-	if err := h.appLimits.take(appKey(p, ref)); err != nil {
+	if err := h.apps.appLimits.take(appKey(p, ref)); err != nil {
 		return nil, err
 	}
 	body := appMessageBody{ResourceURI: ref.resourceURI}
@@ -202,7 +202,7 @@ func (h *Host) CheckAppLink(ctx context.Context, p Principal, sessionID, appEntr
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
 		return "", &AppDeniedError{Server: ref.server, Kind: appOpenLink, Reason: reason}
 	}
-	if err := h.appLimits.take(appKey(p, ref)); err != nil {
+	if err := h.apps.appLimits.take(appKey(p, ref)); err != nil {
 		return "", err
 	}
 	return clean, nil
@@ -374,7 +374,7 @@ func (h *Host) AppUpdateContext(ctx context.Context, p Principal, sessionID, app
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
 		return nil, &AppDeniedError{Server: ref.server, Kind: appModelContext, Reason: reason}
 	}
-	if err := h.appLimits.take(appKey(p, ref)); err != nil {
+	if err := h.apps.appLimits.take(appKey(p, ref)); err != nil {
 		return nil, err
 	}
 	raw, err := json.Marshal(kept)

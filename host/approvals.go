@@ -103,7 +103,7 @@ func (h *Host) ask(ctx context.Context, p Principal, a Approval) (string, error)
 	mine.CanAnswer = mayApprove(p, a)
 	wait, stop := untilClientGone(ctx)
 	defer stop()
-	out, err := h.approvals.Ask(wait, questions.Question[Approval, bool]{
+	out, err := h.asks.approvals.Ask(wait, questions.Question[Approval, bool]{
 		ID: a.ID, Principal: principal, Answerers: a.Approvers, Body: a, Created: a.Created, Timeout: timeout,
 		Announce: func() {
 			h.publishApproval(a)
@@ -124,7 +124,7 @@ func (h *Host) ask(ctx context.Context, p Principal, a Approval) (string, error)
 	}
 	done := ApprovalDone{ID: a.ID, SessionID: a.SessionID, CallID: a.CallID, Outcome: outcome, Principal: principal, Approvers: a.Approvers}
 	h.publishApprovalDone(done)
-	h.approvals.Finish(a.ID, principal, out, done)
+	h.asks.approvals.Finish(a.ID, principal, out, done)
 	return outcome, nil
 }
 
@@ -155,13 +155,13 @@ func (a Approval) forCaller(c Caller) (Approval, bool) {
 // publishApproval announces a to everyone who may see it, each with
 // whether it may answer it.
 func (h *Host) publishApproval(a Approval) {
-	h.bus.PublishEach(Event{Type: EventApproval, Data: a}, func(c Caller) (any, bool) { return a.forCaller(c) })
+	h.ev.bus.PublishEach(Event{Type: EventApproval, Data: a}, func(c Caller) (any, bool) { return a.forCaller(c) })
 }
 
 // publishApprovalDone announces the end of an approval to everyone who
 // may have seen it.
 func (h *Host) publishApprovalDone(d ApprovalDone) {
-	h.bus.PublishEach(Event{Type: EventApprovalDone, Data: d}, func(c Caller) (any, bool) {
+	h.ev.bus.PublishEach(Event{Type: EventApprovalDone, Data: d}, func(c Caller) (any, bool) {
 		return d, questions.MaySee(approver(c), d.Principal, d.Approvers)
 	})
 }
@@ -178,7 +178,7 @@ func (h *Host) PendingApprovals(p Principal) []Approval {
 // calls', those it may answer (CanAnswer), and, for an admin, every one.
 func (h *Host) ApprovalsFor(c Caller) []Approval {
 	var out []Approval
-	for _, a := range h.approvals.Pending(approver(c)) {
+	for _, a := range h.asks.approvals.Pending(approver(c)) {
 		if a, ok := a.forCaller(c); ok {
 			out = append(out, a)
 		}
@@ -224,7 +224,7 @@ func (h *Host) Answer(p Principal, id string, approve bool) error {
 // ErrNotFound when there is no such approval, c may not see it, or it was
 // already answered (here or on another replica).
 func (h *Host) AnswerApproval(c Caller, id string, approve bool) error {
-	err := h.approvals.Answer(approver(c), id, approve)
+	err := h.asks.approvals.Answer(approver(c), id, approve)
 	if errors.Is(err, questions.ErrNotHere) {
 		err = h.answerRemote(approver(c), id, pokeApproval, approvalAnswer{Approve: approve}, nil)
 	}

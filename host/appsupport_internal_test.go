@@ -36,7 +36,7 @@ func TestAppSourceValidator(t *testing.T) {
 	linkLocal := config.Server{Name: "ll", Transport: config.TransportStreamableHTTP, URL: "http://169.254.7.7/mcp"}
 	named := config.Server{Name: "named", Transport: config.TransportStreamableHTTP, URL: "http://mcp.internal:8080/mcp"}
 	h := &Host{}
-	h.cur.Store(generation.New(&config.Config{Listen: "127.0.0.1:7777"}))
+	h.gens.cur.Store(generation.New(&config.Config{Listen: "127.0.0.1:7777"}))
 
 	tests := []struct {
 		server config.Server
@@ -107,7 +107,7 @@ func TestAppSourceValidator(t *testing.T) {
 // and its Dropped entry names the source and the reason.
 func TestAppCSPDropsPrivateSources(t *testing.T) {
 	h := &Host{}
-	h.cur.Store(generation.New(&config.Config{Listen: "127.0.0.1:7777"}))
+	h.gens.cur.Store(generation.New(&config.Config{Listen: "127.0.0.1:7777"}))
 	sources := []any{
 		"https://api.example.com",
 		"http://10.0.0.1:8080",

@@ -76,10 +76,10 @@ func (h *Host) CallState(ctx context.Context, p Principal, sessionID, callID str
 	if err := h.checkSession(ctx, p.Name, sessionID); err != nil {
 		return CallState{}, err
 	}
-	h.calls.mu.Lock()
-	rc, running := h.calls.running[runningKey(p.Name, callID)]
+	h.pipe.calls.mu.Lock()
+	rc, running := h.pipe.calls.running[runningKey(p.Name, callID)]
 	running = running && rc.sessionID == sessionID
-	h.calls.mu.Unlock()
+	h.pipe.calls.mu.Unlock()
 	if running {
 		st := CallState{Running: true}
 		for _, a := range h.PendingApprovals(p) {

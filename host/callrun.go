@@ -52,7 +52,7 @@ func (r *callRun) cleanup() {
 		}
 	}
 	if r.running != "" {
-		r.h.calls.remove(r.running)
+		r.h.pipe.calls.remove(r.running)
 	}
 	for _, f := range [...]func(){r.cancel, r.appDone, r.admitted, r.release} {
 		if f != nil {
@@ -76,7 +76,7 @@ func (r *callRun) admit(ctx context.Context) error {
 	}
 	r.g = h.acquire()
 	r.release = r.g.Release
-	done, err := h.limiter.admit(r.req.Principal.Name, r.g.RateLimitOf(r.req.Principal.Name))
+	done, err := h.pipe.limiter.admit(r.req.Principal.Name, r.g.RateLimitOf(r.req.Principal.Name))
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (r *callRun) start(ctx context.Context) error {
 	r.ctx = cctx
 	r.cancel = cancel
 	key := runningKey(req.Principal.Name, r.callID)
-	if err := r.h.calls.add(key, &runningCall{principal: req.Principal.Name, sessionID: req.SessionID, cancel: cancel}); err != nil {
+	if err := r.h.pipe.calls.add(key, &runningCall{principal: req.Principal.Name, sessionID: req.SessionID, cancel: cancel}); err != nil {
 		return err
 	}
 	r.running = key
@@ -271,7 +271,7 @@ func (r *callRun) settle(res *mcp.CallToolResult, err error) {
 	default:
 		e.Status = StatusOK
 	}
-	r.h.metrics.observeCall(r.req.Server, e.Status, took)
+	r.h.pipe.metrics.observeCall(r.req.Server, e.Status, took)
 }
 
 // result runs the result plugins, then the `result` phase, on the

@@ -37,9 +37,9 @@ type Readiness struct {
 func (h *Host) Readiness() Readiness {
 	r := Readiness{Replica: h.opts.Replica}
 	switch {
-	case h.draining.Load():
+	case h.life.draining.Load():
 		r.Status = "draining"
-	case !h.started.Load():
+	case !h.life.started.Load():
 		r.Status = "starting"
 	default:
 		r.Ready, r.Status = true, "ready"
@@ -52,11 +52,11 @@ func (h *Host) Replica() string { return h.opts.Replica }
 
 // Stopping is closed when Serve has drained and stops serving: the doors
 // end their long-lived streams then (the gateway its legacy sessions).
-func (h *Host) Stopping() <-chan struct{} { return h.stopping }
+func (h *Host) Stopping() <-chan struct{} { return h.life.stopping }
 
 // refuseIfDraining is the pipeline's first stage.
 func (h *Host) refuseIfDraining() error {
-	if h.draining.Load() {
+	if h.life.draining.Load() {
 		return &DrainingError{Replica: h.opts.Replica}
 	}
 	return nil
@@ -72,8 +72,8 @@ func (h *Host) shutdownGrace() time.Duration {
 // drain refuses new calls from now on and waits until the running ones
 // have finished, or grace is over.
 func (h *Host) drain(grace time.Duration) {
-	h.draining.Store(true)
-	running := h.calls.count()
+	h.life.draining.Store(true)
+	running := h.pipe.calls.count()
 	h.opts.Logger.Info("draining: /readyz is unready, new calls are refused, running calls may finish",
 		"replica", h.opts.Replica, "grace", grace, "running", running)
 	if running == 0 {
@@ -82,10 +82,10 @@ func (h *Host) drain(grace time.Duration) {
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
-	case <-h.calls.idle():
+	case <-h.pipe.calls.idle():
 		h.opts.Logger.Info("drained: every running call has finished", "replica", h.opts.Replica)
 	case <-t.C:
-		h.opts.Logger.Warn("the grace period is over with calls still running", "replica", h.opts.Replica, "running", h.calls.count())
+		h.opts.Logger.Warn("the grace period is over with calls still running", "replica", h.opts.Replica, "running", h.pipe.calls.count())
 	}
 }
 

@@ -13,14 +13,14 @@ func TestReadinessAndRefusal(t *testing.T) {
 	if r := h.Readiness(); r.Ready || r.Status != "starting" || r.Replica != "r-1" {
 		t.Fatalf("before Start: %+v", r)
 	}
-	h.started.Store(true)
+	h.life.started.Store(true)
 	if r := h.Readiness(); !r.Ready || r.Status != "ready" {
 		t.Fatalf("started: %+v", r)
 	}
 	if err := h.refuseIfDraining(); err != nil {
 		t.Fatal(err)
 	}
-	h.draining.Store(true)
+	h.life.draining.Store(true)
 	if r := h.Readiness(); r.Ready || r.Status != "draining" {
 		t.Fatalf("draining: %+v", r)
 	}

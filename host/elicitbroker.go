@@ -34,7 +34,7 @@ func (h *Host) elicitBroker(ctx context.Context, principal string, e Elicitation
 	e.Expires = e.Created.Add(timeout)
 	// Clustered, the question is a store row too (with its requested
 	// schema), so that any replica lists, checks and answers it.
-	out, err := h.elicits.Ask(ctx, questions.Question[Elicitation, ElicitationAnswer]{
+	out, err := h.asks.elicits.Ask(ctx, questions.Question[Elicitation, ElicitationAnswer]{
 		ID: e.ID, Principal: principal, Body: e, Created: e.Created, Timeout: timeout,
 		Check:    func(ans ElicitationAnswer) error { return checkElicitAnswer(e.Mode, ans, schema) },
 		Announce: func() { h.publish(Event{Type: EventElicitation, Principal: principal, Data: e}) },
@@ -51,14 +51,14 @@ func (h *Host) elicitBroker(ctx context.Context, principal string, e Elicitation
 	}
 	done := ElicitationDone{ID: e.ID, SessionID: e.SessionID, CallID: e.CallID, Outcome: ans.Action}
 	h.publish(Event{Type: EventElicitationDone, Principal: principal, Data: done})
-	h.elicits.Finish(e.ID, principal, out, done)
+	h.asks.elicits.Finish(e.ID, principal, out, done)
 	return ans, nil
 }
 
 // PendingElicitations lists principal's open questions, oldest first: on
 // a clustered store those of every replica.
 func (h *Host) PendingElicitations(p Principal) []Elicitation {
-	return withOthers(h, h.elicits.Pending(questions.Who{Name: p.Name}), p.Name, pokeElicitation, func(e Elicitation) time.Time { return e.Created })
+	return withOthers(h, h.asks.elicits.Pending(questions.Who{Name: p.Name}), p.Name, pokeElicitation, func(e Elicitation) time.Time { return e.Created })
 }
 
 // AnswerElicitation answers one of principal's open questions. It returns
@@ -68,7 +68,7 @@ func (h *Host) PendingElicitations(p Principal) []Elicitation {
 // requested schema or is too large), and the question stays open.
 func (h *Host) AnswerElicitation(p Principal, id string, ans ElicitationAnswer) error {
 	who := questions.Who{Name: p.Name}
-	err := h.elicits.Answer(who, id, ans)
+	err := h.asks.elicits.Answer(who, id, ans)
 	if !errors.Is(err, questions.ErrNotHere) {
 		return err
 	}

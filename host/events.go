@@ -57,7 +57,7 @@ var ErrRevoked = events.ErrRevoked
 // to take it is dropped (its stream ends), never waited for.
 func (h *Host) publish(ev Event) {
 	if ev.Type == EventServer || ev.Type == EventConfig {
-		h.watchers.Poke()
+		h.ev.watchers.Poke()
 	}
 	var view events.View
 	if st, ok := ev.Data.(ServerStatus); ok {
@@ -65,7 +65,7 @@ func (h *Host) publish(ev Event) {
 		// by its cost limit.
 		view = func(c Caller) (any, bool) { return h.gen().StatusFor(c, st) }
 	}
-	h.bus.Publish(ev, view)
+	h.ev.bus.Publish(ev, view)
 }
 
 // Subscribe returns a channel of the events c may see and a function that
@@ -74,20 +74,20 @@ func (h *Host) publish(ev Event) {
 // [Host.StillValid]), or when the host closes. Beyond the bounds on open
 // streams it fails with a *TooManySubscribersError.
 func (h *Host) Subscribe(c Caller) (<-chan Event, func(), error) {
-	return h.bus.Subscribe(c, func(c Caller) bool { return h.gen().Principals.StillValid(c) })
+	return h.ev.bus.Subscribe(c, func(c Caller) bool { return h.gen().Principals.StillValid(c) })
 }
 
 // revoke ends the streams whose caller g no longer authenticates as the
 // same caller (a rotated or removed token, changed groups or admin rights),
 // after a reload. It returns how many it ended.
-func (h *Host) revoke(g *generation.Gen) int { return h.bus.Revoke(g.Principals.StillValid) }
+func (h *Host) revoke(g *generation.Gen) int { return h.ev.bus.Revoke(g.Principals.StillValid) }
 
 // WatchChanges returns a channel that receives a value after a server's
 // status or catalog changed or the config was reloaded (changes that come
 // while one is pending are coalesced into it), and a function that stops
 // the watch. It is for in-process doors that mirror the catalogs (the
 // gateway); it has none of the limits of Subscribe.
-func (h *Host) WatchChanges() (<-chan struct{}, func()) { return h.watchers.Watch() }
+func (h *Host) WatchChanges() (<-chan struct{}, func()) { return h.ev.watchers.Watch() }
 
 // WatchResourceUpdates calls fn with the server and URI of every
 // resources/updated notification a server sends (for the resources the
@@ -95,5 +95,5 @@ func (h *Host) WatchChanges() (<-chan struct{}, func()) { return h.watchers.Watc
 // called, with the context of the server's session. fn runs on that
 // session and must not block.
 func (h *Host) WatchResourceUpdates(fn func(ctx context.Context, server, uri string)) (stop func()) {
-	return h.resourceWatch.Add(fn)
+	return h.ev.resourceWatch.Add(fn)
 }

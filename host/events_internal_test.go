@@ -87,8 +87,8 @@ func TestSlowSubscriberDropped(t *testing.T) {
 	if n != events.SubscriberBuffer {
 		t.Errorf("the slow subscriber got %d events before being dropped, want its buffer of %d", n, events.SubscriberBuffer)
 	}
-	if h.bus.Dropped() != 1 {
-		t.Errorf("dropped %d subscribers, want 1", h.bus.Dropped())
+	if h.ev.bus.Dropped() != 1 {
+		t.Errorf("dropped %d subscribers, want 1", h.ev.bus.Dropped())
 	}
 }
 

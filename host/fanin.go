@@ -112,15 +112,15 @@ func (h *Host) startFanIn(ctx context.Context) {
 	if !h.clustered() {
 		return
 	}
-	h.fanin.wg.Add(2)
+	h.ev.fanin.wg.Add(2)
 	go func() {
-		defer h.fanin.wg.Done()
+		defer h.ev.fanin.wg.Done()
 		for {
 			select {
-			case p := <-h.fanin.queue:
+			case p := <-h.ev.fanin.queue:
 				pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 				if err := h.store.Poke(pctx, p); err != nil && ctx.Err() == nil {
-					h.fanin.dropped.Add(1)
+					h.ev.fanin.dropped.Add(1)
 					h.opts.Logger.Warn("telling the other replicas", "kind", p.Kind, "err", err)
 				}
 				cancel()
@@ -130,7 +130,7 @@ func (h *Host) startFanIn(ctx context.Context) {
 		}
 	}()
 	go func() {
-		defer h.fanin.wg.Done()
+		defer h.ev.fanin.wg.Done()
 		if err := h.store.Listen(ctx, func(p store.Poke) { h.onPoke(ctx, p) }); err != nil {
 			h.opts.Logger.Error("listening for the other replicas' events", "err", err)
 		}
@@ -146,15 +146,15 @@ func (h *Host) poke(p store.Poke, data any) {
 	if data != nil {
 		raw, err := json.Marshal(data)
 		if err != nil || len(raw) > store.MaxPokeBytes-512 {
-			h.fanin.dropped.Add(1)
+			h.ev.fanin.dropped.Add(1)
 			return
 		}
 		p.Data = raw
 	}
 	select {
-	case h.fanin.queue <- p:
+	case h.ev.fanin.queue <- p:
 	default:
-		h.fanin.dropped.Add(1)
+		h.ev.fanin.dropped.Add(1)
 	}
 }
 
@@ -167,15 +167,15 @@ func (h *Host) publishShared(ev Event, kind, id string) {
 
 // onPoke handles one poke of another replica.
 func (h *Host) onPoke(ctx context.Context, p store.Poke) {
-	h.fanin.received.Add(1)
+	h.ev.fanin.received.Add(1)
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	switch p.Kind {
 	case store.PokeListening:
-		h.fanin.listeningOnce.Do(func() { close(h.fanin.listening) })
+		h.ev.fanin.listeningOnce.Do(func() { close(h.ev.fanin.listening) })
 	case store.PokeResync:
-		h.fanin.resyncs.Add(1)
-		n := h.bus.EndAll()
+		h.ev.fanin.resyncs.Add(1)
+		n := h.ev.bus.EndAll()
 		h.opts.Logger.Info("events of other replicas may have been missed; event streams ended so that their clients read anew", "streams", n)
 		// An answer poke may have been lost too: read the rows of this
 		// replica's stored questions again.
@@ -188,16 +188,16 @@ func (h *Host) onPoke(ctx context.Context, p store.Poke) {
 			h.opts.Logger.Warn("reading an entry another replica recorded", "entry", p.ID, "err", err)
 			return
 		}
-		h.fanin.markEnded(e.CallID)
+		h.ev.fanin.markEnded(e.CallID)
 		h.publish(Event{Type: EventEntry, Principal: p.Principal, Data: &e})
 	case store.PokeAppContext:
 		// The store bumped AppContextVersion: the gateway reads anew.
 	case pokeCallStarted:
-		if !h.fanin.hasEnded(p.ID) {
+		if !h.ev.fanin.hasEnded(p.ID) {
 			publishData[CallStarted](h, EventCallStarted, p)
 		}
 	case pokeProgress:
-		if !h.fanin.hasEnded(p.ID) {
+		if !h.ev.fanin.hasEnded(p.ID) {
 			publishData[CallProgress](h, EventProgress, p)
 		}
 	case pokeApprovalDone:
@@ -271,13 +271,13 @@ type FanInStats struct {
 
 // FanIn returns the counters of the events across replicas.
 func (h *Host) FanIn() FanInStats {
-	st := FanInStats{Clustered: h.clustered(), Received: h.fanin.received.Load(),
-		Resyncs: h.fanin.resyncs.Load(), Dropped: h.fanin.dropped.Load()}
+	st := FanInStats{Clustered: h.clustered(), Received: h.ev.fanin.received.Load(),
+		Resyncs: h.ev.fanin.resyncs.Load(), Dropped: h.ev.fanin.dropped.Load()}
 	if st.Clustered {
 		st.Refused = h.store.PokesRefused()
 	}
 	select {
-	case <-h.fanin.listening:
+	case <-h.ev.fanin.listening:
 		st.Listening = true
 	default:
 	}
@@ -291,7 +291,7 @@ func (h *Host) WaitListening(ctx context.Context) error {
 		return nil
 	}
 	select {
-	case <-h.fanin.listening:
+	case <-h.ev.fanin.listening:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -471,24 +471,24 @@ type approvalAnswer struct {
 // storedQuestions lists the ids of this replica's questions that are
 // store rows.
 func (h *Host) storedQuestions() []string {
-	return append(h.approvals.Stored(), h.elicits.Stored()...)
+	return append(h.asks.approvals.Stored(), h.asks.elicits.Stored()...)
 }
 
 // onAnswer delivers the answer another replica recorded for a question
 // of this one.
 func (h *Host) onAnswer(ctx context.Context, id string) {
-	if !h.approvals.Holds(id) && !h.elicits.Holds(id) {
+	if !h.asks.approvals.Holds(id) && !h.asks.elicits.Holds(id) {
 		return
 	}
 	q, err := h.store.Question(ctx, id)
 	if err != nil || q.Answer == nil {
 		return
 	}
-	h.approvals.Deliver(id, func() (bool, bool) {
+	h.asks.approvals.Deliver(id, func() (bool, bool) {
 		var a approvalAnswer
 		return a.Approve, json.Unmarshal(q.Answer, &a) == nil
 	})
-	h.elicits.Deliver(id, func() (ElicitationAnswer, bool) {
+	h.asks.elicits.Deliver(id, func() (ElicitationAnswer, bool) {
 		var a ElicitationAnswer
 		return a, json.Unmarshal(q.Answer, &a) == nil
 	})

@@ -108,7 +108,7 @@ func (h *Host) GatewayAuthenticate(token string) (Caller, bool) {
 func (h *Host) GatewayAdmit(c Caller) error {
 	limit := h.gen().RateLimitOf(c.Name)
 	limit.ConcurrentCalls = 0
-	done, err := h.limiter.admit(c.Name, limit)
+	done, err := h.pipe.limiter.admit(c.Name, limit)
 	if err != nil {
 		return err
 	}
@@ -428,7 +428,7 @@ type CallOutcome struct {
 // which only that principal's clients may hear; "" for a shared session.
 // fn must not block.
 func (h *Host) WatchLogs(fn func(server, principal string, p *mcp.LoggingMessageParams)) (stop func()) {
-	return h.logWatchers.Add(fn)
+	return h.ev.logWatchers.Add(fn)
 }
 
 // GatewaySetLogLevel asks server (one c may see) to send its log messages

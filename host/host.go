@@ -102,28 +102,81 @@ type Options struct {
 // safe for concurrent use.
 type Host struct {
 	opts Options
-	// deps is what every server connection gets from the host.
-	deps *upstream.Deps
-	// cur is the current generation: servers, principals, policies and
-	// plugins of the config in force (reload.go).
-	cur atomic.Pointer[generation.Gen]
+	deps *upstream.Deps // what every server connection gets from the host
 
-	store    *store.Store
-	cache    *cache.Cache
+	gens gens        // the generation in force and its reloads (reload.go)
+	pipe pipeParts   // running calls, their limits and metrics (pipeline.go)
+	asks askParts    // approvals and elicitations waiting (approvals.go)
+	ev   eventParts  // streams, watchers and fan-in across replicas (events.go)
+	apps appParts    // per-App limits and compaction (appgate.go)
+	wasm pluginParts // the plugins' runtime (plugins.go)
+	auth oauthParts  // the OAuth manager (oauth.go)
+	life lifecycle   // start, drain and close (httpserver.go)
+
+	store   *store.Store
+	cache   *cache.Cache
+	relays  relays // the singleton servers' relays (relayserver.go)
+	credKey []byte // derives WebShell credentials (principal.go)
+}
+
+// gens is the generation in force: servers, principals, policies and
+// plugins of the config (reload.go).
+type gens struct {
+	cur      atomic.Pointer[generation.Gen]
+	reloadMu sync.Mutex      // one Start or Reload at a time
+	rootCtx  context.Context // Start's context: every server connection runs under it
+	retiring sync.WaitGroup  // retired generations still draining
+}
+
+// pipeParts are the pipeline's shared state.
+type pipeParts struct {
+	metrics metrics
+	calls   calls    // running calls by principal and call id
+	limiter limiter  // per-principal call limits (ratelimit.go)
+	owned   sync.Map // principal+"\x00"+sessionID → struct{}: confirmed session owners
+}
+
+// askParts are the questions calls wait on.
+type askParts struct {
+	approvals *questions.Broker[Approval, bool]                 // pending approvals (approvals.go)
+	elicits   *questions.Broker[Elicitation, ElicitationAnswer] // pending elicitations (elicitbroker.go)
+	sweep     sync.WaitGroup                                    // the sweep of dead replicas' questions (questionsweep.go)
+}
+
+// eventParts are the event streams and who listens to servers.
+type eventParts struct {
 	bus      *events.Bus
 	watchers events.Watchers
 	// logWatchers hear the servers' log messages that no call owns.
-	logWatchers events.Listeners[func(string, string, *mcp.LoggingMessageParams)]
-	metrics     metrics
-	calls       calls
-	approvals   *questions.Broker[Approval, bool]                 // pending approvals (approvals.go)
-	elicits     *questions.Broker[Elicitation, ElicitationAnswer] // pending elicitations (elicitbroker.go)
-	limiter     limiter                                           // per-principal call limits (ratelimit.go)
-	credKey     []byte                                            // derives WebShell credentials (principal.go)
-	pluginRT    *plugins.Runtime                                  // shared by every generation's plugins; closed last
-	owned       sync.Map                                          // principal+"\x00"+sessionID → struct{}: confirmed session owners
-	closing     atomic.Bool
-	closed      chan struct{} // closed when Close begins
+	logWatchers   events.Listeners[func(string, string, *mcp.LoggingMessageParams)]
+	resourceWatch events.Listeners[func(context.Context, string, string)] // resources/updated for the gateway (WatchResourceUpdates)
+	fanin         fanIn                                                   // events across replicas (fanin.go)
+}
+
+// appParts are the MCP Apps' shared state.
+type appParts struct {
+	appLimits appLimits    // per-App limits of App requests (appgate.go)
+	compactor appCompactor // background App compaction (appcompact.go)
+}
+
+// pluginParts hold the plugins' runtime, shared by every generation's
+// plugins and closed last.
+type pluginParts struct {
+	pluginRT    *plugins.Runtime
+	pluginsOnce sync.Once
+}
+
+// oauthParts hold the OAuth manager, nil until a server has an auth block
+// (oauth.go).
+type oauthParts struct {
+	oauthMu sync.Mutex
+	oauth   *oauth.Manager
+}
+
+// lifecycle is where the host is between New and Close.
+type lifecycle struct {
+	closing atomic.Bool
+	closed  chan struct{} // closed when Close begins
 	// started is set by Start; draining once Serve's context ended (new
 	// calls are refused, running ones finish: httpserver.go); stopping is
 	// closed when the drain is over and Serve stops serving.
@@ -133,27 +186,10 @@ type Host struct {
 	// Serve (a listen port of 0 gets its real port only then); nil while
 	// the host serves nothing.
 	listenAddr atomic.Pointer[string]
-
-	reloadMu sync.Mutex      // one Start or Reload at a time
-	rootCtx  context.Context // Start's context: every server connection runs under it
-	retiring sync.WaitGroup  // retired generations still draining
-
-	appLimits appLimits      // per-App limits of App requests (appgate.go)
-	compactor appCompactor   // background App compaction (appcompact.go)
-	sweep     sync.WaitGroup // the sweep of dead replicas' questions (questionsweep.go)
-	relays    relays         // the singleton servers' relays (singleton.go)
-	fanin     fanIn          // events across replicas (fanin.go)
-
-	resourceWatch events.Listeners[func(context.Context, string, string)] // resources/updated for the gateway (WatchResourceUpdates)
-
-	oauthMu sync.Mutex
-	oauth   *oauth.Manager // nil until a server has an auth block (oauth.go)
-
-	startOnce   sync.Once
-	cancel      context.CancelFunc
-	closeOnce   sync.Once
-	stopOnce    sync.Once // closes stopping
-	pluginsOnce sync.Once
+	startOnce  sync.Once
+	cancel     context.CancelFunc
+	closeOnce  sync.Once
+	stopOnce   sync.Once // closes stopping
 }
 
 // New plans a host for cfg without starting anything. It fails when
@@ -188,12 +224,13 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.MaxSubscribersPerPrincipal <= 0 {
 		opts.MaxSubscribersPerPrincipal = DefaultMaxSubscribersPerPrincipal
 	}
-	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: identity.NewKey(opts.CredentialKey), closed: make(chan struct{}), stopping: make(chan struct{})}
-	h.bus = &events.Bus{Logger: opts.Logger, Max: opts.MaxSubscribers, MaxPerPrincipal: opts.MaxSubscribersPerPrincipal}
-	h.fanin.queue, h.fanin.listening = make(chan store.Poke, pokeQueue), make(chan struct{})
-	h.approvals = &questions.Broker[Approval, bool]{Kind: pokeApproval, DoneKind: pokeApprovalDone,
+	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: identity.NewKey(opts.CredentialKey),
+		life: lifecycle{closed: make(chan struct{}), stopping: make(chan struct{})}}
+	h.ev.bus = &events.Bus{Logger: opts.Logger, Max: opts.MaxSubscribers, MaxPerPrincipal: opts.MaxSubscribersPerPrincipal}
+	h.ev.fanin.queue, h.ev.fanin.listening = make(chan store.Poke, pokeQueue), make(chan struct{})
+	h.asks.approvals = &questions.Broker[Approval, bool]{Kind: pokeApproval, DoneKind: pokeApprovalDone,
 		Max: maxPendingApprovals, Full: ErrTooManyApprovals, Shared: approvalRows{sharedQuestions{h}}}
-	h.elicits = &questions.Broker[Elicitation, ElicitationAnswer]{Kind: pokeElicitation, DoneKind: pokeElicitationDone,
+	h.asks.elicits = &questions.Broker[Elicitation, ElicitationAnswer]{Kind: pokeElicitation, DoneKind: pokeElicitationDone,
 		Max: maxPendingElicitations, Full: errTooManyElicitations, Shared: sharedQuestions{h}}
 	userOnStatus := opts.OnStatus
 	h.deps = &upstream.Deps{
@@ -212,12 +249,12 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 			h.publish(Event{Type: EventServer, Principal: principal, Data: st})
 		},
 		OnResourceUpdated: func(ctx context.Context, server, uri string) {
-			for _, fn := range h.resourceWatch.Each() {
+			for _, fn := range h.ev.resourceWatch.Each() {
 				fn(ctx, server, uri)
 			}
 		},
 		LogMessage: func(server, principal string, p *mcp.LoggingMessageParams) {
-			for _, fn := range h.logWatchers.Each() {
+			for _, fn := range h.ev.logWatchers.Each() {
 				fn(server, principal, p)
 			}
 		},
@@ -231,12 +268,12 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	}
 	g, _, err := h.newGeneration(context.Background(), cfg, nil)
 	if err != nil {
-		if h.pluginRT != nil {
-			h.pluginRT.Close(context.Background())
+		if h.wasm.pluginRT != nil {
+			h.wasm.pluginRT.Close(context.Background())
 		}
 		return nil, err
 	}
-	h.cur.Store(g)
+	h.gens.cur.Store(g)
 	return h, nil
 }
 
@@ -322,17 +359,17 @@ func OpenStoreAs(ctx context.Context, cfg *config.Config, logger *slog.Logger, r
 // Start connects every enabled server in the background, each on its own,
 // and returns at once. Servers stop when ctx ends or at [Host.Close].
 func (h *Host) Start(ctx context.Context) {
-	h.startOnce.Do(func() {
-		h.reloadMu.Lock()
-		defer h.reloadMu.Unlock()
-		h.rootCtx, h.cancel = context.WithCancel(ctx)
+	h.life.startOnce.Do(func() {
+		h.gens.reloadMu.Lock()
+		defer h.gens.reloadMu.Unlock()
+		h.gens.rootCtx, h.life.cancel = context.WithCancel(ctx)
 		for _, c := range h.gen().Conns {
 			h.startConn(c)
 		}
-		h.startAppCompaction(h.rootCtx)
-		h.startQuestionSweep(h.rootCtx)
-		h.startFanIn(h.rootCtx)
-		h.started.Store(true)
+		h.startAppCompaction(h.gens.rootCtx)
+		h.startQuestionSweep(h.gens.rootCtx)
+		h.startFanIn(h.gens.rootCtx)
+		h.life.started.Store(true)
 	})
 }
 
@@ -342,7 +379,7 @@ func (h *Host) startConn(c *upstream.Conn) {
 	if !c.Cfg.Enabled {
 		return
 	}
-	c.Start(h.rootCtx)
+	c.Start(h.gens.rootCtx)
 }
 
 // WaitSettled waits until every started server has finished its first
@@ -369,27 +406,27 @@ func (h *Host) Run(ctx context.Context) error {
 // closed, then SIGTERM, then SIGKILL to the whole process group) and child
 // processes are reaped. It waits at most shutdownBound.
 func (h *Host) Close() error {
-	h.closeOnce.Do(func() {
-		h.closing.Store(true)
-		close(h.closed)
-		h.startOnce.Do(func() {}) // a host that never started has nothing to stop
-		h.calls.cancelAll()
+	h.life.closeOnce.Do(func() {
+		h.life.closing.Store(true)
+		close(h.life.closed)
+		h.life.startOnce.Do(func() {}) // a host that never started has nothing to stop
+		h.pipe.calls.cancelAll()
 		if m := h.deps.OAuth.Load(); m != nil {
 			m.Close() // sign-ins in progress end
 		}
-		if h.cancel != nil {
-			h.cancel()
+		if h.life.cancel != nil {
+			h.life.cancel()
 		}
-		h.compactor.wg.Wait()
-		h.sweep.Wait()
-		h.fanin.wg.Wait()
-		h.bus.Close()
+		h.apps.compactor.wg.Wait()
+		h.asks.sweep.Wait()
+		h.ev.fanin.wg.Wait()
+		h.ev.bus.Close()
 	})
 	// A reload under way finishes first (later ones fail): its generation
-	// is the last one, and its retired one is counted in h.retiring.
-	h.reloadMu.Lock()
+	// is the last one, and its retired one is counted in h.gens.retiring.
+	h.gens.reloadMu.Lock()
 	last := h.gen()
-	h.reloadMu.Unlock()
+	h.gens.reloadMu.Unlock()
 	defer h.closePlugins()
 	if h.deps.DataDir == "" { // a temporary directory (New)
 		defer os.RemoveAll(h.deps.SandboxDir)
@@ -405,7 +442,7 @@ func (h *Host) Close() error {
 		}
 	}
 	retired := make(chan struct{})
-	go func() { h.retiring.Wait(); close(retired) }()
+	go func() { h.gens.retiring.Wait(); close(retired) }()
 	select {
 	case <-retired:
 	case <-bound.Done():
@@ -420,12 +457,12 @@ func (h *Host) Close() error {
 // closePlugins closes the plugin pools once their calls have returned, then
 // the runtime that owns the compiled code.
 func (h *Host) closePlugins() {
-	h.pluginsOnce.Do(func() {
+	h.wasm.pluginsOnce.Do(func() {
 		if p := h.gen().Plugins; p != nil {
 			p.Close()
 		}
-		if h.pluginRT != nil {
-			h.pluginRT.Close(context.Background())
+		if h.wasm.pluginRT != nil {
+			h.wasm.pluginRT.Close(context.Background())
 		}
 	})
 }

@@ -27,7 +27,7 @@ const (
 // the checks that must know the daemon's own port (appSourceValidator).
 func (h *Host) setListenAddr(addr net.Addr) {
 	a := addr.String()
-	h.listenAddr.Store(&a)
+	h.life.listenAddr.Store(&a)
 }
 
 // daemonPort returns the daemon's listen port: the bound one once Serve has
@@ -35,7 +35,7 @@ func (h *Host) setListenAddr(addr net.Addr) {
 // port 0 and nothing served).
 func (h *Host) daemonPort() string {
 	addr := ""
-	if a := h.listenAddr.Load(); a != nil {
+	if a := h.life.listenAddr.Load(); a != nil {
 		addr = *a
 	} else if cfg := h.gen().Cfg; cfg != nil {
 		addr = cfg.Listen
@@ -86,20 +86,20 @@ func (h *Host) Serve(ctx context.Context, ln net.Listener, handler http.Handler)
 	grace := h.shutdownGrace()
 	deadline := time.Now().Add(grace)
 	h.drain(grace)
-	h.closing.Store(true)
-	h.bus.Close()
-	h.stopOnce.Do(func() { close(h.stopping) })
+	h.life.closing.Store(true)
+	h.ev.bus.Close()
+	h.life.stopOnce.Do(func() { close(h.life.stopping) })
 	sctx, cancel := context.WithDeadline(context.Background(), later(deadline, time.Now().Add(closeBound)))
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		h.opts.Logger.Warn("calls still running after the grace period; cancelling them", "err", err)
-		h.calls.cancelAll()
+		h.pipe.calls.cancelAll()
 		cancelBase()
 		_ = srv.Close()
 	}
 	// Every running call records its entry before we return, so the store
 	// can be closed after this.
-	h.calls.wg.Wait()
+	h.pipe.calls.wg.Wait()
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

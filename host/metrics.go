@@ -77,14 +77,14 @@ func (m *metrics) observeCall(server, status string, d time.Duration) {
 //	go_heap_live_bytes                            gauge: heap marked live by the last garbage collection
 func (h *Host) WriteMetrics(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	h.metrics.write(bw)
+	h.pipe.metrics.write(bw)
 	h.writeServerMetrics(bw)
 	cs := h.cache.Stats()
 	counter(bw, "mcphost_cache_hits_total", "Lists and reads served from the host cache.", cs.Hits)
 	counter(bw, "mcphost_cache_misses_total", "Lists and reads fetched from servers through the host cache.", cs.Misses)
 	counter(bw, "mcphost_cache_evictions_total", "Cached reads evicted for space.", cs.Evictions)
 	gauge(bw, "mcphost_cache_entries", "Entries in the host cache.", cs.Entries)
-	counter(bw, "mcphost_event_subscribers_dropped_total", "Event streams ended because the client fell behind.", h.bus.Dropped())
+	counter(bw, "mcphost_event_subscribers_dropped_total", "Event streams ended because the client fell behind.", h.ev.bus.Dropped())
 	if fi := h.FanIn(); fi.Clustered {
 		counter(bw, "mcphost_cluster_pokes_received_total", "Pokes heard from the other replicas sharing the store.", fi.Received)
 		counter(bw, "mcphost_cluster_pokes_dropped_total", "Pokes not sent to the other replicas (queue full, too big, store error).", fi.Dropped)

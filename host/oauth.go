@@ -36,9 +36,9 @@ func oauthServers(cfg *config.Config) []oauth.ServerConfig {
 // gives it the config's servers (New and every reload).
 func (h *Host) setupOAuth(cfg *config.Config) error {
 	servers := oauthServers(cfg)
-	h.oauthMu.Lock()
-	defer h.oauthMu.Unlock()
-	if h.oauth == nil {
+	h.auth.oauthMu.Lock()
+	defer h.auth.oauthMu.Unlock()
+	if h.auth.oauth == nil {
 		if len(servers) == 0 {
 			return nil
 		}
@@ -64,10 +64,10 @@ func (h *Host) setupOAuth(cfg *config.Config) error {
 		if err != nil {
 			return err
 		}
-		h.oauth = m
+		h.auth.oauth = m
 		h.deps.OAuth.Store(m)
 	}
-	h.oauth.SetServers(servers)
+	h.auth.oauth.SetServers(servers)
 	return nil
 }
 
@@ -115,12 +115,12 @@ func (h *Host) onAuthChange(server, principal string) {
 var ErrNoOAuth = errors.New("no server of the config has an auth block")
 
 func (h *Host) manager() (*oauth.Manager, error) {
-	h.oauthMu.Lock()
-	defer h.oauthMu.Unlock()
-	if h.oauth == nil {
+	h.auth.oauthMu.Lock()
+	defer h.auth.oauthMu.Unlock()
+	if h.auth.oauth == nil {
 		return nil, ErrNoOAuth
 	}
-	return h.oauth, nil
+	return h.auth.oauth, nil
 }
 
 func oauthCaller(c Caller) oauth.Caller {

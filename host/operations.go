@@ -57,7 +57,7 @@ func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error)
 	}
 	g := h.acquire()
 	defer g.Release()
-	done, err := h.limiter.admit(c.Name, g.RateLimitOf(c.Name))
+	done, err := h.pipe.limiter.admit(c.Name, g.RateLimitOf(c.Name))
 	if err != nil {
 		return err
 	}

@@ -120,13 +120,13 @@ func (h *Host) Entries(ctx context.Context, p Principal, sessionID string, after
 // and later calls in the session skip the database read.
 func (h *Host) checkSession(ctx context.Context, principal, sessionID string) error {
 	key := principal + "\x00" + sessionID
-	if _, ok := h.owned.Load(key); ok {
+	if _, ok := h.pipe.owned.Load(key); ok {
 		return nil
 	}
 	if _, err := h.store.Session(ctx, principal, sessionID); err != nil {
 		return mapStoreErr(err)
 	}
-	h.owned.Store(key, struct{}{})
+	h.pipe.owned.Store(key, struct{}{})
 	return nil
 }
 
@@ -272,9 +272,9 @@ func (h *Host) appendAudit(ctx context.Context, principal, sessionID string, aud
 // CancelCall cancels a running call of principal's session. It returns
 // ErrNotFound when no such call is running (or it belongs to someone else).
 func (h *Host) CancelCall(p Principal, sessionID, callID string) error {
-	h.calls.mu.Lock()
-	defer h.calls.mu.Unlock()
-	rc, ok := h.calls.running[runningKey(p.Name, callID)]
+	h.pipe.calls.mu.Lock()
+	defer h.pipe.calls.mu.Unlock()
+	rc, ok := h.pipe.calls.running[runningKey(p.Name, callID)]
 	if !ok || rc.principal != p.Name || rc.sessionID != sessionID {
 		return ErrNotFound
 	}

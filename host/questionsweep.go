@@ -49,10 +49,10 @@ func (h *Host) startQuestionSweep(ctx context.Context) {
 	if !h.clustered() || h.opts.Cluster == nil {
 		return
 	}
-	h.sweep.Add(1)
+	h.asks.sweep.Add(1)
 	go func() {
-		defer h.sweep.Done()
-		whileLeading(ctx, h.store, h.opts.Logger, questionSweepJob, h.compactor.retry, func(ctx context.Context) {
+		defer h.asks.sweep.Done()
+		whileLeading(ctx, h.store, h.opts.Logger, questionSweepJob, h.apps.compactor.retry, func(ctx context.Context) {
 			t := time.NewTicker(questionSweepEvery)
 			defer t.Stop()
 			for {

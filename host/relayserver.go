@@ -456,7 +456,7 @@ func (rl *relay) watch() {
 	var last *upstream.Catalog
 	for {
 		select {
-		case <-h.closed:
+		case <-h.life.closed:
 			rl.closeAll()
 			return
 		case <-sweep.C:

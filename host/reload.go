@@ -22,10 +22,10 @@ import (
 // acquire returns the current generation, held until its Release: a
 // retired generation's plugins are closed and its replaced servers stopped
 // only once every call holding it has released it.
-func (h *Host) acquire() *generation.Gen { return generation.Acquire(&h.cur) }
+func (h *Host) acquire() *generation.Gen { return generation.Acquire(&h.gens.cur) }
 
 // gen returns the current generation.
-func (h *Host) gen() *generation.Gen { return h.cur.Load() }
+func (h *Host) gen() *generation.Gen { return h.gens.cur.Load() }
 
 // newGeneration builds the generation of cfg. Servers whose block is the
 // same as in old keep old's connection (and process); the others get new,
@@ -41,7 +41,7 @@ func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *gener
 		g.Policies = ps
 	}
 	if len(cfg.Plugins) > 0 {
-		if h.pluginRT == nil {
+		if h.wasm.pluginRT == nil {
 			dir := h.opts.PluginCacheDir
 			if dir == "" && old != nil {
 				dir = PluginCacheDirFor(cfg, h.opts.Logger) // plugins added by a reload
@@ -50,10 +50,10 @@ func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *gener
 			if err != nil {
 				return nil, nil, fmt.Errorf("host: plugin runtime: %w", err)
 			}
-			h.pluginRT = rt
+			h.wasm.pluginRT = rt
 		}
 		g.PluginDigests = pluginDigests(cfg) // before loading: a module rebuilt meanwhile shows as changed next time
-		set, diags := LoadPlugins(ctx, h.pluginRT, cfg)
+		set, diags := LoadPlugins(ctx, h.wasm.pluginRT, cfg)
 		if diags.HasErrors() {
 			return nil, nil, &PluginLoadError{Diagnostics: diags}
 		}
@@ -229,9 +229,9 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config) (ReloadResult, er
 // With opts.DryRun it returns the plan, or the error building would meet
 // first, and changes nothing.
 func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOptions) (ReloadPlan, error) {
-	h.reloadMu.Lock()
-	defer h.reloadMu.Unlock()
-	if h.closing.Load() {
+	h.gens.reloadMu.Lock()
+	defer h.gens.reloadMu.Unlock()
+	if h.life.closing.Load() {
 		return ReloadPlan{}, ErrClosing
 	}
 	old := h.gen()
@@ -269,7 +269,7 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 	// Make before break: the new connections come up while the old ones
 	// still serve. A replaced server's cached lists belong to its old
 	// block (another command or URL), so they are dropped first.
-	if h.rootCtx != nil {
+	if h.gens.rootCtx != nil {
 		for _, c := range fresh {
 			if old.ByName[c.Cfg.Name] != nil {
 				h.cache.DropServer(c.Cfg.Name)
@@ -285,7 +285,7 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 			}
 		}
 	}
-	h.cur.Store(g)
+	h.gens.cur.Store(g)
 	for _, s := range cfg.Servers {
 		if c := g.ByName[s.Name]; c != nil && old.ByName[s.Name] == c {
 			c.SetRoots(s.Roots) // a kept server whose roots changed hears of it
@@ -311,10 +311,10 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 // runtime when it has one (its compilation cache makes a module it has
 // seen cheap).
 func (h *Host) checkPlugins(ctx context.Context, cfg *config.Config) hcl.Diagnostics {
-	if h.pluginRT == nil {
+	if h.wasm.pluginRT == nil {
 		return CheckPlugins(ctx, cfg)
 	}
-	set, diags := LoadPlugins(ctx, h.pluginRT, cfg)
+	set, diags := LoadPlugins(ctx, h.wasm.pluginRT, cfg)
 	set.Close() // a no-op on nil
 	return diags
 }
@@ -330,9 +330,9 @@ func (h *Host) retire(old *generation.Gen, conns []*upstream.Conn, next *plugins
 		}
 	}
 	conns = started
-	h.retiring.Add(1)
+	h.gens.retiring.Add(1)
 	go func() {
-		defer h.retiring.Done()
+		defer h.gens.retiring.Done()
 		// The swap is done, so a call that holds old now began before it;
 		// wait for the last of them to release it.
 		old.MarkRetired()
@@ -340,7 +340,7 @@ func (h *Host) retire(old *generation.Gen, conns []*upstream.Conn, next *plugins
 		defer timer.Stop()
 		select {
 		case <-old.Idle():
-		case <-h.closed:
+		case <-h.life.closed:
 		case <-timer.C:
 			h.opts.Logger.Warn("retiring the old config with calls still running", "calls", old.ActiveCalls(), "after", bound)
 		}

@@ -26,19 +26,19 @@ func (h *Host) DeleteSession(ctx context.Context, p Principal, sessionID string)
 	if h.store == nil {
 		return 0, ErrNoStore
 	}
-	h.calls.mu.Lock()
-	for _, rc := range h.calls.running {
+	h.pipe.calls.mu.Lock()
+	for _, rc := range h.pipe.calls.running {
 		if rc.principal == p.Name && rc.sessionID == sessionID {
-			h.calls.mu.Unlock()
+			h.pipe.calls.mu.Unlock()
 			return 0, ErrSessionBusy
 		}
 	}
-	h.calls.mu.Unlock()
+	h.pipe.calls.mu.Unlock()
 	n, err := h.store.DeleteSession(ctx, p.Name, sessionID)
 	if err != nil {
 		return 0, mapStoreErr(err)
 	}
-	h.owned.Delete(p.Name + "\x00" + sessionID)
+	h.pipe.owned.Delete(p.Name + "\x00" + sessionID)
 	return n, nil
 }
 
