@@ -43,6 +43,7 @@ var hostLayers = map[string][]string{
 	"transport":  {},
 	"upstream":   {"identity", "transport"},
 	"generation": {"upstream", "identity"},
+	"pipeline":   {"generation", "upstream", "identity"},
 }
 
 // hostLayerShared are the shared host packages each layer may import.
@@ -53,6 +54,7 @@ var hostLayerShared = map[string][]string{
 	"transport":  {"host/config"},
 	"upstream":   {"host/config", "host/store"},
 	"generation": {"host/config"},
+	"pipeline":   {"host/config", "host/store"},
 }
 
 // internalUsesHost names the packages under host/ that an internal package

@@ -10,6 +10,7 @@ import (
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/internal/generation"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -179,12 +180,12 @@ func (h *Host) appPolicy(ctx context.Context, g *generation.Gen, p Principal, c 
 	if d == nil {
 		d = &apps.Display{ResourceURI: req.ResourceURI}
 	}
-	pol := newPolicyRun(g, p, c, tool, OriginApp, nil, nil, &Trail{})
+	pol := pipeline.NewPolicy(g, p, c, tool, OriginApp, nil, nil, &Trail{})
 	if g.Policies.Uses(policies.PhaseApp, "app") {
-		pol.in.App = policyApp(d)
+		pol.In.App = pipeline.PolicyApp(d)
 	}
-	dec := pol.decide(ctx, policies.PhaseApp)
-	h.appendAudit(ctx, p.Name, req.SessionID, pol.audit)
+	dec := pol.Decide(ctx, policies.PhaseApp)
+	h.appendAudit(ctx, p.Name, req.SessionID, pol.Audit)
 	if dec.Allowed() {
 		return true, ""
 	}

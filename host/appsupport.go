@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +23,7 @@ func (h *Host) resolveApp(ctx context.Context, c *upstream.Conn, cs *mcp.ClientS
 	if !ok {
 		return nil
 	}
-	ctx, span := startStage(ctx, "app resolve", attribute.String("mcphost.app.uri", link.ResourceURI))
+	ctx, span := pipeline.StartStage(ctx, "app resolve", attribute.String("mcphost.app.uri", link.ResourceURI))
 	defer span.End()
 	var advertises bool
 	if ir := cs.InitializeResult(); ir != nil {

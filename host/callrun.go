@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/internal/generation"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/policies"
@@ -32,7 +33,7 @@ type callRun struct {
 	ctx    context.Context // the call's own: cancelled by CancelCall
 	entry  *store.Entry
 	trail  *Trail
-	pol    *policyRun
+	pol    *pipeline.Policy
 	out    *callOutcome
 
 	res        *mcp.CallToolResult
@@ -76,7 +77,7 @@ func (r *callRun) admit(ctx context.Context) error {
 	}
 	r.g = h.acquire()
 	r.release = r.g.Release
-	done, err := h.pipe.limiter.admit(r.req.Principal.Name, r.g.RateLimitOf(r.req.Principal.Name))
+	done, err := h.pipe.limiter.Admit(r.req.Principal.Name, r.g.RateLimitOf(r.req.Principal.Name))
 	if err != nil {
 		return err
 	}
@@ -98,10 +99,10 @@ func (r *callRun) resolve(ctx context.Context) error {
 		return unknownTool(r.req.Server, r.req.Tool, t.Catalog)
 	}
 	r.tool = tool
-	if r.args, err = objectArguments(r.req.Arguments); err != nil {
+	if r.args, err = pipeline.ObjectArguments(r.req.Arguments); err != nil {
 		return err
 	}
-	if err := checkArgumentKeys(r.args, tool); err != nil {
+	if err := pipeline.CheckArgumentKeys(r.args, tool); err != nil {
 		return err
 	}
 	r.decoded, err = t.Catalog.Validate(tool, r.args)
@@ -141,10 +142,10 @@ func (r *callRun) start(ctx context.Context) error {
 	}
 	r.out = &callOutcome{entry: r.entry}
 	r.trail = &Trail{}
-	r.pol = newPolicyRun(r.g, req.Principal, r.t.Conn, r.tool, origin, r.args, r.decoded, r.trail)
-	r.pol.callID = r.callID
-	if r.pol.in != nil {
-		r.pol.in.Client = policies.Client(req.Client)
+	r.pol = pipeline.NewPolicy(r.g, req.Principal, r.t.Conn, r.tool, origin, r.args, r.decoded, r.trail)
+	r.pol.CallID = r.callID
+	if r.pol.In != nil {
+		r.pol.In.Client = policies.Client(req.Client)
 	}
 	return nil
 }
@@ -155,14 +156,14 @@ func (r *callRun) start(ctx context.Context) error {
 // error stops the call unrecorded.
 func (r *callRun) decide(ctx context.Context) (*PolicyError, error) {
 	h, req := r.h, r.req
-	pctx, pspan := startStage(r.ctx, "policy call")
-	dec := r.pol.decide(pctx, policies.PhaseCall)
+	pctx, pspan := pipeline.StartStage(r.ctx, "policy call")
+	dec := r.pol.Decide(pctx, policies.PhaseCall)
 	if pspan.IsRecording() {
 		pspan.SetAttributes(upstream.AttrEffect.String(string(dec.Effect)), upstream.AttrRule.String(dec.Rule))
 	}
 	pspan.End()
-	if hidden(dec) {
-		h.appendAudit(ctx, req.Principal.Name, req.SessionID, r.pol.audit)
+	if pipeline.Hidden(dec) {
+		h.appendAudit(ctx, req.Principal.Name, req.SessionID, r.pol.Audit)
 		return nil, unknownTool(req.Server, req.Tool, r.t.Catalog)
 	}
 	if dec.Effect == policies.EffectAsk {
@@ -175,7 +176,7 @@ func (r *callRun) decide(ctx context.Context) (*PolicyError, error) {
 				Origin: r.origin, Rule: dec.Rule, Message: dec.Message, Approvers: dec.Approvers,
 			})
 			if err != nil {
-				h.appendAudit(ctx, req.Principal.Name, req.SessionID, r.pol.audit) // the ask decision, though nobody was asked
+				h.appendAudit(ctx, req.Principal.Name, req.SessionID, r.pol.Audit) // the ask decision, though nobody was asked
 				return nil, err
 			}
 			r.trail.Approval = outcome
@@ -186,7 +187,7 @@ func (r *callRun) decide(ctx context.Context) (*PolicyError, error) {
 		}
 	}
 	if dec.Effect == policies.EffectDeny {
-		perr := denied(dec)
+		perr := pipeline.Denied(dec)
 		r.entry.Status = StatusDenied
 		r.entry.Error = perr.Message
 		return perr, nil
@@ -280,7 +281,7 @@ func (r *callRun) settle(res *mcp.CallToolResult, err error) {
 func (r *callRun) result() *PolicyError {
 	var perr *PolicyError
 	if r.res != nil && !r.needsInput {
-		shown, status, serr := r.pol.resultStage(r.ctx, r.req.Principal, r.t.Conn, r.t.Catalog, r.tool, r.args, r.res)
+		shown, status, serr := r.pol.ResultStage(r.ctx, r.req.Principal, r.t.Conn, r.t.Catalog, r.tool, r.args, r.res)
 		if serr != nil {
 			r.out.stage = serr
 			r.entry.Status = status
@@ -314,7 +315,7 @@ func (r *callRun) app() {
 		return
 	}
 	if disp := r.h.resolveApp(r.ctx, r.t.Conn, r.t.Session, r.t.Catalog, r.tool, r.args, r.res); disp != nil {
-		r.pol.displayStage(r.ctx, r.req.Principal, r.t.Conn, r.tool, r.args, r.res, disp)
+		r.pol.DisplayStage(r.ctx, r.req.Principal, r.t.Conn, r.tool, r.args, r.res, disp)
 		r.entry.Display = encodeDisplay(r.t.Conn, r.tool, disp)
 	}
 }
@@ -325,13 +326,13 @@ func (r *callRun) finish(ctx context.Context, perr *PolicyError) (*callOutcome, 
 	e := r.entry
 	e.DurationMs = float64(time.Since(e.StartedAt).Microseconds()) / 1000
 	if r.d.record {
-		recorded, err := r.h.record(ctx, r.req.Principal.Name, e, r.trail, r.pol.audit)
+		recorded, err := r.h.record(ctx, r.req.Principal.Name, e, r.trail, r.pol.Audit)
 		if err != nil {
 			return nil, err
 		}
 		r.out.entry = recorded
 	} else {
-		e.Trail = r.trail.raw()
+		e.Trail = r.trail.Raw()
 	}
 	if perr != nil {
 		perr.Entry = r.out.entry

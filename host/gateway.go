@@ -12,6 +12,7 @@ import (
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/internal/generation"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/policies"
@@ -108,7 +109,7 @@ func (h *Host) GatewayAuthenticate(token string) (Caller, bool) {
 func (h *Host) GatewayAdmit(c Caller) error {
 	limit := h.gen().RateLimitOf(c.Name)
 	limit.ConcurrentCalls = 0
-	done, err := h.pipe.limiter.admit(c.Name, limit)
+	done, err := h.pipe.limiter.Admit(c.Name, limit)
 	if err != nil {
 		return err
 	}
@@ -309,12 +310,12 @@ func (h *Host) gatewayApp(ctx context.Context, c Caller, conn *upstream.Conn, cs
 	}
 	g := h.acquire()
 	defer g.Release()
-	pol := newPolicyRun(g, c.Principal, conn, tool, c.Origin, nil, nil, &Trail{})
-	if pol.in != nil {
-		pol.in.Client = policies.Client(c.Client)
+	pol := pipeline.NewPolicy(g, c.Principal, conn, tool, c.Origin, nil, nil, &Trail{})
+	if pol.In != nil {
+		pol.In.Client = policies.Client(c.Client)
 	}
-	pol.displayStage(ctx, c.Principal, conn, tool, nil, empty, disp)
-	h.appendAudit(ctx, c.Name, "", pol.audit)
+	pol.DisplayStage(ctx, c.Principal, conn, tool, nil, empty, disp)
+	h.appendAudit(ctx, c.Name, "", pol.Audit)
 	if disp.HTML == "" {
 		reason := disp.Warning
 		if reason == "" {

@@ -21,6 +21,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/events"
 	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/identity"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
@@ -131,9 +132,9 @@ type gens struct {
 // pipeParts are the pipeline's shared state.
 type pipeParts struct {
 	metrics metrics
-	calls   calls    // running calls by principal and call id
-	limiter limiter  // per-principal call limits (ratelimit.go)
-	owned   sync.Map // principal+"\x00"+sessionID → struct{}: confirmed session owners
+	calls   calls            // running calls by principal and call id
+	limiter pipeline.Limiter // per-principal call limits (ratelimit.go)
+	owned   sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
 }
 
 // askParts are the questions calls wait on.

@@ -10,8 +10,8 @@ import (
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/internal/generation"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/upstream"
-	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/jsonkeys"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -57,7 +57,7 @@ func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error)
 	}
 	g := h.acquire()
 	defer g.Release()
-	done, err := h.pipe.limiter.admit(c.Name, g.RateLimitOf(c.Name))
+	done, err := h.pipe.limiter.Admit(c.Name, g.RateLimitOf(c.Name))
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error)
 		return err
 	}
 	pol := newOpPolicy(g, c, t, op)
-	defer func() { h.appendAudit(ctx, c.Name, "", pol.opAudit(op, err)) }()
+	defer func() { h.appendAudit(ctx, c.Name, "", pol.OpAudit(op.subject(), err)) }()
 	if err := h.decideOp(ctx, c, t, op, pol); err != nil {
 		return err
 	}
@@ -100,8 +100,7 @@ func startOpSpan(ctx context.Context, c Caller, op *operation) (context.Context,
 }
 
 // newOpPolicy builds what the policies see of op by c on t.
-func newOpPolicy(g *generation.Gen, c Caller, t upstream.Target, op *operation) *policyRun {
-	r := &policyRun{set: g.Policies, plugins: g.Plugins, trail: &Trail{}, always: true}
+func newOpPolicy(g *generation.Gen, c Caller, t upstream.Target, op *operation) *pipeline.Policy {
 	in := listInput(c, t.Conn)
 	in.Op = op.op
 	if op.uri != "" {
@@ -117,22 +116,21 @@ func newOpPolicy(g *generation.Gen, c Caller, t upstream.Target, op *operation) 
 		}
 		in.Args = args
 	}
-	r.in = in
-	return r
+	return pipeline.NewOpPolicy(g, in)
 }
 
 // decideOp runs the `call` phase for op (the `list` rules of what it is
 // about first): a hidden resource or prompt is answered as one that does
 // not exist, an `ask` waits for an answer in the WebShell (denied when
 // nobody can answer: a one-shot CLI command), a refusal is a *PolicyError.
-func (h *Host) decideOp(ctx context.Context, c Caller, t upstream.Target, op *operation, pol *policyRun) error {
-	pctx, pspan := startStage(ctx, "policy call")
-	dec := pol.decide(pctx, policies.PhaseCall)
+func (h *Host) decideOp(ctx context.Context, c Caller, t upstream.Target, op *operation, pol *pipeline.Policy) error {
+	pctx, pspan := pipeline.StartStage(ctx, "policy call")
+	dec := pol.Decide(pctx, policies.PhaseCall)
 	if pspan.IsRecording() {
 		pspan.SetAttributes(upstream.AttrEffect.String(dec.Effect), upstream.AttrRule.String(dec.Rule))
 	}
 	pspan.End()
-	if hidden(dec) {
+	if pipeline.Hidden(dec) {
 		return op.notFound()
 	}
 	if dec.Effect == policies.EffectAsk {
@@ -145,7 +143,7 @@ func (h *Host) decideOp(ctx context.Context, c Caller, t upstream.Target, op *op
 			if err != nil {
 				return err
 			}
-			pol.noteOutcome(outcome)
+			pol.NoteOutcome(outcome)
 			if outcome != ApprovalApproved {
 				dec.Effect = policies.EffectDeny
 				dec.Message = "not approved: " + approvalText(outcome, h.opts.ApprovalTimeout)
@@ -153,7 +151,7 @@ func (h *Host) decideOp(ctx context.Context, c Caller, t upstream.Target, op *op
 		}
 	}
 	if dec.Effect == policies.EffectDeny {
-		return denied(dec)
+		return pipeline.Denied(dec)
 	}
 	return nil
 }
@@ -178,25 +176,6 @@ func (op *operation) notFound() error {
 // codeResourceNotFound is MCP's JSON-RPC error code for a resource that
 // does not exist.
 const codeResourceNotFound = -32002
-
-// noteOutcome adds the answer to an `ask` to the decision's audit record.
-func (r *policyRun) noteOutcome(outcome string) {
-	if n := len(r.audit); n > 0 {
-		r.audit[n-1].Reason += "; " + outcome
-	}
-}
-
-// opAudit returns the audit records of op: its decision, naming what it
-// was about, and the upstream failure when there was one.
-func (r *policyRun) opAudit(op *operation, err error) []store.Audit {
-	for i := range r.audit {
-		r.audit[i].Tool = op.subject()
-		if err != nil && r.audit[i].Effect == policies.EffectAllow {
-			r.audit[i].Reason += "; failed: " + err.Error()
-		}
-	}
-	return r.audit
-}
 
 // resourceInput is what the policies see of the resource uri: its name and
 // type when the server lists it.
@@ -231,7 +210,7 @@ func (op *operation) checkArgumentKeys(cat *upstream.Catalog) error {
 		}
 	}
 	if len(clashes) > 0 {
-		return &upstream.ArgumentsError{Reason: clashReason(clashes)}
+		return &upstream.ArgumentsError{Reason: pipeline.ClashReason(clashes)}
 	}
 	return nil
 }

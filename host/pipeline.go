@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
@@ -239,9 +240,9 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *call
 // and publishes it. The entry is recorded even when the caller went away:
 // the call happened, and the transcript must say so.
 func (h *Host) record(ctx context.Context, principal string, entry *store.Entry, trail *Trail, audit []store.Audit) (_ *store.Entry, err error) {
-	ctx, span := startStage(ctx, "store record")
+	ctx, span := pipeline.StartStage(ctx, "store record")
 	defer func() { upstream.EndSpan(span, err) }()
-	entry.Trail = trail.raw()
+	entry.Trail = trail.Raw()
 	entry.Audit = audit
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer scancel()

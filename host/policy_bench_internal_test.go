@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/internal/benchrules"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,17 +47,17 @@ func BenchmarkPolicyStages(b *testing.B) {
 					b.Fatal(err)
 				}
 				trail := &Trail{}
-				pol := newPolicyRun(h.gen(), p, c, tool, OriginAPI, args, decoded, trail)
-				if d := pol.decide(ctx, policies.PhaseCall); !d.Allowed() {
+				pol := pipeline.NewPolicy(h.gen(), p, c, tool, OriginAPI, args, decoded, trail)
+				if d := pol.Decide(ctx, policies.PhaseCall); !d.Allowed() {
 					b.Fatalf("denied: %+v", d)
 				}
-				if pol.set != nil {
-					pol.in.Result = policies.ResultFromMCP(res)
-					if d := pol.decide(ctx, policies.PhaseResult); !d.Allowed() {
+				if h.gen().Policies != nil {
+					pol.In.Result = policies.ResultFromMCP(res)
+					if d := pol.Decide(ctx, policies.PhaseResult); !d.Allowed() {
 						b.Fatalf("denied: %+v", d)
 					}
 				}
-				_ = trail.raw()
+				_ = trail.Raw()
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/cluster"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -321,7 +322,7 @@ func relayError(err error) error {
 func (rl *relay) call(ctx context.Context, c *upstream.Conn, cs *mcp.ClientSession, r *mcp.CallToolRequest, principal string) (*mcp.CallToolResult, error) {
 	p := r.Params
 	ss := r.Session
-	args, err := objectArguments(p.Arguments)
+	args, err := pipeline.ObjectArguments(p.Arguments)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"github.com/mcphost/mcphost/host/internal/generation"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 )
 
@@ -72,4 +73,18 @@ type (
 	ServerPlan         = generation.ServerPlan
 	PrincipalPlan      = generation.PrincipalPlan
 	UnknownServerError = generation.UnknownServerError
+)
+
+// What the pipeline tells the doors: package pipeline.
+type (
+	// Trail is what the policies and plugins did to one call.
+	Trail = pipeline.Trail
+	// TrailDecision is one policy decision of a call.
+	TrailDecision = pipeline.TrailDecision
+	// InputAsk is one request a server made while a call ran.
+	InputAsk = pipeline.InputAsk
+	// PolicyError is a call or operation a policy refused.
+	PolicyError = pipeline.PolicyError
+	// RateLimitError is a call refused by its principal's rate_limit.
+	RateLimitError = pipeline.RateLimitError
 )

@@ -70,8 +70,3 @@ func endCallSpan(span trace.Span, out *callOutcome, err error) {
 		span.SetStatus(codes.Error, err.Error())
 	}
 }
-
-// startStage starts the span of one stage of a call.
-func startStage(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	return tracer.Start(ctx, name, trace.WithAttributes(attrs...))
-}

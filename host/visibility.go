@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mcphost/mcphost/host/internal/generation"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,7 +21,7 @@ import (
 // listInput is what the policies see of c asking something of conn,
 // before what it is about.
 func listInput(c Caller, conn *upstream.Conn) *policies.Input {
-	in := policyInput(c.Principal, conn, nil, c.Origin)
+	in := pipeline.PolicyInput(c.Principal, conn, nil, c.Origin)
 	in.Client = policies.Client(c.Client)
 	return in
 }

@@ -1,4 +1,4 @@
-package host
+package pipeline
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ func (e *RateLimitError) Error() string {
 // limiter keeps each principal's token bucket and running-call count. It
 // lives on the host, so a reload that changes the limits keeps what each
 // principal has already used; the limits themselves come with each call.
-type limiter struct {
+type Limiter struct {
 	mu    sync.Mutex
 	state map[string]*principalUse
 	now   func() time.Time // time.Now; tests replace it
@@ -43,7 +43,7 @@ type principalUse struct {
 
 // admit takes one call of principal against limit and returns the function
 // that ends it, or a *RateLimitError. An off limit admits everything.
-func (l *limiter) admit(principal string, limit config.RateLimit) (func(), error) {
+func (l *Limiter) Admit(principal string, limit config.RateLimit) (func(), error) {
 	if limit.Off() {
 		return func() {}, nil
 	}
