@@ -215,8 +215,8 @@ func (r *callRun) progress() func(Progress) {
 
 // upstream makes the call on the server. The call is in flight on its
 // connection while it runs, so that a legacy server's elicitation/create
-// finds it (inflight.go); a gateway client's call to a per-client server
-// goes on the client's own upstream session (perclient.go); an
+// finds it (upstream/inflight.go); a gateway client's call to a per-client server
+// goes on the client's own upstream session (upstream/perclient.go); an
 // input_required answer is relayed as it is (past the result and App
 // stages: the answer to the last round goes through them), or answered
 // here, round by round.

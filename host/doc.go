@@ -1,8 +1,11 @@
 // Package host is mcphost's composition root. It turns a loaded
 // [config.Config] into running MCP client sessions and owns everything with a
-// lifetime: server processes and connections, their supervision and restart,
-// the registry of every server's tools, prompts, resources and resource
-// templates, and the one call pipeline (pipeline.go) that every door runs:
+// lifetime. Its layers are under host/internal (docs/architecture.md):
+// upstream supervises each server and is the one way to a caller's session,
+// generation is one config's world with the one list filter, pipeline holds
+// the stages of an operation, questions the approvals and elicitations,
+// events the streams. The host wires them together and runs the stage list
+// of the one call pipeline (pipeline.go) that every door runs:
 // Call for a session of the WebShell and the API, CallTool for one-shot
 // commands; what differs between them (a record or none, how an `ask` is
 // answered, how a server's question is answered) is data handed to the
@@ -10,7 +13,7 @@
 //
 // A server may ask the user something while a call runs (elicit.go): on
 // a legacy session an elicitation/create, which the connection attributes
-// to the call in flight (inflight.go); on a
+// to the call in flight (upstream/inflight.go); on a
 // 2026-07-28 session an input_required round, which the pipeline answers
 // itself and retries (rounds.go), except for the gateway, whose clients
 // answer their own rounds. Either way the request is checked (a flat
@@ -20,7 +23,8 @@
 // secret value. roots/list is answered from the server block's roots;
 // sampling is refused (mcphost has no model) and never advertised.
 //
-// Every server is connected and supervised independently: a server that fails
+// Every server is connected and supervised independently (package
+// upstream): a server that fails
 // to start, exits, hangs or sends garbage changes its own [ServerStatus] and
 // nothing else. Every server is connected through the negotiate package: in
 // the legacy era (initialize at protocol version 2025-11-25), or, with

@@ -160,14 +160,14 @@ func (a *callAsks) list() []InputAsk {
 // the host makes: the connection only carries it.
 type callQuestions struct {
 	elicit elicitFunc
-	asks   *callAsks
+	asks   callAsks
 }
 
 type callQuestionsKey struct{}
 
 // withQuestions returns ctx carrying a call's questions.
 func withQuestions(ctx context.Context, elicit elicitFunc) context.Context {
-	return context.WithValue(ctx, callQuestionsKey{}, &callQuestions{elicit: elicit, asks: &callAsks{}})
+	return context.WithValue(ctx, callQuestionsKey{}, &callQuestions{elicit: elicit})
 }
 
 // questionsOf returns the questions of call; a call made without them
@@ -178,7 +178,7 @@ func questionsOf(call *upstream.Call) *callQuestions {
 			return q
 		}
 	}
-	return &callQuestions{asks: &callAsks{}}
+	return &callQuestions{}
 }
 
 // answerElicitation checks a server's elicitation request, asks the

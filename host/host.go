@@ -83,7 +83,7 @@ type Options struct {
 	// Cluster is the daemon's cluster node (its replica id, directory and
 	// hop signature); with a shared store, the servers with placement =
 	// "singleton" run on one replica and are relayed to by the others
-	// (singleton.go). nil: a single node.
+	// (upstream/singleton.go). nil: a single node.
 	Cluster *cluster.Node
 	// ShutdownGrace is how long Serve lets running calls finish once its
 	// context ends (default DefaultShutdownGrace).
@@ -133,7 +133,7 @@ type gens struct {
 type pipeParts struct {
 	metrics metrics
 	calls   calls            // running calls by principal and call id
-	limiter pipeline.Limiter // per-principal call limits (ratelimit.go)
+	limiter pipeline.Limiter // per-principal call limits (pipeline/ratelimit.go)
 	owned   sync.Map         // principal+"\x00"+sessionID → struct{}: confirmed session owners
 }
 

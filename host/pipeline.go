@@ -66,7 +66,7 @@ type SessionCall struct {
 	// Relay is the gateway client on a 2025-11-25 session, which can be
 	// asked what a server asks during its calls: with a server block's
 	// session_mode = "per_client" the call goes on an upstream session of
-	// the client's own (perclient.go). Nil for every other door.
+	// the client's own (upstream/perclient.go). Nil for every other door.
 	Relay *ClientRelay
 	// OnLog hears the server's log messages that belong to this call
 	// (serverlog.go says which do); nil: only the log and the server's

@@ -316,7 +316,7 @@ func relayError(err error) error {
 
 // call passes a relayed tools/call to the holder's session: progress goes
 // back on the relay with the caller's token, and the log messages that
-// belong to the call (serverlog.go) on the relay's stream of the call;
+// belong to the call (upstream/serverlog.go) on the relay's stream of the call;
 // what the server asks is put to the calling replica for its call
 // (passBack), in both eras.
 func (rl *relay) call(ctx context.Context, c *upstream.Conn, cs *mcp.ClientSession, r *mcp.CallToolRequest, principal string) (*mcp.CallToolResult, error) {
