@@ -233,8 +233,28 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		Max: maxPendingApprovals, Full: ErrTooManyApprovals, Shared: approvalRows{sharedQuestions{h}}}
 	h.asks.elicits = &questions.Broker[Elicitation, ElicitationAnswer]{Kind: pokeElicitation, DoneKind: pokeElicitationDone,
 		Max: maxPendingElicitations, Full: errTooManyElicitations, Shared: sharedQuestions{h}}
+	h.deps = h.connDeps(cfg, opts, sandboxDir)
+	h.opts = opts
+	if err := h.setupOAuth(cfg); err != nil {
+		return nil, err
+	}
+	g, _, err := h.newGeneration(context.Background(), cfg, nil)
+	if err != nil {
+		if h.wasm.pluginRT != nil {
+			h.wasm.pluginRT.Close(context.Background())
+		}
+		return nil, err
+	}
+	h.gens.cur.Store(g)
+	return h, nil
+}
+
+// connDeps is what every server connection of the host gets: the
+// settings of opts, and the callbacks through which it reports to the
+// host's streams, watchers and elicitations.
+func (h *Host) connDeps(cfg *config.Config, opts Options, sandboxDir string) *upstream.Deps {
 	userOnStatus := opts.OnStatus
-	h.deps = &upstream.Deps{
+	return &upstream.Deps{
 		Logger: opts.Logger, Version: opts.Version, Restart: opts.Restart,
 		BackoffMin: opts.BackoffMin, BackoffMax: opts.BackoffMax,
 		Store: opts.Store, Replica: opts.Replica, Cluster: opts.Cluster,
@@ -263,19 +283,6 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 			return h.answerElicitation(ctx, call, 0, p)
 		},
 	}
-	h.opts = opts
-	if err := h.setupOAuth(cfg); err != nil {
-		return nil, err
-	}
-	g, _, err := h.newGeneration(context.Background(), cfg, nil)
-	if err != nil {
-		if h.wasm.pluginRT != nil {
-			h.wasm.pluginRT.Close(context.Background())
-		}
-		return nil, err
-	}
-	h.gens.cur.Store(g)
-	return h, nil
 }
 
 // PluginLoadError is a plugin of the config that failed to load: a corrupt

@@ -189,11 +189,9 @@ func rewriteFunctionDiags(diags hcl.Diagnostics) {
 		}
 		err := extra.FunctionCallError()
 		var (
-			envErr     *envNotSetError
-			fileErr    *fileError
-			exeErr     *executableError
-			tooLarge   *tooLargeError
-			notRegular *notRegularError
+			envErr  *envNotSetError
+			fileErr *fileError
+			exeErr  *executableError
 		)
 		// The argument may itself be read with env() or file(): then the
 		// name or path is a value that must not be printed either.
@@ -210,46 +208,7 @@ func rewriteFunctionDiags(diags hcl.Diagnostics) {
 			}
 			d.Detail = fmt.Sprintf("The environment variable %q is not set. Set it, or give a default: env(%q, \"default\").", envErr.name, envErr.name)
 		case errors.As(err, &fileErr):
-			// call is the call as written, target the file it reads.
-			call := fmt.Sprintf("file(%q)", fileErr.arg)
-			target, arg := strconv.Quote(fileErr.resolved), strconv.Quote(fileErr.arg)
-			cause := fileErr.err
-			if from != "" {
-				call = "file(...)"
-				target = "the path read from " + from + " (not shown)"
-				arg = target
-				var pathErr *fs.PathError
-				if errors.As(cause, &pathErr) {
-					cause = pathErr.Err // without the path
-				}
-			}
-			switch {
-			case errors.Is(fileErr.err, errNoDirectory):
-				d.Summary = "File not available"
-				d.Detail = fmt.Sprintf("%s cannot be used here: this configuration was not loaded from a file, so there is no directory to read %s from. Write the value into the configuration instead.", call, arg)
-			case errors.Is(fileErr.err, fs.ErrNotExist):
-				d.Summary = "File not found"
-				d.Detail = fmt.Sprintf("%s reads %s (paths are relative to the configuration file's directory), and that file does not exist. Check the path.", call, target)
-				if from != "" {
-					d.Detail = fmt.Sprintf("%s reads %s, and that file does not exist. Check the path; it is relative to the configuration file's directory.", call, target)
-				}
-			case errors.As(fileErr.err, &tooLarge):
-				d.Summary = "File too large"
-				size := fmt.Sprintf("has %d bytes", tooLarge.size)
-				if tooLarge.size < 0 {
-					size = "grew past the limit while it was read"
-				}
-				d.Detail = fmt.Sprintf("%s reads %s, which %s; file() reads at most %d bytes (1 MiB). Pass the file's path to the server instead (in args or env) and let it read the file.", call, target, size, MaxFileSize)
-			case errors.As(fileErr.err, &notRegular):
-				d.Summary = "Not a regular file"
-				d.Detail = fmt.Sprintf("%s reads %s, which is %s. file() reads only regular files, so that loading the configuration cannot wait on a pipe or read without end; point it at a regular file.", call, target, fileKind(notRegular.mode))
-			case errors.Is(fileErr.err, errNotText):
-				d.Summary = "File is not text"
-				d.Detail = fmt.Sprintf("%s reads %s, which is not valid UTF-8 text. file() returns a string, so it can only read text files.", call, target)
-			default:
-				d.Summary = "Cannot read file"
-				d.Detail = fmt.Sprintf("%s could not read %s: %v. Check the path and its permissions.", call, target, cause)
-			}
+			d.Summary, d.Detail = fileDiag(fileErr, from)
 		case errors.Is(err, errFunctionBudget):
 			d.Summary = "Functions return too much"
 			d.Detail = fmt.Sprintf("env(), file() and executable() may return at most %d bytes (16 MiB) in one configuration, all calls together, and this call passes that. Each call counts, also one that reads the same file or variable again. Pass a large file's path to the server instead (in args or env) and let it read the file.", MaxFunctionBytes)
@@ -264,4 +223,54 @@ func rewriteFunctionDiags(diags hcl.Diagnostics) {
 			d.Context = nil
 		}
 	}
+}
+
+// fileDiag is the summary and detail of a file() call that failed; from,
+// when not "", is where its path was read (the path is then not shown).
+func fileDiag(fileErr *fileError, from string) (summary, detail string) {
+	var (
+		tooLarge   *tooLargeError
+		notRegular *notRegularError
+	)
+	// call is the call as written, target the file it reads.
+	call := fmt.Sprintf("file(%q)", fileErr.arg)
+	target, arg := strconv.Quote(fileErr.resolved), strconv.Quote(fileErr.arg)
+	cause := fileErr.err
+	if from != "" {
+		call = "file(...)"
+		target = "the path read from " + from + " (not shown)"
+		arg = target
+		var pathErr *fs.PathError
+		if errors.As(cause, &pathErr) {
+			cause = pathErr.Err // without the path
+		}
+	}
+	switch {
+	case errors.Is(fileErr.err, errNoDirectory):
+		summary = "File not available"
+		detail = fmt.Sprintf("%s cannot be used here: this configuration was not loaded from a file, so there is no directory to read %s from. Write the value into the configuration instead.", call, arg)
+	case errors.Is(fileErr.err, fs.ErrNotExist):
+		summary = "File not found"
+		detail = fmt.Sprintf("%s reads %s (paths are relative to the configuration file's directory), and that file does not exist. Check the path.", call, target)
+		if from != "" {
+			detail = fmt.Sprintf("%s reads %s, and that file does not exist. Check the path; it is relative to the configuration file's directory.", call, target)
+		}
+	case errors.As(fileErr.err, &tooLarge):
+		summary = "File too large"
+		size := fmt.Sprintf("has %d bytes", tooLarge.size)
+		if tooLarge.size < 0 {
+			size = "grew past the limit while it was read"
+		}
+		detail = fmt.Sprintf("%s reads %s, which %s; file() reads at most %d bytes (1 MiB). Pass the file's path to the server instead (in args or env) and let it read the file.", call, target, size, MaxFileSize)
+	case errors.As(fileErr.err, &notRegular):
+		summary = "Not a regular file"
+		detail = fmt.Sprintf("%s reads %s, which is %s. file() reads only regular files, so that loading the configuration cannot wait on a pipe or read without end; point it at a regular file.", call, target, fileKind(notRegular.mode))
+	case errors.Is(fileErr.err, errNotText):
+		summary = "File is not text"
+		detail = fmt.Sprintf("%s reads %s, which is not valid UTF-8 text. file() returns a string, so it can only read text files.", call, target)
+	default:
+		summary = "Cannot read file"
+		detail = fmt.Sprintf("%s could not read %s: %v. Check the path and its permissions.", call, target, cause)
+	}
+	return summary, detail
 }
