@@ -340,3 +340,11 @@ func (r *callRun) finish(ctx context.Context, perr *PolicyError) (*callOutcome, 
 	}
 	return r.out, nil
 }
+
+func unknownTool(server, tool string, cat *upstream.Catalog) error {
+	known := make([]string, 0, len(cat.Tools))
+	for _, t := range cat.Tools {
+		known = append(known, t.Name)
+	}
+	return &UnknownToolError{Server: server, Tool: tool, Known: upstream.SortedCopy(known)}
+}

@@ -2,17 +2,10 @@ package host
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"sync"
-	"time"
 
-	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/questions"
-	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -38,9 +31,6 @@ var ErrNotFound = questions.ErrNotFound
 // ErrDiskFull is in the error of a call whose entry could not be recorded
 // because the data directory is full (the call itself may have run).
 var ErrDiskFull = store.ErrDiskFull
-
-// ErrCallIDInUse is returned when a running call already has the callId.
-var ErrCallIDInUse = errors.New("a call with this callId is already running")
 
 // SessionCall is one tool call made in a session by a principal: the input
 // of the call pipeline (architecture.md, "The call pipeline").
@@ -72,70 +62,6 @@ type SessionCall struct {
 	// (serverlog.go says which do); nil: only the log and the server's
 	// card keep them. It must not block.
 	OnLog func(*mcp.LoggingMessageParams)
-}
-
-// runningCall is a call that can be cancelled through CancelCall.
-type runningCall struct {
-	principal string
-	sessionID string
-	cancel    context.CancelFunc
-}
-
-// calls tracks the running calls by callId.
-type calls struct {
-	mu      sync.Mutex
-	running map[string]*runningCall
-	wg      sync.WaitGroup
-	idleCh  chan struct{} // closed when running becomes empty (idle)
-}
-
-// CreateSession starts a new transcript for principal.
-func (h *Host) CreateSession(ctx context.Context, p Principal, title string) (store.Session, error) {
-	if h.store == nil {
-		return store.Session{}, ErrNoStore
-	}
-	return h.store.CreateSession(ctx, p.Name, title)
-}
-
-// Sessions lists principal's sessions, most recently updated first.
-func (h *Host) Sessions(ctx context.Context, p Principal) ([]store.Session, error) {
-	if h.store == nil {
-		return nil, ErrNoStore
-	}
-	return h.store.Sessions(ctx, p.Name)
-}
-
-// Entries returns a page of a session's transcript (see store.Entries).
-func (h *Host) Entries(ctx context.Context, p Principal, sessionID string, after int64, limit int) ([]store.Entry, int64, error) {
-	if h.store == nil {
-		return nil, 0, ErrNoStore
-	}
-	if _, err := h.store.Session(ctx, p.Name, sessionID); err != nil {
-		return nil, 0, mapStoreErr(err)
-	}
-	return h.store.Entries(ctx, p.Name, sessionID, after, limit)
-}
-
-// checkSession fails with ErrNotFound unless the session exists and belongs
-// to principal. Ownership never changes, so a confirmed pair is remembered
-// and later calls in the session skip the database read.
-func (h *Host) checkSession(ctx context.Context, principal, sessionID string) error {
-	key := principal + "\x00" + sessionID
-	if _, ok := h.pipe.owned.Load(key); ok {
-		return nil
-	}
-	if _, err := h.store.Session(ctx, principal, sessionID); err != nil {
-		return mapStoreErr(err)
-	}
-	h.pipe.owned.Store(key, struct{}{})
-	return nil
-}
-
-func mapStoreErr(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return ErrNotFound
-	}
-	return err
 }
 
 // Call runs the call pipeline for one tool call in a session (the door of
@@ -236,122 +162,8 @@ func (h *Host) pipeline(ctx context.Context, req SessionCall, d door) (out *call
 	return r.finish(ctx, perr) // the record
 }
 
-// record appends entry with its trail and audit records to the transcript
-// and publishes it. The entry is recorded even when the caller went away:
-// the call happened, and the transcript must say so.
-func (h *Host) record(ctx context.Context, principal string, entry *store.Entry, trail *Trail, audit []store.Audit) (_ *store.Entry, err error) {
-	ctx, span := pipeline.StartStage(ctx, "store record")
-	defer func() { upstream.EndSpan(span, err) }()
-	entry.Trail = trail.Raw()
-	entry.Audit = audit
-	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer scancel()
-	if err := h.store.AppendEntry(sctx, entry); err != nil {
-		return nil, fmt.Errorf("host: recording the transcript entry: %w", err)
-	}
-	entry.Audit = nil
-	h.publish(Event{Type: EventEntry, Principal: principal, Data: entry})
-	return entry, nil
-}
-
-// appendAudit records decisions that belong to no entry; a failure is
-// logged, since the caller's answer does not depend on it.
-func (h *Host) appendAudit(ctx context.Context, principal, sessionID string, audit []store.Audit) {
-	if h.store == nil || len(audit) == 0 {
-		return
-	}
-	for i := range audit {
-		audit[i].Principal, audit[i].SessionID = principal, sessionID
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := h.store.AppendAudit(sctx, audit...); err != nil {
-		h.opts.Logger.Warn("recording policy decisions", "principal", principal, "err", err)
-	}
-}
-
-// CancelCall cancels a running call of principal's session. It returns
-// ErrNotFound when no such call is running (or it belongs to someone else).
-func (h *Host) CancelCall(p Principal, sessionID, callID string) error {
-	h.pipe.calls.mu.Lock()
-	defer h.pipe.calls.mu.Unlock()
-	rc, ok := h.pipe.calls.running[runningKey(p.Name, callID)]
-	if !ok || rc.principal != p.Name || rc.sessionID != sessionID {
-		return ErrNotFound
-	}
-	rc.cancel()
-	return nil
-}
-
-// runningKey scopes a callId to its principal: one principal can neither
-// see nor block another's call ids.
-func runningKey(principal, callID string) string { return principal + "\x00" + callID }
-
-// validCallID accepts ids that fit in a URL path segment unescaped.
-func validCallID(id string) bool {
-	if len(id) == 0 || len(id) > 128 {
-		return false
-	}
-	for _, r := range id {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // RequestError is a request the host refuses for its form, not its
 // arguments (a malformed callId).
 type RequestError struct{ Reason string }
 
 func (e *RequestError) Error() string { return "bad request: " + e.Reason }
-
-func (cs *calls) add(id string, rc *runningCall) error {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	if cs.running == nil {
-		cs.running = map[string]*runningCall{}
-	}
-	if _, dup := cs.running[id]; dup {
-		return ErrCallIDInUse
-	}
-	cs.running[id] = rc
-	cs.wg.Add(1)
-	return nil
-}
-
-func (cs *calls) remove(id string) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	delete(cs.running, id)
-	if len(cs.running) == 0 && cs.idleCh != nil {
-		close(cs.idleCh)
-		cs.idleCh = nil
-	}
-	cs.wg.Done()
-}
-
-// cancelAll cancels every running call (at shutdown, after the grace period).
-func (cs *calls) cancelAll() {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	for _, rc := range cs.running {
-		rc.cancel()
-	}
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-func unknownTool(server, tool string, cat *upstream.Catalog) error {
-	known := make([]string, 0, len(cat.Tools))
-	for _, t := range cat.Tools {
-		known = append(known, t.Name)
-	}
-	return &UnknownToolError{Server: server, Tool: tool, Known: upstream.SortedCopy(known)}
-}

@@ -50,3 +50,52 @@ func (h *Host) SearchSessions(ctx context.Context, p Principal, q string) ([]sto
 	}
 	return h.store.SearchSessions(ctx, p.Name, q)
 }
+
+// CreateSession starts a new transcript for principal.
+func (h *Host) CreateSession(ctx context.Context, p Principal, title string) (store.Session, error) {
+	if h.store == nil {
+		return store.Session{}, ErrNoStore
+	}
+	return h.store.CreateSession(ctx, p.Name, title)
+}
+
+// Sessions lists principal's sessions, most recently updated first.
+func (h *Host) Sessions(ctx context.Context, p Principal) ([]store.Session, error) {
+	if h.store == nil {
+		return nil, ErrNoStore
+	}
+	return h.store.Sessions(ctx, p.Name)
+}
+
+// Entries returns a page of a session's transcript (see store.Entries).
+func (h *Host) Entries(ctx context.Context, p Principal, sessionID string, after int64, limit int) ([]store.Entry, int64, error) {
+	if h.store == nil {
+		return nil, 0, ErrNoStore
+	}
+	if _, err := h.store.Session(ctx, p.Name, sessionID); err != nil {
+		return nil, 0, mapStoreErr(err)
+	}
+	return h.store.Entries(ctx, p.Name, sessionID, after, limit)
+}
+
+// checkSession fails with ErrNotFound unless the session exists and belongs
+// to principal. Ownership never changes, so a confirmed pair is remembered
+// and later calls in the session skip the database read.
+func (h *Host) checkSession(ctx context.Context, principal, sessionID string) error {
+	key := principal + "\x00" + sessionID
+	if _, ok := h.pipe.owned.Load(key); ok {
+		return nil
+	}
+	if _, err := h.store.Session(ctx, principal, sessionID); err != nil {
+		return mapStoreErr(err)
+	}
+	h.pipe.owned.Store(key, struct{}{})
+	return nil
+}
+
+func mapStoreErr(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrNotFound
+	}
+	return err
+}
