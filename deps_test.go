@@ -44,6 +44,7 @@ var hostLayers = map[string][]string{
 	"upstream":   {"identity", "transport"},
 	"generation": {"upstream", "identity"},
 	"pipeline":   {"generation", "upstream", "identity"},
+	"appgate":    {"pipeline", "generation", "upstream", "identity"},
 }
 
 // hostLayerShared are the shared host packages each layer may import.
@@ -55,6 +56,7 @@ var hostLayerShared = map[string][]string{
 	"upstream":   {"host/config", "host/store"},
 	"generation": {"host/config"},
 	"pipeline":   {"host/config", "host/store"},
+	"appgate":    {"host/config", "host/store"},
 }
 
 // internalUsesHost names the packages under host/ that an internal package

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host/internal/appgate"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,6 +51,15 @@ func (h *Host) appOf(ctx context.Context, p Principal, sessionID, appEntryID str
 	return appRef{entryID: e.ID, server: e.Server, tool: e.Tool, resourceURI: d.ResourceURI, display: d}, nil
 }
 
+// appGate runs the App gate (appgate.Decide) on req of the App of server
+// for p, under the generation in force; the app phase's decisions go to
+// the audit log.
+func (h *Host) appGate(ctx context.Context, p Principal, server string, req appgate.Request) (bool, string) {
+	return appgate.Decide(ctx, h.gen(), p, server, req, func(audit []store.Audit) {
+		h.appendAudit(ctx, p.Name, req.SessionID, audit)
+	})
+}
+
 // appKey keys the per-App limits.
 func appKey(p Principal, ref appRef) string { return p.Name + "\x00" + ref.entryID }
 
@@ -83,15 +93,15 @@ func (h *Host) callOrigin(ctx context.Context, req SessionCall) (origin string, 
 		return "", nil, err
 	}
 	if ref.server != req.Server {
-		return "", nil, &AppDeniedError{Server: ref.server, Kind: appToolCall,
+		return "", nil, &AppDeniedError{Server: ref.server, Kind: appgate.ToolCall,
 			Reason: fmt.Sprintf("an App of server %q may call only that server's tools", ref.server)}
 	}
-	ar := appRequest{Kind: appToolCall, SessionID: req.SessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+	ar := appgate.Request{Kind: appgate.ToolCall, SessionID: req.SessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, Display: ref.display,
 		AppTool: ref.tool, Tool: req.Tool, Arguments: req.Arguments}
 	if ok, reason := h.appGate(ctx, req.Principal, ref.server, ar); !ok {
-		return "", nil, &AppDeniedError{Server: ref.server, Kind: appToolCall, Reason: reason}
+		return "", nil, &AppDeniedError{Server: ref.server, Kind: appgate.ToolCall, Reason: reason}
 	}
-	release, err := h.apps.appLimits.acquireCall(appKey(req.Principal, ref))
+	release, err := h.apps.appLimits.AcquireCall(appKey(req.Principal, ref))
 	if err != nil {
 		return "", nil, err
 	}
@@ -135,12 +145,12 @@ func (h *Host) AppMessage(ctx context.Context, p Principal, sessionID, appEntryI
 	if err != nil {
 		return nil, &RequestError{Reason: err.Error()}
 	}
-	ar := appRequest{Kind: appMessage, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+	ar := appgate.Request{Kind: appgate.Message, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, Display: ref.display,
 		AppTool: ref.tool, Text: msg.Text()}
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
-		return nil, &AppDeniedError{Server: ref.server, Kind: appMessage, Reason: reason}
+		return nil, &AppDeniedError{Server: ref.server, Kind: appgate.Message, Reason: reason}
 	}
-	if err := h.apps.appLimits.take(appKey(p, ref)); err != nil {
+	if err := h.apps.appLimits.Take(appKey(p, ref)); err != nil {
 		return nil, err
 	}
 	body := appMessageBody{ResourceURI: ref.resourceURI}
@@ -197,12 +207,12 @@ func (h *Host) CheckAppLink(ctx context.Context, p Principal, sessionID, appEntr
 	if err != nil {
 		return "", &RequestError{Reason: err.Error()}
 	}
-	ar := appRequest{Kind: appOpenLink, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+	ar := appgate.Request{Kind: appgate.OpenLink, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, Display: ref.display,
 		AppTool: ref.tool, URL: clean}
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
-		return "", &AppDeniedError{Server: ref.server, Kind: appOpenLink, Reason: reason}
+		return "", &AppDeniedError{Server: ref.server, Kind: appgate.OpenLink, Reason: reason}
 	}
-	if err := h.apps.appLimits.take(appKey(p, ref)); err != nil {
+	if err := h.apps.appLimits.Take(appKey(p, ref)); err != nil {
 		return "", err
 	}
 	return clean, nil
@@ -227,26 +237,26 @@ func (h *Host) CheckAppRequest(ctx context.Context, p Principal, sessionID, appE
 		return err
 	}
 	switch kind {
-	case appDisplayMode:
+	case appgate.DisplayMode:
 		if detail != "fullscreen" && detail != "pip" {
 			return &RequestError{Reason: `a display mode request needs "detail" "fullscreen" or "pip" (inline is always allowed)`}
 		}
-	case appToolUse:
+	case appgate.ToolUse:
 		if detail == "" || len(detail) > maxAppDetail || !utf8.ValidString(detail) {
 			return &RequestError{Reason: fmt.Sprintf(`an App tool request needs "detail", the tool's name (1 to %d bytes)`, maxAppDetail)}
 		}
-	case appDownload:
+	case appgate.Download:
 		if detail == "" || len(detail) > maxAppDetail || !utf8.ValidString(detail) || strings.ContainsAny(detail, "/\\\x00") || strings.HasPrefix(detail, ".") {
 			return &RequestError{Reason: fmt.Sprintf(`a download needs "detail", a plain file name (1 to %d bytes, no path, not starting with a dot)`, maxAppDetail)}
 		}
 	default:
-		return &RequestError{Reason: fmt.Sprintf(`"kind" is %q, %q or %q`, appDisplayMode, appToolUse, appDownload)}
+		return &RequestError{Reason: fmt.Sprintf(`"kind" is %q, %q or %q`, appgate.DisplayMode, appgate.ToolUse, appgate.Download)}
 	}
 	ref, err := h.appOf(ctx, p, sessionID, appEntryID)
 	if err != nil {
 		return err
 	}
-	ar := appRequest{Kind: kind, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+	ar := appgate.Request{Kind: kind, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, Display: ref.display,
 		AppTool: ref.tool, Detail: detail}
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
 		return &AppDeniedError{Server: ref.server, Kind: kind, Reason: reason}
@@ -283,11 +293,11 @@ func (h *Host) AppReadResource(ctx context.Context, p Principal, sessionID, appE
 	if err != nil {
 		return nil, err
 	}
-	kind := appResourceRead
+	kind := appgate.ResourceRead
 	if forDownload {
-		kind = appDownload
+		kind = appgate.Download
 	}
-	ar := appRequest{Kind: kind, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+	ar := appgate.Request{Kind: kind, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, Display: ref.display,
 		AppTool: ref.tool, URL: uri}
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
 		return nil, &AppDeniedError{Server: ref.server, Kind: kind, Reason: reason}
@@ -369,12 +379,12 @@ func (h *Host) AppUpdateContext(ctx context.Context, p Principal, sessionID, app
 	if err != nil {
 		return nil, err
 	}
-	ar := appRequest{Kind: appModelContext, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, display: ref.display,
+	ar := appgate.Request{Kind: appgate.ModelContext, SessionID: sessionID, AppEntryID: ref.entryID, ResourceURI: ref.resourceURI, Display: ref.display,
 		AppTool: ref.tool}
 	if ok, reason := h.appGate(ctx, p, ref.server, ar); !ok {
-		return nil, &AppDeniedError{Server: ref.server, Kind: appModelContext, Reason: reason}
+		return nil, &AppDeniedError{Server: ref.server, Kind: appgate.ModelContext, Reason: reason}
 	}
-	if err := h.apps.appLimits.take(appKey(p, ref)); err != nil {
+	if err := h.apps.appLimits.Take(appKey(p, ref)); err != nil {
 		return nil, err
 	}
 	raw, err := json.Marshal(kept)

@@ -18,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/cluster"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/appgate"
 	"github.com/mcphost/mcphost/host/internal/events"
 	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/identity"
@@ -156,8 +157,8 @@ type eventParts struct {
 
 // appParts are the MCP Apps' shared state.
 type appParts struct {
-	appLimits appLimits    // per-App limits of App requests (appgate.go)
-	compactor appCompactor // background App compaction (appcompact.go)
+	appLimits appgate.Limits // per-App limits of App requests (appgate/gate.go)
+	compactor appCompactor   // background App compaction (appcompact.go)
 }
 
 // pluginParts hold the plugins' runtime, shared by every generation's

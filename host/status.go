@@ -1,6 +1,7 @@
 package host
 
 import (
+	"github.com/mcphost/mcphost/host/internal/appgate"
 	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/upstream"
@@ -87,4 +88,14 @@ type (
 	PolicyError = pipeline.PolicyError
 	// RateLimitError is a call refused by its principal's rate_limit.
 	RateLimitError = pipeline.RateLimitError
+)
+
+// The App gate's answers: package appgate.
+type (
+	// AppDeniedError is a request of an MCP App that the App gate refused.
+	AppDeniedError = appgate.DeniedError
+	// AppLimitError is an App request over its App's limit.
+	AppLimitError = appgate.LimitError
+	// AppCapabilities says which App requests a server's switches allow.
+	AppCapabilities = appgate.Capabilities
 )

@@ -1,4 +1,4 @@
-package host
+package appgate
 
 import (
 	"context"
@@ -10,40 +10,42 @@ import (
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/internal/generation"
+	"github.com/mcphost/mcphost/host/internal/identity"
 	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/upstream"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Kinds of App requests (the App bridge methods they come from).
 const (
-	appToolCall = "tools/call"   // an App calls a tool of its own server
-	appOpenLink = "ui/open-link" // an App asks the WebShell to open a link
-	appMessage  = "ui/message"   // an App adds a message to the transcript
+	ToolCall = "tools/call"   // an App calls a tool of its own server
+	OpenLink = "ui/open-link" // an App asks the WebShell to open a link
+	Message  = "ui/message"   // an App adds a message to the transcript
 	// appDisplayMode: an App asks to leave the inline frame (Detail is
 	// "fullscreen" or "pip").
-	appDisplayMode = "ui/request-display-mode"
+	DisplayMode = "ui/request-display-mode"
 	// appToolUse: the user calls a tool the App registered (Detail is its
 	// name); the call goes from the WebShell to the App.
-	appToolUse = "app-tools/call"
+	ToolUse = "app-tools/call"
 	// appResourceRead: an App reads a resource of its own server (URL is
 	// the resource URI).
-	appResourceRead = "resources/read"
+	ResourceRead = "resources/read"
 	// appDownload: an App offers a file to save (Detail is the sanitised
 	// file name; URL the resource_link's URI when the file is fetched
 	// through the server).
-	appDownload = "ui/download-file"
+	Download = "ui/download-file"
 	// appModelContext: an App gives context for the model
 	// (ui/update-model-context).
-	appModelContext = "ui/update-model-context"
+	ModelContext = "ui/update-model-context"
 )
 
 // appRequest is one request an MCP App made through the WebShell, as the App
 // gate sees it. The App never talks to the API itself: the WebShell, holding
 // the principal's token, makes the request on its behalf and names the App
 // by its entry.
-type appRequest struct {
+type Request struct {
 	// Kind is appToolCall, appOpenLink or AppMessage.
 	Kind string
 	// SessionID and AppEntryID name the transcript entry whose App made the
@@ -67,23 +69,23 @@ type appRequest struct {
 
 	// display is the App's display record, as the caller read it to check
 	// the App (its CSP and permissions are what the app phase sees).
-	display *apps.Display
+	Display *apps.Display
 }
 
 // AppDeniedError is a request of an MCP App that the App gate refused. The
 // API answers it with 403 and the WebShell tells the App "denied by host
 // policy".
-type AppDeniedError struct {
+type DeniedError struct {
 	Server string
 	Kind   string
 	Reason string
 }
 
-func (e *AppDeniedError) Error() string {
+func (e *DeniedError) Error() string {
 	return fmt.Sprintf("denied by host policy: %s", e.Reason)
 }
 
-// appGate decides whether the MCP App of server may make req on behalf of
+// Decide decides whether the MCP App of server may make req on behalf of
 // principal p (apps.md §12). It denies by default: each kind of request is
 // allowed only while the server's switch is on (app_tool_calls,
 // app_open_links, app_messages, all false unless configured), and an App
@@ -98,8 +100,7 @@ func (e *AppDeniedError) Error() string {
 // (appPolicy). Callers have
 // already checked that req.AppEntryID names an App of server in
 // req.SessionID, owned by p, and that the tool exists.
-func (h *Host) appGate(ctx context.Context, p Principal, server string, req appRequest) (allowed bool, reason string) {
-	g := h.gen()
+func Decide(ctx context.Context, g *generation.Gen, p identity.Principal, server string, req Request, audit func([]store.Audit)) (allowed bool, reason string) {
 	c, err := g.Conn(server)
 	if err != nil {
 		return false, fmt.Sprintf("server %q is not configured", server)
@@ -108,7 +109,7 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req appR
 		return false, fmt.Sprintf("MCP Apps are off for server %q (apps = %q)", server, config.AppsOff)
 	}
 	switch req.Kind {
-	case appToolCall:
+	case ToolCall:
 		if !c.Cfg.AppToolCalls {
 			return false, fmt.Sprintf("the Apps of server %q may not call tools (app_tool_calls is off)", server)
 		}
@@ -123,49 +124,49 @@ func (h *Host) appGate(ctx context.Context, p Principal, server string, req appR
 		if _, app := apps.ToolVisibility(tool); !app {
 			return false, fmt.Sprintf("tool %q of server %q is not visible to Apps (_meta.ui.visibility)", req.Tool, server)
 		}
-	case appOpenLink:
+	case OpenLink:
 		if !c.Cfg.AppOpenLinks {
 			return false, fmt.Sprintf("the Apps of server %q may not open links (app_open_links is off)", server)
 		}
-	case appMessage:
+	case Message:
 		if !c.Cfg.AppMessages {
 			return false, fmt.Sprintf("the Apps of server %q may not add messages (app_messages is off)", server)
 		}
-	case appDisplayMode:
+	case DisplayMode:
 		if !c.Cfg.AppDisplayModes {
 			return false, fmt.Sprintf("the Apps of server %q may not leave the inline frame (app_display_modes is off)", server)
 		}
-	case appToolUse:
+	case ToolUse:
 		if !c.Cfg.AppTools {
 			return false, fmt.Sprintf("the Apps of server %q may not offer tools (app_tools is off)", server)
 		}
-	case appModelContext:
+	case ModelContext:
 		if !c.Cfg.AppModelContext {
 			return false, fmt.Sprintf("the Apps of server %q may not give context for the model (app_model_context is off)", server)
 		}
-	case appDownload:
+	case Download:
 		if !c.Cfg.AppDownloads {
 			return false, fmt.Sprintf("the Apps of server %q may not offer downloads (app_downloads is off)", server)
 		}
-	case appResourceRead:
+	case ResourceRead:
 		if !c.Cfg.AppResources {
 			return false, fmt.Sprintf("the Apps of server %q may not read its resources (app_resources is off)", server)
 		}
 	default:
 		return false, "unknown App request"
 	}
-	if req.Kind == appToolCall {
+	if req.Kind == ToolCall {
 		// The call itself runs the call phase with origin "app" (Call).
 		return true, ""
 	}
-	return h.appPolicy(ctx, g, p, c, req)
+	return appPolicy(ctx, g, p, c, req, audit)
 }
 
 // appPolicy runs the app phase of the policies, with origin "app", on a
 // link or message request of an App: the rules see the App (its resource,
 // CSP and permissions, from its display record) and the tool whose result
 // it shows.
-func (h *Host) appPolicy(ctx context.Context, g *generation.Gen, p Principal, c *upstream.Conn, req appRequest) (bool, string) {
+func appPolicy(ctx context.Context, g *generation.Gen, p identity.Principal, c *upstream.Conn, req Request, audit func([]store.Audit)) (bool, string) {
 	if g.Policies == nil {
 		return true, ""
 	}
@@ -176,16 +177,16 @@ func (h *Host) appPolicy(ctx context.Context, g *generation.Gen, p Principal, c 
 	if tool == nil {
 		tool = &mcp.Tool{Name: req.AppTool}
 	}
-	d := req.display
+	d := req.Display
 	if d == nil {
 		d = &apps.Display{ResourceURI: req.ResourceURI}
 	}
-	pol := pipeline.NewPolicy(g, p, c, tool, OriginApp, nil, nil, &Trail{})
+	pol := pipeline.NewPolicy(g, p, c, tool, identity.OriginApp, nil, nil, &pipeline.Trail{})
 	if g.Policies.Uses(policies.PhaseApp, "app") {
 		pol.In.App = pipeline.PolicyApp(d)
 	}
 	dec := pol.Decide(ctx, policies.PhaseApp)
-	h.appendAudit(ctx, p.Name, req.SessionID, pol.Audit)
+	audit(pol.Audit)
 	if dec.Allowed() {
 		return true, ""
 	}
@@ -198,7 +199,7 @@ func (h *Host) appPolicy(ctx context.Context, g *generation.Gen, p Principal, c 
 // AppCapabilities says which App requests a server's switches allow. The
 // WebShell advertises only these to the server's Apps (hostCapabilities);
 // each request is still decided by the App gate when it is made.
-type AppCapabilities struct {
+type Capabilities struct {
 	ToolCalls bool `json:"toolCalls"` // app_tool_calls
 	OpenLinks bool `json:"openLinks"` // app_open_links
 	Messages  bool `json:"messages"`  // app_messages
@@ -212,21 +213,6 @@ type AppCapabilities struct {
 	Downloads bool `json:"downloads"`
 	// ModelContext: app_model_context (ui/update-model-context).
 	ModelContext bool `json:"modelContext"`
-}
-
-// AppCapabilities returns what the Apps of server may ask for; all false
-// when the server's apps setting is off. It fails only for an unknown server.
-func (h *Host) AppCapabilities(server string) (AppCapabilities, error) {
-	c, err := h.conn(server)
-	if err != nil {
-		return AppCapabilities{}, err
-	}
-	if c.Cfg.Apps == config.AppsOff {
-		return AppCapabilities{}, nil
-	}
-	return AppCapabilities{ToolCalls: c.Cfg.AppToolCalls, OpenLinks: c.Cfg.AppOpenLinks, Messages: c.Cfg.AppMessages,
-		DisplayModes: c.Cfg.AppDisplayModes, Tools: c.Cfg.AppTools, Resources: c.Cfg.AppResources,
-		Downloads: c.Cfg.AppDownloads, ModelContext: c.Cfg.AppModelContext}, nil
 }
 
 // Limits on App requests, per App (entry), whatever the gate says.
@@ -243,13 +229,13 @@ const (
 
 // AppLimitError is an App request over its App's limit; the API answers
 // 429.
-type AppLimitError struct{ Reason string }
+type LimitError struct{ Reason string }
 
-func (e *AppLimitError) Error() string { return "too many App requests: " + e.Reason }
+func (e *LimitError) Error() string { return "too many App requests: " + e.Reason }
 
 // appLimits keeps the per-App limits: running tool calls and a token bucket
 // for messages and link requests, keyed by principal and App entry.
-type appLimits struct {
+type Limits struct {
 	mu      sync.Mutex
 	running map[string]int
 	buckets map[string]*bucket
@@ -262,14 +248,14 @@ type bucket struct {
 }
 
 // acquireCall takes a running-call slot of an App; release gives it back.
-func (l *appLimits) acquireCall(key string) (release func(), err error) {
+func (l *Limits) AcquireCall(key string) (release func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.running == nil {
 		l.running = map[string]int{}
 	}
 	if l.running[key] >= appCallsInFlight {
-		return nil, &AppLimitError{Reason: fmt.Sprintf("an App may run at most %d tool calls at once", appCallsInFlight)}
+		return nil, &LimitError{Reason: fmt.Sprintf("an App may run at most %d tool calls at once", appCallsInFlight)}
 	}
 	l.running[key]++
 	var once sync.Once
@@ -285,7 +271,7 @@ func (l *appLimits) acquireCall(key string) (release func(), err error) {
 }
 
 // take takes one token of an App's bucket.
-func (l *appLimits) take(key string) error {
+func (l *Limits) Take(key string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
@@ -306,7 +292,7 @@ func (l *appLimits) take(key string) error {
 	b.tokens = min(appBurst, b.tokens+float64(now.Sub(b.at))/float64(appRefill))
 	b.at = now
 	if b.tokens < 1 {
-		return &AppLimitError{Reason: fmt.Sprintf("an App may send %d messages or link requests at once, then one every %s", appBurst, appRefill)}
+		return &LimitError{Reason: fmt.Sprintf("an App may send %d messages or link requests at once, then one every %s", appBurst, appRefill)}
 	}
 	b.tokens--
 	return nil
@@ -314,7 +300,7 @@ func (l *appLimits) take(key string) error {
 
 // forgetFull drops buckets that have refilled completely (they would start
 // full anyway), and every bucket if that frees nothing.
-func (l *appLimits) forgetFull(now time.Time) {
+func (l *Limits) forgetFull(now time.Time) {
 	for k, b := range l.buckets {
 		if b.tokens+float64(now.Sub(b.at))/float64(appRefill) >= appBurst {
 			delete(l.buckets, k)
