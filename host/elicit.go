@@ -10,19 +10,15 @@ package host
 // records what was asked in the call's trail.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
-	"sort"
 	"sync"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,100 +31,9 @@ const (
 	EventElicitationDone = "elicitation_done"
 )
 
-// Elicitation modes.
-const (
-	ElicitForm = "form"
-	ElicitURL  = "url"
-)
-
-// Elicitation actions (MCP's): what the user did with the request.
-const (
-	ElicitAccept  = "accept"
-	ElicitDecline = "decline"
-	ElicitCancel  = "cancel"
-)
-
-// Bounds on what a server may ask and what an answer may carry.
-const (
-	// maxElicitSchemaBytes bounds the encoded requested schema.
-	maxElicitSchemaBytes = 32 << 10
-	// maxElicitSchemaDepth bounds its JSON nesting (a flat object of
-	// primitive properties with a oneOf enum needs 5).
-	maxElicitSchemaDepth = 6
-	// maxElicitProperties bounds its properties.
-	maxElicitProperties = 64
-	// maxElicitAnswerBytes bounds the encoded content of an answer.
-	maxElicitAnswerBytes = 64 << 10
-	// maxElicitMessageBytes bounds the message shown to the user.
-	maxElicitMessageBytes = 8 << 10
-	// maxElicitURLBytes bounds a URL-mode request's URL.
-	maxElicitURLBytes = 4 << 10
-	// MaxElicitationsPerCall is how many questions one call may ask; a
-	// server asking more is declined without asking the user.
-	MaxElicitationsPerCall = 8
-	// maxPendingElicitations bounds one principal's open questions, across
-	// every replica of a cluster.
-	maxPendingElicitations = 32
-)
-
-// redacted replaces the value of a secret field (format "password" or
-// writeOnly) in the trail.
-const redacted = "[redacted]"
-
-// Elicitation is a server's question to the principal of a running call.
-type Elicitation struct {
-	ID        string `json:"id"`
-	SessionID string `json:"sessionId,omitempty"`
-	CallID    string `json:"callId"`
-	Server    string `json:"server"`
-	Tool      string `json:"tool"`
-	// Mode is ElicitForm or ElicitURL.
-	Mode    string `json:"mode"`
-	Message string `json:"message"`
-	// RequestedSchema is the form's schema (form mode): a flat object of
-	// primitive properties.
-	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
-	// URL is what the user is asked to open (url mode): http or https.
-	URL     string    `json:"url,omitempty"`
-	Created time.Time `json:"created"`
-	Expires time.Time `json:"expires"`
-}
-
-// ElicitationAnswer is the principal's answer: an action and, with
-// accept in form mode, the content.
-type ElicitationAnswer struct {
-	Action  string         `json:"action"`
-	Content map[string]any `json:"content,omitempty"`
-}
-
-// ElicitationDone says how a pending elicitation ended: "accept",
-// "decline", "cancel", "expired" or "cancelled" (the call ended first).
-type ElicitationDone struct {
-	ID        string `json:"id"`
-	SessionID string `json:"sessionId,omitempty"`
-	CallID    string `json:"callId"`
-	Outcome   string `json:"outcome"`
-}
-
-// Outcomes of an elicitation beyond the three actions.
-const (
-	elicitExpired   = "expired"
-	ElicitCancelled = "cancelled"
-	elicitRefused   = "refused" // mcphost refused the request without asking
-)
-
 // errTooManyElicitations is returned when a principal already has
 // maxPendingElicitations questions open.
 var errTooManyElicitations = errors.New("too many questions are waiting for an answer")
-
-// ElicitationAnswerError is an answer that does not fit the question (the
-// API answers 422): content that does not match the requested schema, an
-// unknown action, content that is too large.
-type ElicitationAnswerError struct{ Reason string }
-
-func (e *ElicitationAnswerError) Error() string {
-	return "the answer does not fit the question: " + e.Reason
-}
 
 // elicitFunc asks the principal of a call: how a door answers a server's
 // question. A nil one declines.
@@ -195,13 +100,13 @@ func (h *Host) answerElicitation(ctx context.Context, call *upstream.Call, round
 	}
 	rec := InputAsk{Round: round, Kind: "elicitation"}
 	if p != nil {
-		rec.Mode, rec.Message = p.Mode, truncate(p.Message, 512)
+		rec.Mode, rec.Message = p.Mode, questions.Truncate(p.Message, 512)
 	}
 	if res := h.overElicitationLimit(call, rec); res != nil {
 		return res, nil
 	}
-	e, schema, err := checkElicitation(p)
-	var ue *urlError
+	e, schema, err := questions.CheckElicitation(p)
+	var ue *questions.URLError
 	switch {
 	case errors.As(err, &ue):
 		// A URL mcphost will not show (a javascript: one, say) is
@@ -212,12 +117,12 @@ func (h *Host) answerElicitation(ctx context.Context, call *upstream.Call, round
 		h.opts.Logger.Warn("elicitation declined: its url", "server", call.Server, "tool", call.Tool, "principal", call.Principal, "err", err)
 		return upstream.Declined(reason), nil
 	case err != nil:
-		rec.Outcome, rec.Reason = elicitRefused, err.Error()
+		rec.Outcome, rec.Reason = questions.ElicitRefused, err.Error()
 		questionsOf(call).asks.add(rec)
 		return nil, &upstream.ElicitRefusal{Reason: err.Error()}
 	}
-	rec.Mode, rec.URL = e.Mode, trailURL(e.URL)
-	rec.Fields = schemaFields(e.RequestedSchema)
+	rec.Mode, rec.URL = e.Mode, questions.TrailURL(e.URL)
+	rec.Fields = questions.SchemaFields(e.RequestedSchema)
 	e.SessionID, e.CallID, e.Server, e.Tool = call.SessionID, call.CallID, call.Server, call.Tool
 	if questionsOf(call).elicit == nil {
 		reason := "nobody can answer here (this door of mcphost has no user to ask)"
@@ -263,7 +168,7 @@ func (h *Host) overElicitationLimit(call *upstream.Call, rec InputAsk) *mcp.Elic
 // gets the schema's defaults (the trail keeps it with secrets redacted).
 func (h *Host) elicitResult(call *upstream.Call, rec InputAsk, e Elicitation, schema *jsonschema.Resolved, ans ElicitationAnswer) *mcp.ElicitResult {
 	if ans.Action == ElicitAccept && e.Mode == ElicitForm {
-		if verr := checkAnswer(ans, schema); verr != nil {
+		if verr := questions.CheckAnswer(ans, schema); verr != nil {
 			// A programmatic door (the CLI, an embedder) answered
 			// something the schema refuses: the server never gets it.
 			rec.Outcome, rec.Reason = ElicitDecline, verr.Error()
@@ -274,7 +179,7 @@ func (h *Host) elicitResult(call *upstream.Call, rec InputAsk, e Elicitation, sc
 	switch ans.Action {
 	case ElicitAccept, ElicitDecline, ElicitCancel:
 		rec.Outcome = ans.Action
-	case elicitExpired, ElicitCancelled:
+	case questions.ElicitExpired, ElicitCancelled:
 		rec.Outcome = ans.Action
 		ans = ElicitationAnswer{Action: ElicitCancel}
 	default:
@@ -291,313 +196,8 @@ func (h *Host) elicitResult(call *upstream.Call, rec InputAsk, e Elicitation, sc
 		if err := schema.ApplyDefaults(&res.Content); err != nil {
 			h.opts.Logger.Warn("applying the elicitation schema's defaults", "server", call.Server, "err", err)
 		}
-		rec.Content = redactSecrets(res.Content, e.RequestedSchema)
+		rec.Content = questions.RedactSecrets(res.Content, e.RequestedSchema)
 	}
 	questionsOf(call).asks.add(rec)
 	return res
 }
-
-// checkElicitation checks a server's request and returns it as the user
-// is to see it, with the compiled schema (form mode). The error says what
-// is wrong, for the server.
-func checkElicitation(p *mcp.ElicitParams) (Elicitation, *jsonschema.Resolved, error) {
-	if p == nil {
-		return Elicitation{}, nil, errors.New("the request has no params")
-	}
-	e := Elicitation{Mode: p.Mode, Message: p.Message}
-	if e.Mode == "" {
-		e.Mode = ElicitForm
-		if p.URL != "" {
-			e.Mode = ElicitURL
-		}
-	}
-	if len(p.Message) > maxElicitMessageBytes {
-		return e, nil, fmt.Errorf("the message has %d bytes; at most %d are shown", len(p.Message), maxElicitMessageBytes)
-	}
-	switch e.Mode {
-	case ElicitForm:
-		if p.URL != "" {
-			return e, nil, errors.New("a form-mode request cannot have a url")
-		}
-		raw, err := json.Marshal(p.RequestedSchema)
-		if err != nil {
-			return e, nil, fmt.Errorf("encoding the requested schema: %v", err)
-		}
-		if p.RequestedSchema == nil || string(raw) == "null" {
-			raw = []byte(`{"type":"object","properties":{}}`)
-		}
-		rs, err := checkElicitSchema(raw)
-		if err != nil {
-			return e, nil, err
-		}
-		e.RequestedSchema = raw
-		return e, rs, nil
-	case ElicitURL:
-		if p.RequestedSchema != nil {
-			return e, nil, errors.New("a url-mode request cannot have a requestedSchema")
-		}
-		if err := checkElicitURL(p.URL); err != nil {
-			return e, nil, &urlError{err}
-		}
-		e.URL = p.URL
-		return e, nil, nil
-	default:
-		return e, nil, fmt.Errorf("unknown mode %q (mcphost answers \"form\" and \"url\")", truncate(e.Mode, 32))
-	}
-}
-
-// checkElicitSchema enforces MCP's restriction of elicitation schemas (a
-// flat object of primitive properties: string, number, integer, boolean,
-// or an array of enum strings) and mcphost's bounds, and compiles the
-// schema.
-func checkElicitSchema(raw []byte) (*jsonschema.Resolved, error) {
-	if len(raw) > maxElicitSchemaBytes {
-		return nil, fmt.Errorf("the requested schema has %d bytes; mcphost accepts at most %d", len(raw), maxElicitSchemaBytes)
-	}
-	if d := jsonDepth(raw); d > maxElicitSchemaDepth {
-		return nil, fmt.Errorf("the requested schema nests %d levels deep; mcphost accepts at most %d (elicitation schemas are flat objects of primitive properties)", d, maxElicitSchemaDepth)
-	}
-	var top struct {
-		Type       any                        `json:"type"`
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, fmt.Errorf("the requested schema is not a JSON object: %v", err)
-	}
-	if top.Type != nil && top.Type != "object" {
-		return nil, fmt.Errorf("the requested schema has type %v; it must be \"object\"", top.Type)
-	}
-	if len(top.Properties) > maxElicitProperties {
-		return nil, fmt.Errorf("the requested schema has %d properties; mcphost accepts at most %d", len(top.Properties), maxElicitProperties)
-	}
-	for _, name := range sortedKeys(top.Properties) {
-		var prop struct {
-			Type       any             `json:"type"`
-			Format     string          `json:"format"`
-			Properties json.RawMessage `json:"properties"`
-			Items      *struct {
-				Type  any   `json:"type"`
-				Enum  []any `json:"enum"`
-				AnyOf []any `json:"anyOf"`
-				OneOf []any `json:"oneOf"`
-			} `json:"items"`
-		}
-		if err := json.Unmarshal(top.Properties[name], &prop); err != nil {
-			return nil, fmt.Errorf("property %q of the requested schema is not a JSON object", truncate(name, 64))
-		}
-		if len(prop.Properties) > 0 {
-			return nil, fmt.Errorf("property %q has nested properties; elicitation schemas are flat objects of primitive properties", truncate(name, 64))
-		}
-		switch prop.Type {
-		case "string":
-			switch prop.Format {
-			case "", "email", "uri", "date", "date-time", "password":
-			default:
-				return nil, fmt.Errorf("property %q has the format %q; mcphost accepts email, uri, date, date-time and password", truncate(name, 64), truncate(prop.Format, 32))
-			}
-		case "number", "integer", "boolean":
-		case "array":
-			if prop.Items == nil || (prop.Items.Type != nil && prop.Items.Type != "string") ||
-				(len(prop.Items.Enum) == 0 && len(prop.Items.AnyOf) == 0 && len(prop.Items.OneOf) == 0) {
-				return nil, fmt.Errorf("property %q is an array that is not a multiple choice of strings (items with enum, anyOf or oneOf)", truncate(name, 64))
-			}
-		case nil:
-			return nil, fmt.Errorf("property %q has no type; it must be string, number, integer, boolean or an array of enum strings", truncate(name, 64))
-		default:
-			return nil, fmt.Errorf("property %q has type %v; it must be string, number, integer, boolean or an array of enum strings", truncate(name, 64), prop.Type)
-		}
-	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("the requested schema is not a JSON Schema: %v", err)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		return nil, fmt.Errorf("the requested schema does not compile: %v", err)
-	}
-	return rs, nil
-}
-
-// urlError is a URL-mode request whose URL mcphost will not show: it is
-// declined rather than refused.
-type urlError struct{ error }
-
-func (e *urlError) Unwrap() error { return e.error }
-
-// checkElicitURL accepts an absolute http or https URL with a host.
-func checkElicitURL(raw string) error {
-	if raw == "" {
-		return errors.New("a url-mode request needs a url")
-	}
-	if len(raw) > maxElicitURLBytes {
-		return fmt.Errorf("the url has %d bytes; mcphost accepts at most %d", len(raw), maxElicitURLBytes)
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("the url does not parse: %v", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("the url's scheme %q is not http or https; mcphost opens no other", truncate(u.Scheme, 32))
-	}
-	if u.Host == "" {
-		return errors.New("the url has no host")
-	}
-	return nil
-}
-
-// trailURL is a URL as the trail records it: without its user info,
-// query and fragment, which may carry one-time codes or tokens.
-func trailURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || raw == "" {
-		return ""
-	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-	return u.String()
-}
-
-// checkAnswer checks an answer's action and, for accept, its content
-// against the requested schema.
-func checkAnswer(ans ElicitationAnswer, schema *jsonschema.Resolved) error {
-	switch ans.Action {
-	case ElicitAccept:
-	case ElicitDecline, ElicitCancel:
-		if len(ans.Content) > 0 {
-			return &ElicitationAnswerError{Reason: "content goes only with accept"}
-		}
-		return nil
-	default:
-		return &ElicitationAnswerError{Reason: `"action" is "accept", "decline" or "cancel"`}
-	}
-	raw, err := json.Marshal(ans.Content)
-	if err != nil {
-		return &ElicitationAnswerError{Reason: err.Error()}
-	}
-	if len(raw) > maxElicitAnswerBytes {
-		return &ElicitationAnswerError{Reason: fmt.Sprintf("the content has %d bytes; at most %d are sent", len(raw), maxElicitAnswerBytes)}
-	}
-	if schema == nil {
-		return nil
-	}
-	var v any = map[string]any{}
-	if ans.Content != nil {
-		// Validate the content as it will be encoded (numbers as
-		// float64), not as the caller's Go values.
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return &ElicitationAnswerError{Reason: err.Error()}
-		}
-	}
-	if err := schema.Validate(v); err != nil {
-		return &ElicitationAnswerError{Reason: err.Error()}
-	}
-	return nil
-}
-
-// jsonDepth is the nesting depth of a JSON document (0 for a scalar); a
-// document that does not parse counts as 0, and its parse fails later.
-func jsonDepth(raw []byte) int {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	depth, deepest := 0, 0
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return deepest
-		}
-		if d, ok := tok.(json.Delim); ok {
-			switch d {
-			case '{', '[':
-				depth++
-				deepest = max(deepest, depth)
-			default:
-				depth--
-			}
-		}
-	}
-}
-
-// schemaFields lists the property names of a requested schema.
-func schemaFields(raw json.RawMessage) []string {
-	var top struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(raw, &top) != nil {
-		return nil
-	}
-	return sortedKeys(top.Properties)
-}
-
-// secretFields are the properties whose values never reach the trail:
-// format "password", or writeOnly.
-func secretFields(raw json.RawMessage) map[string]bool {
-	var top struct {
-		Properties map[string]struct {
-			Format    string `json:"format"`
-			WriteOnly bool   `json:"writeOnly"`
-		} `json:"properties"`
-	}
-	if json.Unmarshal(raw, &top) != nil {
-		return nil
-	}
-	out := map[string]bool{}
-	for k, p := range top.Properties {
-		if p.Format == "password" || p.WriteOnly {
-			out[k] = true
-		}
-	}
-	return out
-}
-
-// redactSecrets returns content with the values of secret fields replaced.
-func redactSecrets(content map[string]any, schema json.RawMessage) map[string]any {
-	secret := secretFields(schema)
-	out := make(map[string]any, len(content))
-	for k, v := range content {
-		if secret[k] {
-			v = redacted
-		}
-		out[k] = v
-	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
-// Check reports whether ans fits the question e: a known action, and for
-// an accepted form, content that matches the requested schema within
-// maxElicitAnswerBytes (an *ElicitationAnswerError otherwise). A door that
-// asks the user itself (the CLI) uses it to ask again.
-func (e Elicitation) Check(ans ElicitationAnswer) error {
-	var schema *jsonschema.Resolved
-	if e.Mode == ElicitForm && len(e.RequestedSchema) > 0 {
-		rs, err := checkElicitSchema(e.RequestedSchema)
-		if err != nil {
-			return &ElicitationAnswerError{Reason: err.Error()}
-		}
-		schema = rs
-	}
-	return checkAnswer(ans, schema)
-}
-
-// SecretField reports whether the form's property name is secret (format
-// "password" or writeOnly): shown masked, never recorded in clear.
-func (e Elicitation) SecretField(name string) bool { return secretFields(e.RequestedSchema)[name] }

@@ -45,7 +45,7 @@ func (h *Host) elicitBroker(ctx context.Context, principal string, e Elicitation
 	ans := out.Answer
 	switch out.End {
 	case questions.Expired:
-		ans = ElicitationAnswer{Action: elicitExpired}
+		ans = ElicitationAnswer{Action: questions.ElicitExpired}
 	case questions.Cancelled:
 		ans = ElicitationAnswer{Action: ElicitCancelled}
 	}
@@ -80,7 +80,7 @@ func (h *Host) AnswerElicitation(p Principal, id string, ans ElicitationAnswer) 
 		}
 		var schema *jsonschema.Resolved
 		if e.Mode != ElicitURL && len(e.RequestedSchema) > 0 {
-			rs, err := checkElicitSchema(e.RequestedSchema)
+			rs, err := questions.CheckElicitSchema(e.RequestedSchema)
 			if err != nil {
 				return err
 			}
@@ -99,5 +99,5 @@ func checkElicitAnswer(mode string, ans ElicitationAnswer, schema *jsonschema.Re
 	if mode == ElicitURL {
 		schema = nil
 	}
-	return checkAnswer(ans, schema)
+	return questions.CheckAnswer(ans, schema)
 }

@@ -233,7 +233,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	h.asks.approvals = &questions.Broker[Approval, bool]{Kind: pokeApproval, DoneKind: pokeApprovalDone,
 		Max: maxPendingApprovals, Full: ErrTooManyApprovals, Shared: approvalRows{sharedQuestions{h}}}
 	h.asks.elicits = &questions.Broker[Elicitation, ElicitationAnswer]{Kind: pokeElicitation, DoneKind: pokeElicitationDone,
-		Max: maxPendingElicitations, Full: errTooManyElicitations, Shared: sharedQuestions{h}}
+		Max: questions.MaxPendingElicitations, Full: errTooManyElicitations, Shared: sharedQuestions{h}}
 	h.deps = h.connDeps(cfg, opts, sandboxDir)
 	h.opts = opts
 	if err := h.setupOAuth(cfg); err != nil {

@@ -43,7 +43,7 @@ policy "ask-echo" {
 	_, err = h.CallTool(t.Context(), host.CallToolRequest{Server: "fx", Tool: "add", Arguments: json.RawMessage(`{"a":"one","b":2}`)})
 	var ae *host.ArgumentsError
 	if !errors.As(err, &ae) || !strings.Contains(ae.Reason, "input schema of add") {
-		t.Fatalf("arguments against the schema: %v, want an upstream.ArgumentsError naming the schema", err)
+		t.Fatalf("arguments against the schema: %v, want an ArgumentsError naming the schema", err)
 	}
 	res, err := h.CallTool(t.Context(), host.CallToolRequest{Server: "fx", Tool: "add", Arguments: json.RawMessage(`{"a":1,"b":2}`)})
 	if err != nil || textOf(res) != "3" {

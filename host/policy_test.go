@@ -555,7 +555,7 @@ policy "writes-stay-in-srv-data" {
 		_, err := h.GetPrompt(t.Context(), caller, "files", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "a", "NAME": "b"}}, nil)
 		var ae *host.ArgumentsError
 		if !errors.As(err, &ae) || !strings.Contains(ae.Reason, `"NAME" and "name"`) {
-			t.Errorf("greet with name and NAME: %v, want an upstream.ArgumentsError naming both", err)
+			t.Errorf("greet with name and NAME: %v, want an ArgumentsError naming both", err)
 		}
 		if _, err := h.GetPrompt(t.Context(), caller, "files", &mcp.GetPromptParams{Name: "pair", Arguments: map[string]string{"id": "a", "ID": "b"}}, nil); err != nil {
 			t.Errorf("pair, which takes id and ID: %v", err)

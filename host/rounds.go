@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/mcphost/mcphost/host/internal/questions"
 
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,7 +32,7 @@ func (h *Host) answerRounds(ctx context.Context, c *upstream.Conn, cs *mcp.Clien
 			return nil, fmt.Errorf("call %s.%s: the server still asks for input after %d rounds; mcphost answers at most %d", c.Cfg.Name, tool, maxInputRounds, maxInputRounds)
 		}
 		var responses mcp.InputResponseMap
-		for _, id := range sortedKeys(res.InputRequests) {
+		for _, id := range slices.Sorted(maps.Keys(res.InputRequests)) {
 			if responses == nil {
 				responses = mcp.InputResponseMap{}
 			}
@@ -50,7 +54,7 @@ func (h *Host) answerRounds(ctx context.Context, c *upstream.Conn, cs *mcp.Clien
 				responses[id] = &mcp.ListRootsResult{Roots: upstream.ConfigRoots(c.CurrentRoots())}
 				questionsOf(call).asks.add(InputAsk{Round: round, Kind: "roots", Outcome: "answered"})
 			case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
-				questionsOf(call).asks.add(InputAsk{Round: round, Kind: "sampling", Outcome: elicitRefused, Reason: upstream.SamplingRefusal})
+				questionsOf(call).asks.add(InputAsk{Round: round, Kind: "sampling", Outcome: questions.ElicitRefused, Reason: upstream.SamplingRefusal})
 				return nil, fmt.Errorf("call %s.%s: the server asked to sample a model: %s", c.Cfg.Name, tool, upstream.SamplingRefusal)
 			default:
 				return nil, fmt.Errorf("call %s.%s: the server asked for input of an unknown kind (%T)", c.Cfg.Name, tool, p)

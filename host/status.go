@@ -4,6 +4,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/appgate"
 	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/pipeline"
+	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 )
 
@@ -98,4 +99,28 @@ type (
 	AppLimitError = appgate.LimitError
 	// AppCapabilities says which App requests a server's switches allow.
 	AppCapabilities = appgate.Capabilities
+)
+
+// A server's questions and their answers: package questions.
+type (
+	// Elicitation is a server's question to a call's principal.
+	Elicitation = questions.Elicitation
+	// ElicitationAnswer is the principal's answer.
+	ElicitationAnswer = questions.ElicitationAnswer
+	// ElicitationDone says how a pending elicitation ended.
+	ElicitationDone = questions.ElicitationDone
+	// ElicitationAnswerError is an answer that does not fit the question.
+	ElicitationAnswerError = questions.ElicitationAnswerError
+)
+
+// Elicitation modes, actions and outcomes, and the bound on one call's
+// questions (see package questions).
+const (
+	ElicitForm             = questions.ElicitForm
+	ElicitURL              = questions.ElicitURL
+	ElicitAccept           = questions.ElicitAccept
+	ElicitDecline          = questions.ElicitDecline
+	ElicitCancel           = questions.ElicitCancel
+	ElicitCancelled        = questions.ElicitCancelled
+	MaxElicitationsPerCall = questions.MaxElicitationsPerCall
 )

@@ -11,6 +11,11 @@
 // principal alone). Its principal, its answerers and admins see it
 // ([MaySee]); only its answerers answer.
 //
+// A server's elicitation is checked here before anyone sees it
+// ([CheckElicitation]: a flat form schema within bounds, an http or https
+// URL), and so is the answer ([Elicitation.Check]); the trail keeps what
+// was asked and answered without a secret value ([RedactSecrets]).
+//
 // It sits under the pipeline (which asks) and the host (whose doors list
 // and answer). It knows nothing of events, stores or policies: the host
 // passes what to announce and how to share. It must never block an

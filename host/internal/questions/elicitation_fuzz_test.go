@@ -1,4 +1,4 @@
-package host
+package questions
 
 import (
 	"encoding/json"
@@ -26,7 +26,7 @@ func FuzzElicitRequest(f *testing.F) {
 		if json.Unmarshal(params, &p) != nil {
 			return
 		}
-		e, rs, err := checkElicitation(&p)
+		e, rs, err := CheckElicitation(&p)
 		if err != nil {
 			if strings.TrimSpace(err.Error()) == "" {
 				t.Fatal("an empty error")
@@ -59,7 +59,7 @@ func FuzzElicitRequest(f *testing.F) {
 			}
 			var c map[string]any
 			if json.Unmarshal(content, &c) == nil {
-				_ = checkAnswer(ElicitationAnswer{Action: ElicitAccept, Content: c}, rs)
+				_ = CheckAnswer(ElicitationAnswer{Action: ElicitAccept, Content: c}, rs)
 			}
 		case ElicitURL:
 			if u := strings.ToLower(e.URL); !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
