@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sort"
 	"time"
 
@@ -20,72 +19,6 @@ const (
 	EventApproval     = "approval"
 	EventApprovalDone = "approval_done"
 )
-
-// defaultApprovalTimeout is how long a call paused by an `ask` rule waits
-// for an answer before it is denied.
-const defaultApprovalTimeout = 2 * time.Minute
-
-// maxPendingApprovals bounds the pending approvals of one principal, so a
-// client cannot pile up paused calls: across every replica of a cluster.
-const maxPendingApprovals = 32
-
-// Approval is a call paused by an `ask` policy, waiting for its principal
-// (or the rule's approvers) to approve it once or deny it.
-type Approval struct {
-	ID string `json:"id"`
-	// Op is the operation that waits: empty for a tool call; for another
-	// (resources/read, prompts/get, …) Tool is what it is about, the
-	// resource's URI or the prompt's name.
-	Op        string          `json:"op,omitempty"`
-	SessionID string          `json:"sessionId"`
-	CallID    string          `json:"callId"`
-	Server    string          `json:"server"`
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
-	Origin    string          `json:"origin"`
-	Rule      string          `json:"rule"`
-	Message   string          `json:"message"`
-	Created   time.Time       `json:"created"`
-	Expires   time.Time       `json:"expires"`
-	// Principal is whose call waits.
-	Principal string `json:"principal"`
-	// Approvers name who may answer: the rule's approvers, principal or
-	// group names; empty means Principal.
-	Approvers []string `json:"approvers,omitempty"`
-	// CanAnswer says whether the caller that lists the approval, or hears
-	// of it, may answer it (it may see it as its principal or an admin).
-	CanAnswer bool `json:"canAnswer"`
-}
-
-// ApprovalDone says how a pending approval ended: "approved", "denied",
-// "expired" or "cancelled".
-type ApprovalDone struct {
-	ID        string `json:"id"`
-	SessionID string `json:"sessionId"`
-	CallID    string `json:"callId"`
-	Outcome   string `json:"outcome"`
-	// Principal and Approvers are the approval's: who hears of its end.
-	Principal string   `json:"principal"`
-	Approvers []string `json:"approvers,omitempty"`
-}
-
-// Outcomes of an approval.
-const (
-	ApprovalApproved  = "approved"
-	ApprovalDenied    = "denied"
-	ApprovalExpired   = "expired"
-	ApprovalCancelled = "cancelled"
-)
-
-// ErrTooManyApprovals is returned when a principal already has
-// maxPendingApprovals calls waiting.
-var ErrTooManyApprovals = errors.New("too many calls are waiting for approval")
-
-// ErrNotApprover is the answer to someone who may see an approval but
-// not answer it: the principal whose call waits, when the rule names
-// other approvers, or an admin who is not one of them (the API answers
-// 403).
-var ErrNotApprover = errors.New("only the approvers the policy names may answer this approval")
 
 // ask registers a call of p's, publishes it, and waits for the answer,
 // the timeout or ctx, or for the client of the call to go away
@@ -141,9 +74,9 @@ func mayApprove(p Principal, a Approval) bool {
 	return questions.MayAnswer(questions.Who{Name: p.Name, Groups: p.Groups}, a.Principal, a.Approvers)
 }
 
-// forCaller returns a as c may see it (CanAnswer said for c); false when
+// approvalFor returns a as c may see it (CanAnswer said for c); false when
 // c may not see it.
-func (a Approval) forCaller(c Caller) (Approval, bool) {
+func approvalFor(a Approval, c Caller) (Approval, bool) {
 	w := approver(c)
 	if !questions.MaySee(w, a.Principal, a.Approvers) {
 		return Approval{}, false
@@ -155,7 +88,7 @@ func (a Approval) forCaller(c Caller) (Approval, bool) {
 // publishApproval announces a to everyone who may see it, each with
 // whether it may answer it.
 func (h *Host) publishApproval(a Approval) {
-	h.ev.bus.PublishEach(Event{Type: EventApproval, Data: a}, func(c Caller) (any, bool) { return a.forCaller(c) })
+	h.ev.bus.PublishEach(Event{Type: EventApproval, Data: a}, func(c Caller) (any, bool) { return approvalFor(a, c) })
 }
 
 // publishApprovalDone announces the end of an approval to everyone who
@@ -179,13 +112,13 @@ func (h *Host) PendingApprovals(p Principal) []Approval {
 func (h *Host) ApprovalsFor(c Caller) []Approval {
 	var out []Approval
 	for _, a := range h.asks.approvals.Pending(approver(c)) {
-		if a, ok := a.forCaller(c); ok {
+		if a, ok := approvalFor(a, c); ok {
 			out = append(out, a)
 		}
 	}
 	n := len(out)
 	h.otherApprovals(func(a Approval) {
-		if a, ok := a.forCaller(c); ok {
+		if a, ok := approvalFor(a, c); ok {
 			out = append(out, a)
 		}
 	})
@@ -245,16 +178,4 @@ func (h *Host) AuditLog(ctx context.Context, c Caller, before int64, limit int) 
 		return h.store.AuditLogAll(ctx, before, limit)
 	}
 	return h.store.AuditLog(ctx, c.Name, before, limit)
-}
-
-// approvalText says how an approval that was not given ended.
-func approvalText(outcome string, timeout time.Duration) string {
-	switch outcome {
-	case ApprovalDenied:
-		return "you denied it"
-	case ApprovalExpired:
-		return fmt.Sprintf("the approval expired (no answer within %s)", timeout)
-	default:
-		return "the call was cancelled while it waited for approval"
-	}
 }

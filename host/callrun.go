@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/pipeline"
+	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/policies"
@@ -182,7 +183,7 @@ func (r *callRun) decide(ctx context.Context) (*PolicyError, error) {
 			r.trail.Approval = outcome
 			if outcome != ApprovalApproved {
 				dec.Effect = policies.EffectDeny
-				dec.Message = "not approved: " + approvalText(outcome, h.opts.ApprovalTimeout)
+				dec.Message = "not approved: " + questions.ApprovalText(outcome, h.opts.ApprovalTimeout)
 			}
 		}
 	}

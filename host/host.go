@@ -210,7 +210,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		opts.BackoffMax = 0
 	}
 	if opts.ApprovalTimeout <= 0 {
-		opts.ApprovalTimeout = defaultApprovalTimeout
+		opts.ApprovalTimeout = questions.DefaultApprovalTimeout
 	}
 	if opts.MaxSubscribers <= 0 {
 		opts.MaxSubscribers = defaultMaxSubscribers
@@ -231,7 +231,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	h.ev.bus = &events.Bus{Logger: opts.Logger, Max: opts.MaxSubscribers, MaxPerPrincipal: opts.MaxSubscribersPerPrincipal}
 	h.ev.fanin.queue, h.ev.fanin.listening = make(chan store.Poke, pokeQueue), make(chan struct{})
 	h.asks.approvals = &questions.Broker[Approval, bool]{Kind: pokeApproval, DoneKind: pokeApprovalDone,
-		Max: maxPendingApprovals, Full: ErrTooManyApprovals, Shared: approvalRows{sharedQuestions{h}}}
+		Max: questions.MaxPendingApprovals, Full: ErrTooManyApprovals, Shared: approvalRows{sharedQuestions{h}}}
 	h.asks.elicits = &questions.Broker[Elicitation, ElicitationAnswer]{Kind: pokeElicitation, DoneKind: pokeElicitationDone,
 		Max: questions.MaxPendingElicitations, Full: errTooManyElicitations, Shared: sharedQuestions{h}}
 	h.deps = h.connDeps(cfg, opts, sandboxDir)

@@ -11,6 +11,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/pipeline"
+	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/internal/jsonkeys"
 	"github.com/mcphost/mcphost/policies"
@@ -146,7 +147,7 @@ func (h *Host) decideOp(ctx context.Context, c Caller, t upstream.Target, op *op
 			pol.NoteOutcome(outcome)
 			if outcome != ApprovalApproved {
 				dec.Effect = policies.EffectDeny
-				dec.Message = "not approved: " + approvalText(outcome, h.opts.ApprovalTimeout)
+				dec.Message = "not approved: " + questions.ApprovalText(outcome, h.opts.ApprovalTimeout)
 			}
 		}
 	}

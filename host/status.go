@@ -124,3 +124,25 @@ const (
 	ElicitCancelled        = questions.ElicitCancelled
 	MaxElicitationsPerCall = questions.MaxElicitationsPerCall
 )
+
+// A call paused by an `ask` rule: package questions.
+type (
+	// Approval is a call paused by an `ask` policy.
+	Approval = questions.Approval
+	// ApprovalDone says how a pending approval ended.
+	ApprovalDone = questions.ApprovalDone
+)
+
+// The outcomes of an approval.
+const (
+	ApprovalApproved  = questions.ApprovalApproved
+	ApprovalDenied    = questions.ApprovalDenied
+	ApprovalExpired   = questions.ApprovalExpired
+	ApprovalCancelled = questions.ApprovalCancelled
+)
+
+// The refusals of an approval's question or answer.
+var (
+	ErrTooManyApprovals = questions.ErrTooManyApprovals
+	ErrNotApprover      = questions.ErrNotApprover
+)

@@ -11,7 +11,8 @@
 // principal alone). Its principal, its answerers and admins see it
 // ([MaySee]); only its answerers answer.
 //
-// A server's elicitation is checked here before anyone sees it
+// The vocabulary of both kinds is here (Approval and its outcomes,
+// Elicitation and its answer). A server's elicitation is checked here before anyone sees it
 // ([CheckElicitation]: a flat form schema within bounds, an http or https
 // URL), and so is the answer ([Elicitation.Check]); the trail keeps what
 // was asked and answered without a secret value ([RedactSecrets]).
