@@ -157,8 +157,8 @@ type eventParts struct {
 
 // appParts are the MCP Apps' shared state.
 type appParts struct {
-	appLimits appgate.Limits // per-App limits of App requests (appgate/gate.go)
-	compactor appCompactor   // background App compaction (appcompact.go)
+	appLimits appgate.Limits    // per-App limits of App requests (appgate/gate.go)
+	compactor appgate.Compactor // background App compaction (appgate/compact.go)
 }
 
 // pluginParts hold the plugins' runtime, shared by every generation's
@@ -235,6 +235,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	h.asks.elicits = &questions.Broker[Elicitation, ElicitationAnswer]{Kind: pokeElicitation, DoneKind: pokeElicitationDone,
 		Max: questions.MaxPendingElicitations, Full: errTooManyElicitations, Shared: sharedQuestions{h}}
 	h.deps = h.connDeps(cfg, opts, sandboxDir)
+	h.apps.compactor.Store, h.apps.compactor.Logger, h.apps.compactor.Settings = opts.Store, opts.Logger, opts.AppCompaction
 	h.opts = opts
 	if err := h.setupOAuth(cfg); err != nil {
 		return nil, err
@@ -426,7 +427,7 @@ func (h *Host) Close() error {
 		if h.life.cancel != nil {
 			h.life.cancel()
 		}
-		h.apps.compactor.wg.Wait()
+		h.apps.compactor.Wait()
 		h.asks.sweep.Wait()
 		h.ev.fanin.wg.Wait()
 		h.ev.bus.Close()

@@ -52,7 +52,7 @@ func (h *Host) startQuestionSweep(ctx context.Context) {
 	h.asks.sweep.Add(1)
 	go func() {
 		defer h.asks.sweep.Done()
-		whileLeading(ctx, h.store, h.opts.Logger, questionSweepJob, h.apps.compactor.retry, func(ctx context.Context) {
+		whileLeading(ctx, h.store, h.opts.Logger, questionSweepJob, 0, func(ctx context.Context) {
 			t := time.NewTicker(questionSweepEvery)
 			defer t.Stop()
 			for {

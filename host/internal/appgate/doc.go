@@ -5,7 +5,8 @@
 // call then go through the `app` phase of the policies with origin "app"
 // (a tool call runs the `call` phase in the pipeline like any call). It
 // keeps the per-App limits too: tool calls running at once, and a token
-// bucket for messages and link requests.
+// bucket for messages and link requests; and it compacts the Apps' display
+// records a store keeps past their age or size bounds (Compactor).
 //
 // It sits above pipeline (it runs the policy run of the app phase),
 // generation, upstream and identity. It must never let a request through
