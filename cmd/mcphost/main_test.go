@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -124,8 +125,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":   cmdExits,
-			"waitlog": cmdWaitLog,
+			"exits":    cmdExits,
+			"waitlog":  cmdWaitLog,
+			"holdport": cmdHoldPort,
 		},
 	})
 }
@@ -153,6 +155,19 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdHoldPort implements `holdport NAME`: it listens on a free port of
+// 127.0.0.1 until the script ends and sets NAME to its address, for a
+// script to find an address that is taken.
+func cmdHoldPort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: holdport NAME")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	ts.Defer(func() { ln.Close() })
+	ts.Setenv(args[0], ln.Addr().String())
 }
 
 // cmdWaitLog implements `waitlog FILE REGEXP`: it waits until FILE exists and

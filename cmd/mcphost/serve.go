@@ -41,8 +41,9 @@ const credentialKeyFile = "webshell.key"
 // served on `listen`, and on the way out calls get a grace period, every
 // child process is stopped and reaped, and the store is closed.
 func (e *env) serve(ctx context.Context, args []string) int {
-	fs := e.newFlagSet("serve", "[-config FILE] [-v] [-replica-id ID] [-advertise URL] [-ready-file FILE] [-shutdown-grace DURATION]")
+	fs := e.newFlagSet("serve", "[-config FILE] [-listen ADDR] [-v] [-replica-id ID] [-advertise URL] [-ready-file FILE] [-shutdown-grace DURATION]")
 	cfgPath := fs.String("config", "", "config `FILE` (default: the embedded default config)")
+	listenFlag := fs.String("listen", "", "serve the API and WebShell on `ADDR` (host:port) instead of the config's listen (also "+listenEnv+")")
 	verbose := fs.Bool("v", false, "log at debug level whatever the config's log_level")
 	rf := addReplicaFlags(fs)
 	if code := parseFlags(fs, args); code >= 0 {
@@ -58,10 +59,16 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitFailure
 	}
+	lo, err := parseListen(*listenFlag, os.Getenv(listenEnv))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		return exitUsage
+	}
 	cfg, ok := e.loadConfig(*cfgPath)
 	if !ok {
 		return exitUsage
 	}
+	lo.apply(cfg)
 	level := new(slog.LevelVar) // a reload may change it (not under -v)
 	level.Set(cfg.LogLevel)
 	if *verbose {
@@ -126,7 +133,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "mcphost serve: listen on %s: %v\n", cfg.Listen, err)
+		fmt.Fprintf(e.stderr, "mcphost serve: %s\n", lo.bindError(cfg, source, err))
 		return exitFailure
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
@@ -180,7 +187,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		e.printHostError(cfg, err)
 		return exitUsage
 	}
-	rl = &reloader{e: e, h: h, path: *cfgPath, ownerToken: ownerToken != "", logger: logger, level: level, verbose: *verbose}
+	rl = &reloader{e: e, h: h, path: *cfgPath, listen: lo, ownerToken: ownerToken != "", logger: logger, level: level, verbose: *verbose}
 	rl.watch.Store(cfg.WatchConfig)
 	apiOpts := httpapi.Options{
 		Logger:         logger.With("component", "http"),
@@ -265,8 +272,9 @@ func (e *env) serve(ctx context.Context, args []string) int {
 type reloader struct {
 	e          *env
 	h          *host.Host
-	path       string // the -config file; "" for the embedded default
-	ownerToken bool   // the daemon started without principals and made the owner token
+	path       string         // the -config file; "" for the embedded default
+	listen     listenOverride // -listen or MCPHOST_LISTEN, kept across reloads
+	ownerToken bool           // the daemon started without principals and made the owner token
 	logger     *slog.Logger
 	level      *slog.LevelVar
 	verbose    bool        // -v: log_level is not applied
@@ -309,7 +317,7 @@ func (r *reloader) reload(ctx context.Context, trigger, by string, opts host.Rel
 	} else {
 		r.logger.Info(trigger+": reloading the config", args...)
 	}
-	cfg, plan, err := r.e.reloadConfig(ctx, r.h, r.path, r.ownerToken, opts)
+	cfg, plan, err := r.e.reloadConfig(ctx, r.h, r.path, r.listen, r.ownerToken, opts)
 	switch {
 	case err != nil && opts.DryRun:
 		r.logger.Info("the config would not reload", append(args, "err", err)...)
@@ -334,7 +342,7 @@ func (r *reloader) reload(ctx context.Context, trigger, by string, opts host.Rel
 // with errors is a *host.ConfigError with its diagnostics, which go to
 // stderr with their snippets too, as at start-up (not for a dry run: its
 // caller shows them).
-func (e *env) reloadConfig(ctx context.Context, h *host.Host, path string, ownerToken bool, opts host.ReloadOptions) (*config.Config, host.ReloadPlan, error) {
+func (e *env) reloadConfig(ctx context.Context, h *host.Host, path string, lo listenOverride, ownerToken bool, opts host.ReloadOptions) (*config.Config, host.ReloadPlan, error) {
 	cfg, diags := config.LoadFile(path, config.Options{Executable: selfExecutable()})
 	if !opts.DryRun {
 		e.printDiagnostics(cfg.Files, diags)
@@ -342,6 +350,7 @@ func (e *env) reloadConfig(ctx context.Context, h *host.Host, path string, owner
 	if diags.HasErrors() {
 		return nil, host.ReloadPlan{}, &host.ConfigError{Diagnostics: diags}
 	}
+	lo.apply(cfg)
 	if err := checkListen(cfg); err != nil {
 		return nil, host.ReloadPlan{}, daemonRefusal("Listen address needs principals", err.Error())
 	}
