@@ -84,6 +84,10 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitUsage
 	}
+	if err := checkExampleTokens(cfg); err != nil {
+		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
+		return exitUsage
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		fmt.Fprintf(e.stderr, "mcphost serve: data_dir: %v\n", err)
 		return exitFailure
@@ -354,6 +358,9 @@ func (e *env) reloadConfig(ctx context.Context, h *host.Host, path string, lo li
 	if err := checkListen(cfg); err != nil {
 		return nil, host.ReloadPlan{}, daemonRefusal("Listen address needs principals", err.Error())
 	}
+	if err := checkExampleTokens(cfg); err != nil {
+		return nil, host.ReloadPlan{}, daemonRefusal("Example token", err.Error())
+	}
 	if len(cfg.Principals) == 0 && !ownerToken {
 		return nil, host.ReloadPlan{}, daemonRefusal("No principal",
 			"The new config declares no principal, and the generated owner token is made only when the daemon starts without principals: restart mcphost to switch to it, or keep a principal block.")
@@ -381,6 +388,18 @@ func daemonRefusal(summary, detail string) *host.ConfigError {
 		}
 	}
 	return &host.ConfigError{Diagnostics: hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail}}}
+}
+
+// checkExampleTokens refuses a principal whose token is a placeholder of
+// mcphost's shipped examples: anyone can read it, so a daemon that took it
+// would let anyone act as that principal.
+func checkExampleTokens(cfg *config.Config) error {
+	for _, p := range cfg.Principals {
+		if config.IsExampleToken(p.Token) {
+			return fmt.Errorf("principal %q (%s) has a placeholder token from mcphost's examples, which anyone can read; give it a token of its own (set the environment variable the config reads, for example to the output of `openssl rand -hex 32`)", p.Name, fmt.Sprintf("%s:%d", p.DeclRange.Filename, p.DeclRange.Start.Line))
+		}
+	}
+	return nil
 }
 
 // checkListen refuses to expose the API beyond loopback without a

@@ -8,8 +8,9 @@
 #
 # The second argument of env() is a default, used when the variable is not
 # set. The placeholders below only let this example validate on a fresh
-# checkout: in a real config drop them, so that a missing variable is an
-# error instead of a well-known token.
+# checkout (with a warning): `mcphost serve` refuses them, since anyone can
+# read them. Set the variables, and in a real config drop the defaults, so
+# that a missing variable is an error.
 
 listen = "127.0.0.1:7777"
 

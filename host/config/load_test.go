@@ -476,6 +476,7 @@ func exampleEnv() func(string) (string, bool) {
 		"ALICE_TOKEN", "alice-0123456789abcdef",
 		"BOB_TOKEN", "bob-0123456789abcdef",
 		"CI_TOKEN", "ci-0123456789abcdef0",
+		"AGENT_TOKEN", "agent-0123456789abcdef",
 	)
 }
 

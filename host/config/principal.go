@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -86,6 +87,15 @@ func (l *loader) decodePrincipal(b *principalBlock, limit RateLimit) (p Principa
 			})
 		} else {
 			p.Token, ok = token, true
+			if IsExampleToken(token) {
+				l.add(&hcl.Diagnostic{
+					Severity: hcl.DiagWarning,
+					Summary:  "Example token",
+					Detail: fmt.Sprintf("The token of principal %q is a placeholder from mcphost's shipped examples, which anyone can read; `mcphost serve` refuses it. Set the environment variable the config reads, or give %q a token of its own (`openssl rand -hex 32`), and drop the placeholder from env().",
+						b.Name, b.Name),
+					Subject: b.TokenRange.Ptr(),
+				})
+			}
 		}
 	}
 
@@ -100,3 +110,18 @@ func (l *loader) decodePrincipal(b *principalBlock, limit RateLimit) (p Principa
 	}
 	return p, ok
 }
+
+// exampleTokens are the placeholder tokens of the shipped examples
+// (examples/hcl, the README): they let an example validate on a fresh
+// checkout, and anyone can read them (TestExampleTokensAreKnown keeps
+// this list whole).
+var exampleTokens = []string{
+	"placeholder-agent-token-replace-me",
+	"placeholder-alice-token-replace-me",
+	"placeholder-bob-token-replace-me",
+	"placeholder-ci-token-replace-me",
+}
+
+// IsExampleToken reports whether tok is the placeholder token of one of
+// mcphost's shipped examples: a daemon must not accept it.
+func IsExampleToken(tok string) bool { return slices.Contains(exampleTokens, tok) }
