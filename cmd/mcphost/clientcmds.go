@@ -54,6 +54,7 @@ func (e *env) openHost(ctx context.Context, cf clientFlags, names []string) (*ho
 		return nil, nil, exitUsage
 	}
 	logger := e.newLogger(slog.LevelDebug, *cf.verbose)
+	e.sayConfig(cf, cfg)
 	st := eraCacheStore(ctx, cfg, names, logger)
 	if _, err := principalFor(cfg, *cf.as); err != nil {
 		fmt.Fprintf(e.stderr, "mcphost: %s\n", termsafe.Line(err.Error()))

@@ -184,6 +184,7 @@ func (e *env) daemonOf(ctx context.Context, cf clientFlags) (*apiclient.Client, 
 	if !ok {
 		return nil, exitUsage
 	}
+	e.sayConfig(cf, cfg)
 	return e.daemonFor(ctx, cf, cfg)
 }
 

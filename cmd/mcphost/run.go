@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/demo"
+	"github.com/mcphost/mcphost/internal/termsafe"
 )
 
 // Exit codes.
@@ -80,6 +81,10 @@ type env struct {
 	// reload receives SIGHUP in the real binary (main); serve then
 	// reloads its config file. nil: no reloads (tests drive run directly).
 	reload <-chan os.Signal
+	// configFrom says why loadConfig used the config it loaded (-config,
+	// found, or the embedded default), for -v and serve's first line.
+	configFrom string
+	configSaid bool // sayConfig said it
 }
 
 // closeAll releases what a command opened (hosts, then stores).
@@ -180,6 +185,10 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 func (e *env) loadConfig(path string) (cfg *config.Config, ok bool) {
 	opts := config.Options{Executable: selfExecutable()}
 	var diags hcl.Diagnostics
+	e.configFrom = "given with -config"
+	if path == "" {
+		path, e.configFrom = findConfig()
+	}
 	if path == "" {
 		cfg, diags = config.Default(opts)
 	} else {
@@ -187,6 +196,14 @@ func (e *env) loadConfig(path string) (cfg *config.Config, ok bool) {
 	}
 	e.printDiagnostics(cfg.Files, diags)
 	return cfg, !diags.HasErrors()
+}
+
+// sayConfig tells, under -v, which config a client command uses and why.
+func (e *env) sayConfig(cf clientFlags, cfg *config.Config) {
+	if *cf.verbose && !e.configSaid {
+		e.configSaid = true
+		fmt.Fprintf(e.stderr, "mcphost: config %s (%s)\n", termsafe.Line(cfg.Filename), e.configFrom)
+	}
 }
 
 // printDiagnostics renders diagnostics with source snippets on stderr.

@@ -69,6 +69,9 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	lo.apply(cfg)
+	if *cfgPath == "" && cfg.Filename != config.DefaultFilename {
+		*cfgPath = cfg.Filename // found: reloads read it too
+	}
 	level := new(slog.LevelVar) // a reload may change it (not under -v)
 	level.Set(cfg.LogLevel)
 	if *verbose {
@@ -158,7 +161,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitFailure
 	}
-	logger.Info("mcphost starting", "version", version(), "config", source, "servers", len(cfg.Servers), "addr", ln.Addr().String(),
+	logger.Info("mcphost starting", "version", version(), "config", source, "config_from", e.configFrom, "servers", len(cfg.Servers), "addr", ln.Addr().String(),
 		"store_sync", storeOpts.Sync.String(), "replica", node.ID(), "advertise", node.Addr(), "clustered", node.Clustered(),
 		"shutdown_grace", rf.grace.String())
 
