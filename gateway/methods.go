@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/oauth"
@@ -195,6 +196,7 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: codeInternal, Message: "gateway: opening the transcript session: " + err.Error()}
 	}
+	ctx = e.approvalNotice(ctx, r.Session, p.GetProgressToken(), "call of "+p.Name)
 	var onProgress func(host.Progress)
 	if tok := p.GetProgressToken(); tok != nil && r.Session != nil {
 		ss := r.Session
@@ -244,6 +246,28 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 		res = e.g.withAppContexts(ctx, c, sessionID, res)
 	}
 	return res, nil
+}
+
+// approvalNotice returns ctx telling the client of ss, as soon as its
+// request (what) waits for a person to approve it in the WebShell, where
+// and for how long: as a progress notification when the request carries a
+// progress token, and as a log message (level warning) when the client
+// asked for log messages. Without either a client is not told; a client
+// that can be asked in-band is asked instead (elicitApproval).
+func (e *endpoint) approvalNotice(ctx context.Context, ss *mcp.ServerSession, tok any, what string) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	return host.WithApprovalPending(ctx, func(a host.Approval) {
+		text := fmt.Sprintf("mcphost: the %s waits for a person to approve it in the WebShell at %s (rule %q); it is denied if nobody answers within %s (approval_timeout)",
+			what, e.g.h.WebShellURL(), a.Rule, a.Expires.Sub(a.Created).Round(time.Second))
+		go func() { // never hold up the approval's announcement on a client
+			if tok != nil {
+				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Message: text})
+			}
+			_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "mcphost", Data: text})
+		}()
+	})
 }
 
 // callAnswer turns the pipeline's outcome into what a client reads: a
@@ -424,6 +448,7 @@ func (e *endpoint) getPrompt(ctx context.Context, c host.Caller, r *mcp.GetPromp
 	if err != nil {
 		return nil, err
 	}
+	ctx = e.approvalNotice(ctx, r.Session, r.Params.GetProgressToken(), "prompts/get of "+r.Params.Name)
 	get := func(in *host.CallInput) (*mcp.GetPromptResult, error) {
 		res, err := e.g.h.GetPrompt(ctx, c, ref.server, &mcp.GetPromptParams{Name: ref.prompt.Name, Arguments: r.Params.Arguments}, in)
 		if err != nil {
@@ -551,6 +576,7 @@ func (e *endpoint) readResource(ctx context.Context, c host.Caller, r *mcp.ReadR
 	if err != nil {
 		return nil, err
 	}
+	ctx = e.approvalNotice(ctx, r.Session, r.Params.GetProgressToken(), "resources/read of "+r.Params.URI)
 	read := func(in *host.CallInput) (*mcp.ReadResourceResult, error) {
 		res, err := e.g.h.ReadResource(ctx, c, server, upstream, in)
 		if err != nil {
@@ -616,6 +642,7 @@ func (e *endpoint) complete(ctx context.Context, c host.Caller, r *mcp.CompleteR
 		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("unknown ref type %q (ref/prompt or ref/resource)", ref.Type)}
 	}
 	params.Ref = &ref
+	ctx = e.approvalNotice(ctx, r.Session, nil, "completion/complete")
 	params.Meta = nil
 	res, err := e.g.h.Complete(ctx, c, server, &params)
 	if err != nil {
@@ -714,6 +741,7 @@ func (e *endpoint) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error
 	if err != nil {
 		return err
 	}
+	ctx = e.approvalNotice(ctx, r.Session, nil, "resources/subscribe of "+r.Params.URI)
 	if err := e.g.h.SubscribeResource(ctx, c, server, upstream); err != nil {
 		return hostError(r.Params.URI, err)
 	}

@@ -26,7 +26,7 @@ const (
 // (the rule's approvers).
 func (h *Host) ask(ctx context.Context, p Principal, a Approval) (string, error) {
 	principal := p.Name
-	timeout := h.opts.ApprovalTimeout
+	timeout := h.approvalTimeout(h.gen())
 	a.ID = "a_" + randomHex(8)
 	a.Created = time.Now().UTC()
 	a.Expires = a.Created.Add(timeout)

@@ -183,7 +183,7 @@ func (r *callRun) decide(ctx context.Context) (*PolicyError, error) {
 			r.trail.Approval = outcome
 			if outcome != ApprovalApproved {
 				dec.Effect = policies.EffectDeny
-				dec.Message = "not approved: " + questions.ApprovalText(outcome, h.opts.ApprovalTimeout)
+				dec.Message = "not approved: " + questions.ApprovalText(outcome, h.approvalTimeout(r.g))
 			}
 		}
 	}

@@ -24,6 +24,15 @@ func (h *Host) elicitTimeout(g *generation.Gen) time.Duration {
 	return h.opts.ApprovalTimeout
 }
 
+// approvalTimeout is how long a call of generation g paused by an `ask`
+// waits: approval_timeout, else Options.ApprovalTimeout (default 2m).
+func (h *Host) approvalTimeout(g *generation.Gen) time.Duration {
+	if g != nil && g.Cfg != nil && g.Cfg.ApprovalTimeout > 0 {
+		return g.Cfg.ApprovalTimeout
+	}
+	return h.opts.ApprovalTimeout
+}
+
 // elicitBroker registers e, publishes it, and waits for the principal's
 // answer, the timeout (elicitTimeout) or ctx: the elicitFunc of
 // the WebShell and API doors.

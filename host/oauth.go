@@ -90,6 +90,10 @@ func (h *Host) oauthBase() string {
 	return "http://" + net.JoinHostPort(hostname, port)
 }
 
+// WebShellURL is the WebShell's address as browsers reach it: where a
+// person answers an approval or a server's question.
+func (h *Host) WebShellURL() string { return h.oauthBase() + "/" }
+
 // onAuthChange wakes the session whose credential changed: the
 // principal's own session of a per-principal server (made now if it has
 // none yet), else the server's one session.

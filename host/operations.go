@@ -147,7 +147,7 @@ func (h *Host) decideOp(ctx context.Context, c Caller, t upstream.Target, op *op
 			pol.NoteOutcome(outcome)
 			if outcome != ApprovalApproved {
 				dec.Effect = policies.EffectDeny
-				dec.Message = "not approved: " + questions.ApprovalText(outcome, h.opts.ApprovalTimeout)
+				dec.Message = "not approved: " + questions.ApprovalText(outcome, h.approvalTimeout(h.gen()))
 			}
 		}
 	}

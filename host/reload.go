@@ -322,7 +322,7 @@ func (h *Host) checkPlugins(ctx context.Context, cfg *config.Config) hcl.Diagnos
 // retire stops the old generation's replaced servers and closes its
 // plugins once no call holds it any more, or after drainBound.
 func (h *Host) retire(old *generation.Gen, conns []*upstream.Conn, next *plugins.Set) {
-	bound := drainBound(old, h.opts.ApprovalTimeout+h.elicitTimeout(old))
+	bound := drainBound(old, h.approvalTimeout(old)+h.elicitTimeout(old))
 	var started []*upstream.Conn // before Start, a connection never ran
 	for _, c := range conns {
 		if c.Started() {

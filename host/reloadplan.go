@@ -108,6 +108,9 @@ func (h *Host) plan(old *generation.Gen, cfg *config.Config) ReloadPlan {
 	if old.Cfg.ElicitationTimeout != cfg.ElicitationTimeout {
 		p.Settings = append(p.Settings, "elicitation_timeout")
 	}
+	if old.Cfg.ApprovalTimeout != cfg.ApprovalTimeout {
+		p.Settings = append(p.Settings, "approval_timeout")
+	}
 	return p
 }
 

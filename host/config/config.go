@@ -78,6 +78,10 @@ const (
 	DefaultAppCompactAfter        = 7 * 24 * time.Hour
 	DefaultAppCompactSessionBytes = 16 << 20
 	MinAppCompactAfter            = time.Minute
+	// Bounds of approval_timeout; DefaultApprovalTimeout when unset.
+	DefaultApprovalTimeout = 2 * time.Minute
+	MinApprovalTimeout     = time.Second
+	MaxApprovalTimeout     = 24 * time.Hour
 	// Bounds of elicitation_timeout; DefaultElicitationTimeout when unset.
 	DefaultElicitationTimeout = 2 * time.Minute
 	MinElicitationTimeout     = time.Second
@@ -133,6 +137,10 @@ type Config struct {
 	// when the file changes (as on SIGHUP); default false.
 	WatchConfig bool
 
+	// ApprovalTimeout is `approval_timeout`: how long a call paused by an
+	// `ask` rule waits for an answer before it is denied; 0 leaves the
+	// host's default, DefaultApprovalTimeout.
+	ApprovalTimeout time.Duration
 	// ElicitationTimeout is `elicitation_timeout`: how long a server's
 	// question (elicitation) waits for the user; 0 (unset) means the
 	// host's default, DefaultElicitationTimeout. Clamped to

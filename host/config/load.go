@@ -251,6 +251,7 @@ func (l *loader) decodeTop(cfg *Config, f *fileSchema) {
 		cfg.WatchConfig = v
 	}
 	l.decodeElicitationTimeout(cfg, f)
+	l.decodeApprovalTimeout(cfg, f)
 	l.decodeAppCompaction(cfg, f)
 	switch v, st := l.evalString(f.DataDir, "data_dir"); st {
 	case valid:
@@ -355,6 +356,24 @@ func (l *loader) decodeLogLevel(cfg *Config, f *fileSchema) {
 			Detail:   fmt.Sprintf("The log level %s is not known. Use one of \"debug\", \"info\" (the default), \"warn\" or \"error\".", quoted(f.LogLevel, v)),
 			Subject:  f.LogLevelRange.Ptr(),
 		})
+	}
+}
+
+// decodeApprovalTimeout reads how long a call paused by an `ask` waits.
+func (l *loader) decodeApprovalTimeout(cfg *Config, f *fileSchema) {
+	d, st := l.evalDuration(f.ApprovalTimeout, "approval_timeout", f.ApprovalTimeoutRange)
+	if st != valid {
+		return
+	}
+	if d < MinApprovalTimeout || d > MaxApprovalTimeout {
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid approval_timeout",
+			Detail:   fmt.Sprintf("The approval_timeout %s is outside [%s, %s]. It is how long a call paused by an `ask` rule waits for a person's answer before it is denied; the default is %s.", durationText(d), durationText(MinApprovalTimeout), durationText(MaxApprovalTimeout), durationText(DefaultApprovalTimeout)),
+			Subject:  f.ApprovalTimeoutRange.Ptr(),
+		})
+	} else {
+		cfg.ApprovalTimeout = d
 	}
 }
 

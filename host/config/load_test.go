@@ -131,6 +131,7 @@ func TestLoadFileValues(t *testing.T) {
 		LogLevel:           slog.LevelDebug,
 		WatchConfig:        true,
 		ElicitationTimeout: 5 * time.Minute,
+		ApprovalTimeout:    90 * time.Second,
 		Store:              StoreConfig{Sync: StoreSyncNormal},
 		Gateway:            defaultGateway(nil),
 		Telemetry:          Telemetry{ServiceName: DefaultServiceName},

@@ -44,6 +44,10 @@ type fileSchema struct {
 	// user's answer before the server gets "cancel" (default "2m").
 	ElicitationTimeout      hcl.Expression `hcl:"elicitation_timeout,optional"`
 	ElicitationTimeoutRange hcl.Range      `hcl:"elicitation_timeout,attr_value_range"`
+	// approval_timeout: how long a call paused by an `ask` rule waits for
+	// a person's answer.
+	ApprovalTimeout      hcl.Expression `hcl:"approval_timeout,optional"`
+	ApprovalTimeoutRange hcl.Range      `hcl:"approval_timeout,attr_value_range"`
 
 	// app_compact_after: App display records of calls older than this lose
 	// their HTML (default "168h"; "off" never).

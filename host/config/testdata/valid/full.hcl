@@ -95,6 +95,7 @@ store {
 
 watch_config = true
 elicitation_timeout = "5m"
+approval_timeout    = "90s"
 
 # Every stdio server also gets these variables of mcphost's environment,
 # starts with the layers the machine can enforce (warning of the others),
