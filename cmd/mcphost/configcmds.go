@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -72,52 +74,125 @@ func plural(n int, noun string) string {
 // fmt rewrites files in the canonical HCL layout, or with -check only lists
 // the files that need it.
 func (e *env) fmt(args []string) int {
-	fs := e.newFlagSet("fmt", "[-check] FILE...")
+	fs := e.newFlagSet("fmt", "[-check | -diff] FILE|DIR|-...")
 	check := fs.Bool("check", false, "do not write; list files that are not formatted and exit 1 if any")
+	diff := fs.Bool("diff", false, "do not write; print what would change as a unified diff and exit 1 if anything would")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(e.stderr, "mcphost fmt: name at least one config file")
+		fmt.Fprintln(e.stderr, "mcphost fmt: name at least one config file, a directory (its *.hcl files), or - (standard input)")
 		fs.Usage()
 		return exitUsage
 	}
 	code := exitOK
-	for _, path := range fs.Args() {
-		src, err := os.ReadFile(path)
+	for _, arg := range fs.Args() {
+		if arg == "-" {
+			code = max(code, e.fmtStdin(*check, *diff))
+			continue
+		}
+		paths, err := hclFiles(arg)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "mcphost fmt: %v\n", err)
 			code = max(code, exitUsage)
 			continue
 		}
-		out, diags := config.Format(src, path)
-		if diags.HasErrors() {
-			e.printDiagnostics(map[string]*hcl.File{path: {Bytes: src}}, diags)
-			code = max(code, exitUsage)
-			continue
+		for _, path := range paths {
+			code = max(code, e.fmtFile(path, *check, *diff))
 		}
-		if bytes.Equal(src, out) {
-			continue
-		}
-		if *check {
-			fmt.Fprintln(e.stdout, path)
-			code = max(code, exitFailure)
-			continue
-		}
-		info, err := os.Stat(path)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "mcphost fmt: %v\n", err)
-			code = max(code, exitFailure)
-			continue
-		}
-		if err := writeFileAtomic(path, out, info.Mode().Perm()); err != nil {
-			fmt.Fprintf(e.stderr, "mcphost fmt: %v\n", err)
-			code = max(code, exitFailure)
-			continue
-		}
-		fmt.Fprintln(e.stdout, path)
 	}
 	return code
+}
+
+// hclFiles is arg when it is a file, and the *.hcl files of arg, sorted,
+// when it is a directory (not its subdirectories).
+func hclFiles(arg string) ([]string, error) {
+	info, err := os.Stat(arg)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return []string{arg}, nil
+	}
+	paths, err := filepath.Glob(filepath.Join(arg, "*.hcl"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%s: a directory with no *.hcl file", arg)
+	}
+	return paths, nil // Glob sorts
+}
+
+// fmtFile formats one file in place, or, with check, names it when it is
+// not formatted, or, with diff, prints what would change.
+func (e *env) fmtFile(path string, check, diff bool) int {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost fmt: %v\n", err)
+		return exitUsage
+	}
+	out, diags := config.Format(src, path)
+	if diags.HasErrors() {
+		e.printDiagnostics(map[string]*hcl.File{path: {Bytes: src}}, diags)
+		return exitUsage
+	}
+	switch {
+	case bytes.Equal(src, out):
+		return exitOK
+	case diff:
+		fmt.Fprint(e.stdout, unifiedDiff(path, path+" (formatted)", string(src), string(out)))
+		return exitFailure
+	case check:
+		fmt.Fprintln(e.stdout, path)
+		return exitFailure
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost fmt: %v\n", err)
+		return exitFailure
+	}
+	if err := writeFileAtomic(path, out, info.Mode().Perm()); err != nil {
+		fmt.Fprintf(e.stderr, "mcphost fmt: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintln(e.stdout, path)
+	return exitOK
+}
+
+// fmtStdin formats standard input onto standard output; with check or
+// diff it writes nothing formatted, only whether (or what) would change.
+func (e *env) fmtStdin(check, diff bool) int {
+	src, err := io.ReadAll(io.LimitReader(e.stdin, config.MaxConfigSize+1))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcphost fmt: standard input: %v\n", err)
+		return exitUsage
+	}
+	if len(src) > config.MaxConfigSize {
+		fmt.Fprintf(e.stderr, "mcphost fmt: standard input: more than %d bytes\n", config.MaxConfigSize)
+		return exitUsage
+	}
+	const name = "<stdin>"
+	out, diags := config.Format(src, name)
+	if diags.HasErrors() {
+		e.printDiagnostics(map[string]*hcl.File{name: {Bytes: src}}, diags)
+		return exitUsage
+	}
+	switch {
+	case diff:
+		fmt.Fprint(e.stdout, unifiedDiff(name, name+" (formatted)", string(src), string(out)))
+	case check:
+		if !bytes.Equal(src, out) {
+			fmt.Fprintln(e.stdout, name)
+		}
+	default:
+		_, _ = e.stdout.Write(out)
+		return exitOK
+	}
+	if !bytes.Equal(src, out) {
+		return exitFailure
+	}
+	return exitOK
 }
 
 // writeFileAtomic replaces path with data through a temporary file in the

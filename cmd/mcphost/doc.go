@@ -2,7 +2,7 @@
 //
 //	mcphost serve    [-config FILE]                run the daemon (SIGHUP reloads FILE)
 //	mcphost validate [-json] FILE...               check config files
-//	mcphost fmt      [-check] FILE...              format config files
+//	mcphost fmt      [-check | -diff] FILE|DIR|-... format config files
 //	mcphost servers  [-config FILE] [-json]        connect and show each server
 //	mcphost tools    [-config FILE] [-json] [SERVER | SERVER.TOOL]
 //	mcphost call     [-config FILE] [-json] SERVER.TOOL [JSON-ARGUMENTS]

@@ -39,7 +39,7 @@ Usage:
   mcphost auth     login|logout SERVER | status [SERVER] [-config FILE] [-url URL]
                                                      sign in to OAuth servers through the running daemon
   mcphost validate [-json] FILE...                   check config files
-  mcphost fmt      [-check] FILE...                  format config files in place
+  mcphost fmt      [-check | -diff] FILE|DIR|-...     format config files in place (- : stdin to stdout)
   mcphost servers  [CLIENT FLAGS]                    show every server
   mcphost tools    [CLIENT FLAGS] [SERVER | SERVER.TOOL]
   mcphost call     [CLIENT FLAGS] SERVER.TOOL [JSON-ARGUMENTS | - | KEY=VALUE... | KEY:=JSON...]
