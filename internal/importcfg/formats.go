@@ -82,6 +82,7 @@ var importFormats = []*Format{
 		fields: map[string]fieldKind{
 			"command": fieldCommand, "args": fieldArgs, "env": fieldEnv,
 			"type": fieldType, "url": fieldURL, "headers": fieldHeaders,
+			"disabled": fieldDisabled, // written by Cline's schema, which many files share
 		},
 		parse: mcpServersLayout.parse,
 	},
@@ -94,6 +95,7 @@ var importFormats = []*Format{
 		fields: map[string]fieldKind{
 			"type": fieldType, "command": fieldCommand, "args": fieldArgs, "env": fieldEnv,
 			"url": fieldURL, "headers": fieldHeaders, "headersHelper": fieldNotCarried,
+			"disabled": fieldDisabled,
 		},
 		parse: claudeCodeLayout.parse,
 	},
@@ -107,6 +109,7 @@ var importFormats = []*Format{
 		fields: map[string]fieldKind{
 			"type": fieldType, "command": fieldCommand, "args": fieldArgs, "env": fieldEnv,
 			"envFile": fieldEnvFile, "url": fieldURL, "headers": fieldHeaders, "auth": fieldNotCarried,
+			"disabled": fieldDisabled,
 		},
 		parse: mcpServersLayout.parse,
 	},

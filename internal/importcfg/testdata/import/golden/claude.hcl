@@ -36,4 +36,5 @@ server "brave_search" {
 server "sqlite" {
   command = "uvx"
   args    = ["mcp-server-sqlite", "--db-path", "/Users/alice/test.db"]
+  enabled = false
 }

@@ -38,6 +38,7 @@ server "brave_search" {
 server "sqlite" {
   command = "uvx"
   args    = ["mcp-server-sqlite", "--db-path", "/Users/alice/test.db"]
+  enabled = false
 }
 
 # From windsurf/mcp_config.json (Windsurf): mcpServers.github
