@@ -20,6 +20,16 @@ func (h *Host) RenameSession(ctx context.Context, p Principal, sessionID, title 
 	return s, mapStoreErr(err)
 }
 
+// Session returns principal's session sessionID (its title, when it was
+// made and last used); ErrNotFound for one it does not have.
+func (h *Host) Session(ctx context.Context, p Principal, sessionID string) (store.Session, error) {
+	if h.store == nil {
+		return store.Session{}, ErrNoStore
+	}
+	s, err := h.store.Session(ctx, p.Name, sessionID)
+	return s, mapStoreErr(err)
+}
+
 // DeleteSession deletes principal's session with its entries (the audit
 // log keeps its records); ErrSessionBusy while a call runs in it.
 func (h *Host) DeleteSession(ctx context.Context, p Principal, sessionID string) (int, error) {

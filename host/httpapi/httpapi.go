@@ -232,6 +232,7 @@ func (a *api) mountRoutes(r *gin.Engine) {
 	v1.POST("/servers/:name/restart", a.requireAdmin, a.restartServer)
 	v1.POST("/sessions", a.createSession)
 	v1.GET("/sessions", a.sessions)
+	v1.GET("/sessions/:id", a.session)
 	v1.PATCH("/sessions/:id", a.renameSession)
 	v1.DELETE("/sessions/:id", a.deleteSession)
 	v1.POST("/sessions/:id/calls", a.call)

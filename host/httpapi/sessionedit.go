@@ -30,6 +30,17 @@ func (a *api) renameSession(c *gin.Context) {
 	c.JSON(http.StatusOK, s)
 }
 
+// session answers GET /api/v1/sessions/:id: one of the caller's
+// sessions, 404 for one it does not have.
+func (a *api) session(c *gin.Context) {
+	s, err := a.h.Session(c.Request.Context(), principal(c), c.Param("id"))
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, s)
+}
+
 // deleteSession answers DELETE /api/v1/sessions/:id: the session and its
 // entries (409 while a call runs in it).
 func (a *api) deleteSession(c *gin.Context) {

@@ -8,7 +8,7 @@ import (
 	"github.com/mcphost/mcphost/host/store"
 )
 
-// TestSessionEdits: a principal renames, searches and deletes its own
+// TestSessionEdits: a principal reads, renames, searches and deletes its own
 // sessions (never another's); a session with a call running is not
 // deleted.
 func TestSessionEdits(t *testing.T) {
@@ -25,6 +25,15 @@ func TestSessionEdits(t *testing.T) {
 		t.Fatalf("rename: %s", r.body)
 	}
 	wantError(t, e.do(t, "PATCH", "/api/v1/sessions/"+s.ID, bobToken, `{"title": "mine"}`), http.StatusNotFound, "not_found")
+
+	// One session by its id: the caller's own only.
+	r = e.do(t, "GET", "/api/v1/sessions/"+s.ID, aliceToken, "")
+	wantStatus(t, r, http.StatusOK)
+	if got := decode[store.Session](t, r); got.ID != s.ID || got.Title != "Echo checks" {
+		t.Fatalf("get: %s", r.body)
+	}
+	wantError(t, e.do(t, "GET", "/api/v1/sessions/"+s.ID, bobToken, ""), http.StatusNotFound, "not_found")
+	wantError(t, e.do(t, "GET", "/api/v1/sessions/s_nosuch", aliceToken, ""), http.StatusNotFound, "not_found")
 	wantError(t, e.do(t, "PATCH", "/api/v1/sessions/"+s.ID, aliceToken, `{}`), http.StatusBadRequest, "bad_request")
 
 	type list struct {
