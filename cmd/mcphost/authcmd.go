@@ -43,7 +43,7 @@ func (e *env) authCmd(ctx context.Context, args []string) int {
 	sub := args[0]
 	fs := e.newFlagSet("auth "+sub, "[-config FILE] [-url URL] SERVER")
 	fs.Usage = func() { fmt.Fprint(e.stderr, authUsage) }
-	cfgPath := fs.String("config", "", "the daemon's config `FILE` (default: the embedded default config)")
+	cfgPath := fs.String("config", "", "the daemon's config `FILE` (default: ./mcphost.hcl, else ~/.config/mcphost/mcphost.hcl, else the embedded default)")
 	url := fs.String("url", "", "the daemon's `URL` (default: from the config's listen)")
 	asJSON := fs.Bool("json", false, "status: print JSON")
 	if code := parseFlags(fs, args[1:]); code >= 0 {

@@ -36,7 +36,7 @@ type clientFlags struct {
 func (e *env) clientFlagSet(name, synopsis string) (*flag.FlagSet, clientFlags) {
 	fs := e.newFlagSet(name, synopsis)
 	cf := clientFlags{
-		config:  fs.String("config", "", "config `FILE` (default: the embedded default config)"),
+		config:  fs.String("config", "", "config `FILE` (default: ./mcphost.hcl, else ~/.config/mcphost/mcphost.hcl, else the embedded default)"),
 		json:    fs.Bool("json", false, "print JSON on stdout"),
 		verbose: fs.Bool("v", false, "log connection details and server stderr on stderr"),
 		as:      fs.String("as", "owner", "the principal `NAME` the policies and plugins see: owner (no groups) or a principal of the config"),

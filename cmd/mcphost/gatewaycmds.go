@@ -38,7 +38,7 @@ func (e *env) gateway(ctx context.Context, args []string) int {
 	fs := e.newFlagSet("gateway", "-stdio [flags] | config CLIENT")
 	fs.Usage = func() { fmt.Fprint(e.stderr, gatewayUsage) }
 	stdio := fs.Bool("stdio", false, "serve MCP on stdin/stdout")
-	cfgPath := fs.String("config", "", "config `FILE` (default: the embedded default config)")
+	cfgPath := fs.String("config", "", "config `FILE` (default: ./mcphost.hcl, else ~/.config/mcphost/mcphost.hcl, else the embedded default)")
 	server := fs.String("server", "", "serve one server's passthrough endpoint (/mcp/servers/`NAME`)")
 	endpoint := fs.String("endpoint", "", "serve a named endpoint (/mcp/endpoints/`NAME`)")
 	url := fs.String("url", "", "the daemon's MCP `URL` (default: from the config's listen)")
@@ -171,7 +171,7 @@ func (nopWriteCloser) Close() error { return nil }
 // gatewayConfig prints a client's configuration snippet.
 func (e *env) gatewayConfig(args []string) int {
 	fs := e.newFlagSet("gateway config", "claude|claude-code|cursor|vscode [-config FILE] [-server NAME] [-stdio]")
-	cfgPath := fs.String("config", "", "config `FILE` (default: the embedded default config)")
+	cfgPath := fs.String("config", "", "config `FILE` (default: ./mcphost.hcl, else ~/.config/mcphost/mcphost.hcl, else the embedded default)")
 	server := fs.String("server", "", "point the client at one server's passthrough endpoint")
 	stdio := fs.Bool("stdio", false, "configure the stdio bridge instead of the HTTP endpoint")
 	var client string

@@ -30,7 +30,7 @@ const reloadBound = 2 * time.Minute
 // -dry-run what it would change.
 func (e *env) reloadCmd(ctx context.Context, args []string) int {
 	fs := e.newFlagSet("reload", "[-config FILE] [-dry-run] [-url URL] [-json]")
-	cfgPath := fs.String("config", "", "the daemon's config `FILE`: its listen and data_dir say where the daemon is and where its owner token lies (default: the embedded default config)")
+	cfgPath := fs.String("config", "", "the daemon's config `FILE`: its listen and data_dir say where the daemon is and where its owner token lies (default: ./mcphost.hcl, else ~/.config/mcphost/mcphost.hcl, else the embedded default)")
 	dryRun := fs.Bool("dry-run", false, "only show what a reload would change")
 	url := fs.String("url", "", "the daemon's `URL` (default: from the config's listen)")
 	asJSON := fs.Bool("json", false, "print the daemon's answer as JSON (the plan, or the diagnostics as validate -json does)")
@@ -51,6 +51,9 @@ func (e *env) reloadCmd(ctx context.Context, args []string) int {
 		cfg   *config.Config
 		diags hcl.Diagnostics
 	)
+	if *cfgPath == "" {
+		*cfgPath, _ = findConfig()
+	}
 	if *cfgPath == "" {
 		cfg, diags = config.Default(opts)
 	} else {

@@ -41,6 +41,8 @@ Usage:
   mcphost validate [-json] FILE...                   check config files
   mcphost fmt      [-check | -diff] FILE|DIR|-...     format config files in place (- : stdin to stdout)
   mcphost servers  [CLIENT FLAGS]                    show every server
+  mcphost logs     [CLIENT FLAGS] [-f] SERVER        a server's log messages and stderr, from the daemon
+  mcphost restart  [CLIENT FLAGS] SERVER             a new session of a server of the daemon
   mcphost tools    [CLIENT FLAGS] [SERVER | SERVER.TOOL]
   mcphost call     [CLIENT FLAGS] SERVER.TOOL [JSON-ARGUMENTS | - | KEY=VALUE... | KEY:=JSON...]
   mcphost resources [CLIENT FLAGS] [SERVER]         list resources and templates
@@ -121,6 +123,10 @@ func (e *env) run(ctx context.Context, args []string) int {
 		return e.fmt(rest)
 	case "servers":
 		return e.servers(ctx, rest)
+	case "logs":
+		return e.logsCmd(ctx, rest)
+	case "restart":
+		return e.restartCmd(ctx, rest)
 	case "tools":
 		return e.tools(ctx, rest)
 	case "call":

@@ -42,7 +42,7 @@ const credentialKeyFile = "webshell.key"
 // child process is stopped and reaped, and the store is closed.
 func (e *env) serve(ctx context.Context, args []string) int {
 	fs := e.newFlagSet("serve", "[-config FILE] [-listen ADDR] [-v] [-replica-id ID] [-advertise URL] [-ready-file FILE] [-shutdown-grace DURATION]")
-	cfgPath := fs.String("config", "", "config `FILE` (default: the embedded default config)")
+	cfgPath := fs.String("config", "", "config `FILE` (default: ./mcphost.hcl, else ~/.config/mcphost/mcphost.hcl, else the embedded default)")
 	listenFlag := fs.String("listen", "", "serve the API and WebShell on `ADDR` (host:port) instead of the config's listen (also "+listenEnv+")")
 	verbose := fs.Bool("v", false, "log at debug level whatever the config's log_level")
 	rf := addReplicaFlags(fs)

@@ -214,3 +214,15 @@ func (c *Client) Credentials(ctx context.Context, server string, out any) error 
 	env.Credentials = out
 	return c.do(ctx, true, http.MethodGet, path, nil, &env)
 }
+
+// ServerLogs reads GET /api/v1/servers/{server}/logs (admins only): the
+// server's stderr tail and last log messages.
+func (c *Client) ServerLogs(ctx context.Context, server string, out any) error {
+	return c.Do(ctx, http.MethodGet, serverPath(server, "/logs"), nil, out)
+}
+
+// RestartServer asks POST /api/v1/servers/{server}/restart (admins only)
+// for a new session of the server.
+func (c *Client) RestartServer(ctx context.Context, server string) error {
+	return c.Do(ctx, http.MethodPost, serverPath(server, "/restart"), nil, nil)
+}
