@@ -4,6 +4,8 @@
 //	mcphost validate [-json] FILE...               check config files
 //	mcphost fmt      [-check | -diff] FILE|DIR|-... format config files
 //	mcphost servers  [-config FILE] [-json]        connect and show each server
+//	mcphost logs     [-f] SERVER                   a server's log messages, from the daemon
+//	mcphost restart  SERVER                        a new session of a server of the daemon
 //	mcphost tools    [-config FILE] [-json] [SERVER | SERVER.TOOL]
 //	mcphost call     [-config FILE] [-json] SERVER.TOOL [JSON-ARGUMENTS]
 //	mcphost policy   eval ...                      evaluate the policies on one input

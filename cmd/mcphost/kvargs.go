@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +36,9 @@ func kvArguments(inputSchema any, pairs []string) (json.RawMessage, error) {
 		}
 		prop, known := props[key]
 		if !known {
+			if s := suggest(key, slices.Collect(maps.Keys(props))); s != "" {
+				return nil, fmt.Errorf("the tool has no parameter %q; did you mean %q? (it has: %s)", key, s, paramNames(props))
+			}
 			return nil, fmt.Errorf("the tool has no parameter %q (it has: %s)", key, paramNames(props))
 		}
 		if isJSON {

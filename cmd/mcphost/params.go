@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -60,11 +61,15 @@ func schemaObject(v any) map[string]any {
 	return m
 }
 
-// schemaType names the type of one property: its "type" ("string",
-// "integer|null"), "string[]" for an array of strings, "enum" or "object"
-// when that is all there is, "any" otherwise.
+// schemaType names the type of one property: its values ("Q1|Q2|Q3")
+// when it is a short enum, else its "type" ("string", "integer|null"),
+// "string[]" for an array of strings, "enum" or "object" when that is all
+// there is, "any" otherwise.
 func schemaType(v any) string {
 	p, _ := v.(map[string]any)
+	if values := enumValues(p); values != "" {
+		return values
+	}
 	switch t := p["type"].(type) {
 	case string:
 		if t == "array" {
@@ -93,4 +98,33 @@ func schemaType(v any) string {
 		return "object"
 	}
 	return "any"
+}
+
+// maxEnumText bounds how long the values of an enum may be, joined, for
+// `mcphost tools` to show them instead of its type.
+const maxEnumText = 60
+
+// enumValues returns the values of p's enum joined with "|", or "" when it
+// has none, one that is not a string or number, or too many to show.
+func enumValues(p map[string]any) string {
+	values, _ := p["enum"].([]any)
+	if len(values) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(values))
+	for _, v := range values {
+		switch v := v.(type) {
+		case string:
+			parts = append(parts, v)
+		case float64:
+			parts = append(parts, strconv.FormatFloat(v, 'g', -1, 64))
+		default:
+			return ""
+		}
+	}
+	text := strings.Join(parts, "|")
+	if len(text) > maxEnumText {
+		return ""
+	}
+	return text
 }

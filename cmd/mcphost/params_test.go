@@ -10,7 +10,7 @@ func TestToolParams(t *testing.T) {
 		{"none", `{"type":"object"}`, ""},
 		{"not an object", `"x"`, ""},
 		{"required first, then by name", `{"type":"object","required":["q"],"properties":{"z":{"type":"integer"},"a":{"type":"boolean"},"q":{"type":"string"}}}`, "q*: string, a: boolean, z: integer"},
-		{"arrays, unions, enums, objects", `{"properties":{"tags":{"type":"array","items":{"type":"string"}},"n":{"type":["integer","null"]},"e":{"enum":[1,2]},"o":{"properties":{}},"x":{}}}`, "e: enum, n: integer|null, o: object, tags: string[], x: any"},
+		{"arrays, unions, enums, objects", `{"properties":{"tags":{"type":"array","items":{"type":"string"}},"n":{"type":["integer","null"]},"e":{"enum":[1,2]},"o":{"properties":{}},"x":{}}}`, "e: 1|2, n: integer|null, o: object, tags: string[], x: any"},
 		{"required naming no property", `{"required":["ghost"],"properties":{"a":{"type":"string"}}}`, "a: string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,6 +52,7 @@ func TestKVArguments(t *testing.T) {
 		{"not an integer", []string{"n=4.5"}, `n is an integer: "4.5" is not one (write n:=JSON for any other value)`, true},
 		{"not a boolean", []string{"b=yes"}, `b is true or false, not "yes"`, true},
 		{"unknown key", []string{"colour=red"}, `the tool has no parameter "colour" (it has: any, b, n, ns, o, q, tags, x)`, true},
+		{"a near miss", []string{"tag=red"}, `the tool has no parameter "tag"; did you mean "tags"? (it has: any, b, n, ns, o, q, tags, x)`, true},
 		{"twice", []string{"q=a", "q=b"}, `q is given twice, and it is not an array`, true},
 		{"bad raw JSON", []string{"q:={"}, "", true},
 	} {

@@ -70,7 +70,8 @@ The client commands go through the daemon serving the config's data_dir
 when one runs (its transcript, audit log and warm servers), or -daemon URL;
 -local (or no daemon) connects the servers in-process for this one command.
 
-Without -config, commands use the embedded default config (the revenue demo).
+Without -config, commands use ./mcphost.hcl, else ~/.config/mcphost/mcphost.hcl,
+else the embedded default config (the revenue demo). help COMMAND says more.
 Exit status: 0 ok, 1 runtime failure, 2 usage or config error, 3 denied by a policy.
 `
 
@@ -153,12 +154,28 @@ func (e *env) run(ctx context.Context, args []string) int {
 		fmt.Fprintf(stdout, "mcphost %s\n", versionLine())
 		return exitOK
 	case "help", "-h", "-help", "--help":
+		if len(rest) == 1 && isCommand(rest[0]) {
+			// `help CMD` is `CMD -h`, on standard output.
+			h := *e
+			h.stderr = e.stdout
+			return h.run(ctx, []string{rest[0], "-h"})
+		}
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
 		fmt.Fprintf(stderr, "mcphost: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
 	}
+}
+
+// isCommand reports whether name is a command `help NAME` can describe.
+func isCommand(name string) bool {
+	switch name {
+	case "serve", "reload", "auth", "validate", "fmt", "servers", "logs", "restart", "tools", "call",
+		"resources", "prompts", "policy", "plugin", "gateway", "doctor", "sandbox", "import":
+		return true
+	}
+	return false
 }
 
 // newFlagSet returns a flag set that reports errors on stderr and returns
@@ -169,6 +186,9 @@ func (e *env) newFlagSet(name, synopsis string) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "usage: mcphost %s %s\n", name, synopsis)
 		fs.PrintDefaults()
+		if help := commandHelp[name]; help != "" {
+			fmt.Fprintf(e.stderr, "\n%s", help)
+		}
 	}
 	return fs
 }

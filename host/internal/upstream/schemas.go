@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,9 +28,86 @@ func (cat *Catalog) Validate(tool *mcp.Tool, args json.RawMessage) (any, error) 
 		return nil, &ArgumentsError{Reason: err.Error()}
 	}
 	if err := rs.Validate(withoutOptionalNulls(v, rs.Schema())); err != nil {
-		return nil, &ArgumentsError{Reason: fmt.Sprintf("the arguments do not match the input schema of %s: %v", tool.Name, err)}
+		why := readableMismatch(rs.Schema(), v)
+		if why == "" {
+			why = err.Error()
+		}
+		return nil, &ArgumentsError{Reason: fmt.Sprintf("the arguments do not match the input schema of %s: %s", tool.Name, why)}
 	}
 	return v, nil
+}
+
+// readableMismatch says, in words a person reads, the first of the
+// simplest ways args miss s: a required argument missing, a value that is
+// not one of its enum, or not of its type; "" when the mismatch is none of
+// these (the validator's own message is then shown).
+func readableMismatch(s *jsonschema.Schema, args any) string {
+	obj, ok := args.(map[string]any)
+	if !ok || s == nil {
+		return ""
+	}
+	for _, name := range s.Required {
+		if _, ok := obj[name]; !ok {
+			return fmt.Sprintf("the required argument %s is missing", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
+		p := s.Properties[name]
+		if p == nil {
+			continue
+		}
+		v := obj[name]
+		if len(p.Enum) > 0 && !slices.ContainsFunc(p.Enum, func(e any) bool { return fmt.Sprint(e) == fmt.Sprint(v) && jsonKind(e) == jsonKind(v) }) {
+			values := make([]string, len(p.Enum))
+			for i, e := range p.Enum {
+				values[i] = fmt.Sprint(e)
+			}
+			return fmt.Sprintf("%s must be one of %s (got %s)", name, strings.Join(values, ", "), shortJSON(v))
+		}
+		types := p.Types
+		if p.Type != "" {
+			types = []string{p.Type}
+		}
+		if len(types) > 0 && !slices.ContainsFunc(types, func(t string) bool { return jsonKind(v) == t || t == "number" && jsonKind(v) == "integer" }) {
+			return fmt.Sprintf("%s must be %s (got %s)", name, strings.Join(types, " or "), shortJSON(v))
+		}
+	}
+	return ""
+}
+
+// jsonKind is the JSON schema type of a decoded JSON value ("integer" for
+// a whole number).
+func jsonKind(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case float64:
+		if v == float64(int64(v)) {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return ""
+}
+
+// shortJSON is v as JSON, cut for a message.
+func shortJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	if len(b) > 60 {
+		return string(b[:57]) + "..."
+	}
+	return string(b)
 }
 
 // withoutOptionalNulls returns args without its top-level null values of

@@ -1,0 +1,80 @@
+package main
+
+// commandHelp is what `mcphost help COMMAND` and `COMMAND -h` print after
+// the flags: how to use the command, with examples.
+var commandHelp = map[string]string{
+	"call": `Arguments, after SERVER.TOOL:
+  '{"quarter":"Q3"}'   one JSON object
+  -                    the JSON object on standard input
+  quarter=Q3           KEY=VALUE: the value typed by the tool's schema (a
+                       number, a boolean, a string), so quarter=3 is 3 only
+                       where the schema says the parameter is a number
+  tags:='["a","b"]'    KEY:=JSON: the value as JSON, whatever the schema says
+Exit status: 0 the tool answered, 1 it answered with an error result (its
+text is printed) or the call failed, 2 a usage, naming or argument error,
+3 a policy refused the call.
+
+Examples:
+  mcphost call revenue.show_revenue_dashboard quarter=Q3
+  mcphost call -as alice files.write_file path=notes.txt content=hi
+  echo '{"text":"hi"}' | mcphost call fx.echo -
+`,
+	"tools": `Each tool is listed with its parameters: a required one is marked *, and
+a short enum shows its values (quarter*: Q1|Q2|Q3|Q4). SERVER.TOOL prints
+one tool whole, its input and output schema included.
+
+Examples:
+  mcphost tools
+  mcphost tools revenue
+  mcphost tools -json revenue.show_revenue_dashboard
+`,
+	"servers": `Examples:
+  mcphost servers
+  mcphost servers -json
+  mcphost servers -local -v    connect in-process and say which config
+`,
+	"serve": `Without -config the daemon uses ./mcphost.hcl, else
+~/.config/mcphost/mcphost.hcl, else the embedded default (a demo). SIGHUP
+reloads the config file; SIGTERM drains running calls first.
+
+Examples:
+  mcphost serve
+  mcphost serve -config team.hcl -listen 127.0.0.1:7780
+  MCPHOST_LISTEN=0.0.0.0:7777 mcphost serve -config team.hcl
+`,
+	"logs": `Needs a running daemon, and an admin's credential.
+
+Examples:
+  mcphost logs revenue
+  mcphost logs -f revenue    go on printing new lines until Ctrl-C
+`,
+	"restart": `Needs a running daemon, and an admin's credential. A ready server's
+session is closed (its running calls fail as at any disconnect) and a new
+one started; a server waiting to restart starts again at once.
+
+Example:
+  mcphost restart revenue
+`,
+	"fmt": `Examples:
+  mcphost fmt mcphost.hcl
+  mcphost fmt -check .        list the files of . that need it (exit 1)
+  mcphost fmt -diff team.hcl  show what would change
+  mcphost fmt - < team.hcl    standard input to standard output
+`,
+	"validate": `Examples:
+  mcphost validate mcphost.hcl
+  mcphost validate -json examples/hcl/*.hcl
+`,
+	"import": `Without FILE it looks for the configs of the MCP clients it knows
+(Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Codex).
+
+Examples:
+  mcphost import                       print what it found as HCL
+  mcphost import -o servers.hcl        write it
+  mcphost import -from cursor team.json
+`,
+	"reload": `Examples:
+  mcphost reload -dry-run    what a reload would change
+  mcphost reload
+`,
+}
