@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -260,8 +262,24 @@ func (e *env) callViaDaemon(ctx context.Context, d *apiclient.Client, server, to
 		Result json.RawMessage `json:"result"`
 	}
 	// No deadline of the CLI's own: the server's call_timeout bounds the
-	// call, and an `ask` waits for its approval in the WebShell.
-	err = d.Call(ctx, session, apiclient.CallRequest{Server: server, Tool: tool, Arguments: rawArgs}, &entry)
+	// call, and an `ask` waits for its approval in the WebShell, which the
+	// watcher says at once.
+	callID := "cli-" + randomID()
+	wctx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		e.watchApproval(wctx, d, session, callID)
+	}()
+	err = d.Call(ctx, session, apiclient.CallRequest{Server: server, Tool: tool, Arguments: rawArgs, CallID: callID}, &entry)
+	stopWatch()
+	<-watched
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C: the request ends, and with it the call (and its
+		// approval, if it waited for one).
+		fmt.Fprintln(e.stderr, "mcphost call: cancelled")
+		return exitFailure
+	}
 	if err != nil {
 		var de *apiclient.Error
 		if errors.As(err, &de) && de.Code == "denied_by_policy" && de.Rule != "" {
@@ -282,6 +300,52 @@ func (e *env) callViaDaemon(ctx context.Context, d *apiclient.Client, server, to
 		return fail(fmt.Errorf("decoding the result: %v", err))
 	}
 	return e.printResult(&res, server, tool, asJSON)
+}
+
+// approvalPoll is how often the CLI asks the daemon whether its call waits
+// for an approval, and approvalFirstPoll how long it lets a call run
+// before it asks first (most calls end sooner).
+const (
+	approvalFirstPoll = 300 * time.Millisecond
+	approvalPoll      = time.Second
+)
+
+// watchApproval says on stderr, once, that the call callID of session waits
+// for a person to approve it: where, under which rule, and for how long.
+// It polls the call's state until ctx ends.
+func (e *env) watchApproval(ctx context.Context, d *apiclient.Client, session, callID string) {
+	t := time.NewTimer(approvalFirstPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var st struct {
+			Status   string `json:"status"`
+			Approval *struct {
+				Rule    string    `json:"rule"`
+				Message string    `json:"message"`
+				Expires time.Time `json:"expires"`
+			} `json:"approval"`
+		}
+		path := "/api/v1/sessions/" + neturl.PathEscape(session) + "/calls/" + neturl.PathEscape(callID)
+		if err := d.Do(ctx, http.MethodGet, path, nil, &st); err == nil && st.Status == "pending_approval" && st.Approval != nil {
+			left := time.Until(st.Approval.Expires).Round(time.Second)
+			fmt.Fprintf(e.stderr, "mcphost call: waiting for a person to approve it in the WebShell at %s/ (policy %q: %s; %s left, then it is denied)\n",
+				d.Base(), termsafe.Line(st.Approval.Rule), termsafe.Line(st.Approval.Message), left)
+			return
+		}
+		t.Reset(approvalPoll)
+	}
+}
+
+// randomID is 16 random hex digits.
+func randomID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // daemonErrorText words a failed request of the admin commands (auth,
