@@ -107,8 +107,10 @@ func (e *env) daemonFor(ctx context.Context, cf clientFlags, cfg *config.Config)
 			if explicit {
 				return fail("the daemon does not accept the token of %q", *cf.as)
 			}
-			fmt.Fprintf(e.stderr, "mcphost: a daemon answers at %s but does not accept the token of %q (another data_dir?); running locally (-local says so, -daemon URL names one)\n", base, *cf.as)
-			return nil, -1
+			// Not a silent fallback: a local run would start a second copy
+			// of every server, keep no transcript and answer no `ask`.
+			fmt.Fprintf(e.stderr, "mcphost: the daemon at %s does not accept the token of %q (a principal it does not have, or another data_dir): give that principal's token (the config's principal block, or %s), name another daemon with -daemon URL, or run in-process with -local\n", base, *cf.as, tokenEnv)
+			return nil, exitFailure
 		}
 		return fail("%v", err)
 	}

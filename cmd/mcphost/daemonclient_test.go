@@ -94,12 +94,17 @@ func TestCLIThroughDaemon(t *testing.T) {
 		t.Errorf("fx has pid %d, was %d", now.PID, fx.PID)
 	}
 
-	// A principal's token that the daemon does not know: the CLI says so
-	// and runs locally.
+	// A principal's token that the daemon does not know: the CLI fails
+	// with the ways out, instead of running locally behind the daemon's
+	// back; -local runs it in-process.
 	other := writeDaemonConfig(t, t.TempDir(), "127.0.0.1:0", dataDir, "\nprincipal \"mallory\" {\n  token = \"mallory-0123456789abcdef\"\n}\n")
 	code, out, errOut := runCLI(t, bin, "call", "-config", other, "-as", "mallory", "fx.echo", "text=local")
-	if code != 0 || !strings.Contains(out, "local") || !strings.Contains(errOut, "does not accept the token") {
+	if code != 1 || out != "" || !strings.Contains(errOut, `does not accept the token of "mallory"`) || !strings.Contains(errOut, "or run in-process with -local") {
 		t.Errorf("call as a principal the daemon does not know: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, bin, "call", "-config", other, "-as", "mallory", "-local", "fx.echo", "text=local")
+	if code != 0 || !strings.Contains(out, "local") {
+		t.Errorf("call -local as mallory: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	// An explicit -daemon that does not answer fails instead.
 	code, _, errOut = runCLI(t, bin, "servers", "-config", cfg, "-daemon", "http://127.0.0.1:1")
