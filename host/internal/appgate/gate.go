@@ -41,7 +41,7 @@ const (
 	ModelContext = "ui/update-model-context"
 )
 
-// appRequest is one request an MCP App made through the WebShell, as the App
+// Request is one request an MCP App made through the WebShell, as the App
 // gate sees it. The App never talks to the API itself: the WebShell, holding
 // the principal's token, makes the request on its behalf and names the App
 // by its entry.
@@ -72,7 +72,7 @@ type Request struct {
 	Display *apps.Display
 }
 
-// AppDeniedError is a request of an MCP App that the App gate refused. The
+// DeniedError is a request of an MCP App that the App gate refused. The
 // API answers it with 403 and the WebShell tells the App "denied by host
 // policy".
 type DeniedError struct {
@@ -196,7 +196,7 @@ func appPolicy(ctx context.Context, g *generation.Gen, p identity.Principal, c *
 	return false, fmt.Sprintf("policy %q refused it: %s", dec.Rule, dec.Message)
 }
 
-// AppCapabilities says which App requests a server's switches allow. The
+// Capabilities says which App requests a server's switches allow. The
 // WebShell advertises only these to the server's Apps (hostCapabilities);
 // each request is still decided by the App gate when it is made.
 type Capabilities struct {
@@ -227,13 +227,13 @@ const (
 	appLimitEntries = 4096
 )
 
-// AppLimitError is an App request over its App's limit; the API answers
+// LimitError is an App request over its App's limit; the API answers
 // 429.
 type LimitError struct{ Reason string }
 
 func (e *LimitError) Error() string { return "too many App requests: " + e.Reason }
 
-// appLimits keeps the per-App limits: running tool calls and a token bucket
+// Limits keeps the per-App limits: running tool calls and a token bucket
 // for messages and link requests, keyed by principal and App entry.
 type Limits struct {
 	mu      sync.Mutex
@@ -247,7 +247,7 @@ type bucket struct {
 	at     time.Time
 }
 
-// acquireCall takes a running-call slot of an App; release gives it back.
+// AcquireCall takes a running-call slot of an App; release gives it back.
 func (l *Limits) AcquireCall(key string) (release func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -270,7 +270,7 @@ func (l *Limits) AcquireCall(key string) (release func(), err error) {
 	}, nil
 }
 
-// take takes one token of an App's bucket.
+// Take takes one token of an App's bucket.
 func (l *Limits) Take(key string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

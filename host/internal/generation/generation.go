@@ -12,7 +12,7 @@ import (
 	"github.com/mcphost/mcphost/policies"
 )
 
-// generation is everything the host derives from one config: the servers,
+// Gen is everything the host derives from one config: the servers,
 // the principals, the compiled policies and the loaded plugins. The host
 // holds the current one in an atomic pointer; a reload builds a whole new
 // one, swaps it in, and retires the old one once the calls that began under
@@ -46,7 +46,7 @@ func (g *Gen) Release() {
 	}
 }
 
-// markRetired says no new call will hold g; idle closes when the last
+// MarkRetired says no new call will hold g; idle closes when the last
 // one that does releases it (at once when none does).
 func (g *Gen) MarkRetired() {
 	g.retired.Store(true)
@@ -57,7 +57,7 @@ func (g *Gen) MarkRetired() {
 
 func (g *Gen) signalIdle() { g.idleOnce.Do(func() { close(g.idle) }) }
 
-// conn returns the generation's server called name.
+// Conn returns the generation's server called name.
 func (g *Gen) Conn(name string) (*upstream.Conn, error) {
 	c, ok := g.ByName[name]
 	if !ok {
@@ -70,7 +70,7 @@ func (g *Gen) Conn(name string) (*upstream.Conn, error) {
 	return c, nil
 }
 
-// rateLimitOf returns the call limits of the principal named name in g
+// RateLimitOf returns the call limits of the principal named name in g
 // (none for a principal the generation does not know: an in-process caller).
 func (g *Gen) RateLimitOf(name string) config.RateLimit { return g.Principals.RateLimitOf(name) }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/upstream"
 )
 
-// upstream.Target is the one way to a principal's session of server: the
+// Target is the one way to a principal's session of server: the
 // connection, the principal's own child of a per-principal server (started
 // now, and given until its first attempt has ended, bounded by ctx), its
 // sign-in state, and its session and catalog when it is ready.
@@ -19,7 +19,7 @@ func (g *Gen) Target(ctx context.Context, principal, server string) (upstream.Ta
 	return conn.Target(ctx, principal)
 }
 
-// visibleTarget is upstream.Target for a server c may see; a hidden server is an
+// VisibleTarget is upstream.Target for a server c may see; a hidden server is an
 // unknown one.
 func (g *Gen) VisibleTarget(ctx context.Context, c identity.Caller, server string) (upstream.Target, error) {
 	conn, err := g.VisibleConn(ctx, c, server)
@@ -29,7 +29,7 @@ func (g *Gen) VisibleTarget(ctx context.Context, c identity.Caller, server strin
 	return conn.Target(ctx, c.Name)
 }
 
-// startSessions starts principal's own sessions of the per-principal
+// StartSessions starts principal's own sessions of the per-principal
 // servers it has none of yet, so that a stored credential connects (and
 // one without shows its sign-in) as soon as the principal looks, and waits
 // (bounded by ctx) until each has made its first attempt.

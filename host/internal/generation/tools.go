@@ -8,7 +8,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/upstream"
 )
 
-// tools is Tools for generation g, as principal sees them: a per-principal
+// Tools is Tools for generation g, as principal sees them: a per-principal
 // server's tools are those of principal's own session ("" none).
 func (g *Gen) Tools(server, principal string) ([]upstream.Tool, error) {
 	conns := g.Conns

@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// visible reports whether c may see conn's server and how many of its tools.
+// Visible reports whether c may see conn's server and how many of its tools.
 func (g *Gen) Visible(ctx context.Context, c identity.Caller, conn *upstream.Conn) (bool, int) {
 	_, cat, err := conn.Current()
 	total := 0
@@ -32,7 +32,7 @@ func (g *Gen) Visible(ctx context.Context, c identity.Caller, conn *upstream.Con
 	return n > 0, n
 }
 
-// sees reports whether c may see conn's server: visible, deciding only
+// Sees reports whether c may see conn's server: visible, deciding only
 // until the first tool c may see (every operation on a server asks it).
 func (g *Gen) Sees(ctx context.Context, c identity.Caller, conn *upstream.Conn) bool {
 	if c.Admin || g.Policies == nil {
@@ -51,13 +51,13 @@ func (g *Gen) Sees(ctx context.Context, c identity.Caller, conn *upstream.Conn) 
 	return false
 }
 
-// visibleWithoutTools decides whether c may see conn while it lists no
+// VisibleWithoutTools decides whether c may see conn while it lists no
 // tools (none, or not ready): the list rules with an empty tool.
 func (g *Gen) VisibleWithoutTools(ctx context.Context, c identity.Caller, conn *upstream.Conn) bool {
 	return g.Lister(c).Tool(ctx, conn, &mcp.Tool{})
 }
 
-// lister is the one list filter: the `list` phase of the policies for one
+// Lister is the one list filter: the `list` phase of the policies for one
 // caller, over the tools, resources, resource templates and prompts of
 // the servers. Its input is reused from item to item: a lister is for one
 // goroutine.
@@ -66,7 +66,7 @@ type Lister struct {
 	in  policies.Input
 }
 
-// lister returns the list filter of c under g's policies.
+// Lister returns the list filter of c under g's policies.
 func (g *Gen) Lister(c identity.Caller) *Lister {
 	return &Lister{set: g.Policies, in: policies.Input{Origin: c.Origin, Client: policies.Client(c.Client),
 		Principal: policies.Principal{Name: c.Name, Groups: c.Groups}}}
@@ -81,13 +81,13 @@ func (l *Lister) shows(ctx context.Context, conn *upstream.Conn, op string) bool
 	return l.set.Decide(ctx, policies.PhaseList, &l.in).Allowed()
 }
 
-// tool reports whether the caller may see tool of conn.
+// Tool reports whether the caller may see tool of conn.
 func (l *Lister) Tool(ctx context.Context, conn *upstream.Conn, t *mcp.Tool) bool {
 	l.in.Tool, l.in.Resource, l.in.Prompt = policies.ToolFromMCP(t), nil, nil
 	return l.shows(ctx, conn, policies.OpListTools)
 }
 
-// resource reports whether the caller may see a resource (or a resource
+// Resource reports whether the caller may see a resource (or a resource
 // template: uri is the template) of conn.
 func (l *Lister) Resource(ctx context.Context, conn *upstream.Conn, uri, name, mimeType string) bool {
 	l.in.Tool, l.in.Prompt = policies.Tool{}, nil
@@ -95,14 +95,14 @@ func (l *Lister) Resource(ctx context.Context, conn *upstream.Conn, uri, name, m
 	return l.shows(ctx, conn, policies.OpListResources)
 }
 
-// prompt reports whether the caller may see prompt p of conn.
+// Prompt reports whether the caller may see prompt p of conn.
 func (l *Lister) Prompt(ctx context.Context, conn *upstream.Conn, p *mcp.Prompt) bool {
 	l.in.Tool, l.in.Resource = policies.Tool{}, nil
 	l.in.Prompt = &policies.Prompt{Name: p.Name, Title: p.Title}
 	return l.shows(ctx, conn, policies.OpListPrompts)
 }
 
-// redact returns st as a non-admin sees it.
+// Redact returns st as a non-admin sees it.
 func Redact(st upstream.ServerStatus, tools int) upstream.ServerStatus {
 	st.PID = 0
 	st.LastError = ""
@@ -111,7 +111,7 @@ func Redact(st upstream.ServerStatus, tools int) upstream.ServerStatus {
 	return st
 }
 
-// statusFor returns st as c may see it, or false when c may not see the
+// StatusFor returns st as c may see it, or false when c may not see the
 // server at all.
 func (g *Gen) StatusFor(c identity.Caller, st upstream.ServerStatus) (upstream.ServerStatus, bool) {
 	if c.Admin {
@@ -131,7 +131,7 @@ func (g *Gen) StatusFor(c identity.Caller, st upstream.ServerStatus) (upstream.S
 	return Redact(st, n), true
 }
 
-// visibleConn returns the server called name when c may see it; a hidden
+// VisibleConn returns the server called name when c may see it; a hidden
 // server is an unknown one (named among the servers c may see). A
 // per-principal server is judged by c's own session's tools.
 func (g *Gen) VisibleConn(ctx context.Context, c identity.Caller, name string) (*upstream.Conn, error) {

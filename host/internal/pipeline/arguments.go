@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// objectArguments checks that raw is a JSON object (or empty) and returns it
+// ObjectArguments checks that raw is a JSON object (or empty) and returns it
 // ready to send unchanged.
 func ObjectArguments(raw json.RawMessage) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(raw)
@@ -27,7 +27,7 @@ func ObjectArguments(raw json.RawMessage) (json.RawMessage, error) {
 	return json.RawMessage(trimmed), nil
 }
 
-// checkArgumentKeys refuses arguments in which an object, at any depth,
+// CheckArgumentKeys refuses arguments in which an object, at any depth,
 // has a key twice or two keys equal under Unicode simple case folding
 // (strings.EqualFold), unless the tool's input schema lists those keys as
 // properties of one object. The policies read the arguments by exact key,
@@ -113,7 +113,7 @@ func walkSchemas(s *jsonschema.Schema, f func(*jsonschema.Schema)) {
 	}
 }
 
-// clashReason names the clashing keys (at most three clashes, each key cut
+// ClashReason names the clashing keys (at most three clashes, each key cut
 // to 64 bytes and quoted in ASCII, so that a look-alike such as the Kelvin
 // sign shows as \u212a) and says what to send instead.
 func ClashReason(clashes []jsonkeys.Clash) string {
@@ -156,7 +156,7 @@ func ClashReason(clashes []jsonkeys.Clash) string {
 	return b.String()
 }
 
-// cut shortens s to at most n bytes, on a rune boundary, marking the cut.
+// Cut shortens s to at most n bytes, on a rune boundary, marking the cut.
 func Cut(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -48,7 +48,7 @@ func (t *Trail) Empty() bool {
 	return len(t.Decisions) == 0 && t.Approval == "" && len(t.Plugins) == 0 && len(t.Input) == 0
 }
 
-// raw encodes the trail, or returns nil when nothing happened.
+// Raw encodes the trail, or returns nil when nothing happened.
 func (t *Trail) Raw() json.RawMessage {
 	if t.Empty() {
 		return nil
@@ -78,7 +78,7 @@ func (e *PolicyError) Error() string {
 	return fmt.Sprintf("denied by policy %q (%s phase): %s", e.Rule, e.Phase, e.Message)
 }
 
-// policyRun holds the policy facts of one call: its input, converted once
+// Policy holds the policy facts of one call: its input, converted once
 // and shared by every phase, and the decisions made so far.
 type Policy struct {
 	set     *policies.Set // nil: no policies, everything allowed, nothing recorded
@@ -93,7 +93,7 @@ type Policy struct {
 	always bool
 }
 
-// newPolicyRun builds the input of a call of tool on c by p, under the
+// NewPolicy builds the input of a call of tool on c by p, under the
 // policies and plugins of generation g. decoded is the arguments object
 // when the schema check already decoded it, else nil (the policies then
 // decode args only if a rule reads them).
@@ -107,7 +107,7 @@ func NewPolicy(g *generation.Gen, p identity.Principal, c *upstream.Conn, tool *
 	return r
 }
 
-// policyInput is what every phase sees of a call of tool on c by p.
+// PolicyInput is what every phase sees of a call of tool on c by p.
 func PolicyInput(p identity.Principal, c *upstream.Conn, tool *mcp.Tool, origin string) *policies.Input {
 	return &policies.Input{
 		Server:    c.Cfg.Name,
@@ -118,7 +118,7 @@ func PolicyInput(p identity.Principal, c *upstream.Conn, tool *mcp.Tool, origin 
 	}
 }
 
-// decide evaluates one phase and records the decision in the trail and the
+// Decide evaluates one phase and records the decision in the trail and the
 // audit log when a rule made it or the default did not allow.
 func (r *Policy) Decide(ctx context.Context, phase string) policies.Decision {
 	var d policies.Decision
@@ -144,7 +144,7 @@ func (r *Policy) Decide(ctx context.Context, phase string) policies.Decision {
 	return d
 }
 
-// denied returns the PolicyError of a decision that did not allow.
+// Denied returns the PolicyError of a decision that did not allow.
 func Denied(d policies.Decision) *PolicyError {
 	msg := d.Message
 	if msg == "" {
@@ -153,13 +153,13 @@ func Denied(d policies.Decision) *PolicyError {
 	return &PolicyError{Phase: d.Phase, Rule: d.Rule, Message: msg}
 }
 
-// hidden reports whether d is a list rule hiding the tool from a call: the
+// Hidden reports whether d is a list rule hiding the tool from a call: the
 // caller is then answered exactly as for a tool that does not exist.
 func Hidden(d policies.Decision) bool {
 	return d.Phase == policies.PhaseList && !d.Allowed()
 }
 
-// resultStage runs the result plugins and then the result policies on res.
+// ResultStage runs the result plugins and then the result policies on res.
 // It returns the result to show (nil when a plugin failed or a policy
 // withheld it) and, when it is nil, the status and error to record.
 func (pol *Policy) ResultStage(ctx context.Context, p identity.Principal, c *upstream.Conn, cat *upstream.Catalog, tool *mcp.Tool, args json.RawMessage, res *mcp.CallToolResult) (_ *mcp.CallToolResult, _ string, err error) {
@@ -192,7 +192,7 @@ func (pol *Policy) ResultStage(ctx context.Context, p identity.Principal, c *ups
 	return res, "", nil
 }
 
-// displayStage runs the display plugins and then the app policies on the
+// DisplayStage runs the display plugins and then the app policies on the
 // display record d of a successful call, whose final result is res. A
 // failed plugin or a refusing policy turns d into its text form: no App,
 // the ordinary text with a warning.
@@ -232,7 +232,7 @@ func (pol *Policy) DisplayStage(ctx context.Context, p identity.Principal, c *up
 	}
 }
 
-// withholdApp turns d into the text form of a display record with warning.
+// WithholdApp turns d into the text form of a display record with warning.
 func WithholdApp(d *apps.Display, res *mcp.CallToolResult, warning string) {
 	d.HTML = ""
 	d.CSP = nil
@@ -246,7 +246,7 @@ func pluginDisplay(d *apps.Display) plugins.Display {
 	return plugins.Display{Type: d.Type, ResourceURI: d.ResourceURI, HTML: d.HTML, CSP: d.CSP, Permissions: d.Permissions, FallbackText: d.FallbackText}
 }
 
-// policyApp is what the app phase sees of a display record.
+// PolicyApp is what the app phase sees of a display record.
 func PolicyApp(d *apps.Display) *policies.App {
 	a := &policies.App{ResourceURI: d.ResourceURI, HTMLSize: len(d.HTML), Permissions: []string{}}
 	if d.CSP != nil {

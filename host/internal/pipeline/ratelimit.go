@@ -26,7 +26,7 @@ func (e *RateLimitError) Error() string {
 	return fmt.Sprintf("principal %q is calling faster than its limit of %g calls per second; retry in %s", e.Principal, e.Limit, e.RetryAfter.Round(time.Millisecond))
 }
 
-// limiter keeps each principal's token bucket and running-call count. It
+// Limiter keeps each principal's token bucket and running-call count. It
 // lives on the host, so a reload that changes the limits keeps what each
 // principal has already used; the limits themselves come with each call.
 type Limiter struct {
@@ -41,7 +41,7 @@ type principalUse struct {
 	running int
 }
 
-// admit takes one call of principal against limit and returns the function
+// Admit takes one call of principal against limit and returns the function
 // that ends it, or a *RateLimitError. An off limit admits everything.
 func (l *Limiter) Admit(principal string, limit config.RateLimit) (func(), error) {
 	if limit.Off() {

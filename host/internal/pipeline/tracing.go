@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// startStage starts the span of one stage of a call.
+// StartStage starts the span of one stage of a call.
 func StartStage(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	return tracer.Start(ctx, name, trace.WithAttributes(attrs...))
 }

@@ -73,7 +73,7 @@ var ErrTooManyApprovals = errors.New("too many calls are waiting for approval")
 // 403).
 var ErrNotApprover = errors.New("only the approvers the policy names may answer this approval")
 
-// approvalText says how an approval that was not given ended.
+// ApprovalText says how an approval that was not given ended.
 func ApprovalText(outcome string, timeout time.Duration) string {
 	switch outcome {
 	case ApprovalDenied:

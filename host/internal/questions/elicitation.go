@@ -104,7 +104,7 @@ func (e *ElicitationAnswerError) Error() string {
 	return "the answer does not fit the question: " + e.Reason
 }
 
-// checkElicitation checks a server's request and returns it as the user
+// CheckElicitation checks a server's request and returns it as the user
 // is to see it, with the compiled schema (form mode). The error says what
 // is wrong, for the server.
 func CheckElicitation(p *mcp.ElicitParams) (Elicitation, *jsonschema.Resolved, error) {
@@ -153,7 +153,7 @@ func CheckElicitation(p *mcp.ElicitParams) (Elicitation, *jsonschema.Resolved, e
 	}
 }
 
-// checkElicitSchema enforces MCP's restriction of elicitation schemas (a
+// CheckElicitSchema enforces MCP's restriction of elicitation schemas (a
 // flat object of primitive properties: string, number, integer, boolean,
 // or an array of enum strings) and mcphost's bounds, and compiles the
 // schema.
@@ -225,7 +225,7 @@ func CheckElicitSchema(raw []byte) (*jsonschema.Resolved, error) {
 	return rs, nil
 }
 
-// urlError is a URL-mode request whose URL mcphost will not show: it is
+// URLError is a URL-mode request whose URL mcphost will not show: it is
 // declined rather than refused.
 type URLError struct{ error }
 
@@ -252,7 +252,7 @@ func checkElicitURL(raw string) error {
 	return nil
 }
 
-// trailURL is a URL as the trail records it: without its user info,
+// TrailURL is a URL as the trail records it: without its user info,
 // query and fragment, which may carry one-time codes or tokens.
 func TrailURL(raw string) string {
 	u, err := url.Parse(raw)
@@ -263,7 +263,7 @@ func TrailURL(raw string) string {
 	return u.String()
 }
 
-// checkAnswer checks an answer's action and, for accept, its content
+// CheckAnswer checks an answer's action and, for accept, its content
 // against the requested schema.
 func CheckAnswer(ans ElicitationAnswer, schema *jsonschema.Resolved) error {
 	switch ans.Action {
@@ -322,7 +322,7 @@ func jsonDepth(raw []byte) int {
 	}
 }
 
-// schemaFields lists the property names of a requested schema.
+// SchemaFields lists the property names of a requested schema.
 func SchemaFields(raw json.RawMessage) []string {
 	var top struct {
 		Properties map[string]json.RawMessage `json:"properties"`
@@ -354,7 +354,7 @@ func secretFields(raw json.RawMessage) map[string]bool {
 	return out
 }
 
-// redactSecrets returns content with the values of secret fields replaced.
+// RedactSecrets returns content with the values of secret fields replaced.
 func RedactSecrets(content map[string]any, schema json.RawMessage) map[string]any {
 	secret := secretFields(schema)
 	out := make(map[string]any, len(content))

@@ -36,7 +36,7 @@ func NewLogLimiter(logger *slog.Logger, report, key string) *LogLimiter {
 	return &LogLimiter{logger: logger, report: report, key: key}
 }
 
-// allow reports whether one more record may be logged now. A false answer
+// Allow reports whether one more record may be logged now. A false answer
 // is counted; the first one of a window arms the report at its end.
 func (l *LogLimiter) Allow() bool {
 	l.mu.Lock()
@@ -58,7 +58,7 @@ func (l *LogLimiter) Allow() bool {
 	return false
 }
 
-// flush reports the records suppressed so far, if any. The supervisor calls
+// Flush reports the records suppressed so far, if any. The supervisor calls
 // it when it returns, so a flood just before a stop is still counted.
 func (l *LogLimiter) Flush() {
 	l.mu.Lock()

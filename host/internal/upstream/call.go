@@ -21,7 +21,7 @@ type Progress struct {
 	Message  string  `json:"message,omitempty"`
 }
 
-// callTool sends tools/call on cs with arguments already checked by
+// CallTool sends tools/call on cs with arguments already checked by
 // objectArguments, under the server's call_timeout, with progress routed to
 // onProgress and what a gateway client relays for input requests (in, nil
 // for every other door).

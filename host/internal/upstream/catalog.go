@@ -24,7 +24,7 @@ import (
 // declare; silence there costs at most this much of the discovery window.
 const undeclaredListTimeout = 2 * time.Second
 
-// catalog is everything a server offers, fetched whole after each connect and
+// Catalog is everything a server offers, fetched whole after each connect and
 // after a list_changed notification. Its lists are immutable once built; only the schema cache fills in.
 type Catalog struct {
 	schemaMu sync.Mutex
@@ -47,7 +47,7 @@ func isMethodNotFound(err error) bool {
 	return errors.As(err, &we) && we.Code == jsonrpc.CodeMethodNotFound
 }
 
-// fetchCatalog lists tools, prompts, resources and resource templates, each
+// FetchCatalog lists tools, prompts, resources and resource templates, each
 // only when the server declares the capability.
 func FetchCatalog(ctx context.Context, cs *mcp.ClientSession, lc *listCache) (*Catalog, error) {
 	caps := &mcp.ServerCapabilities{}
@@ -340,7 +340,7 @@ func SortedCopy(s []string) []string {
 	return out
 }
 
-// outputValidator returns a check of structuredContent against the tool's
+// OutputValidator returns a check of structuredContent against the tool's
 // output schema, for the result plugins' output; nil when the tool has no
 // output schema or it cannot be compiled.
 func (cat *Catalog) OutputValidator(tool *mcp.Tool) func(any) error {

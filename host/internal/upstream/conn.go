@@ -188,7 +188,7 @@ func NewConn(s config.Server, deps *Deps, hc *cache.Cache) *Conn {
 
 func (c *Conn) Settle() { c.settleOnce.Do(func() { close(c.settled) }) }
 
-// era returns the server's current era without copying its status (the
+// Era returns the server's current era without copying its status (the
 // policies read it on every call and for every listed tool).
 func (c *Conn) Era() string {
 	c.mu.Lock()
@@ -196,7 +196,7 @@ func (c *Conn) Era() string {
 	return c.status.Era
 }
 
-// snapshot returns the current status with catalog counts filled in.
+// Snapshot returns the current status with catalog counts filled in.
 func (c *Conn) Snapshot() ServerStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -216,7 +216,7 @@ func (c *Conn) Snapshot() ServerStatus {
 	return st
 }
 
-// setState moves the server to a new state and reports it.
+// SetState moves the server to a new state and reports it.
 func (c *Conn) SetState(state State, mutate func(*ServerStatus)) {
 	c.mu.Lock()
 	c.status.State = state
@@ -230,7 +230,7 @@ func (c *Conn) SetState(state State, mutate func(*ServerStatus)) {
 	}
 }
 
-// current returns the live session and its catalog, or an error saying why
+// Current returns the live session and its catalog, or an error saying why
 // there is none.
 func (c *Conn) Current() (*mcp.ClientSession, *Catalog, error) {
 	c.mu.Lock()
@@ -242,7 +242,7 @@ func (c *Conn) Current() (*mcp.ClientSession, *Catalog, error) {
 	return nil, nil, err
 }
 
-// run is the supervisor loop. It returns when ctx ends, or after the first
+// Run is the supervisor loop. It returns when ctx ends, or after the first
 // failure when restarts are off.
 func (c *Conn) Run(ctx context.Context) {
 	defer close(c.done)
@@ -518,7 +518,7 @@ func describeExit(err error, cmd *exec.Cmd) error {
 	return err
 }
 
-// serve keeps a ready session until ctx ends or the session ends on its own,
+// Serve keeps a ready session until ctx ends or the session ends on its own,
 // refetching the catalog on list_changed. It always closes the session and
 // reaps the process; the returned error says why the session ended.
 func (c *Conn) Serve(ctx context.Context, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *transport.StderrLog) error {

@@ -87,7 +87,7 @@ func (f *Calls) attribute() (*Call, string) {
 
 // legacyElicit is the ElicitationHandler of a server's client: it
 // attributes the request to a call in flight and answers it as that
-// call's door says (Options.elicit). A request that cannot be attributed
+// call's door says (Deps.Elicit). A request that cannot be attributed
 // is declined, with the reason logged and in the decline's _meta; one
 // mcphost refuses (its schema or URL) is a JSON-RPC error with the reason.
 func (c *Conn) legacyElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -167,7 +167,7 @@ type ElicitRefusal struct{ Reason string }
 
 func (e *ElicitRefusal) Error() string { return "mcphost refused the elicitation: " + e.Reason }
 
-// declined is a decline mcphost makes itself, with its reason in _meta.
+// Declined is a decline mcphost makes itself, with its reason in _meta.
 func Declined(reason string) *mcp.ElicitResult {
 	return &mcp.ElicitResult{Action: "decline", Meta: mcp.Meta{metaDeclineReason: reason}}
 }

@@ -25,13 +25,13 @@ type CallInput struct {
 	Own bool
 }
 
-// retry reports whether in answers an earlier input request: such a
+// Retry reports whether in answers an earlier input request: such a
 // request neither comes from nor goes into the cache.
 func (in *CallInput) Retry() bool {
 	return in != nil && (in.Responses != nil || in.RequestState != "")
 }
 
-// relay returns the _meta, inputResponses and requestState of a request on
+// Relay returns the _meta, inputResponses and requestState of a request on
 // cs: meta with the client's capabilities when cs is a 2026-07-28 session,
 // else meta as it is and nothing else.
 func (in *CallInput) Relay(cs *mcp.ClientSession, meta mcp.Meta) (mcp.Meta, mcp.InputResponseMap, string) {

@@ -32,7 +32,7 @@ func authState(err error) (State, bool) {
 	return "", false
 }
 
-// authSignal tells the supervisor that the credential changed.
+// AuthSignal tells the supervisor that the credential changed.
 func (c *Conn) AuthSignal() {
 	select {
 	case c.authChanged <- struct{}{}:
@@ -58,7 +58,7 @@ func (c *Conn) signedOut(ctx context.Context) bool {
 	return m != nil && UsesOAuth(&c.Cfg) && !m.SignedIn(ctx, c.Cfg.Name, c.principal)
 }
 
-// authReady refuses a request on a session waiting for a sign-in with an
+// AuthReady refuses a request on a session waiting for a sign-in with an
 // *oauth.AuthRequiredError (an *oauth.AuthError in auth_error).
 func (c *Conn) AuthReady(principal string) error {
 	if !UsesOAuth(&c.Cfg) {
@@ -104,7 +104,7 @@ type kids struct {
 	wg  sync.WaitGroup
 }
 
-// perPrincipal reports whether c is the parent of per-principal sessions.
+// PerPrincipal reports whether c is the parent of per-principal sessions.
 func (c *Conn) PerPrincipal() bool {
 	if c.parent != nil || !UsesOAuth(&c.Cfg) {
 		return false
@@ -137,7 +137,7 @@ func (c *Conn) runParent(ctx context.Context) {
 	c.SetState(StateStopped, nil)
 }
 
-// child returns principal's session of a per-principal server, starting
+// Child returns principal's session of a per-principal server, starting
 // it on first use; nil for no principal or a parent that is not running.
 func (c *Conn) Child(principal string) *Conn {
 	if principal == "" || !c.PerPrincipal() {
@@ -182,7 +182,7 @@ func (c *Conn) Child(principal string) *Conn {
 	return k
 }
 
-// as returns the session principal uses: its own for a per-principal
+// As returns the session principal uses: its own for a per-principal
 // server, else c. A new session gets until its first attempt has ended
 // (bounded by ctx).
 func (c *Conn) As(ctx context.Context, principal string) *Conn {
@@ -197,7 +197,7 @@ func (c *Conn) As(ctx context.Context, principal string) *Conn {
 	return k
 }
 
-// peek returns principal's session when it exists, else c (no session is
+// Peek returns principal's session when it exists, else c (no session is
 // started: for status reads).
 func (c *Conn) Peek(principal string) *Conn {
 	if !c.PerPrincipal() {
@@ -211,7 +211,7 @@ func (c *Conn) Peek(principal string) *Conn {
 	return c
 }
 
-// callFailed takes note of a call's upstream failure: an authorization
+// CallFailed takes note of a call's upstream failure: an authorization
 // failure (a refused refresh, a step-up nobody answered) ends the session,
 // which then waits for a sign-in; the card shows why.
 func (c *Conn) CallFailed(err error) {

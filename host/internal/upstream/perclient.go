@@ -115,7 +115,7 @@ func (p *clientPool) count() int {
 	return len(p.m)
 }
 
-// clientSession returns the upstream session of relay's client for one
+// ClientSession returns the upstream session of relay's client for one
 // call (inflight, a call of its principal, which it marks as made on a
 // per-client session), opening it on the client's
 // first call; release ends the call's use of it. It waits while every
@@ -583,7 +583,7 @@ func (c *Conn) askFor(u *clientUpstream, hctx context.Context) (*clientCall, con
 	}, nil
 }
 
-// perClient says whether a call of req goes on a per-client session: a
+// PerClient says whether a call of req goes on a per-client session: a
 // gateway client's call (it has a relay) to a server with session_mode =
 // "per_client" whose session is a legacy one (a 2026-07-28 server asks for
 // input inside the call's own answer, input_required, which needs no

@@ -15,7 +15,7 @@ package upstream
 // off the wire, below go-sdk (answerGuard.Read for stdio and SSE, the event
 // stream of the call's POST for Streamable HTTP, where answerCheck sees
 // every event), and counts them again as they are delivered. When the call
-// returns, callTool waits until every notification read before the answer
+// returns, CallTool waits until every notification read before the answer
 // has been delivered. The wait is bounded (progressDrainMax): a report that
 // go-sdk refuses to decode is counted but never delivered.
 

@@ -89,7 +89,7 @@ func relayPrincipal(ctx context.Context) string {
 }
 
 // RelayCallKey carries a call's inflight record down to the requests made
-// for it: callTool names it on a relayed tools/call (MetaRelayCall), and a
+// for it: CallTool names it on a relayed tools/call (MetaRelayCall), and a
 // log message on the event stream of its POST is the call's (callOf,
 // serverlog.go).
 type RelayCallKey struct{}

@@ -15,14 +15,14 @@ func ConfigRoots(uris []string) []*mcp.Root {
 	return out
 }
 
-// currentRoots returns the server's roots.
+// CurrentRoots returns the server's roots.
 func (c *Conn) CurrentRoots() []string {
 	c.rootsMu.Lock()
 	defer c.rootsMu.Unlock()
 	return c.roots
 }
 
-// setRoots replaces the server's roots (a reload that changed only them):
+// SetRoots replaces the server's roots (a reload that changed only them):
 // the current session's client drops the old ones and adds the new ones,
 // and go-sdk sends notifications/roots/list_changed for each change, so a
 // legacy server lists them again; a 2026-07-28 server gets them in its

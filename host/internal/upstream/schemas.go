@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// validate checks args against the tool's input schema. A schema that
+// Validate checks args against the tool's input schema. A schema that
 // cannot be compiled (remote $ref, unsupported draft) is not enforced here:
 // the server validates its own input, and the catalog reports the tool in
 // the server's status (uncheckedTools) and logs it once per fetch.
@@ -137,7 +137,7 @@ func withoutOptionalNulls(args any, s *jsonschema.Schema) any {
 	return out
 }
 
-// schema returns the compiled input schema of a tool; nil when it cannot
+// Schema returns the compiled input schema of a tool; nil when it cannot
 // be compiled. compileSchemas compiled every tool of the catalog when it was
 // fetched.
 func (cat *Catalog) Schema(tool *mcp.Tool) *jsonschema.Resolved {
@@ -146,7 +146,7 @@ func (cat *Catalog) Schema(tool *mcp.Tool) *jsonschema.Resolved {
 	return cat.schemas[tool.Name]
 }
 
-// compileSchemas compiles every tool's input schema when the catalog is
+// CompileSchemas compiles every tool's input schema when the catalog is
 // fetched, so that one that does not compile is known (and reported) at
 // once, not skipped silently at its first call.
 func (cat *Catalog) CompileSchemas() {

@@ -6,7 +6,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// subscribe counts one subscription of owner to uri; the first of the
+// Subscribe counts one subscription of owner to uri; the first of the
 // URI is made on the server's session cs.
 func (c *Conn) Subscribe(ctx context.Context, cs *mcp.ClientSession, owner, uri string) error {
 	c.subsMu.Lock()
@@ -26,7 +26,7 @@ func (c *Conn) Subscribe(ctx context.Context, cs *mcp.ClientSession, owner, uri 
 	return nil
 }
 
-// unsubscribe ends one of owner's subscriptions to uri, none when owner
+// Unsubscribe ends one of owner's subscriptions to uri, none when owner
 // has none (another's are not its to end); the last one of the URI is
 // ended on the server's session cs too.
 func (c *Conn) Unsubscribe(ctx context.Context, cs *mcp.ClientSession, owner, uri string) error {
