@@ -39,7 +39,6 @@ func (h *Host) CompactApps(ctx context.Context) (int, error) {
 // compactRecord replaces e's display record by its compacted form when it
 // holds App HTML, and reports whether it did.
 func (h *Host) compactRecord(ctx context.Context, e store.Entry) (bool, error) {
-	c := appgate.Compactor{Store: h.store}
-	ok, err := c.Record(ctx, e)
+	ok, err := h.apps.compactor.Record(ctx, e)
 	return ok, mapStoreErr(err)
 }

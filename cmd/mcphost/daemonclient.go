@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -266,7 +265,7 @@ func (e *env) callViaDaemon(ctx context.Context, d *apiclient.Client, server, to
 	// No deadline of the CLI's own: the server's call_timeout bounds the
 	// call, and an `ask` waits for its approval in the WebShell, which the
 	// watcher says at once.
-	callID := "cli-" + randomID()
+	callID := "cli-" + rand.Text()
 	wctx, stopWatch := context.WithCancel(ctx)
 	watched := make(chan struct{})
 	go func() {
@@ -341,13 +340,6 @@ func (e *env) watchApproval(ctx context.Context, d *apiclient.Client, session, c
 		}
 		t.Reset(approvalPoll)
 	}
-}
-
-// randomID is 16 random hex digits.
-func randomID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // daemonErrorText words a failed request of the admin commands (auth,

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/mcphost/mcphost/host/config"
 )
 
 func TestUnifiedDiff(t *testing.T) {
@@ -36,4 +41,33 @@ func TestUnifiedDiff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFmtStdinBounds: fmt - reads at most a config's size from standard
+// input; a larger (or endless) input is a usage error that says so, never
+// read whole into memory.
+func TestFmtStdinBounds(t *testing.T) {
+	var stdout, stderr strings.Builder
+	huge := io.LimitReader(spaces{}, config.MaxConfigSize+1)
+	if code := run(context.Background(), []string{"fmt", "-"}, huge, &stdout, &stderr); code != exitUsage {
+		t.Fatalf("fmt - of %d bytes: exit %d, want %d", config.MaxConfigSize+1, code, exitUsage)
+	}
+	if want := fmt.Sprintf("mcphost fmt: standard input: more than %d bytes\n", config.MaxConfigSize); stderr.String() != want || stdout.Len() != 0 {
+		t.Fatalf("stdout %q, stderr %q, want %q", stdout.String(), stderr.String(), want)
+	}
+	// An endless input stops at the bound too.
+	stderr.Reset()
+	if code := run(context.Background(), []string{"fmt", "-check", "-"}, spaces{}, &stdout, &stderr); code != exitUsage {
+		t.Fatalf("fmt -check - of an endless input: exit %d", code)
+	}
+}
+
+// spaces is an endless reader of spaces: valid text, with no end.
+type spaces struct{}
+
+func (spaces) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
 }

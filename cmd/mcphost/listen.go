@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"syscall"
 
 	"github.com/mcphost/mcphost/host/config"
@@ -32,15 +30,7 @@ func parseListen(flag, env string) (listenOverride, error) {
 	if lo.addr == "" {
 		return listenOverride{}, nil
 	}
-	_, port, err := net.SplitHostPort(lo.addr)
-	if err == nil {
-		var n int
-		n, err = strconv.Atoi(port)
-		if err == nil && (n < 0 || n > 65535) {
-			err = errors.New("the port is out of range")
-		}
-	}
-	if err != nil {
+	if err := config.CheckListen(lo.addr); err != nil {
 		return listenOverride{}, fmt.Errorf("%s %q: want HOST:PORT such as 127.0.0.1:7777 (port 0 picks a free one): %v", lo.from, lo.addr, err)
 	}
 	return lo, nil

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/mcphost/mcphost/host"
@@ -13,6 +15,21 @@ import (
 
 // logsFollowEvery is how often `logs -f` asks the daemon for new lines.
 const logsFollowEvery = time.Second
+
+// onDaemonServer parses the flags and the one SERVER argument of a command
+// that acts on a running server, and returns the server and the daemon to
+// go through, or the exit code (d nil).
+func (e *env) onDaemonServer(ctx context.Context, fs *flag.FlagSet, cf clientFlags, args []string) (server string, d *apiclient.Client, code int) {
+	if code := parseFlags(fs, args); code >= 0 {
+		return "", nil, code
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return "", nil, exitUsage
+	}
+	d, code = e.daemonOnly(ctx, fs.Name(), cf)
+	return fs.Arg(0), d, code
+}
 
 // daemonOnly returns the daemon a command that acts on running servers
 // goes through, or the exit code: such a command has nothing to act on
@@ -35,15 +52,7 @@ func (e *env) daemonOnly(ctx context.Context, name string, cf clientFlags) (*api
 // its backoff, or failed for good, starts again at once.
 func (e *env) restartCmd(ctx context.Context, args []string) int {
 	fs, cf := e.clientFlagSet("restart", "[CLIENT FLAGS] SERVER")
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
-	}
-	server := fs.Arg(0)
-	d, code := e.daemonOnly(ctx, "restart", cf)
+	server, d, code := e.onDaemonServer(ctx, fs, cf, args)
 	if d == nil {
 		return code
 	}
@@ -61,15 +70,7 @@ func (e *env) restartCmd(ctx context.Context, args []string) int {
 func (e *env) logsCmd(ctx context.Context, args []string) int {
 	fs, cf := e.clientFlagSet("logs", "[CLIENT FLAGS] [-f] SERVER")
 	follow := fs.Bool("f", false, "go on printing new lines until interrupted")
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
-	}
-	server := fs.Arg(0)
-	d, code := e.daemonOnly(ctx, "logs", cf)
+	server, d, code := e.onDaemonServer(ctx, fs, cf, args)
 	if d == nil {
 		return code
 	}
@@ -141,21 +142,9 @@ func (s *logsSeen) print(w io.Writer, logs host.ServerLogs) {
 // that begins cur is what was printed already.
 func newLines(prev, cur []string) int {
 	for n := min(len(prev), len(cur)); n > 0; n-- {
-		if equalLines(prev[len(prev)-n:], cur[:n]) {
+		if slices.Equal(prev[len(prev)-n:], cur[:n]) {
 			return n
 		}
 	}
 	return 0
-}
-
-func equalLines(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

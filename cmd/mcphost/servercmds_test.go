@@ -94,10 +94,11 @@ func TestLogsAndRestart(t *testing.T) {
 		code int
 		err  string
 	}{
-		{[]string{"restart", "-config", cfg, "nosuch"}, 1, `mcphost restart: `},
+		{[]string{"restart", "-config", cfg, "nosuch"}, 1, `nosuch`},
+		{[]string{"logs", "-config", cfg, "nosuch"}, 1, `nosuch`},
 		{[]string{"restart", "-config", cfg, "-local", "fx"}, 2, "mcphost restart: acts on the servers of a running daemon; -local has none\n"},
 		{[]string{"logs", "-config", cfg}, 2, "usage: mcphost logs "},
-		{[]string{"logs", "-config", filepath.Join(dir, "elsewhere.hcl"), "fx"}, 2, ""},
+		{[]string{"logs", "-config", filepath.Join(dir, "elsewhere.hcl"), "fx"}, 2, "elsewhere.hcl"},
 	} {
 		code, _, errOut := runCLI(t, bin, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.err) {

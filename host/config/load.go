@@ -268,7 +268,7 @@ func (l *loader) decodeListen(cfg *Config, f *fileSchema) {
 	if st != valid {
 		return
 	}
-	if err := checkListen(v); err != nil {
+	if err := CheckListen(v); err != nil {
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid listen address",
@@ -361,38 +361,34 @@ func (l *loader) decodeLogLevel(cfg *Config, f *fileSchema) {
 
 // decodeApprovalTimeout reads how long a call paused by an `ask` waits.
 func (l *loader) decodeApprovalTimeout(cfg *Config, f *fileSchema) {
-	d, st := l.evalDuration(f.ApprovalTimeout, "approval_timeout", f.ApprovalTimeoutRange)
-	if st != valid {
-		return
-	}
-	if d < MinApprovalTimeout || d > MaxApprovalTimeout {
-		l.add(&hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid approval_timeout",
-			Detail:   fmt.Sprintf("The approval_timeout %s is outside [%s, %s]. It is how long a call paused by an `ask` rule waits for a person's answer before it is denied; the default is %s.", durationText(d), durationText(MinApprovalTimeout), durationText(MaxApprovalTimeout), durationText(DefaultApprovalTimeout)),
-			Subject:  f.ApprovalTimeoutRange.Ptr(),
-		})
-	} else {
-		cfg.ApprovalTimeout = d
-	}
+	l.decodeTimeout(&cfg.ApprovalTimeout, f.ApprovalTimeout, f.ApprovalTimeoutRange, "approval_timeout",
+		"how long a call paused by an `ask` rule waits for a person's answer before it is denied",
+		MinApprovalTimeout, MaxApprovalTimeout, DefaultApprovalTimeout)
 }
 
 // decodeElicitationTimeout reads how long a server's question waits.
 func (l *loader) decodeElicitationTimeout(cfg *Config, f *fileSchema) {
-	d, st := l.evalDuration(f.ElicitationTimeout, "elicitation_timeout", f.ElicitationTimeoutRange)
+	l.decodeTimeout(&cfg.ElicitationTimeout, f.ElicitationTimeout, f.ElicitationTimeoutRange, "elicitation_timeout",
+		"how long a server's question waits for your answer", MinElicitationTimeout, MaxElicitationTimeout, DefaultElicitationTimeout)
+}
+
+// decodeTimeout reads the top-level duration attr into *into when it lies
+// in [lo, hi]; what says what it bounds, for the error.
+func (l *loader) decodeTimeout(into *time.Duration, expr hcl.Expression, rng hcl.Range, attr, what string, lo, hi, def time.Duration) {
+	d, st := l.evalDuration(expr, attr, rng)
 	if st != valid {
 		return
 	}
-	if d < MinElicitationTimeout || d > MaxElicitationTimeout {
+	if d < lo || d > hi {
 		l.add(&hcl.Diagnostic{
 			Severity: hcl.DiagError,
-			Summary:  "Invalid elicitation_timeout",
-			Detail:   fmt.Sprintf("The elicitation_timeout %s is outside [%s, %s]. It is how long a server's question waits for your answer; the default is %s.", durationText(d), durationText(MinElicitationTimeout), durationText(MaxElicitationTimeout), durationText(DefaultElicitationTimeout)),
-			Subject:  f.ElicitationTimeoutRange.Ptr(),
+			Summary:  "Invalid " + attr,
+			Detail:   fmt.Sprintf("The %s %s is outside [%s, %s]. It is %s; the default is %s.", attr, durationText(d), durationText(lo), durationText(hi), what, durationText(def)),
+			Subject:  rng.Ptr(),
 		})
-	} else {
-		cfg.ElicitationTimeout = d
+		return
 	}
+	*into = d
 }
 
 // decodeAppCompaction reads when App HTML is compacted: by age

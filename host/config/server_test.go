@@ -48,8 +48,8 @@ func TestCheckListen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {
-			if err := checkListen(tt.addr); (err == nil) != tt.ok {
-				t.Errorf("checkListen(%q) = %v, want ok=%v", tt.addr, err, tt.ok)
+			if err := CheckListen(tt.addr); (err == nil) != tt.ok {
+				t.Errorf("CheckListen(%q) = %v, want ok=%v", tt.addr, err, tt.ok)
 			}
 		})
 	}

@@ -14,8 +14,8 @@ import (
 
 // The checks of addresses, URLs and roots in a config.
 
-// checkListen checks that v is host:port with a numeric port.
-func checkListen(v string) error {
+// CheckListen checks that v is host:port with a numeric port.
+func CheckListen(v string) error {
 	_, port, err := net.SplitHostPort(v)
 	if err != nil {
 		var addrErr *net.AddrError

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcphost/mcphost/host/internal/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -104,10 +105,7 @@ func shortJSON(v any) string {
 	if err != nil {
 		return "?"
 	}
-	if len(b) > 60 {
-		return string(b[:57]) + "..."
-	}
-	return string(b)
+	return transport.CutText(string(b), 60)
 }
 
 // withoutOptionalNulls returns args without its top-level null values of
