@@ -40,7 +40,7 @@ func TestLegacyUpstreamElicitsInWebShell(t *testing.T) {
 	for q.ID == "" {
 		select {
 		case ev := <-events:
-			if ev.Type == host.EventElicitation {
+			if ev.Type == "elicitation" {
 				q = ev.Data.(host.Elicitation)
 			}
 		case <-timeout:

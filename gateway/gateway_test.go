@@ -454,7 +454,7 @@ func TestPolicies(t *testing.T) {
 			if en.Origin != host.OriginGateway {
 				t.Errorf("entry origin %q, want gateway", en.Origin)
 			}
-			if en.Status == host.StatusDenied {
+			if en.Status == store.StatusDenied {
 				denied++
 			}
 		}
@@ -508,7 +508,7 @@ func TestProgressAndCancellation(t *testing.T) {
 			// The entry is recorded once the upstream call has ended.
 			deadline := time.Now().Add(waitBound)
 			for {
-				if st := lastStatus(t, e, "slow"); st == host.StatusCancelled {
+				if st := lastStatus(t, e, "slow"); st == store.StatusCancelled {
 					break
 				} else if time.Now().After(deadline) {
 					t.Fatalf("last slow entry is %q, want cancelled", st)
@@ -592,7 +592,7 @@ func TestNames(t *testing.T) {
 	grow(strings.Repeat("T", 200)) // past the spec's 128: the host leaves it out
 	grow(long)
 	longName := host.GatewayName("x", long)
-	if len(longName) > host.MaxGatewayToolName {
+	if len(longName) > maxToolName {
 		t.Fatalf("GatewayName is %d characters", len(longName))
 	}
 	deadline := time.Now().Add(waitBound)
@@ -614,7 +614,7 @@ func TestNames(t *testing.T) {
 		t.Fatalf("tools that do not collide are missing: %v", names)
 	}
 	for _, n := range names {
-		if len(n) > host.MaxGatewayToolName {
+		if len(n) > maxToolName {
 			t.Errorf("a served name has %d characters: %s", len(n), n)
 		}
 	}
@@ -715,3 +715,7 @@ func (a answer) rpcError(t *testing.T) (code int64, message string) {
 
 // initializeBody opens a 2025-11-25 session.
 const initializeBody = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + legacyVersion + `","capabilities":{},"clientInfo":{"name":"held","version":"1"}}}`
+
+// maxToolName is the longest tool name the gateway serves (several model
+// APIs accept no more than 64 characters).
+const maxToolName = 64

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/fixture"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/mcphost/mcphost/policies"
@@ -216,7 +217,7 @@ func checkTranscript(t *testing.T, e *env, client string) {
 			got = append(got, en.Origin+" "+en.Server+"."+en.Tool+" "+en.Status)
 		}
 	}
-	want := []string{"gateway fx.echo ok", "gateway fx.add " + host.StatusDenied}
+	want := []string{"gateway fx.echo ok", "gateway fx.add " + store.StatusDenied}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("transcript of session %q (-want +got):\n%s\nsessions: %q", "Gateway: "+client, diff, titles)
 	}

@@ -138,14 +138,14 @@ func TestAbortedCallEndsItsApproval(t *testing.T) {
 			}()
 			id := ""
 			for ev := range waitEvents(t, events) {
-				if a, ok := ev.Data.(host.Approval); ok && ev.Type == host.EventApproval {
+				if a, ok := ev.Data.(host.Approval); ok && ev.Type == "approval" {
 					id = a.ID
 					break
 				}
 			}
 			tc.leave(t, cs, cancel, kill)
 			for ev := range waitEvents(t, events) {
-				if d, ok := ev.Data.(host.ApprovalDone); ok && ev.Type == host.EventApprovalDone && d.ID == id {
+				if d, ok := ev.Data.(host.ApprovalDone); ok && ev.Type == "approval_done" && d.ID == id {
 					if d.Outcome != host.ApprovalCancelled {
 						t.Fatalf("the approval ended %s, want %s", d.Outcome, host.ApprovalCancelled)
 					}

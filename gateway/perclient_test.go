@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -279,7 +280,7 @@ func waitCallStarted(t *testing.T, events <-chan host.Event, tool string) {
 	for {
 		select {
 		case ev := <-events:
-			if cs, ok := ev.Data.(host.CallStarted); ok && ev.Type == host.EventCallStarted && cs.Tool == tool {
+			if cs, ok := ev.Data.(host.CallStarted); ok && ev.Type == "call_started" && cs.Tool == tool {
 				return
 			}
 		case <-timeout:
@@ -413,9 +414,9 @@ func TestPerClientSilentClient(t *testing.T) {
 	}
 	// Alice's entry of the call says it was cancelled (once the host has
 	// seen the cancellation and recorded it).
-	for deadline := time.Now().Add(waitBound); lastStatus(t, e, "ask") != host.StatusCancelled; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(waitBound); lastStatus(t, e, "ask") != store.StatusCancelled; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the silent client's entry is %q, want %q", lastStatus(t, e, "ask"), host.StatusCancelled)
+			t.Fatalf("the silent client's entry is %q, want %q", lastStatus(t, e, "ask"), store.StatusCancelled)
 		}
 	}
 	if got := callText(t, silent, "whoami"); got == "" {

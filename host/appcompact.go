@@ -29,7 +29,7 @@ func (h *Host) startAppCompaction(ctx context.Context) {
 // age bound, then, in each session whose App HTML still adds up to more than
 // the size bound, its oldest records until the rest fit. It fails when the
 // store does, after compacting what it could.
-func (h *Host) CompactApps(ctx context.Context) (int, error) {
+func (h *Host) compactApps(ctx context.Context) (int, error) {
 	if h.store == nil {
 		return 0, ErrNoStore
 	}

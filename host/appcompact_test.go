@@ -45,7 +45,7 @@ func newCompactFixture(t *testing.T) compactFixture {
 		}
 		for range n {
 			e, err := h.Call(t.Context(), host.SessionCall{Principal: p, SessionID: sess.ID, Server: "app", Tool: "show"})
-			if err != nil || e.Status != host.StatusOK || !strings.Contains(string(e.Display), "doctype") {
+			if err != nil || e.Status != store.StatusOK || !strings.Contains(string(e.Display), "doctype") {
 				t.Fatalf("call: %v %+v", err, e)
 			}
 		}

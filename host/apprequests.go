@@ -168,7 +168,7 @@ func (h *Host) AppMessage(ctx context.Context, p Principal, sessionID, appEntryI
 		Origin:     OriginApp,
 		Server:     ref.server,
 		AppEntryID: ref.entryID,
-		Status:     StatusOK,
+		Status:     store.StatusOK,
 		Message:    raw,
 		StartedAt:  time.Now().UTC(),
 	}
@@ -177,7 +177,7 @@ func (h *Host) AppMessage(ctx context.Context, p Principal, sessionID, appEntryI
 	if err := h.store.AppendEntry(sctx, entry); err != nil {
 		return nil, fmt.Errorf("host: recording an App message: %w", mapStoreErr(err))
 	}
-	h.publish(Event{Type: EventEntry, Principal: p.Name, Data: entry})
+	h.publish(Event{Type: eventEntry, Principal: p.Name, Data: entry})
 	return entry, nil
 }
 

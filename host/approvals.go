@@ -16,8 +16,8 @@ import (
 // ApprovalDone), to everyone who may see it: the principal whose call
 // waits, its approvers and the admins.
 const (
-	EventApproval     = "approval"
-	EventApprovalDone = "approval_done"
+	eventApproval     = "approval"
+	eventApprovalDone = "approval_done"
 )
 
 // ask registers a call of p's, publishes it, and waits for the answer,
@@ -53,7 +53,7 @@ func (h *Host) ask(ctx context.Context, p Principal, a Approval) (string, error)
 	case out.End == questions.Answered:
 		outcome = ApprovalDenied
 	case out.End == questions.Expired:
-		outcome = ApprovalExpired
+		outcome = questions.ApprovalExpired
 	}
 	done := ApprovalDone{ID: a.ID, SessionID: a.SessionID, CallID: a.CallID, Outcome: outcome, Principal: principal, Approvers: a.Approvers}
 	h.publishApprovalDone(done)
@@ -88,13 +88,13 @@ func approvalFor(a Approval, c Caller) (Approval, bool) {
 // publishApproval announces a to everyone who may see it, each with
 // whether it may answer it.
 func (h *Host) publishApproval(a Approval) {
-	h.ev.bus.PublishEach(Event{Type: EventApproval, Data: a}, func(c Caller) (any, bool) { return approvalFor(a, c) })
+	h.ev.bus.PublishEach(Event{Type: eventApproval, Data: a}, func(c Caller) (any, bool) { return approvalFor(a, c) })
 }
 
 // publishApprovalDone announces the end of an approval to everyone who
 // may have seen it.
 func (h *Host) publishApprovalDone(d ApprovalDone) {
-	h.ev.bus.PublishEach(Event{Type: EventApprovalDone, Data: d}, func(c Caller) (any, bool) {
+	h.ev.bus.PublishEach(Event{Type: eventApprovalDone, Data: d}, func(c Caller) (any, bool) {
 		return d, questions.MaySee(approver(c), d.Principal, d.Approvers)
 	})
 }

@@ -94,7 +94,7 @@ principal "carol" {
 	if err := b.h.AnswerApproval(carol, ap.ID, true); err != nil {
 		t.Fatalf("carol's answer on B: %v", err)
 	}
-	if r := <-done; r.err != nil || r.e.Status != host.StatusOK || trailOf(t, r.e).Approval != host.ApprovalApproved {
+	if r := <-done; r.err != nil || r.e.Status != store.StatusOK || trailOf(t, r.e).Approval != host.ApprovalApproved {
 		t.Fatalf("the call on A: %v %+v", r.err, r.e)
 	}
 	if d := waitEvent(t, carolEvents, host.EventApprovalDone).Data.(host.ApprovalDone); d.ID != ap.ID || d.Outcome != host.ApprovalApproved {

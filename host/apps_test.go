@@ -96,7 +96,7 @@ func TestAppDisplayRecords(t *testing.T) {
 			s.AppResourceTimeout = 5e9
 			h := startHost(t, host.Options{Store: st}, s)
 			e := callInSession(t, h, "app", "show", `{}`)
-			if e.Status != host.StatusOK {
+			if e.Status != store.StatusOK {
 				t.Fatalf("status %s: %s", e.Status, e.Error)
 			}
 			// The model-visible result is what the server sent, App or not.

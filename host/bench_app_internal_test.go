@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/internal/benchpair"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,7 +28,7 @@ import (
 func BenchmarkAppResolve(b *testing.B) {
 	bin := testbin.Build(b, "github.com/mcphost/mcphost/testdata/servers/revenue")
 	ctx := b.Context()
-	direct := benchpair.DirectStdio(b, bin, LegacyProtocolVersion)
+	direct := benchpair.DirectStdio(b, bin, upstream.LegacyProtocolVersion)
 
 	s := config.Server{
 		Name: "revenue", Transport: config.TransportStdio, Command: bin, Enabled: true,

@@ -8,6 +8,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/benchpair"
 	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/negotiate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,7 +27,7 @@ func BenchmarkSingletonRelay(b *testing.B) {
 	for _, era := range eras {
 		b.Run(era.name, func(b *testing.B) {
 			a, r := startSingletonPair(b, era.negotiation)
-			version := host.LegacyProtocolVersion
+			version := negotiate.LegacyVersion
 			if era.era == host.EraModern {
 				version = "2026-07-28"
 			}

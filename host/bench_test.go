@@ -12,6 +12,7 @@ import (
 	"github.com/mcphost/mcphost/internal/benchpair"
 	"github.com/mcphost/mcphost/internal/benchrules"
 	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/negotiate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,7 +27,7 @@ func BenchmarkCallTool(b *testing.B) {
 	bin := testbin.Build(b, wellbehavedPkg)
 	ctx := b.Context()
 
-	direct := benchpair.DirectStdio(b, bin, host.LegacyProtocolVersion)
+	direct := benchpair.DirectStdio(b, bin, negotiate.LegacyVersion)
 	s := stdioServer("fx", bin)
 	h, err := host.New(&config.Config{Servers: []config.Server{s}}, host.Options{})
 	if err != nil {
@@ -168,7 +169,7 @@ func BenchmarkSessionCallPolicies(b *testing.B) {
 			if err != nil {
 				return fmt.Errorf("call: %v", err)
 			}
-			if e.Status != host.StatusOK {
+			if e.Status != store.StatusOK {
 				return fmt.Errorf("call: status %s", e.Status)
 			}
 			return nil

@@ -33,7 +33,7 @@ type callRun struct {
 	callID string
 	ctx    context.Context // the call's own: cancelled by CancelCall
 	entry  *store.Entry
-	trail  *Trail
+	trail  *pipeline.Trail
 	pol    *pipeline.Policy
 	out    *callOutcome
 
@@ -142,7 +142,7 @@ func (r *callRun) start(ctx context.Context) error {
 		Era: st.Era, ProtocolVersion: st.ProtocolVersion, StartedAt: time.Now().UTC(),
 	}
 	r.out = &callOutcome{entry: r.entry}
-	r.trail = &Trail{}
+	r.trail = &pipeline.Trail{}
 	r.pol = pipeline.NewPolicy(r.g, req.Principal, r.t.Conn, r.tool, origin, r.args, r.decoded, r.trail)
 	r.pol.CallID = r.callID
 	if r.pol.In != nil {
@@ -189,7 +189,7 @@ func (r *callRun) decide(ctx context.Context) (*PolicyError, error) {
 	}
 	if dec.Effect == policies.EffectDeny {
 		perr := pipeline.Denied(dec)
-		r.entry.Status = StatusDenied
+		r.entry.Status = store.StatusDenied
 		r.entry.Error = perr.Message
 		return perr, nil
 	}
@@ -203,11 +203,11 @@ func (r *callRun) progress() func(Progress) {
 	if !d.record {
 		return d.onProgress
 	}
-	h.publishShared(Event{Type: EventCallStarted, Principal: req.Principal.Name,
+	h.publishShared(Event{Type: eventCallStarted, Principal: req.Principal.Name,
 		Data: CallStarted{CallID: callID, SessionID: req.SessionID, Server: req.Server, Tool: req.Tool}}, pokeCallStarted, callID)
 	return func(p Progress) {
-		h.publishShared(Event{Type: EventProgress, Principal: req.Principal.Name,
-			Data: CallProgress{CallID: callID, SessionID: req.SessionID, Progress: p}}, pokeProgress, callID)
+		h.publishShared(Event{Type: eventProgress, Principal: req.Principal.Name,
+			Data: callProgress{CallID: callID, SessionID: req.SessionID, Progress: p}}, pokeProgress, callID)
 		if d.onProgress != nil {
 			d.onProgress(p)
 		}
@@ -265,13 +265,13 @@ func (r *callRun) settle(res *mcp.CallToolResult, err error) {
 	r.out.upstream = err
 	switch {
 	case err != nil && r.ctx.Err() != nil:
-		e.Status, e.Error = StatusCancelled, err.Error()
+		e.Status, e.Error = store.StatusCancelled, err.Error()
 	case err != nil:
-		e.Status, e.Error = StatusError, err.Error()
+		e.Status, e.Error = store.StatusError, err.Error()
 	case res.IsError:
 		e.Status = statusToolError
 	default:
-		e.Status = StatusOK
+		e.Status = store.StatusOK
 	}
 	r.h.pipe.metrics.observeCall(r.req.Server, e.Status, took)
 }
@@ -298,7 +298,7 @@ func (r *callRun) result() *PolicyError {
 	if r.res != nil {
 		raw, err := json.Marshal(r.res)
 		if err != nil {
-			r.entry.Status = StatusError
+			r.entry.Status = store.StatusError
 			r.entry.Error = fmt.Sprintf("encoding the result: %v", err)
 		} else {
 			r.entry.Result = raw
@@ -312,7 +312,7 @@ func (r *callRun) result() *PolicyError {
 // the entry's result. An App's own calls get none: their result goes to
 // the App only. Then the display plugins and the `app` phase.
 func (r *callRun) app() {
-	if r.entry.Status != StatusOK || r.origin == OriginApp || r.needsInput {
+	if r.entry.Status != store.StatusOK || r.origin == OriginApp || r.needsInput {
 		return
 	}
 	if disp := r.h.resolveApp(r.ctx, r.t.Conn, r.t.Session, r.t.Catalog, r.tool, r.args, r.res); disp != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/internal/testbin"
 )
 
@@ -72,7 +73,7 @@ func TestHostileToolNames(t *testing.T) {
 	if st.State != host.StateReady {
 		t.Fatalf("state = %s, want ready (last error: %s)", st.State, st.LastError)
 	}
-	wantRejected := []host.RejectedTool{
+	wantRejected := []upstream.RejectedTool{
 		{Name: "greet", Reason: "the server listed a tool of this name before; the first one is kept"},
 		{Name: `esc\x1b[31mname`, Reason: "the name contains U+001B at byte 3; the MCP spec allows only A-Z, a-z, 0-9, _, - and ."},
 		{Name: `rlo\u202etxt.exe`, Reason: "the name contains U+202E at byte 3; the MCP spec allows only A-Z, a-z, 0-9, _, - and ."},

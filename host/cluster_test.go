@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/pgtest"
 )
@@ -128,7 +129,7 @@ func TestClusterEntries(t *testing.T) {
 	for i := range n {
 		t0 := time.Now()
 		ent := &store.Entry{SessionID: sess.ID, CallID: fmt.Sprintf("c_%d", i), Principal: "alice", Server: "files", Tool: "read",
-			Status: host.StatusOK, Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`), StartedAt: t0}
+			Status: store.StatusOK, Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`), StartedAt: t0}
 		if err := a.st.AppendEntry(t.Context(), ent); err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +241,7 @@ func TestClusterApproval(t *testing.T) {
 		t.Errorf("second answer on A: %v, want ErrNotFound", err)
 	}
 	r := <-done
-	if r.err != nil || r.e.Status != host.StatusOK || trailOf(t, r.e).Approval != host.ApprovalApproved {
+	if r.err != nil || r.e.Status != store.StatusOK || trailOf(t, r.e).Approval != host.ApprovalApproved {
 		t.Fatalf("the call on A: %v %+v", r.err, r.e)
 	}
 	if d := waitEvent(t, evs, host.EventApprovalDone).Data.(host.ApprovalDone); d.ID != ap.ID || d.Outcome != host.ApprovalApproved {
@@ -262,7 +263,7 @@ func TestClusterApproval(t *testing.T) {
 	if err := b.h.Answer(alice, ap.ID, true); !errors.Is(err, host.ErrNotFound) {
 		t.Errorf("B answers after A: %v, want ErrNotFound", err)
 	}
-	if r := <-done; r.e == nil || r.e.Status != host.StatusDenied {
+	if r := <-done; r.e == nil || r.e.Status != store.StatusDenied {
 		t.Fatalf("denied call on A: %v %+v", r.err, r.e)
 	}
 }
@@ -321,7 +322,7 @@ func TestClusterElicitation(t *testing.T) {
 	if r.err != nil || !strings.Contains(string(r.e.Result), "user ada, password of 7 bytes") {
 		t.Fatalf("the call on A: %v %+v", r.err, r.e)
 	}
-	if d := waitEvent(t, evs, host.EventElicitationDone).Data.(host.ElicitationDone); d.ID != q.ID || d.Outcome != host.ElicitAccept {
+	if d := waitEvent(t, evs, host.EventElicitationDone).Data.(questions.ElicitationDone); d.ID != q.ID || d.Outcome != host.ElicitAccept {
 		t.Errorf("done on B: %+v", d)
 	}
 	if got := b.h.PendingElicitations(alice); len(got) != 0 {

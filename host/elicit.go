@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,8 +28,8 @@ import (
 // answer a server's question (Data: Elicitation), and
 // EventElicitationDone when it no longer does (Data: ElicitationDone).
 const (
-	EventElicitation     = "elicitation"
-	EventElicitationDone = "elicitation_done"
+	eventElicitation     = "elicitation"
+	eventElicitationDone = "elicitation_done"
 )
 
 // errTooManyElicitations is returned when a principal already has
@@ -44,16 +45,16 @@ type elicitFunc func(ctx context.Context, principal string, e Elicitation, schem
 type callAsks struct {
 	mu    sync.Mutex
 	count int
-	asks  []InputAsk
+	asks  []pipeline.InputAsk
 }
 
-func (a *callAsks) add(r InputAsk) {
+func (a *callAsks) add(r pipeline.InputAsk) {
 	a.mu.Lock()
 	a.asks = append(a.asks, r)
 	a.mu.Unlock()
 }
 
-func (a *callAsks) list() []InputAsk {
+func (a *callAsks) list() []pipeline.InputAsk {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return slices.Clone(a.asks)
@@ -98,7 +99,7 @@ func (h *Host) answerElicitation(ctx context.Context, call *upstream.Call, round
 		}
 		return res, nil
 	}
-	rec := InputAsk{Round: round, Kind: "elicitation"}
+	rec := pipeline.InputAsk{Round: round, Kind: "elicitation"}
 	if p != nil {
 		rec.Mode, rec.Message = p.Mode, questions.Truncate(p.Message, 512)
 	}
@@ -146,15 +147,15 @@ func (h *Host) answerElicitation(ctx context.Context, call *upstream.Call, round
 // overElicitationLimit counts one more question of call. Past
 // MaxElicitationsPerCall it records rec as declined and returns the
 // decline to send; otherwise it returns nil.
-func (h *Host) overElicitationLimit(call *upstream.Call, rec InputAsk) *mcp.ElicitResult {
+func (h *Host) overElicitationLimit(call *upstream.Call, rec pipeline.InputAsk) *mcp.ElicitResult {
 	questionsOf(call).asks.mu.Lock()
 	questionsOf(call).asks.count++
 	n := questionsOf(call).asks.count
 	questionsOf(call).asks.mu.Unlock()
-	if n <= MaxElicitationsPerCall {
+	if n <= questions.MaxElicitationsPerCall {
 		return nil
 	}
-	reason := fmt.Sprintf("the server asked more than %d questions in one call", MaxElicitationsPerCall)
+	reason := fmt.Sprintf("the server asked more than %d questions in one call", questions.MaxElicitationsPerCall)
 	rec.Outcome, rec.Reason = ElicitDecline, reason
 	questionsOf(call).asks.add(rec)
 	h.opts.Logger.Warn("elicitation declined: too many in one call", "server", call.Server, "tool", call.Tool, "principal", call.Principal, "count", n)
@@ -166,8 +167,8 @@ func (h *Host) overElicitationLimit(call *upstream.Call, rec InputAsk) *mcp.Elic
 // content the schema refuses is declined, an expired or cancelled
 // question is a cancel, an unknown action a decline, and accepted content
 // gets the schema's defaults (the trail keeps it with secrets redacted).
-func (h *Host) elicitResult(call *upstream.Call, rec InputAsk, e Elicitation, schema *jsonschema.Resolved, ans ElicitationAnswer) *mcp.ElicitResult {
-	if ans.Action == ElicitAccept && e.Mode == ElicitForm {
+func (h *Host) elicitResult(call *upstream.Call, rec pipeline.InputAsk, e Elicitation, schema *jsonschema.Resolved, ans ElicitationAnswer) *mcp.ElicitResult {
+	if ans.Action == ElicitAccept && e.Mode == questions.ElicitForm {
 		if verr := questions.CheckAnswer(ans, schema); verr != nil {
 			// A programmatic door (the CLI, an embedder) answered
 			// something the schema refuses: the server never gets it.
@@ -179,7 +180,7 @@ func (h *Host) elicitResult(call *upstream.Call, rec InputAsk, e Elicitation, sc
 	switch ans.Action {
 	case ElicitAccept, ElicitDecline, ElicitCancel:
 		rec.Outcome = ans.Action
-	case questions.ElicitExpired, ElicitCancelled:
+	case questions.ElicitExpired, questions.ElicitCancelled:
 		rec.Outcome = ans.Action
 		ans = ElicitationAnswer{Action: ElicitCancel}
 	default:
@@ -187,7 +188,7 @@ func (h *Host) elicitResult(call *upstream.Call, rec InputAsk, e Elicitation, sc
 		ans = ElicitationAnswer{Action: ElicitDecline}
 	}
 	res := &mcp.ElicitResult{Action: ans.Action}
-	if ans.Action == ElicitAccept && e.Mode == ElicitForm {
+	if ans.Action == ElicitAccept && e.Mode == questions.ElicitForm {
 		res.Content = maps.Clone(ans.Content)
 		if res.Content == nil {
 			res.Content = map[string]any{}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
+	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/testbin"
 )
@@ -93,7 +95,7 @@ func TestElicitOneShotDoor(t *testing.T) {
 						wantIn  string
 						asked   int
 						wantErr string
-					}{tool: "loop", want: "asked 20 times: accept,accept,accept,accept,accept,accept,accept,accept,decline", asked: host.MaxElicitationsPerCall})
+					}{tool: "loop", want: "asked 20 times: accept,accept,accept,accept,accept,accept,accept,accept,decline", asked: questions.MaxElicitationsPerCall})
 			} else {
 				tests = append(tests,
 					struct {
@@ -111,7 +113,7 @@ func TestElicitOneShotDoor(t *testing.T) {
 						wantIn  string
 						asked   int
 						wantErr string
-					}{tool: "loop", wantErr: "still asks for input after 10 rounds", asked: host.MaxElicitationsPerCall})
+					}{tool: "loop", wantErr: "still asks for input after 10 rounds", asked: questions.MaxElicitationsPerCall})
 			}
 			for _, tc := range tests {
 				t.Run(tc.tool, func(t *testing.T) {
@@ -218,7 +220,7 @@ func TestElicitBroker(t *testing.T) {
 			}()
 			ev := waitEvent(t, events, host.EventElicitation)
 			q := ev.Data.(host.Elicitation)
-			if q.Mode != host.ElicitForm || q.Server != "ask" || q.Tool != "ask_password" || q.SessionID != sess.ID || !strings.Contains(string(q.RequestedSchema), `"password"`) {
+			if q.Mode != questions.ElicitForm || q.Server != "ask" || q.Tool != "ask_password" || q.SessionID != sess.ID || !strings.Contains(string(q.RequestedSchema), `"password"`) {
 				t.Fatalf("question %+v", q)
 			}
 			if got := h.PendingElicitations(alice); len(got) != 1 || got[0].ID != q.ID {
@@ -243,7 +245,7 @@ func TestElicitBroker(t *testing.T) {
 			if err := h.AnswerElicitation(alice, q.ID, host.ElicitationAnswer{Action: host.ElicitDecline}); !errors.Is(err, host.ErrNotFound) {
 				t.Fatalf("second answer: %v, want ErrNotFound", err)
 			}
-			doneEv := waitEvent(t, events, host.EventElicitationDone).Data.(host.ElicitationDone)
+			doneEv := waitEvent(t, events, host.EventElicitationDone).Data.(questions.ElicitationDone)
 			if doneEv.ID != q.ID || doneEv.Outcome != host.ElicitAccept {
 				t.Fatalf("done event %+v", doneEv)
 			}
@@ -254,7 +256,7 @@ func TestElicitBroker(t *testing.T) {
 			if !strings.Contains(string(r.entry.Result), "user ada, password of 7 bytes") {
 				t.Fatalf("result %s", r.entry.Result)
 			}
-			var trail host.Trail
+			var trail pipeline.Trail
 			if err := json.Unmarshal(r.entry.Trail, &trail); err != nil {
 				t.Fatal(err)
 			}
@@ -287,7 +289,7 @@ func TestElicitBroker(t *testing.T) {
 			}()
 			waitEvent(t, events, host.EventElicitation)
 			cancel()
-			if ev := waitEvent(t, events, host.EventElicitationDone).Data.(host.ElicitationDone); ev.Outcome != host.ElicitCancelled {
+			if ev := waitEvent(t, events, host.EventElicitationDone).Data.(questions.ElicitationDone); ev.Outcome != questions.ElicitCancelled {
 				t.Fatalf("done %+v, want cancelled", ev)
 			}
 			<-done

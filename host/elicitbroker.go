@@ -46,7 +46,7 @@ func (h *Host) elicitBroker(ctx context.Context, principal string, e Elicitation
 	out, err := h.asks.elicits.Ask(ctx, questions.Question[Elicitation, ElicitationAnswer]{
 		ID: e.ID, Principal: principal, Body: e, Created: e.Created, Timeout: timeout,
 		Check:    func(ans ElicitationAnswer) error { return checkElicitAnswer(e.Mode, ans, schema) },
-		Announce: func() { h.publish(Event{Type: EventElicitation, Principal: principal, Data: e}) },
+		Announce: func() { h.publish(Event{Type: eventElicitation, Principal: principal, Data: e}) },
 	})
 	if err != nil {
 		return ElicitationAnswer{}, err
@@ -56,10 +56,10 @@ func (h *Host) elicitBroker(ctx context.Context, principal string, e Elicitation
 	case questions.Expired:
 		ans = ElicitationAnswer{Action: questions.ElicitExpired}
 	case questions.Cancelled:
-		ans = ElicitationAnswer{Action: ElicitCancelled}
+		ans = ElicitationAnswer{Action: questions.ElicitCancelled}
 	}
-	done := ElicitationDone{ID: e.ID, SessionID: e.SessionID, CallID: e.CallID, Outcome: ans.Action}
-	h.publish(Event{Type: EventElicitationDone, Principal: principal, Data: done})
+	done := questions.ElicitationDone{ID: e.ID, SessionID: e.SessionID, CallID: e.CallID, Outcome: ans.Action}
+	h.publish(Event{Type: eventElicitationDone, Principal: principal, Data: done})
 	h.asks.elicits.Finish(e.ID, principal, out, done)
 	return ans, nil
 }

@@ -9,11 +9,11 @@ import (
 
 // Event types published to subscribers (the API's /api/v1/events stream).
 const (
-	EventServer      = "server"       // Data: ServerStatus (redacted for non-admins)
-	EventCallStarted = "call_started" // Data: CallStarted
-	EventProgress    = "progress"     // Data: CallProgress
-	EventEntry       = "entry"        // Data: *store.Entry
-	EventConfig      = "config"       // Data: ReloadResult; the servers and tools may have changed
+	eventServer      = "server"       // Data: ServerStatus (redacted for non-admins)
+	eventCallStarted = "call_started" // Data: CallStarted
+	eventProgress    = "progress"     // Data: CallProgress
+	eventEntry       = "entry"        // Data: *store.Entry
+	eventConfig      = "config"       // Data: ReloadResult; the servers and tools may have changed
 )
 
 // Event is one published event. Principal is empty for events every
@@ -30,7 +30,7 @@ type CallStarted struct {
 }
 
 // CallProgress is the data of an EventProgress.
-type CallProgress struct {
+type callProgress struct {
 	CallID    string `json:"callId"`
 	SessionID string `json:"sessionId"`
 	Progress
@@ -41,7 +41,7 @@ type CallProgress struct {
 // connection, so a client opening them in a loop must hit a limit.
 const (
 	defaultMaxSubscribers             = 1024
-	DefaultMaxSubscribersPerPrincipal = 32
+	defaultMaxSubscribersPerPrincipal = 32
 )
 
 // TooManySubscribersError is returned by Subscribe beyond the bounds on
@@ -56,7 +56,7 @@ var ErrRevoked = events.ErrRevoked
 // as each caller may see it), encoded once per form. A subscriber too slow
 // to take it is dropped (its stream ends), never waited for.
 func (h *Host) publish(ev Event) {
-	if ev.Type == EventServer || ev.Type == EventConfig {
+	if ev.Type == eventServer || ev.Type == eventConfig {
 		h.ev.watchers.Poke()
 	}
 	var view events.View

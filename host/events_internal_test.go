@@ -36,7 +36,7 @@ func TestPublishEncodesOnce(t *testing.T) {
 		chans = append(chans, ch)
 	}
 	var n atomic.Int64
-	h.publish(Event{Type: EventConfig, Data: countingData{&n}})
+	h.publish(Event{Type: eventConfig, Data: countingData{&n}})
 	if got := n.Load(); got != 1 {
 		t.Errorf("encoded %d times for 100 subscribers, want 1", got)
 	}
@@ -67,7 +67,7 @@ func TestSlowSubscriberDropped(t *testing.T) {
 	defer stopFast()
 	const published = 4 * events.SubscriberBuffer
 	for i := range published {
-		h.publish(Event{Type: EventConfig, Data: i})
+		h.publish(Event{Type: eventConfig, Data: i})
 		select {
 		case ev, ok := <-fast:
 			if !ok {

@@ -189,16 +189,16 @@ func (h *Host) onPoke(ctx context.Context, p store.Poke) {
 			return
 		}
 		h.ev.fanin.markEnded(e.CallID)
-		h.publish(Event{Type: EventEntry, Principal: p.Principal, Data: &e})
+		h.publish(Event{Type: eventEntry, Principal: p.Principal, Data: &e})
 	case store.PokeAppContext:
 		// The store bumped AppContextVersion: the gateway reads anew.
 	case pokeCallStarted:
 		if !h.ev.fanin.hasEnded(p.ID) {
-			publishData[CallStarted](h, EventCallStarted, p)
+			publishData[CallStarted](h, eventCallStarted, p)
 		}
 	case pokeProgress:
 		if !h.ev.fanin.hasEnded(p.ID) {
-			publishData[CallProgress](h, EventProgress, p)
+			publishData[callProgress](h, eventProgress, p)
 		}
 	case pokeApprovalDone:
 		var d ApprovalDone
@@ -211,7 +211,7 @@ func (h *Host) onPoke(ctx context.Context, p store.Poke) {
 		}
 		h.publishApprovalDone(d)
 	case pokeElicitationDone:
-		publishData[ElicitationDone](h, EventElicitationDone, p)
+		publishData[questions.ElicitationDone](h, eventElicitationDone, p)
 	case pokeApproval:
 		if q, ok := h.questionOf(rctx, p); ok {
 			if a, ok := approvalOf(q); ok {
@@ -222,7 +222,7 @@ func (h *Host) onPoke(ctx context.Context, p store.Poke) {
 		if q, ok := h.questionOf(rctx, p); ok {
 			var e Elicitation
 			if json.Unmarshal(q.Body, &e) == nil {
-				h.publish(Event{Type: EventElicitation, Principal: q.Principal, Data: e})
+				h.publish(Event{Type: eventElicitation, Principal: q.Principal, Data: e})
 			}
 		}
 	case pokeAnswer:
@@ -257,7 +257,7 @@ func (h *Host) questionOf(ctx context.Context, p store.Poke) (store.Question, bo
 }
 
 // FanInStats are counters of the events across replicas.
-type FanInStats struct {
+type fanInStats struct {
 	// Clustered says the host shares its store with other replicas.
 	Clustered bool
 	// Listening says the Listen loop has listened at least once.
@@ -270,8 +270,8 @@ type FanInStats struct {
 }
 
 // FanIn returns the counters of the events across replicas.
-func (h *Host) FanIn() FanInStats {
-	st := FanInStats{Clustered: h.clustered(), Received: h.ev.fanin.received.Load(),
+func (h *Host) fanIn() fanInStats {
+	st := fanInStats{Clustered: h.clustered(), Received: h.ev.fanin.received.Load(),
 		Resyncs: h.ev.fanin.resyncs.Load(), Dropped: h.ev.fanin.dropped.Load()}
 	if st.Clustered {
 		st.Refused = h.store.PokesRefused()
@@ -286,7 +286,7 @@ func (h *Host) FanIn() FanInStats {
 
 // WaitListening waits until the host listens for the other replicas'
 // events (at once when the store is not clustered) or ctx ends.
-func (h *Host) WaitListening(ctx context.Context) error {
+func (h *Host) waitListening(ctx context.Context) error {
 	if !h.clustered() {
 		return nil
 	}

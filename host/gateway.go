@@ -27,7 +27,7 @@ import (
 
 // MaxGatewayToolName is the longest tool name the gateway serves: several
 // model APIs accept no more than 64 characters.
-const MaxGatewayToolName = 64
+const maxGatewayToolName = 64
 
 // GatewayName is the name the aggregate endpoint (/mcp) serves tool by:
 // SERVER__TOOL, or, when that is longer than MaxGatewayToolName, its first
@@ -35,12 +35,12 @@ const MaxGatewayToolName = 64
 // of (server, tool) and never shifts when another server joins.
 func GatewayName(server, tool string) string {
 	n := server + "__" + tool
-	if len(n) <= MaxGatewayToolName {
+	if len(n) <= maxGatewayToolName {
 		return n
 	}
 	sum := sha256.Sum256([]byte(server + "\x00" + tool))
 	suffix := "-" + hex.EncodeToString(sum[:4])
-	return n[:MaxGatewayToolName-len(suffix)] + suffix
+	return n[:maxGatewayToolName-len(suffix)] + suffix
 }
 
 // GatewayTool is one tool an endpoint serves.
@@ -51,10 +51,6 @@ type GatewayTool struct {
 	// App is the tool's MCP App link when the server's Apps are on.
 	App *apps.Link
 }
-
-// NameCollision is a tool the aggregate endpoint does not serve because
-// its gateway name is also another tool's.
-type NameCollision = upstream.NameCollision
 
 // GatewayEndpoint selects what one gateway endpoint serves: the servers
 // (nil: every server the gateway fronts) and whether tool names are
@@ -73,7 +69,7 @@ type GatewayCatalog struct {
 	// Servers are the endpoint's servers, in config order, ready or not.
 	Servers []string
 	// Collisions are the tools left out for their names, by server.
-	Collisions map[string][]NameCollision
+	Collisions map[string][]upstream.NameCollision
 	// Changes are the list_changed notifications of each server so far.
 	Changes map[string]ListChanges
 }
@@ -199,7 +195,7 @@ func (h *Host) GatewayFilter(ctx context.Context, c Caller, cat GatewayCatalog) 
 
 // gatewayTools returns every tool of ep's ready servers under its gateway
 // name, leaving out (and returning) the names two tools would share.
-func gatewayTools(g *generation.Gen, ep GatewayEndpoint) ([]GatewayTool, map[string][]NameCollision) {
+func gatewayTools(g *generation.Gen, ep GatewayEndpoint) ([]GatewayTool, map[string][]upstream.NameCollision) {
 	var all []GatewayTool
 	for _, conn := range endpointServers(g, ep) {
 		_, cat, err := conn.Current()
@@ -227,14 +223,14 @@ func gatewayTools(g *generation.Gen, ep GatewayEndpoint) ([]GatewayTool, map[str
 	for i, t := range all {
 		byName[t.Name] = append(byName[t.Name], i)
 	}
-	var collisions map[string][]NameCollision
+	var collisions map[string][]upstream.NameCollision
 	drop := map[int]bool{}
 	for name, idx := range byName {
 		if len(idx) < 2 {
 			continue
 		}
 		if collisions == nil {
-			collisions = map[string][]NameCollision{}
+			collisions = map[string][]upstream.NameCollision{}
 		}
 		for _, i := range idx {
 			drop[i] = true
@@ -242,7 +238,7 @@ func gatewayTools(g *generation.Gen, ep GatewayEndpoint) ([]GatewayTool, map[str
 			if i == idx[0] {
 				other = all[idx[1]]
 			}
-			collisions[all[i].Server] = append(collisions[all[i].Server], NameCollision{
+			collisions[all[i].Server] = append(collisions[all[i].Server], upstream.NameCollision{
 				Name: name, Tool: all[i].Tool.Name, WithServer: other.Server, WithTool: other.Tool.Name})
 		}
 	}
@@ -310,7 +306,7 @@ func (h *Host) gatewayApp(ctx context.Context, c Caller, conn *upstream.Conn, cs
 	}
 	g := h.acquire()
 	defer g.Release()
-	pol := pipeline.NewPolicy(g, c.Principal, conn, tool, c.Origin, nil, nil, &Trail{})
+	pol := pipeline.NewPolicy(g, c.Principal, conn, tool, c.Origin, nil, nil, &pipeline.Trail{})
 	if pol.In != nil {
 		pol.In.Client = policies.Client(c.Client)
 	}

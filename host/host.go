@@ -224,7 +224,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		sandboxDir = dir
 	}
 	if opts.MaxSubscribersPerPrincipal <= 0 {
-		opts.MaxSubscribersPerPrincipal = DefaultMaxSubscribersPerPrincipal
+		opts.MaxSubscribersPerPrincipal = defaultMaxSubscribersPerPrincipal
 	}
 	h := &Host{store: opts.Store, cache: cache.New(cache.Options{}), credKey: identity.NewKey(opts.CredentialKey),
 		life: lifecycle{closed: make(chan struct{}), stopping: make(chan struct{})}}
@@ -263,13 +263,13 @@ func (h *Host) connDeps(cfg *config.Config, opts Options, sandboxDir string) *up
 		DataDir: cfg.DataDir, SandboxDir: sandboxDir, WasmCacheDir: wasmCacheDir(opts.PluginCacheDir, cfg.DataDir, sandboxDir),
 		OAuth: &upstream.OAuthRef{},
 		OnStatus: func(st ServerStatus) {
-			h.publish(Event{Type: EventServer, Data: st})
+			h.publish(Event{Type: eventServer, Data: st})
 			if userOnStatus != nil {
 				userOnStatus(st)
 			}
 		},
 		OnPrincipalStatus: func(principal string, st ServerStatus) {
-			h.publish(Event{Type: EventServer, Principal: principal, Data: st})
+			h.publish(Event{Type: eventServer, Principal: principal, Data: st})
 		},
 		OnResourceUpdated: func(ctx context.Context, server, uri string) {
 			for _, fn := range h.ev.resourceWatch.Each() {
@@ -572,9 +572,9 @@ func (h *Host) RefreshCatalog(ctx context.Context, server string) (ServerStatus,
 	if err != nil {
 		return ServerStatus{}, err
 	}
-	h.publish(Event{Type: EventServer, Data: st})
+	h.publish(Event{Type: eventServer, Data: st})
 	return st, nil
 }
 
 // CacheStats returns the host cache's counters.
-func (h *Host) CacheStats() cache.Stats { return h.cache.Stats() }
+func (h *Host) cacheStats() cache.Stats { return h.cache.Stats() }

@@ -14,9 +14,11 @@ import (
 	"github.com/mcphost/mcphost/confine"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/negotiate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -128,8 +130,8 @@ func TestStdioServer(t *testing.T) {
 	if st.State != host.StateReady {
 		t.Fatalf("state = %s, want ready (last error: %s)", st.State, st.LastError)
 	}
-	if st.ProtocolVersion != host.LegacyProtocolVersion || st.Era != host.EraLegacy {
-		t.Errorf("era %q protocol %q, want legacy %s", st.Era, st.ProtocolVersion, host.LegacyProtocolVersion)
+	if st.ProtocolVersion != negotiate.LegacyVersion || st.Era != host.EraLegacy {
+		t.Errorf("era %q protocol %q, want legacy %s", st.Era, st.ProtocolVersion, negotiate.LegacyVersion)
 	}
 	if st.Evidence == "" || st.PID == 0 {
 		t.Errorf("evidence %q pid %d: want both set", st.Evidence, st.PID)
@@ -372,7 +374,7 @@ func TestRestartWithBackoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := mustStatus(t, h, "crashy")
-	if st.State != host.StateStopped {
+	if st.State != upstream.StateStopped {
 		t.Errorf("state after Close = %s, want stopped", st.State)
 	}
 	mu.Lock()
@@ -406,7 +408,7 @@ func TestCloseReapsChildren(t *testing.T) {
 		assertGone(t, pid)
 	}
 	for _, st := range h.Servers() {
-		if st.State != host.StateStopped {
+		if st.State != upstream.StateStopped {
 			t.Errorf("%s: state %s after Close, want stopped", st.Name, st.State)
 		}
 	}
@@ -425,7 +427,7 @@ func TestDisabledServer(t *testing.T) {
 	s := stdioServer("off", "/nonexistent")
 	s.Enabled = false
 	h := startHost(t, host.Options{}, s)
-	if st := mustStatus(t, h, "off"); st.State != host.StateDisabled {
+	if st := mustStatus(t, h, "off"); st.State != upstream.StateDisabled {
 		t.Errorf("state = %s, want disabled", st.State)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/negotiate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -155,8 +156,8 @@ func TestInteropEverythingStdio(t *testing.T) {
 	if st.State != host.StateReady {
 		t.Fatalf("state = %s, want ready (last error: %s)", st.State, st.LastError)
 	}
-	if st.Era != host.EraLegacy || st.ProtocolVersion != host.LegacyProtocolVersion {
-		t.Errorf("era %q protocol %q, want legacy %s", st.Era, st.ProtocolVersion, host.LegacyProtocolVersion)
+	if st.Era != host.EraLegacy || st.ProtocolVersion != negotiate.LegacyVersion {
+		t.Errorf("era %q protocol %q, want legacy %s", st.Era, st.ProtocolVersion, negotiate.LegacyVersion)
 	}
 	if st.ServerInfo == nil || st.ServerInfo.Name == "" {
 		t.Errorf("serverInfo = %+v, want a name", st.ServerInfo)
@@ -308,8 +309,8 @@ func TestInteropEverythingHTTP(t *testing.T) {
 			if st.State != host.StateReady {
 				t.Fatalf("state = %s, want ready (last error: %s)", st.State, st.LastError)
 			}
-			if st.Era != host.EraLegacy || st.ProtocolVersion != host.LegacyProtocolVersion {
-				t.Errorf("era %q protocol %q, want legacy %s", st.Era, st.ProtocolVersion, host.LegacyProtocolVersion)
+			if st.Era != host.EraLegacy || st.ProtocolVersion != negotiate.LegacyVersion {
+				t.Errorf("era %q protocol %q, want legacy %s", st.Era, st.ProtocolVersion, negotiate.LegacyVersion)
 			}
 			if st.ServerInfo == nil || st.ServerInfo.Name == "" || st.Tools < 10 {
 				t.Errorf("serverInfo %+v with %d tools, want a name and >= 10 tools", st.ServerInfo, st.Tools)

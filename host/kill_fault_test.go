@@ -117,7 +117,7 @@ func TestKillStdioServerMidCalls(t *testing.T) {
 				switch {
 				case err != nil:
 					bystanderErrs = append(bystanderErrs, err.Error())
-				case e.Status != host.StatusOK || !strings.Contains(string(e.Result), text):
+				case e.Status != store.StatusOK || !strings.Contains(string(e.Result), text):
 					bystanderErrs = append(bystanderErrs, fmt.Sprintf("entry %s: status %s error %q result %s", e.ID, e.Status, e.Error, e.Result))
 				default:
 					bystanderOK++
@@ -181,7 +181,7 @@ drain:
 			continue
 		}
 		doomed[o.callID] = o.entry
-		if o.entry.Status != host.StatusError || o.entry.Result != nil {
+		if o.entry.Status != store.StatusError || o.entry.Result != nil {
 			t.Errorf("%s: status %s result %s, want error and no result", o.callID, o.entry.Status, o.entry.Result)
 		}
 		// A clear error: which call, and that the server's session ended.
@@ -216,7 +216,7 @@ drain:
 	assertGone(t, before.PID)
 	e, err := h.Call(ctx, host.SessionCall{Principal: alice, SessionID: victimSess.ID, Server: "victim", Tool: "echo",
 		Arguments: json.RawMessage(`{"text":"back"}`)})
-	if err != nil || e.Status != host.StatusOK || !strings.Contains(string(e.Result), "back") {
+	if err != nil || e.Status != store.StatusOK || !strings.Contains(string(e.Result), "back") {
 		t.Fatalf("call after the restart: %v %+v", err, e)
 	}
 
@@ -241,7 +241,7 @@ drain:
 		t.Errorf("victim session has %d entries, want %d", len(victimEntries), inFlight+1)
 	}
 	for _, ve := range victimEntries {
-		if d, ok := doomed[ve.CallID]; ok && (ve.ID != d.ID || ve.Status != host.StatusError) {
+		if d, ok := doomed[ve.CallID]; ok && (ve.ID != d.ID || ve.Status != store.StatusError) {
 			t.Errorf("stored %s: id %s status %s, returned id %s", ve.CallID, ve.ID, ve.Status, d.ID)
 		}
 	}

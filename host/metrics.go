@@ -85,7 +85,7 @@ func (h *Host) WriteMetrics(w io.Writer) error {
 	counter(bw, "mcphost_cache_evictions_total", "Cached reads evicted for space.", cs.Evictions)
 	gauge(bw, "mcphost_cache_entries", "Entries in the host cache.", cs.Entries)
 	counter(bw, "mcphost_event_subscribers_dropped_total", "Event streams ended because the client fell behind.", h.ev.bus.Dropped())
-	if fi := h.FanIn(); fi.Clustered {
+	if fi := h.fanIn(); fi.Clustered {
 		counter(bw, "mcphost_cluster_pokes_received_total", "Pokes heard from the other replicas sharing the store.", fi.Received)
 		counter(bw, "mcphost_cluster_pokes_dropped_total", "Pokes not sent to the other replicas (queue full, too big, store error).", fi.Dropped)
 		counter(bw, "mcphost_cluster_pokes_refused_total", "Notifications on the pokes' channel refused: not sealed with the cluster secret, stale or replayed.", fi.Refused)

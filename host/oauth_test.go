@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/oauthtest"
 	"github.com/mcphost/mcphost/oauth"
@@ -64,7 +65,7 @@ func startOAuthHost(t *testing.T, dataDir, url string, principals []config.Princ
 
 // waitState waits for the server to reach state (the supervisor signals
 // through OnStatus-driven snapshots; this polls the snapshot the host keeps).
-func waitState(t *testing.T, h *host.Host, who string, want host.State) host.ServerStatus {
+func waitState(t *testing.T, h *host.Host, who string, want upstream.State) host.ServerStatus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()

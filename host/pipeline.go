@@ -12,11 +12,7 @@ import (
 
 // Entry statuses (the store's).
 const (
-	StatusOK        = store.StatusOK
 	statusToolError = store.StatusToolError
-	StatusError     = store.StatusError
-	StatusCancelled = store.StatusCancelled
-	StatusDenied    = store.StatusDenied
 )
 
 // ErrNoStore is returned by session and transcript methods of a host built

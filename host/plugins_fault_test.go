@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -175,7 +176,7 @@ plugin "flaky" {
 // right. It runs on the callers' goroutines, so it reports instead of
 // failing the test.
 func checkTrapEntry(e *store.Entry, tool, onError string) string {
-	var tr host.Trail
+	var tr pipeline.Trail
 	if err := json.Unmarshal(e.Trail, &tr); err != nil {
 		return fmt.Sprintf("trail %s: %v", e.Trail, err)
 	}
@@ -186,15 +187,15 @@ func checkTrapEntry(e *store.Entry, tool, onError string) string {
 	secret := strings.Contains(string(e.Result), "secret from")
 	switch {
 	case tool == "count":
-		if e.Status != host.StatusOK || run.Error != "" || !strings.Contains(string(e.Result), "calls=") || secret {
+		if e.Status != store.StatusOK || run.Error != "" || !strings.Contains(string(e.Result), "calls=") || secret {
 			return fmt.Sprintf("status %s error %q result %s trail %+v, want the plugin's clean answer", e.Status, e.Error, e.Result, run)
 		}
 	case onError == config.PluginOnErrorFail:
-		if e.Status != host.StatusError || secret || !strings.Contains(e.Error, "flaky") || run.Error == "" {
+		if e.Status != store.StatusError || secret || !strings.Contains(e.Error, "flaky") || run.Error == "" {
 			return fmt.Sprintf("status %s error %q result %s, want an error naming the plugin and no result", e.Status, e.Error, e.Result)
 		}
 	default: // skip
-		if e.Status != host.StatusOK || !strings.Contains(string(e.Result), "secret from "+tool) || !run.Skipped || run.Error == "" {
+		if e.Status != store.StatusOK || !strings.Contains(string(e.Result), "secret from "+tool) || !run.Skipped || run.Error == "" {
 			return fmt.Sprintf("status %s result %s trail %+v, want the unchanged result and a skipped run with its error", e.Status, e.Result, run)
 		}
 	}

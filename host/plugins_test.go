@@ -89,8 +89,8 @@ func TestPluginFailure(t *testing.T) {
 		onError    string
 		wantStatus string
 	}{
-		{"fail", host.StatusError},
-		{"skip", host.StatusOK},
+		{"fail", store.StatusError},
+		{"skip", store.StatusOK},
 	} {
 		t.Run(tc.onError, func(t *testing.T) {
 			h := pluginHost(t, `

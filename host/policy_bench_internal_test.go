@@ -46,7 +46,7 @@ func BenchmarkPolicyStages(b *testing.B) {
 				if err := json.Unmarshal(args, &decoded); err != nil { // done by the schema check anyway
 					b.Fatal(err)
 				}
-				trail := &Trail{}
+				trail := &pipeline.Trail{}
 				pol := pipeline.NewPolicy(h.gen(), p, c, tool, OriginAPI, args, decoded, trail)
 				if d := pol.Decide(ctx, policies.PhaseCall); !d.Allowed() {
 					b.Fatalf("denied: %+v", d)

@@ -13,6 +13,8 @@ import (
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/pipeline"
+	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -170,9 +172,9 @@ func sessionCall(t *testing.T, h *host.Host, p host.Principal, tool, args string
 	return h.Call(t.Context(), host.SessionCall{Principal: p, SessionID: sess.ID, Server: "files", Tool: tool, Arguments: json.RawMessage(args), Origin: host.OriginUser})
 }
 
-func trailOf(t *testing.T, e *store.Entry) host.Trail {
+func trailOf(t *testing.T, e *store.Entry) pipeline.Trail {
 	t.Helper()
-	var tr host.Trail
+	var tr pipeline.Trail
 	if len(e.Trail) > 0 && string(e.Trail) != "null" {
 		if err := json.Unmarshal(e.Trail, &tr); err != nil {
 			t.Fatal(err)
@@ -219,7 +221,7 @@ func TestPolicyPhases(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Rule != "no-etc" || pe.Message != "not under /etc" || pe.Phase != "call" {
 			t.Fatalf("err = %v, want a PolicyError of no-etc", err)
 		}
-		if e == nil || e.Status != host.StatusDenied || e.Error != "not under /etc" || string(e.Result) != "" && string(e.Result) != "null" {
+		if e == nil || e.Status != store.StatusDenied || e.Error != "not under /etc" || string(e.Result) != "" && string(e.Result) != "null" {
 			t.Fatalf("entry = %+v", e)
 		}
 		tr := trailOf(t, e)
@@ -246,7 +248,7 @@ func TestPolicyPhases(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Rule != "no-keys" || pe.Phase != "result" {
 			t.Fatalf("err = %v", err)
 		}
-		if e.Status != host.StatusDenied || strings.Contains(string(e.Result), "PRIVATE") {
+		if e.Status != store.StatusDenied || strings.Contains(string(e.Result), "PRIVATE") {
 			t.Errorf("entry status %s result %s", e.Status, e.Result)
 		}
 	})
@@ -270,7 +272,7 @@ func TestPolicyPhases(t *testing.T) {
 
 	t.Run("read-only calls pass without a decision", func(t *testing.T) {
 		e, err := sessionCall(t, h, bob, "read", `{}`)
-		if err != nil || e.Status != host.StatusOK {
+		if err != nil || e.Status != store.StatusOK {
 			t.Fatalf("%v %+v", err, e)
 		}
 		if tr := trailOf(t, e); len(tr.Decisions) != 0 {
@@ -318,7 +320,7 @@ func TestPolicyAsk(t *testing.T) {
 
 	go answer(true)
 	e, err := sessionCall(t, h, alice, "write", `{"path":"/srv/a"}`)
-	if err != nil || e.Status != host.StatusOK {
+	if err != nil || e.Status != store.StatusOK {
 		t.Fatalf("approved call: %v %+v", err, e)
 	}
 	if tr := trailOf(t, e); tr.Approval != host.ApprovalApproved || len(tr.Decisions) != 1 || tr.Decisions[0].Effect != "ask" {
@@ -328,13 +330,13 @@ func TestPolicyAsk(t *testing.T) {
 	go answer(false)
 	e, err = sessionCall(t, h, alice, "write", `{"path":"/srv/a"}`)
 	var pe *host.PolicyError
-	if !errors.As(err, &pe) || e.Status != host.StatusDenied || trailOf(t, e).Approval != host.ApprovalDenied {
+	if !errors.As(err, &pe) || e.Status != store.StatusDenied || trailOf(t, e).Approval != host.ApprovalDenied {
 		t.Fatalf("denied call: %v %+v", err, e)
 	}
 
 	// Nobody answers: the call is denied when the bound passes.
 	e, err = sessionCall(t, h, alice, "write", `{"path":"/srv/a"}`)
-	if !errors.As(err, &pe) || !strings.Contains(pe.Message, "expired") || trailOf(t, e).Approval != host.ApprovalExpired {
+	if !errors.As(err, &pe) || !strings.Contains(pe.Message, "expired") || trailOf(t, e).Approval != questions.ApprovalExpired {
 		t.Fatalf("expired call: %v %+v", err, e)
 	}
 	if got := h.PendingApprovals(alice); len(got) != 0 {
@@ -369,7 +371,7 @@ policy "results" {
 	}
 	// No app rule: the default denies the App, the text stays.
 	e, err := sessionCall(t, h, bob, "show", `{}`)
-	if err != nil || e.Status != host.StatusOK || !strings.Contains(string(e.Display), "default policy") {
+	if err != nil || e.Status != store.StatusOK || !strings.Contains(string(e.Display), "default policy") {
 		t.Fatalf("%v %+v %s", err, e, e.Display)
 	}
 }
@@ -478,7 +480,7 @@ func TestPolicyAskLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Status == host.StatusOK {
+		if e.Status == store.StatusOK {
 			t.Errorf("a cancelled call ran: %+v", e)
 		}
 	}
@@ -576,7 +578,7 @@ func TestPolicyResultContent(t *testing.T) {
 			if !errors.As(err, &pe) || pe.Rule != "no-keys" || pe.Phase != "result" {
 				t.Fatalf("err = %v, want the no-keys rule's refusal", err)
 			}
-			if e.Status != host.StatusDenied || strings.Contains(string(e.Result), "PRIVATE") {
+			if e.Status != store.StatusDenied || strings.Contains(string(e.Result), "PRIVATE") {
 				t.Errorf("entry status %s result %s", e.Status, e.Result)
 			}
 		})

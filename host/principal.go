@@ -29,10 +29,6 @@ const (
 	OriginGateway = identity.OriginGateway // an MCP client through the gateway
 )
 
-// IsWebShellCredential reports whether s has the form of a WebShell
-// credential (not whether it is valid).
-func IsWebShellCredential(s string) bool { return identity.IsWebShellCredential(s) }
-
 // ErrNoWebShell is returned by WebShellSignIn for a principal whose block
 // says `webshell = false`.
 var ErrNoWebShell = identity.ErrNoWebShell
@@ -57,6 +53,3 @@ func (h *Host) WebShellSignIn(token string) (string, Caller, error) {
 // time; a reload ends the streams for which it is false. A caller built
 // in-process, without a credential, stays valid.
 func (h *Host) StillValid(c Caller) bool { return h.gen().Principals.StillValid(c) }
-
-// HasPrincipals reports whether any principal can authenticate.
-func (h *Host) HasPrincipals() bool { return h.gen().Principals.Len() > 0 }

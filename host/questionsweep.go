@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/store"
 )
 
@@ -100,8 +101,8 @@ func (h *Host) sweepQuestions(ctx context.Context) int {
 			h.publishApprovalDone(done)
 			h.doneQuestion(pokeApprovalDone, q.ID, q.Principal, done)
 		case pokeElicitation:
-			done := ElicitationDone{ID: q.ID, SessionID: ids.SessionID, CallID: ids.CallID, Outcome: ElicitCancelled}
-			h.publish(Event{Type: EventElicitationDone, Principal: q.Principal, Data: done})
+			done := questions.ElicitationDone{ID: q.ID, SessionID: ids.SessionID, CallID: ids.CallID, Outcome: questions.ElicitCancelled}
+			h.publish(Event{Type: eventElicitationDone, Principal: q.Principal, Data: done})
 			h.doneQuestion(pokeElicitationDone, q.ID, q.Principal, done)
 		default:
 			if err := h.store.DeleteQuestion(qctx, q.ID); err != nil {

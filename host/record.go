@@ -15,7 +15,7 @@ import (
 // record appends entry with its trail and audit records to the transcript
 // and publishes it. The entry is recorded even when the caller went away:
 // the call happened, and the transcript must say so.
-func (h *Host) record(ctx context.Context, principal string, entry *store.Entry, trail *Trail, audit []store.Audit) (_ *store.Entry, err error) {
+func (h *Host) record(ctx context.Context, principal string, entry *store.Entry, trail *pipeline.Trail, audit []store.Audit) (_ *store.Entry, err error) {
 	ctx, span := pipeline.StartStage(ctx, "store record")
 	defer func() { upstream.EndSpan(span, err) }()
 	entry.Trail = trail.Raw()
@@ -26,7 +26,7 @@ func (h *Host) record(ctx context.Context, principal string, entry *store.Entry,
 		return nil, fmt.Errorf("host: recording the transcript entry: %w", err)
 	}
 	entry.Audit = nil
-	h.publish(Event{Type: EventEntry, Principal: principal, Data: entry})
+	h.publish(Event{Type: eventEntry, Principal: principal, Data: entry})
 	return entry, nil
 }
 

@@ -257,7 +257,7 @@ func (rl *relay) pass(ctx context.Context, c *upstream.Conn, cs *mcp.ClientSessi
 
 // PhaseRelay is the phase of the audit records a singleton server's holder
 // adds for what it passed to the server for another replica.
-const PhaseRelay = "relay"
+const phaseRelay = "relay"
 
 // audit records on the holder what a relayed request did: for whom, from
 // which replica, the tool, resource or prompt, whether it failed. The
@@ -268,7 +268,7 @@ func (rl *relay) audit(ctx context.Context, hop cluster.Hop, method string, req 
 	if st == nil {
 		return
 	}
-	a := store.Audit{At: start.UTC(), Principal: hop.Principal, Origin: "relay", Server: rl.name, Phase: PhaseRelay,
+	a := store.Audit{At: start.UTC(), Principal: hop.Principal, Origin: "relay", Server: rl.name, Phase: phaseRelay,
 		Effect: "allow", Reason: method + " relayed from replica " + hop.From, Error: err != nil,
 		DurationUs: float64(time.Since(start).Microseconds())}
 	switch r := req.(type) {

@@ -207,7 +207,7 @@ func (h *Host) ConfigStatus() ConfigStatus {
 }
 
 // Reload is ReloadWith without conditions.
-func (h *Host) Reload(ctx context.Context, cfg *config.Config) (ReloadResult, error) {
+func (h *Host) Reload(ctx context.Context, cfg *config.Config) (ReloadPlan, error) {
 	return h.ReloadWith(ctx, cfg, ReloadOptions{})
 }
 
@@ -294,7 +294,7 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 	if n := h.revoke(g); n > 0 {
 		h.opts.Logger.Info("event streams ended: their credential no longer authenticates", "streams", n)
 	}
-	h.publish(Event{Type: EventConfig, Data: res.Public()})
+	h.publish(Event{Type: eventConfig, Data: res.Public()})
 	if opts.Announce {
 		h.poke(store.Poke{Kind: pokeReload, ID: res.To}, nil)
 	}

@@ -191,8 +191,8 @@ func TestReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := host.ReloadResult{Kept: []string{"keep"}, Started: []string{"new", "change"}, Stopped: []string{"change", "drop"}, Policies: 1}
-	got := host.ReloadResult{Kept: res.Kept, Started: res.Started, Stopped: res.Stopped, Policies: res.Policies, Plugins: res.Plugins, Ignored: res.Ignored}
+	want := host.ReloadPlan{Kept: []string{"keep"}, Started: []string{"new", "change"}, Stopped: []string{"change", "drop"}, Policies: 1}
+	got := host.ReloadPlan{Kept: res.Kept, Started: res.Started, Stopped: res.Stopped, Policies: res.Policies, Plugins: res.Plugins, Ignored: res.Ignored}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("reload result (-want +got):\n%s", diff)
 	}
@@ -258,7 +258,7 @@ func TestReload(t *testing.T) {
 			t.Fatal("no config event")
 		}
 		if ev.Type == host.EventConfig {
-			if r, ok := ev.Data.(host.ReloadResult); !ok || len(r.Started) != 2 {
+			if r, ok := ev.Data.(host.ReloadPlan); !ok || len(r.Started) != 2 {
 				t.Errorf("config event data %#v", ev.Data)
 			}
 			break

@@ -23,15 +23,10 @@ const (
 	planRemoved   = "removed"   // the block is gone: the server stops
 )
 
-// ReloadResult is the plan a reload carried out; see [ReloadPlan]. It is
-// the data of an EventConfig, without the principals' names (see
-// [ReloadPlan.Public]).
-type ReloadResult = ReloadPlan
-
-// PlanReload says what Reload(cfg) would do now, changing nothing. The
+// planReload says what Reload(cfg) would do now, changing nothing. The
 // plugins' modules are read to tell a rebuilt one; they are not compiled
 // (a dry run through ReloadWith also checks that they load).
-func (h *Host) PlanReload(cfg *config.Config) ReloadPlan {
+func (h *Host) planReload(cfg *config.Config) ReloadPlan {
 	return h.plan(h.gen(), cfg)
 }
 
@@ -40,7 +35,7 @@ func (h *Host) PlanReload(cfg *config.Config) ReloadPlan {
 func (h *Host) plan(old *generation.Gen, cfg *config.Config) ReloadPlan {
 	p := ReloadPlan{
 		From: old.Hash, To: cfg.Hash(),
-		Servers: []ServerPlan{}, Kept: []string{}, Restarted: []string{}, Added: []string{}, Removed: []string{},
+		Servers: []generation.ServerPlan{}, Kept: []string{}, Restarted: []string{}, Added: []string{}, Removed: []string{},
 		Started: []string{}, Stopped: []string{},
 		Principals: PrincipalPlan{Added: []string{}, Removed: []string{}, Rotated: []string{}, Changed: []string{}},
 		Settings:   []string{}, Ignored: restartOnly(old.Cfg, cfg),
@@ -56,7 +51,7 @@ func (h *Host) plan(old *generation.Gen, cfg *config.Config) ReloadPlan {
 			continue
 		}
 		next[s.Name] = true
-		sp := ServerPlan{Name: s.Name, Action: planAdded}
+		sp := generation.ServerPlan{Name: s.Name, Action: planAdded}
 		if o := old.Cfg.Server(s.Name); o != nil {
 			sp.Action = planKept
 			if !sameServer(*o, s) {
@@ -83,7 +78,7 @@ func (h *Host) plan(old *generation.Gen, cfg *config.Config) ReloadPlan {
 		case !next[s.Name]:
 			p.Removed = append(p.Removed, s.Name)
 			p.Stopped = append(p.Stopped, s.Name)
-			p.Servers = append(p.Servers, ServerPlan{Name: s.Name, Action: planRemoved})
+			p.Servers = append(p.Servers, generation.ServerPlan{Name: s.Name, Action: planRemoved})
 		case slices.Contains(p.Restarted, s.Name):
 			p.Stopped = append(p.Stopped, s.Name)
 		}

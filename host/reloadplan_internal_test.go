@@ -95,7 +95,7 @@ func TestPlan(t *testing.T) {
 
 	// nothing is the plan of a reload that changes nothing.
 	nothing := ReloadPlan{
-		Servers:  []ServerPlan{{Name: "a", Action: planKept}, {Name: "b", Action: planKept}},
+		Servers:  []generation.ServerPlan{{Name: "a", Action: planKept}, {Name: "b", Action: planKept}},
 		Kept:     []string{"a", "b"},
 		Policies: 1, Plugins: 1,
 	}
@@ -116,7 +116,7 @@ func TestPlan(t *testing.T) {
 }
 `, "", "\n# a moved below b\nserver \"a\" {\n  args    = [\"--one\"]\n  command = \"server-a\"\n}\n"},
 			want: func(p *ReloadPlan) {
-				p.Servers = []ServerPlan{{Name: "b", Action: planKept}, {Name: "a", Action: planKept}}
+				p.Servers = []generation.ServerPlan{{Name: "b", Action: planKept}, {Name: "a", Action: planKept}}
 				p.Kept = []string{"b", "a"}
 			},
 		},
@@ -124,7 +124,7 @@ func TestPlan(t *testing.T) {
 			name: "a server's args and env",
 			edit: planEdit{`["--one"]`, `["--two"]`, `"secret-b-1"`, `"secret-b-2"`},
 			want: func(p *ReloadPlan) {
-				p.Servers = []ServerPlan{{Name: "a", Action: planRestarted, Changed: []string{"args"}}, {Name: "b", Action: planRestarted, Changed: []string{"env"}}}
+				p.Servers = []generation.ServerPlan{{Name: "a", Action: planRestarted, Changed: []string{"args"}}, {Name: "b", Action: planRestarted, Changed: []string{"env"}}}
 				p.Kept, p.Restarted = nil, []string{"a", "b"}
 				p.Started, p.Stopped = []string{"a", "b"}, []string{"a", "b"}
 			},
@@ -133,7 +133,7 @@ func TestPlan(t *testing.T) {
 			name: "a server's timeouts and transport",
 			edit: planEdit{`command = "server-b"`, "command = \"server-b\"\n  call_timeout = \"5s\"\n  discovery_timeout = \"2s\"\n  version_negotiation = \"auto\""},
 			want: func(p *ReloadPlan) {
-				p.Servers[1] = ServerPlan{Name: "b", Action: planRestarted, Changed: []string{"version_negotiation", "discovery_timeout", "call_timeout", "app_resource_timeout"}} // its default follows call_timeout
+				p.Servers[1] = generation.ServerPlan{Name: "b", Action: planRestarted, Changed: []string{"version_negotiation", "discovery_timeout", "call_timeout", "app_resource_timeout"}} // its default follows call_timeout
 				p.Kept, p.Restarted = []string{"a"}, []string{"b"}
 				p.Started, p.Stopped = []string{"b"}, []string{"b"}
 			},
@@ -142,7 +142,7 @@ func TestPlan(t *testing.T) {
 			name: "a server added and one removed",
 			edit: planEdit{`server "a" {`, `server "c" {`},
 			want: func(p *ReloadPlan) {
-				p.Servers = []ServerPlan{{Name: "c", Action: planAdded}, {Name: "b", Action: planKept}, {Name: "a", Action: planRemoved}}
+				p.Servers = []generation.ServerPlan{{Name: "c", Action: planAdded}, {Name: "b", Action: planKept}, {Name: "a", Action: planRemoved}}
 				p.Kept, p.Added, p.Removed = []string{"b"}, []string{"c"}, []string{"a"}
 				p.Started, p.Stopped = []string{"c"}, []string{"a"}
 			},
@@ -214,7 +214,7 @@ func TestPlan(t *testing.T) {
 			edit:  planEdit{"principal \"alice\" {\n  token = \"alice-token-0123456789\"\n}\n"},
 			owner: true,
 			want: func(p *ReloadPlan) {
-				*p = ReloadPlan{Servers: []ServerPlan{{Name: "a", Action: planKept}}, Kept: []string{"a"}}
+				*p = ReloadPlan{Servers: []generation.ServerPlan{{Name: "a", Action: planKept}}, Kept: []string{"a"}}
 				p.Principals.Added, p.Principals.Removed = []string{"alice"}, []string{OwnerName}
 			},
 		},
@@ -282,7 +282,7 @@ func TestPlan(t *testing.T) {
 			newCfg := parse(t, tt.edit.apply(base))
 
 			want := nothing
-			want.Servers = append([]ServerPlan(nil), nothing.Servers...)
+			want.Servers = append([]generation.ServerPlan(nil), nothing.Servers...)
 			if tt.want != nil {
 				tt.want(&want)
 			}

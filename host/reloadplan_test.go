@@ -129,7 +129,7 @@ func TestReloadWith(t *testing.T) {
 			if ev.Type != host.EventConfig {
 				continue
 			}
-			r, ok := ev.Data.(host.ReloadResult)
+			r, ok := ev.Data.(host.ReloadPlan)
 			if !ok || r.Principals.Any() || len(r.Started) != 1 || r.To != b.Hash() {
 				t.Errorf("config event %#v, want the plan without its principals", ev.Data)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/fixture"
+	"github.com/mcphost/mcphost/negotiate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -144,8 +145,8 @@ func TestRemoteTransports(t *testing.T) {
 				if st.Transport != tr.name {
 					t.Errorf("%s: transport = %q, want %q", name, st.Transport, tr.name)
 				}
-				if st.ProtocolVersion != host.LegacyProtocolVersion || st.Era != host.EraLegacy {
-					t.Errorf("%s: era %q protocol %q, want legacy %s", name, st.Era, st.ProtocolVersion, host.LegacyProtocolVersion)
+				if st.ProtocolVersion != negotiate.LegacyVersion || st.Era != host.EraLegacy {
+					t.Errorf("%s: era %q protocol %q, want legacy %s", name, st.Era, st.ProtocolVersion, negotiate.LegacyVersion)
 				}
 				if st.ServerInfo == nil || st.ServerInfo.Name != fixture.Name || st.ServerInfo.Version != fixture.Version {
 					t.Errorf("%s: serverInfo = %+v, want %s %s", name, st.ServerInfo, fixture.Name, fixture.Version)

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/questions"
 
 	"github.com/mcphost/mcphost/host/internal/upstream"
@@ -52,9 +53,9 @@ func (h *Host) answerRounds(ctx context.Context, c *upstream.Conn, cs *mcp.Clien
 				responses[id] = r
 			case *mcp.ListRootsParams:
 				responses[id] = &mcp.ListRootsResult{Roots: upstream.ConfigRoots(c.CurrentRoots())}
-				questionsOf(call).asks.add(InputAsk{Round: round, Kind: "roots", Outcome: "answered"})
+				questionsOf(call).asks.add(pipeline.InputAsk{Round: round, Kind: "roots", Outcome: "answered"})
 			case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
-				questionsOf(call).asks.add(InputAsk{Round: round, Kind: "sampling", Outcome: questions.ElicitRefused, Reason: upstream.SamplingRefusal})
+				questionsOf(call).asks.add(pipeline.InputAsk{Round: round, Kind: "sampling", Outcome: questions.ElicitRefused, Reason: upstream.SamplingRefusal})
 				return nil, fmt.Errorf("call %s.%s: the server asked to sample a model: %s", c.Cfg.Name, tool, upstream.SamplingRefusal)
 			default:
 				return nil, fmt.Errorf("call %s.%s: the server asked for input of an unknown kind (%T)", c.Cfg.Name, tool, p)

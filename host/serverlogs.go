@@ -2,6 +2,8 @@ package host
 
 import (
 	"errors"
+
+	"github.com/mcphost/mcphost/host/internal/upstream"
 )
 
 // What a server's card shows on demand (admins): the last lines its
@@ -15,7 +17,7 @@ type ServerLogs struct {
 	// oldest first; empty for a remote server.
 	Stderr []string `json:"stderr"`
 	// Messages is the server's last log messages, oldest first.
-	Messages []LogLine `json:"messages"`
+	Messages []upstream.LogLine `json:"messages"`
 }
 
 // ServerLogs returns a server's stderr tail and last log messages; only

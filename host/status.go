@@ -10,16 +10,11 @@ import (
 
 // A server's state and its tools, as the doors see them: package upstream.
 
-// State is the lifecycle state of one configured server.
-type State = upstream.State
-
 // The states of a server (see upstream.State).
 const (
 	StateConnecting = upstream.StateConnecting
 	StateReady      = upstream.StateReady
 	StateFailed     = upstream.StateFailed
-	StateStopped    = upstream.StateStopped
-	StateDisabled   = upstream.StateDisabled
 	StateNeedsAuth  = upstream.StateNeedsAuth
 	StateAuthError  = upstream.StateAuthError
 )
@@ -30,14 +25,8 @@ const (
 	EraModern = upstream.EraModern // stateless 2026-07-28 with server/discover
 )
 
-// LegacyProtocolVersion is the version every legacy connect pins.
-const LegacyProtocolVersion = upstream.LegacyProtocolVersion
-
 // ServerStatus is a snapshot of one server's state.
 type ServerStatus = upstream.ServerStatus
-
-// RejectedTool is one tool a server listed that the catalog left out.
-type RejectedTool = upstream.RejectedTool
 
 // Tool is one tool of one server, addressed as Server.Name.
 type Tool = upstream.Tool
@@ -56,8 +45,6 @@ type (
 	// ClientRelay is a gateway client's way to answer its own call's
 	// requests on a per-client session.
 	ClientRelay = upstream.ClientRelay
-	// LogLine is one log message of a server, for its card.
-	LogLine = upstream.LogLine
 	// NotReadyError is returned when a server has no live session.
 	NotReadyError = upstream.NotReadyError
 	// ArgumentsError refuses a call's arguments.
@@ -72,19 +59,12 @@ const RelayPath = upstream.RelayPath
 // config does not have: package generation.
 type (
 	ReloadPlan         = generation.ReloadPlan
-	ServerPlan         = generation.ServerPlan
 	PrincipalPlan      = generation.PrincipalPlan
 	UnknownServerError = generation.UnknownServerError
 )
 
 // What the pipeline tells the doors: package pipeline.
 type (
-	// Trail is what the policies and plugins did to one call.
-	Trail = pipeline.Trail
-	// TrailDecision is one policy decision of a call.
-	TrailDecision = pipeline.TrailDecision
-	// InputAsk is one request a server made while a call ran.
-	InputAsk = pipeline.InputAsk
 	// PolicyError is a call or operation a policy refused.
 	PolicyError = pipeline.PolicyError
 	// RateLimitError is a call refused by its principal's rate_limit.
@@ -107,8 +87,6 @@ type (
 	Elicitation = questions.Elicitation
 	// ElicitationAnswer is the principal's answer.
 	ElicitationAnswer = questions.ElicitationAnswer
-	// ElicitationDone says how a pending elicitation ended.
-	ElicitationDone = questions.ElicitationDone
 	// ElicitationAnswerError is an answer that does not fit the question.
 	ElicitationAnswerError = questions.ElicitationAnswerError
 )
@@ -116,13 +94,10 @@ type (
 // Elicitation modes, actions and outcomes, and the bound on one call's
 // questions (see package questions).
 const (
-	ElicitForm             = questions.ElicitForm
-	ElicitURL              = questions.ElicitURL
-	ElicitAccept           = questions.ElicitAccept
-	ElicitDecline          = questions.ElicitDecline
-	ElicitCancel           = questions.ElicitCancel
-	ElicitCancelled        = questions.ElicitCancelled
-	MaxElicitationsPerCall = questions.MaxElicitationsPerCall
+	ElicitURL     = questions.ElicitURL
+	ElicitAccept  = questions.ElicitAccept
+	ElicitDecline = questions.ElicitDecline
+	ElicitCancel  = questions.ElicitCancel
 )
 
 // A call paused by an `ask` rule: package questions.
@@ -137,7 +112,6 @@ type (
 const (
 	ApprovalApproved  = questions.ApprovalApproved
 	ApprovalDenied    = questions.ApprovalDenied
-	ApprovalExpired   = questions.ApprovalExpired
 	ApprovalCancelled = questions.ApprovalCancelled
 )
 

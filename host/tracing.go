@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcphost/mcphost/host/internal/upstream"
+	"github.com/mcphost/mcphost/host/store"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -56,7 +57,7 @@ func endCallSpan(span trace.Span, out *callOutcome, err error) {
 			span.SetAttributes(upstream.AttrEntry.String(e.ID))
 		}
 		switch e.Status {
-		case StatusError, StatusCancelled, StatusDenied:
+		case store.StatusError, store.StatusCancelled, store.StatusDenied:
 			span.SetAttributes(upstream.AttrErrorType.String(e.Status))
 			span.SetStatus(codes.Error, e.Error)
 		case statusToolError:

@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/negotiate"
 	"github.com/mcphost/mcphost/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -176,7 +177,7 @@ func TestTraces(t *testing.T) {
 		attr(root, "mcphost.call.status") != store.StatusOK || attr(root, "mcphost.entry.id") != entry.ID || len(root.ParentSpanId) != 0 {
 		t.Errorf("call span: %v", root)
 	}
-	if attr(client, "mcp.protocol.version") != host.LegacyProtocolVersion || attr(client, "network.transport") != "tcp" {
+	if attr(client, "mcp.protocol.version") != negotiate.LegacyVersion || attr(client, "network.transport") != "tcp" {
 		t.Errorf("client span: %v", client)
 	}
 	for _, name := range []string{"policy call", "result stage", "store record"} {

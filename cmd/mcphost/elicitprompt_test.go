@@ -21,7 +21,7 @@ func TestPrompter(t *testing.T) {
 		"admin":{"type":"boolean"},
 		"colors":{"type":"array","items":{"enum":["red","green"]}},
 		"pin":{"type":"string","format":"password","default":"0000"}},"required":["age"]}`)
-	form := host.Elicitation{Server: "s", Tool: "t", Mode: host.ElicitForm, Message: "Who?", RequestedSchema: schema}
+	form := host.Elicitation{Server: "s", Tool: "t", Mode: "form", Message: "Who?", RequestedSchema: schema}
 	tests := []struct {
 		name    string
 		q       host.Elicitation

@@ -100,7 +100,7 @@ policy "confirm-echo" {
 	done := call("slow", map[string]any{"ms": 1})
 	var a host.Approval
 	for name, canAnswer := range map[string]bool{"bob": false, "carol": true, "alice": false} {
-		ev := streams[name].next(t, "an approval event", func(ev sseEvent) bool { return ev.Type == host.EventApproval })
+		ev := streams[name].next(t, "an approval event", func(ev sseEvent) bool { return ev.Type == "approval" })
 		a = decode[host.Approval](t, response{body: ev.Data})
 		if a.Principal != "bob" || a.CanAnswer != canAnswer || strings.Join(a.Approvers, ",") != "security" {
 			t.Errorf("%s's approval event = %+v, want bob's, canAnswer %v", name, a, canAnswer)
@@ -121,13 +121,13 @@ policy "confirm-echo" {
 	finished(done, host.ApprovalApproved)
 	for _, name := range []string{"bob", "carol", "alice"} {
 		streams[name].next(t, "the approval's end", func(ev sseEvent) bool {
-			return ev.Type == host.EventApprovalDone && strings.Contains(string(ev.Data), a.ID)
+			return ev.Type == "approval_done" && strings.Contains(string(ev.Data), a.ID)
 		})
 	}
 
 	// Without approvers the caller answers, and only the caller.
 	done = call("echo", map[string]any{"text": "hi"})
-	ev := streams["bob"].next(t, "an approval event", func(ev sseEvent) bool { return ev.Type == host.EventApproval })
+	ev := streams["bob"].next(t, "an approval event", func(ev sseEvent) bool { return ev.Type == "approval" })
 	a = decode[host.Approval](t, response{body: ev.Data})
 	if !a.CanAnswer || len(a.Approvers) != 0 {
 		t.Errorf("bob's own approval = %+v", a)

@@ -67,7 +67,7 @@ policy "approve-slow" {
 
 			wantStatus(t, e.do(t, "POST", "/api/v1/approvals/"+acc.Approval.ID, bobToken, `{"decision":"`+tt.decision+`"}`), http.StatusOK)
 			ev := events.next(t, "the call's entry", func(ev sseEvent) bool {
-				return ev.Type == host.EventEntry && strings.Contains(string(ev.Data), acc.CallID)
+				return ev.Type == "entry" && strings.Contains(string(ev.Data), acc.CallID)
 			})
 			if en := decode[store.Entry](t, response{body: ev.Data}); en.Status != tt.status {
 				t.Errorf("the entry event says %q, want %q", en.Status, tt.status)

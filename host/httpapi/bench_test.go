@@ -16,6 +16,7 @@ import (
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/benchpair"
 	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/negotiate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,7 +31,7 @@ func BenchmarkAPICall(b *testing.B) {
 	bin := testbin.Build(b, "github.com/mcphost/mcphost/testdata/servers/wellbehaved")
 	ctx := b.Context()
 
-	direct := benchpair.DirectStdio(b, bin, host.LegacyProtocolVersion)
+	direct := benchpair.DirectStdio(b, bin, negotiate.LegacyVersion)
 
 	const token = "bench-token-0123456789abcdef"
 	cfg := &config.Config{

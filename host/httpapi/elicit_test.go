@@ -41,7 +41,7 @@ func TestElicitationRoutes(t *testing.T) {
 					r, _ := e.send(t.Context(), "POST", callPath(sid), bobToken, mustJSON(callBody{Server: "ask", Tool: "ask_name"}))
 					done <- r
 				}()
-				ev := events.next(t, "an elicitation event", func(ev sseEvent) bool { return ev.Type == host.EventElicitation })
+				ev := events.next(t, "an elicitation event", func(ev sseEvent) bool { return ev.Type == "elicitation" })
 				q := decode[host.Elicitation](t, response{body: ev.Data})
 				if q.Mode != "form" || q.Message != "Who are you?" || q.Server != "ask" || q.Tool != "ask_name" || q.SessionID != sid {
 					t.Fatalf("question %+v", q)
@@ -69,7 +69,7 @@ func TestElicitationRoutes(t *testing.T) {
 				case <-time.After(waitBound):
 					t.Fatal("the call did not complete")
 				}
-				events.next(t, "the elicitation's end", func(ev sseEvent) bool { return ev.Type == host.EventElicitationDone })
+				events.next(t, "the elicitation's end", func(ev sseEvent) bool { return ev.Type == "elicitation_done" })
 			}
 		})
 	}

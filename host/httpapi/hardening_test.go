@@ -172,7 +172,7 @@ func TestEventStreamsEndWhenCredentialRevoked(t *testing.T) {
 			t.Errorf("%s: the stream stayed open (got %s %s)", name, ev.Type, ev.Data)
 		}
 	}
-	alice.next(t, "the config event", func(ev sseEvent) bool { return ev.Type == host.EventConfig })
+	alice.next(t, "the config event", func(ev sseEvent) bool { return ev.Type == "config" })
 
 	// What was revoked stays revoked; a call of alice's reaches only her.
 	for _, tok := range []string{bobToken, e.bobWS, carol, carolWS} {
@@ -196,7 +196,7 @@ func (s *eventStream) waitEnd(t *testing.T) (sseEvent, bool) {
 			if !ok {
 				return sseEvent{}, true
 			}
-			if ev.Type != host.EventServer {
+			if ev.Type != "server" {
 				return ev, false
 			}
 		case <-timer.C:
@@ -224,7 +224,7 @@ func TestEventStreamLimits(t *testing.T) {
 		return resp.StatusCode
 	}
 	var streams []context.CancelFunc
-	for i := 0; i < host.DefaultMaxSubscribersPerPrincipal; i++ {
+	for i := 0; i < maxSubscribers; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(cancel)
 		if status := open(ctx); status != http.StatusOK {
@@ -234,7 +234,7 @@ func TestEventStreamLimits(t *testing.T) {
 	}
 	r := e.do(t, "GET", "/api/v1/events", bobToken, "")
 	ae := wantError(t, r, http.StatusTooManyRequests, "too_many_streams")
-	if r.header.Get("Retry-After") == "" || !strings.Contains(ae.Error.Message, strconv.Itoa(host.DefaultMaxSubscribersPerPrincipal)) {
+	if r.header.Get("Retry-After") == "" || !strings.Contains(ae.Error.Message, strconv.Itoa(maxSubscribers)) {
 		t.Errorf("429 without Retry-After or the limit: %q, %q", r.header.Get("Retry-After"), ae.Error.Message)
 	}
 	e.openEvents(t, aliceToken) // another principal is not affected
@@ -315,7 +315,7 @@ policy "ops-only" {
 	isServer := func(name string) func(sseEvent) bool {
 		return func(ev sseEvent) bool {
 			var st map[string]any
-			return ev.Type == host.EventServer && json.Unmarshal(ev.Data, &st) == nil && st["name"] == name
+			return ev.Type == "server" && json.Unmarshal(ev.Data, &st) == nil && st["name"] == name
 		}
 	}
 	fx := bobEvents.next(t, "fx's status", isServer("fx"))
@@ -390,3 +390,7 @@ func TestRateLimit(t *testing.T) {
 	<-slowDone
 	wantStatus(t, e.do(t, "POST", callPath(csid), carol, echo), http.StatusOK)
 }
+
+// maxSubscribers is the host's default bound on one principal's event
+// streams.
+const maxSubscribers = 32

@@ -28,8 +28,10 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/httpapi"
 	"github.com/mcphost/mcphost/host/httpapi/webshell"
+	"github.com/mcphost/mcphost/host/internal/identity"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/negotiate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -212,7 +214,7 @@ func (e *testEnv) signIn(t *testing.T, token string) string {
 	cred := decode[struct {
 		Credential string `json:"credential"`
 	}](t, r).Credential
-	if !host.IsWebShellCredential(cred) {
+	if !identity.IsWebShellCredential(cred) {
 		t.Fatalf("sign-in answered credential %q", cred)
 	}
 	return cred
@@ -809,7 +811,7 @@ func TestCatalogRoutes(t *testing.T) {
 		s := e.serverStatus(t, "fx")
 		want := map[string]any{
 			"name": "fx", "transport": "stdio", "status": "ready", "era": "legacy",
-			"protocolVersion": host.LegacyProtocolVersion,
+			"protocolVersion": negotiate.LegacyVersion,
 			"tools":           float64(8), "prompts": float64(1), "resources": float64(1), "resourceTemplates": float64(1),
 			"restarts": float64(0),
 		}
@@ -986,7 +988,7 @@ func directResult(t *testing.T, tool string, args map[string]any) any {
 	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "httpapi-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin)}, &mcp.ClientSessionOptions{ProtocolVersion: host.LegacyProtocolVersion})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin)}, &mcp.ClientSessionOptions{ProtocolVersion: negotiate.LegacyVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1035,7 +1037,7 @@ func TestCalls(t *testing.T) {
 		en := decode[store.Entry](t, r)
 		if !strings.HasPrefix(en.ID, "e_") || en.SessionID != sid || en.Seq != 1 || !strings.HasPrefix(en.CallID, "c_") ||
 			en.Principal != "alice" || en.Origin != "api" || en.Server != "fx" || en.Tool != "add" ||
-			en.Status != "ok" || en.Error != "" || en.Era != "legacy" || en.ProtocolVersion != host.LegacyProtocolVersion ||
+			en.Status != "ok" || en.Error != "" || en.Era != "legacy" || en.ProtocolVersion != negotiate.LegacyVersion ||
 			en.StartedAt.IsZero() || en.DurationMs < 0 {
 			t.Errorf("entry %s", r.body)
 		}

@@ -87,7 +87,7 @@ policy "approve-slow" {
 		r, _ := e.send(t.Context(), "POST", callPath(sid), bobToken, mustJSON(callBody{Server: "fx", Tool: "slow", Arguments: map[string]any{"ms": 1}}))
 		done <- r
 	}()
-	ev := events.next(t, "an approval event", func(ev sseEvent) bool { return ev.Type == host.EventApproval })
+	ev := events.next(t, "an approval event", func(ev sseEvent) bool { return ev.Type == "approval" })
 	a := decode[host.Approval](t, response{body: ev.Data})
 	type approvals struct {
 		Approvals []host.Approval `json:"approvals"`

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/internal/identity"
 )
 
 // entrySel is every stored entry card of the transcript.
@@ -163,7 +163,7 @@ func TestLoginFromFragment(t *testing.T) {
 	}
 	// The tab keeps the WebShell credential the token was exchanged for
 	// (origin "user"), not the token.
-	if got := eval[string](tb, `sessionStorage.getItem('mcphost.token') ?? ''`); !host.IsWebShellCredential(got) || strings.Contains(got, aliceToken) {
+	if got := eval[string](tb, `sessionStorage.getItem('mcphost.token') ?? ''`); !identity.IsWebShellCredential(got) || strings.Contains(got, aliceToken) {
 		t.Errorf("sessionStorage holds %q, want the WebShell credential", got)
 	}
 	if got := eval[string](tb, `JSON.stringify(sessionStorage)`); strings.Contains(got, aliceToken) {
