@@ -18,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/confine"
 	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/boot"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/fixture"
@@ -128,9 +129,9 @@ func newEnvApproval(t testing.TB, cfg *config.Config, gwOpts func(net.Listener) 
 	var st *store.Store
 	var err error
 	if cfg.Store.Postgres != "" {
-		st, err = store.OpenPostgres(t.Context(), cfg.Store.Postgres, nil, host.StoreOptionsFor(cfg))
+		st, err = store.OpenPostgres(t.Context(), cfg.Store.Postgres, nil, boot.StoreOptions(cfg))
 	} else {
-		st, err = store.OpenWith(t.Context(), filepath.Join(t.TempDir(), "mcphost.db"), nil, host.StoreOptionsFor(cfg))
+		st, err = store.OpenWith(t.Context(), filepath.Join(t.TempDir(), "mcphost.db"), nil, boot.StoreOptions(cfg))
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/upstream"
 )
 
 // SetQuestionSweepEvery makes the sweep of dead replicas' questions run
@@ -43,3 +44,6 @@ func (h *Host) FanIn() fanInStats                            { return h.fanIn() 
 func (h *Host) CacheStats() cache.Stats                      { return h.cacheStats() }
 func (h *Host) PlanReload(cfg *config.Config) ReloadPlan     { return h.planReload(cfg) }
 func (h *Host) WaitListening(ctx context.Context) error      { return h.waitListening(ctx) }
+
+// RelayPath is where a replica serves its singleton servers to the others.
+const RelayPath = upstream.RelayPath

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/mcphost/mcphost/cache"
 	"github.com/mcphost/mcphost/cluster"
+	"github.com/mcphost/mcphost/host/boot"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/internal/appgate"
 	"github.com/mcphost/mcphost/host/internal/events"
@@ -60,7 +60,7 @@ type Options struct {
 	// only those.
 	OwnerToken string
 	// PluginCacheDir holds the on-disk compilation cache of the config's
-	// plugins (see PluginCacheDirFor); "" keeps compiled code in memory.
+	// plugins (see boot.PluginCacheDir); "" keeps compiled code in memory.
 	PluginCacheDir string
 	// ApprovalTimeout bounds how long a call paused by an `ask` policy
 	// waits for the user's answer (default defaultApprovalTimeout); no
@@ -111,7 +111,7 @@ type Host struct {
 	asks askParts    // approvals and elicitations waiting (approvals.go)
 	ev   eventParts  // streams, watchers and fan-in across replicas (events.go)
 	apps appParts    // per-App limits and compaction (appgate.go)
-	wasm pluginParts // the plugins' runtime (plugins.go)
+	wasm pluginParts // the plugins' runtime (boot.NewPluginRuntime)
 	auth oauthParts  // the OAuth manager (oauth.go)
 	life lifecycle   // start, drain and close (httpserver.go)
 
@@ -260,7 +260,7 @@ func (h *Host) connDeps(cfg *config.Config, opts Options, sandboxDir string) *up
 		Logger: opts.Logger, Version: opts.Version, Restart: opts.Restart,
 		BackoffMin: opts.BackoffMin, BackoffMax: opts.BackoffMax,
 		Store: opts.Store, Replica: opts.Replica, Cluster: opts.Cluster,
-		DataDir: cfg.DataDir, SandboxDir: sandboxDir, WasmCacheDir: wasmCacheDir(opts.PluginCacheDir, cfg.DataDir, sandboxDir),
+		DataDir: cfg.DataDir, SandboxDir: sandboxDir, WasmCacheDir: boot.WasmCacheDir(opts.PluginCacheDir, cfg.DataDir, sandboxDir),
 		OAuth: &upstream.OAuthRef{},
 		OnStatus: func(st ServerStatus) {
 			h.publish(Event{Type: eventServer, Data: st})
@@ -301,69 +301,6 @@ func (e *PluginLoadError) Error() string {
 		b.WriteString(d.Error())
 	}
 	return b.String()
-}
-
-// PluginCacheDirFor returns data_dir/plugin-cache for cfg, created with
-// mode 0700, or "" when it cannot be used (the cache then stays in memory).
-func PluginCacheDirFor(cfg *config.Config, logger *slog.Logger) string {
-	wasm := slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Transport == config.TransportWasm })
-	if len(cfg.Plugins) == 0 && !wasm {
-		return ""
-	}
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return pluginCacheDir(cfg.DataDir, logger)
-}
-
-// StoreOptionsFor returns the options the daemon's database is opened with
-// under cfg (its `store` block): store.SyncNormal for `sync = "normal"`,
-// otherwise store.SyncFull, the default.
-func StoreOptionsFor(cfg *config.Config) store.Options {
-	if cfg.Store.Sync == config.StoreSyncNormal {
-		return store.Options{Sync: store.SyncNormal}
-	}
-	return store.Options{Sync: store.SyncFull}
-}
-
-// StoreFile is the SQLite database's name in data_dir.
-const StoreFile = "mcphost.db"
-
-// OpenStore opens the daemon's store as cfg's `store` block says: the
-// PostgreSQL database of `postgres` when it is set (store.OpenPostgres),
-// else the SQLite file StoreFile in data_dir (store.OpenWith), with the
-// options of StoreOptionsFor. It logs which backend it opened, with the DSN's
-// password redacted. Every command that opens the store goes through it.
-func OpenStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*store.Store, error) {
-	return OpenStoreAs(ctx, cfg, logger, "", nil)
-}
-
-// OpenStoreAs is OpenStore for the replica with id replica
-// (store.Options.Replica): on PostgreSQL its events then reach the other
-// replicas sharing the store and theirs reach it (fanin.go), sealed with
-// secret, the secret the replicas share (store.Options.Secret; required
-// there). "" is a single node; SQLite is one whatever the id.
-func OpenStoreAs(ctx context.Context, cfg *config.Config, logger *slog.Logger, replica string, secret []byte) (*store.Store, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	opts := StoreOptionsFor(cfg)
-	opts.Replica, opts.Secret = replica, secret
-	if cfg.Store.Postgres != "" {
-		st, err := store.OpenPostgres(ctx, cfg.Store.Postgres, logger, opts)
-		if err != nil {
-			return nil, err
-		}
-		logger.Info("store opened", "backend", "postgres", "dsn", store.RedactDSN(cfg.Store.Postgres), "store_sync", opts.Sync.String())
-		return st, nil
-	}
-	path := filepath.Join(cfg.DataDir, StoreFile)
-	st, err := store.OpenWith(ctx, path, logger, opts)
-	if err != nil {
-		return nil, err
-	}
-	logger.Debug("store opened", "backend", "sqlite", "path", path, "store_sync", opts.Sync.String())
-	return st, nil
 }
 
 // Start connects every enabled server in the background, each on its own,

@@ -20,14 +20,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// RelayHandler serves the singleton servers this replica runs to the
-// other replicas (upstream.RelayPath + NAME), behind the node's hop-only front
+// RelayHandler returns the path prefix under which this replica serves
+// its singleton servers to the other replicas (the prefix + NAME), and the
+// handler that serves them, behind the node's hop-only front
 // (cluster.Node.HopOnly), which verifies each request's proof. It answers
 // 403 to a request that did not come through it as a replica's, 404 for a
 // server that is no singleton here, and 503 while another replica runs it
 // (the caller looks again).
-func (h *Host) RelayHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func (h *Host) RelayHandler() (path string, handler http.Handler) {
+	return upstream.RelayPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hop, ok := cluster.HopOf(r)
 		if !ok {
 			http.Error(w, "the singleton relay is for mcphost replicas only", http.StatusForbidden)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/mcphost/mcphost/host/boot"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/internal/generation"
 	"github.com/mcphost/mcphost/host/internal/identity"
@@ -44,16 +45,16 @@ func (h *Host) newGeneration(ctx context.Context, cfg *config.Config, old *gener
 		if h.wasm.pluginRT == nil {
 			dir := h.opts.PluginCacheDir
 			if dir == "" && old != nil {
-				dir = PluginCacheDirFor(cfg, h.opts.Logger) // plugins added by a reload
+				dir = boot.PluginCacheDir(cfg, h.opts.Logger) // plugins added by a reload
 			}
-			rt, err := NewPluginRuntime(dir, h.opts.Logger.With("component", "plugins"))
+			rt, err := boot.NewPluginRuntime(dir, h.opts.Logger.With("component", "plugins"))
 			if err != nil {
 				return nil, nil, fmt.Errorf("host: plugin runtime: %w", err)
 			}
 			h.wasm.pluginRT = rt
 		}
 		g.PluginDigests = pluginDigests(cfg) // before loading: a module rebuilt meanwhile shows as changed next time
-		set, diags := LoadPlugins(ctx, h.wasm.pluginRT, cfg)
+		set, diags := boot.LoadPlugins(ctx, h.wasm.pluginRT, cfg)
 		if diags.HasErrors() {
 			return nil, nil, &PluginLoadError{Diagnostics: diags}
 		}
@@ -312,9 +313,9 @@ func (h *Host) ReloadWith(ctx context.Context, cfg *config.Config, opts ReloadOp
 // seen cheap).
 func (h *Host) checkPlugins(ctx context.Context, cfg *config.Config) hcl.Diagnostics {
 	if h.wasm.pluginRT == nil {
-		return CheckPlugins(ctx, cfg)
+		return boot.CheckPlugins(ctx, cfg)
 	}
-	set, diags := LoadPlugins(ctx, h.wasm.pluginRT, cfg)
+	set, diags := boot.LoadPlugins(ctx, h.wasm.pluginRT, cfg)
 	set.Close() // a no-op on nil
 	return diags
 }

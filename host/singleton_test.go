@@ -61,7 +61,8 @@ func startNodeReplica(t testing.TB, dsn, id string, dir cluster.Directory, cfg *
 	ready.Add(1)
 	relay := node.HopOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ready.Wait()
-		h.RelayHandler().ServeHTTP(w, r)
+		_, handler := h.RelayHandler()
+		handler.ServeHTTP(w, r)
 	}))
 	srv := &http.Server{Handler: relay}
 	go srv.Serve(ln)

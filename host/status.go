@@ -51,10 +51,6 @@ type (
 	ArgumentsError = upstream.ArgumentsError
 )
 
-// RelayPath is where a replica serves its singleton servers to the other
-// replicas: RelayPath + the server's name.
-const RelayPath = upstream.RelayPath
-
 // What a reload plans and what it did, and the error for a server the
 // config does not have: package generation.
 type (

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/host/store"
 )
 
 func parseStoreConfig(t *testing.T, block string) *config.Config {
@@ -16,31 +15,6 @@ func parseStoreConfig(t *testing.T, block string) *config.Config {
 		t.Fatal(diags)
 	}
 	return cfg
-}
-
-// TestStoreOptionsFor checks that the `store` block reaches the options the
-// daemon opens its database with.
-func TestStoreOptionsFor(t *testing.T) {
-	tests := []struct {
-		name  string
-		block string
-		want  store.Sync
-	}{
-		{"no block", "", store.SyncFull},
-		{"full", "store {\n  sync = \"full\"\n}\n", store.SyncFull},
-		{"normal", "store {\n  sync = \"normal\"\n}\n", store.SyncNormal},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := parseStoreConfig(t, tt.block)
-			if got := StoreOptionsFor(cfg).Sync; got != tt.want {
-				t.Errorf("StoreOptionsFor(%q).Sync = %v, want %v", cfg.Store.Sync, got, tt.want)
-			}
-		})
-	}
-	if got := StoreOptionsFor(&config.Config{}).Sync; got != store.SyncFull {
-		t.Errorf("StoreOptionsFor of a zero Config = %v, want full", got)
-	}
 }
 
 // TestReloadStoreSyncIgnored checks that a reload reports a changed sync

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/boot"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/negotiate"
@@ -122,7 +123,7 @@ func TestTraces(t *testing.T) {
 		VersionNegotiation: config.NegotiationLegacy, DiscoveryTimeout: 20 * time.Second, CallTimeout: time.Minute,
 		Enabled: true, Apps: config.AppsAuto,
 	}}}
-	st, err := store.OpenWith(t.Context(), filepath.Join(t.TempDir(), "mcphost.db"), nil, host.StoreOptionsFor(cfg))
+	st, err := store.OpenWith(t.Context(), filepath.Join(t.TempDir(), "mcphost.db"), nil, boot.StoreOptions(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

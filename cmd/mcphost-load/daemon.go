@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/boot"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/httpapi"
 	"github.com/mcphost/mcphost/host/httpapi/webshell"
@@ -95,7 +96,7 @@ func startDaemon(ctx context.Context, cfg *config.Config, label, logPath string,
 		lf.Close()
 		return nil, su, err
 	}
-	st, err := host.OpenStore(ctx, cfg, logger)
+	st, err := boot.OpenStore(ctx, cfg, logger)
 	if err != nil {
 		lf.Close()
 		return nil, su, err
@@ -114,7 +115,7 @@ func startDaemon(ctx context.Context, cfg *config.Config, label, logPath string,
 		Version:        "mcphost-load",
 		Restart:        true,
 		Store:          st,
-		PluginCacheDir: host.PluginCacheDirFor(cfg, logger),
+		PluginCacheDir: boot.PluginCacheDir(cfg, logger),
 		AppCompaction:  host.AppCompaction{After: cfg.AppCompactAfter, SessionBytes: cfg.AppCompactSessionBytes},
 		OnStatus:       onStatus,
 		// serve's OwnerToken is set only for a config without principals;

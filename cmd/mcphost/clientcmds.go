@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/boot"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/termsafe"
@@ -65,7 +66,7 @@ func (e *env) openHost(ctx context.Context, cf clientFlags, names []string) (*ho
 		Version:        version(),
 		Servers:        names,
 		Store:          st,
-		PluginCacheDir: host.PluginCacheDirFor(cfg, logger),
+		PluginCacheDir: boot.PluginCacheDir(cfg, logger),
 	})
 	if err != nil {
 		closeStore(st)
@@ -130,7 +131,7 @@ func eraCacheStore(ctx context.Context, cfg *config.Config, names []string, logg
 			return nil
 		}
 	}
-	st, err := host.OpenStore(ctx, cfg, logger)
+	st, err := boot.OpenStore(ctx, cfg, logger)
 	if err != nil {
 		logger.Warn("era cache unavailable", "err", err)
 		return nil

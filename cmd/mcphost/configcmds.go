@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/boot"
 	"github.com/mcphost/mcphost/host/config"
 )
 
@@ -37,7 +37,7 @@ func (e *env) validate(args []string) int {
 		if !diags.HasErrors() {
 			// The whole load path: plugins are compiled and their exports
 			// checked too.
-			diags = append(diags, host.CheckPlugins(context.Background(), cfg)...)
+			diags = append(diags, boot.CheckPlugins(context.Background(), cfg)...)
 		}
 		all = append(all, diags...)
 		if !diags.HasErrors() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/boot"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -134,7 +135,7 @@ func (e *env) gatewayStandalone(ctx context.Context, cfg *config.Config, path, a
 		fmt.Fprintf(e.stderr, "mcphost gateway: data_dir: %v\n", err)
 		return exitFailure
 	}
-	st, err := host.OpenStore(ctx, cfg, logger)
+	st, err := boot.OpenStore(ctx, cfg, logger)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost gateway: %v\n", err)
 		return exitFailure
@@ -142,7 +143,7 @@ func (e *env) gatewayStandalone(ctx context.Context, cfg *config.Config, path, a
 	defer st.Close()
 	h, err := host.New(cfg, host.Options{
 		Logger: logger.With("component", "host"), Version: version(), Restart: true, Store: st,
-		PluginCacheDir: host.PluginCacheDirFor(cfg, logger),
+		PluginCacheDir: boot.PluginCacheDir(cfg, logger),
 	})
 	if err != nil {
 		e.printHostError(cfg, err)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/boot"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/termsafe"
 	"github.com/mcphost/mcphost/plugins"
@@ -137,14 +137,14 @@ func (e *env) pluginRun(ctx context.Context, args []string) int {
 	}
 
 	// The daemon's on-disk compilation cache: only the first run compiles.
-	rt, err := host.NewPluginRuntime(host.PluginCacheDirFor(cfg, nil), nil)
+	rt, err := boot.NewPluginRuntime(boot.PluginCacheDir(cfg, nil), nil)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost plugin run: %v\n", err)
 		return exitFailure
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
 	loadStart := time.Now()
-	set, diags := host.LoadPlugins(ctx, rt, cfg)
+	set, diags := boot.LoadPlugins(ctx, rt, cfg)
 	if diags.HasErrors() {
 		e.printDiagnostics(cfg.Files, diags)
 		return exitUsage

@@ -132,7 +132,7 @@ func credentialKey(dataDir string, node *cluster.Node, secret []byte) ([]byte, e
 	return []byte(k), nil
 }
 
-// mountRelay serves host.RelayPath, where the other replicas reach the
+// mountRelay serves the host's relay path, where the other replicas reach the
 // singleton servers this one runs, ahead of rest: behind the node's
 // hop-only front, which lets through only requests with a verified proof
 // of their own (a client's, a replayed or a stale one is 403) and never
@@ -143,9 +143,10 @@ func mountRelay(node *cluster.Node, h *host.Host, rest http.Handler) http.Handle
 	if !node.Clustered() {
 		return rest
 	}
-	relay := node.HopOnly(h.RelayHandler())
+	path, handler := h.RelayHandler()
+	relay := node.HopOnly(handler)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, host.RelayPath) {
+		if strings.HasPrefix(r.URL.Path, path) {
 			relay.ServeHTTP(w, r)
 			return
 		}

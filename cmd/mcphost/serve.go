@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/boot"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/httpapi"
 	"github.com/mcphost/mcphost/host/httpapi/webshell"
@@ -26,7 +27,7 @@ import (
 )
 
 // dbFile is the daemon's database in data_dir.
-const dbFile = host.StoreFile
+const dbFile = boot.StoreFile
 
 // ownerTokenFile is the file in data_dir that holds the generated owner
 // token when the config declares no principal.
@@ -117,7 +118,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 			logger.Warn("telemetry: the last traces were not sent", "err", err)
 		}
 	}()
-	storeOpts := host.StoreOptionsFor(cfg)
+	storeOpts := boot.StoreOptions(cfg)
 	id, err := replicaID(rf)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
@@ -131,7 +132,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	// On PostgreSQL the store carries this replica's events to the others
 	// and theirs to it, sealed with the secret; on SQLite the id changes
 	// nothing.
-	st, err := host.OpenStoreAs(ctx, cfg, logger, id, secret)
+	st, err := boot.OpenStoreAs(ctx, cfg, logger, id, secret)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost serve: %v\n", err)
 		return exitFailure
@@ -183,7 +184,7 @@ func (e *env) serve(ctx context.Context, args []string) int {
 		Store:          st,
 		OwnerToken:     ownerToken,
 		CredentialKey:  credKey,
-		PluginCacheDir: host.PluginCacheDirFor(cfg, logger),
+		PluginCacheDir: boot.PluginCacheDir(cfg, logger),
 		AppCompaction:  host.AppCompaction{After: cfg.AppCompactAfter, SessionBytes: cfg.AppCompactSessionBytes},
 		Replica:        node.ID(),
 		Cluster:        node,

@@ -410,7 +410,7 @@ const (
 
 // Plugin is one `plugin "NAME"` block. The loader checks the attributes;
 // compiling the module and checking its exports is the host's job
-// (host.CheckPlugins), which reports problems at PathRange.
+// (boot.CheckPlugins), which reports problems at PathRange.
 type Plugin struct {
 	Name        string
 	Path        string            // absolute, or relative to the process when the config was parsed from memory

@@ -1,11 +1,13 @@
-package host
+package boot
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/mcphost/mcphost/host/config"
@@ -87,7 +89,7 @@ func CheckPlugins(ctx context.Context, cfg *config.Config) hcl.Diagnostics {
 	if len(cfg.Plugins) == 0 {
 		return nil
 	}
-	rt, err := NewPluginRuntime(PluginCacheDirFor(cfg, nil), nil)
+	rt, err := NewPluginRuntime(PluginCacheDir(cfg, nil), nil)
 	if err != nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Plugin runtime unavailable", Detail: fmt.Sprintf("The WebAssembly runtime could not start: %v.", err)}}
 	}
@@ -99,7 +101,7 @@ func CheckPlugins(ctx context.Context, cfg *config.Config) hcl.Diagnostics {
 
 // pluginCacheDir returns data_dir/plugin-cache, created with mode 0700, or
 // "" (memory only) when data_dir is unset or cannot be used.
-func pluginCacheDir(dataDir string, logger *slog.Logger) string {
+func cacheDirIn(dataDir string, logger *slog.Logger) string {
 	if dataDir == "" {
 		return ""
 	}
@@ -111,13 +113,13 @@ func pluginCacheDir(dataDir string, logger *slog.Logger) string {
 	return dir
 }
 
-// wasmCacheDir is where WebAssembly servers keep their compiled code
+// WasmCacheDir is where WebAssembly servers keep their compiled code
 // across starts: the plugins' compilation cache (Options.PluginCacheDir,
 // data_dir/plugin-cache for the daemon: wazero keys its entries by the
 // module's hash, so plugins and servers share it), else
 // data_dir/plugin-cache, else, without a data_dir, a directory beside the
 // servers' temporary sandbox directories.
-func wasmCacheDir(pluginCacheDir, dataDir, sandboxDir string) string {
+func WasmCacheDir(pluginCacheDir, dataDir, sandboxDir string) string {
 	switch {
 	case pluginCacheDir != "":
 		return pluginCacheDir
@@ -125,4 +127,17 @@ func wasmCacheDir(pluginCacheDir, dataDir, sandboxDir string) string {
 		return filepath.Join(dataDir, pluginCacheSubdir)
 	}
 	return filepath.Join(sandboxDir, ".wasm-cache")
+}
+
+// PluginCacheDir returns data_dir/plugin-cache for cfg, created with
+// mode 0700, or "" when it cannot be used (the cache then stays in memory).
+func PluginCacheDir(cfg *config.Config, logger *slog.Logger) string {
+	wasm := slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Transport == config.TransportWasm })
+	if len(cfg.Plugins) == 0 && !wasm {
+		return ""
+	}
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return cacheDirIn(cfg.DataDir, logger)
 }
