@@ -1,9 +1,11 @@
 package host_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -571,5 +573,74 @@ func TestMaxRestarts(t *testing.T) {
 	}
 	if now := mustStatus(t, h, "crashy"); now.State != host.StateFailed || now.Restarts != 2 {
 		t.Fatalf("later: %s after %d restarts, want failed after 2", now.State, now.Restarts)
+	}
+}
+
+// lockedBuffer is an io.Writer that several goroutines may log to.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestFailedServerSaysWhy: a server that fails the way `npx` does for a
+// package the registry does not have (its log path changes each time,
+// npm's update notice comes last) leads its error with npm's own reason,
+// without the notice; its failures count as one cause, and once it has
+// failed the same way three times its stderr is no longer logged at info
+// level on each attempt.
+func TestFailedServerSaysWhy(t *testing.T) {
+	bad := testbin.Build(t, misbehavePkg)
+	var logs lockedBuffer
+	gaveUp := make(chan host.ServerStatus, 1)
+	opts := host.Options{
+		Restart:    true,
+		BackoffMin: time.Millisecond,
+		BackoffMax: 2 * time.Millisecond,
+		Logger:     slog.New(slog.NewTextHandler(&logs, nil)),
+		OnStatus: func(st host.ServerStatus) {
+			if st.State == host.StateFailed && strings.Contains(st.LastError, "gave up") {
+				select {
+				case gaveUp <- st:
+				default:
+				}
+			}
+		},
+	}
+	s := stdioServer("broken", bad, "-mode", "npm-404")
+	s.MaxRestarts = 7
+	startHost(t, opts, s)
+	var st host.ServerStatus
+	select {
+	case st = <-gaveUp:
+	case <-time.After(time.Minute):
+		t.Fatal("the server was never given up on")
+	}
+	if !strings.HasPrefix(st.LastError, "npm error 404 Not Found - GET http://127.0.0.1:9/@fixture%2fnope - Not found — connect: ") {
+		t.Errorf("the error does not lead with npm's reason: %s", st.LastError)
+	}
+	if strings.Contains(st.LastError, "npm notice") || strings.Contains(st.LastError, "_logs") {
+		t.Errorf("the error quotes npm's noise: %s", st.LastError)
+	}
+	out := logs.String()
+	// 8 attempts, 6 stderr lines each: only the first three attempts' at
+	// info level.
+	if n := strings.Count(out, `msg="server stderr"`); n != 3*6 {
+		t.Errorf("%d stderr lines logged at info level, want %d (three attempts)\n%s", n, 3*6, out)
+	}
+	// Failures 1, 2, 3, 4 and 8 of the one cause.
+	if n := strings.Count(out, "level=WARN msg=\"server failed"); n > 5 {
+		t.Errorf("%d failure lines for 8 failures of one cause, want at most 5\n%s", n, out)
 	}
 }

@@ -97,6 +97,10 @@ type StderrLog struct {
 	// OnLine, when set before the server starts, sees each line (the
 	// sandbox turns refusals into hints). It must not block.
 	OnLine func(line string)
+	// Quiet, when set before the server starts, logs the lines at debug
+	// level: the server failed the same way several times in a row, and
+	// its failure's line already quotes what it printed.
+	Quiet bool
 
 	mu      sync.Mutex
 	partial []byte
@@ -150,7 +154,9 @@ func (l *StderrLog) line(s string) {
 	if l.OnLine != nil {
 		l.OnLine(s)
 	}
-	if l.limit.Allow() {
+	if l.Quiet {
+		l.logger.Debug("server stderr", "line", s)
+	} else if l.limit.Allow() {
 		l.logger.Info("server stderr", "line", s)
 	}
 }
@@ -171,16 +177,24 @@ func (l *StderrLog) Tail(n int) []string {
 }
 
 // WithStderr appends the last lines of a server's stderr to err, so that
-// "exit status 1" comes with the reason the server printed.
+// "exit status 1" comes with the reason the server printed. A line that
+// says why the server failed leads the error (a *SaidError); a launcher's
+// notices are left out of the tail.
 func WithStderr(err error, l *StderrLog) error {
 	if err == nil || l == nil {
 		return err
 	}
-	tail := l.Tail(5)
+	lines := Meaningful(l.Tail(StderrTailLines))
+	said := Said(lines)
+	tail := lines[max(0, len(lines)-5):]
 	if len(tail) == 0 {
 		return err
 	}
-	return fmt.Errorf("%w (stderr: %s)", err, strings.Join(tail, " | "))
+	err = fmt.Errorf("%w (stderr: %s)", err, strings.Join(tail, " | "))
+	if said != "" {
+		return &SaidError{Said: said, Err: err}
+	}
+	return err
 }
 
 // ContextErr turns a context error into a sentence about the bound that

@@ -52,7 +52,10 @@ type Conn struct {
 	// stderr is the stderr of the current (or last) session's process, and
 	// recent the server's last log messages, for its card (ServerLogs).
 	stderr atomic.Pointer[transport.StderrLog]
-	recent logRing
+	// quietStderr: the server keeps failing the same way, so the next
+	// session's stderr is logged at debug level (supervise.go).
+	quietStderr atomic.Bool
+	recent      logRing
 	// restart asks the supervisor for a new session now (RestartServer).
 	restart chan struct{}
 
@@ -173,6 +176,7 @@ func NewConn(s config.Server, deps *Deps, hc *cache.Cache) *Conn {
 		Transport: s.Transport,
 		State:     StateStopped,
 		Since:     time.Now(),
+		Launcher:  launcherOf(&s),
 	}
 	if singleton(&s, deps) {
 		c.place = newPlacement(s.Name, deps.Replica)
@@ -361,6 +365,7 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *tra
 func (c *Conn) sessionTransport(spec *negotiate.Spec, last **exec.Cmd) *transport.StderrLog {
 	if c.Cfg.Transport == config.TransportWasm {
 		stderr := transport.NewStderrLog(c.logger, c.stderrLimit)
+		stderr.Quiet = c.quietStderr.Load()
 		spec.Transport = negotiate.TransportInProcess
 		spec.NewTransport = func(ctx context.Context) (mcp.Transport, error) { return c.box.WasmTransport(ctx, stderr) }
 		return stderr
@@ -371,6 +376,7 @@ func (c *Conn) sessionTransport(spec *negotiate.Spec, last **exec.Cmd) *transpor
 		return nil
 	}
 	stderr := transport.NewStderrLog(c.logger, c.stderrLimit)
+	stderr.Quiet = c.quietStderr.Load()
 	stderr.OnLine = c.box.StderrLine
 	spec.NewCommand = func() *exec.Cmd {
 		*last = c.box.Command(transport.NewCommand(&c.Cfg, stderr))
@@ -436,6 +442,7 @@ func (c *Conn) connectNegotiated(ctx, dctx context.Context, client *mcp.Client, 
 			what = "initialize"
 		}
 		err = transport.ContextErr(dctx, ctx, err, what, c.Cfg.DiscoveryTimeout)
+		err = hintLauncher(dctx, ctx, err, &c.Cfg)
 		err = hintNotJSON(err, c.Cfg.Transport)
 		if mode == negotiate.ModeLegacy {
 			err = describeExit(err, last) // a probe sibling's exit would say nothing of the session

@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -33,5 +34,27 @@ func TestFailureLog(t *testing.T) {
 	}
 	if got, want := strings.Join(times, ","), "1,2,3,4,8,10,new"; got != want {
 		t.Fatalf("logged counts %s, want %s\n%s", got, want, buf.String())
+	}
+}
+
+// TestFailureLogSameCause: failures that differ only in their numbers (npm
+// names a timestamped log file each time) count as one cause, and after
+// three of them the failures are "repeating".
+func TestFailureLogSameCause(t *testing.T) {
+	var buf bytes.Buffer
+	f := failureLog{logger: slog.New(slog.NewTextHandler(&buf, nil))}
+	for i := range 8 {
+		if got, want := f.repeating(), i >= 3; got != want {
+			t.Errorf("before failure %d, repeating = %v, want %v", i+1, got, want)
+		}
+		f.failed("server failed to start", fmt.Errorf("npm error 404 Not Found — connect: EOF (stderr: npm error A complete log of this run can be found in: /root/.npm/_logs/2026-12-03T21_14_%02d_%03dZ-debug-0.log)", i, i*7))
+	}
+	f.flush()
+	if n := strings.Count(buf.String(), "level=WARN"); n != 5 {
+		t.Errorf("logged %d lines for 8 failures of one cause, want 5 (1, 2, 3, 4, 8)\n%s", n, buf.String())
+	}
+	f.failed("server failed to start", errors.New("exec: \"npx\": executable file not found in $PATH"))
+	if f.repeating() {
+		t.Error("a new cause is repeating at once")
 	}
 }

@@ -102,6 +102,10 @@ type ServerStatus struct {
 	Since time.Time `json:"since"`
 	// NextAttempt is when a failed server will be tried again (zero if never).
 	NextAttempt time.Time `json:"nextAttempt,omitzero"`
+	// Launcher names the package runner a stdio server is started with
+	// (npx, uvx, …): its first start downloads the package, so a long
+	// "connecting" is expected then.
+	Launcher string `json:"launcher,omitempty"`
 }
 
 // RejectedTool is one tool a server listed that the catalog left out.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"regexp"
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
@@ -44,6 +45,9 @@ func (s *supervision) once(ctx context.Context) next {
 	default:
 	}
 	c.SetState(StateConnecting, func(st *ServerStatus) { st.NextAttempt = time.Time{} })
+	// A server failing the same way again logs its stderr at debug level:
+	// the failure's line says it all (failureLog).
+	c.quietStderr.Store(s.failures.repeating())
 	start := time.Now()
 	c.forgetAuthFailure()
 	sess, cmd, stderr, err := c.connect(ctx)
@@ -192,21 +196,23 @@ func (c *Conn) backoffMax() time.Duration {
 
 // failureLog logs a server's failures without repeating itself: the first
 // failures in a row as they come, then one line for each doubling of the
-// count ("failed again", with how many times), or at once when the error
-// changes; flush reports the count not yet logged.
+// count ("failed again", with how many times), or at once when the cause
+// changes; flush reports the count not yet logged. Two errors have the
+// same cause when they differ in numbers only (a timestamped log path, a
+// process id, a port).
 type failureLog struct {
 	logger  *slog.Logger
-	last    string
-	count   int // failures in a row with the same error
-	logged  int // count when last logged
+	last    string // the cause (causeOf) of the last failure
+	count   int    // failures in a row with the same cause
+	logged  int    // count when last logged
 	pending []any
 }
 
 func (f *failureLog) failed(msg string, err error, attrs ...any) {
 	text := err.Error()
-	if text != f.last {
+	if cause := causeOf(text); cause != f.last {
 		f.flush()
-		f.last, f.count, f.logged = text, 0, 0
+		f.last, f.count, f.logged = cause, 0, 0
 	}
 	f.count++
 	if f.count <= 3 || f.count&(f.count-1) == 0 {
@@ -229,6 +235,17 @@ func (f *failureLog) flush() {
 	}
 	f.logged, f.pending = f.count, nil
 }
+
+// repeating reports whether the last failures were the same one three
+// times or more.
+func (f *failureLog) repeating() bool { return f.count >= 3 }
+
+// digits are the parts of an error that change from one failure to the
+// next with the same cause.
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// causeOf is err's text with its numbers blanked out.
+func causeOf(text string) string { return digits.ReplaceAllString(text, "#") }
 
 func (f *failureLog) reset() {
 	f.flush()

@@ -21,6 +21,9 @@
 //	                 prompts/list, resources/list and resources/templates/list;
 //	                 other requests → -32601, notifications are ignored
 //	exit             writes "fixture: exiting" to stderr and exits 3 at once
+//	npm-404          writes what npx prints for a package the registry does
+//	                 not have (with a log path that names the current time,
+//	                 and npm's update notice after it) and exits 1 at once
 //	garbage          answers every input line with a non-JSON line
 //	silent           reads stdin and never answers
 //	slow-init        answers initialize only after -delay, then behaves like ok
@@ -108,7 +111,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("misbehave", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.StringVar(&o.mode, "mode", "ok", "`behaviour`: ok, exit, garbage, silent, slow-init, repeat-cursor, crash-after-init, hostile, log-flood, stray-id or bad-schema")
+	fs.StringVar(&o.mode, "mode", "ok", "`behaviour`: ok, exit, npm-404, garbage, silent, slow-init, repeat-cursor, crash-after-init, hostile, log-flood, stray-id or bad-schema")
 	fs.DurationVar(&o.delay, "delay", 2*time.Second, "how long slow-init waits before answering initialize")
 	fs.IntVar(&o.stderrLines, "stderr-lines", 0, "write `n` lines of about 100 bytes to stderr at start")
 	fs.BoolVar(&o.stderrHostile, "stderr-hostile", false, "write one stderr line with escape sequences at start")
@@ -118,7 +121,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch o.mode {
-	case "ok", "exit", "garbage", "silent", "slow-init", "repeat-cursor", "crash-after-init", "hostile", "log-flood", "stray-id", "bad-schema":
+	case "ok", "exit", "npm-404", "garbage", "silent", "slow-init", "repeat-cursor", "crash-after-init", "hostile", "log-flood", "stray-id", "bad-schema":
 	default:
 		fmt.Fprintf(stderr, "misbehave: unknown -mode %q\n", o.mode)
 		return 2
@@ -139,6 +142,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if o.mode == "exit" {
 		fmt.Fprintln(stderr, "fixture: exiting")
 		return exitCodeExit
+	}
+	if o.mode == "npm-404" {
+		stamp := time.Now().UTC().Format("2006-01-02T15_04_05.000Z")
+		fmt.Fprintln(stderr, "npm error code E404")
+		fmt.Fprintln(stderr, "npm error 404 Not Found - GET http://127.0.0.1:9/@fixture%2fnope - Not found")
+		fmt.Fprintln(stderr, "npm error 404  '@fixture/nope@*' is not in this registry.")
+		fmt.Fprintf(stderr, "npm error A complete log of this run can be found in: /root/.npm/_logs/%s-debug-0.log\n", stamp)
+		fmt.Fprintln(stderr, "npm notice New minor version of npm available! 10.8.2 -> 10.9.0")
+		fmt.Fprintln(stderr, "npm notice To update run: npm install -g npm@10.9.0")
+		return 1
 	}
 
 	lines := make(chan []byte)
