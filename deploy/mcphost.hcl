@@ -21,8 +21,8 @@ store {
 public_urls = [env("MCPHOST_PUBLIC_URL", "http://localhost:8080")]
 
 # Behind a host name that is not a loopback one, MCP Apps need a second host
-# name for their sandbox, reaching the same replicas (see README.md, "MCP
-# Apps behind a balancer"); empty, as in the local setup, for none.
+# name for their sandbox, reaching the same replicas (see docs/replicas.md,
+# "MCP Apps behind a balancer"); empty, as in the local setup, for none.
 apps_sandbox_url = env("MCPHOST_APPS_SANDBOX_URL", "")
 
 gateway {

@@ -24,38 +24,60 @@ import (
 
 // TestREADME runs the shell examples of README.md as a new user would, in
 // a fresh home directory, and compares what they print with what the
-// README shows. Every `$ COMMAND` of a console block runs, with these
-// stand-ins:
+// README shows; TestDocs does the same for every page of docs/. Every
+// `$ COMMAND` of a console block runs, with these stand-ins:
 //
 //   - `go run ./cmd/mcphost` is the mcphost binary built from the same
 //     package (on PATH as mcphost);
 //   - `mcphost serve` is one daemon, started first, exactly as written (the
 //     embedded default config, so on 127.0.0.1:7777), and the commands
-//     meant for a running daemon run beside it;
+//     meant for a running daemon run beside it; the pages of docs/ share
+//     one daemon, run in the order of their names;
 //   - `curl` is played by the test (curl may not be installed): its -s,
 //     -H, -X and -d, sent as curl would; `TOKEN=…` is the daemon's token;
-//   - `cat FILE` shows a file: the test writes what the README shows into
+//   - `cat FILE` shows a file: the test writes what the page shows into
 //     it; `mcphost validate bad.hcl` validates the hcl block right above;
 //   - `mcphost import` finds a Claude Desktop config the test places in the
 //     fresh home.
 //
-// Output: each line the README shows must be the line printed, where "…"
+// Output: each line the page shows must be the line printed, where "…"
 // stands for anything (a token, a cut JSON answer), a durations like 4.9µs
-// for any duration, and ids the README shows are the ids printed. The sh
-// blocks (install, the test command itself, the plugin build) are what CI
-// runs anyway (plugins/examples_test.go builds the example plugins).
+// for any duration, and ids the page shows are the ids printed. The sh
+// blocks (install, the test command itself, the plugin build, the team
+// config's commands, which need npm) are what CI runs anyway
+// (plugins/examples_test.go builds the example plugins,
+// host/config's TestREADMETeamConfig loads the team config).
 func TestREADME(t *testing.T) {
+	if ran := runConsoleDocs(t, []string{"README.md"}); ran < 3 {
+		t.Fatalf("ran %d README commands; the README's console blocks were not found", ran)
+	}
+}
+
+// TestDocs runs the console examples of every page of docs/, as TestREADME
+// does the README's.
+func TestDocs(t *testing.T) {
+	pages, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, p := range pages {
+		files = append(files, filepath.ToSlash(filepath.Join("docs", filepath.Base(p))))
+	}
+	if ran := runConsoleDocs(t, files); ran < 9 {
+		t.Fatalf("ran %d commands of docs/*.md; their console blocks were not found", ran)
+	}
+}
+
+// runConsoleDocs runs every `$ command` of the console blocks of files
+// (relative to the module root) against one daemon, in a fresh home, and
+// returns how many ran.
+func runConsoleDocs(t *testing.T, files []string) int {
 	bin := testbin.Build(t, mcphostPkg)
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := fencedBlocks(string(src))
-
 	home, work := t.TempDir(), t.TempDir()
 	if err := os.Symlink(filepath.Join(root, "examples"), filepath.Join(work, "examples")); err != nil {
 		t.Fatal(err)
@@ -83,24 +105,30 @@ func TestREADME(t *testing.T) {
 
 	r.startDaemon()
 	ran := 0
-	for i, b := range blocks {
-		if b.lang != "console" {
-			continue
+	for _, file := range files {
+		src, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, step := range consoleSteps(b) {
-			t.Run(fmt.Sprintf("README.md:%d", step.line), func(t *testing.T) {
-				r.t = t
-				r.step(step, blocks[:i])
-			})
-			ran++
+		blocks := fencedBlocks(string(src))
+		for i, b := range blocks {
+			if b.lang != "console" {
+				continue
+			}
+			for _, step := range consoleSteps(b) {
+				step.file = file
+				t.Run(fmt.Sprintf("%s:%d", file, step.line), func(t *testing.T) {
+					r.t = t
+					r.step(step, blocks[:i])
+				})
+				ran++
+			}
 		}
 	}
-	if ran < 10 {
-		t.Fatalf("ran %d README commands; the README's console blocks were not found", ran)
-	}
+	return ran
 }
 
-// block is one fenced block of the README.
+// block is one fenced block of a page.
 type block struct {
 	lang string
 	line int // of its first content line
@@ -126,6 +154,7 @@ func fencedBlocks(md string) []block {
 
 // consoleStep is one `$ command` and the output shown under it.
 type consoleStep struct {
+	file string // the page, relative to the module root
 	line int
 	cmd  string
 	want []string
@@ -158,7 +187,7 @@ func consoleSteps(b block) []consoleStep {
 	return out
 }
 
-// readmeRun is the state the README's commands share: the working
+// readmeRun is the state the pages' commands share: the working
 // directory, the environment, the daemon, and the ids and variables the
 // commands printed and set.
 type readmeRun struct {
@@ -168,7 +197,7 @@ type readmeRun struct {
 	daemonOut []string
 	base      string // http://127.0.0.1:7777
 	token     string
-	ids       map[string]string // an id the README shows → the one printed
+	ids       map[string]string // an id a page shows → the one printed
 	vars      map[string]string // shell variables (TOKEN)
 }
 
@@ -263,8 +292,8 @@ func lookPathIn(t *testing.T, env []string) string {
 	return ""
 }
 
-// step runs one command of the README and compares its output. before are
-// the blocks above it (for files the README shows).
+// step runs one command of a page and compares its output. before are
+// the blocks above it (for files the page shows).
 func (r *readmeRun) step(s consoleStep, before []block) {
 	cmd := s.cmd
 	if i := strings.Index(cmd, "  #"); i >= 0 {
@@ -302,12 +331,12 @@ func (r *readmeRun) run(cmd string, s consoleStep, before []block) string {
 	}
 	args := shellWords(t, cmd)
 	if args[0] != "mcphost" {
-		t.Fatalf("README.md:%d: the test does not know how to run %q", s.line, cmd)
+		t.Fatalf("%s:%d: the test does not know how to run %q", s.file, s.line, cmd)
 	}
 	if len(args) > 2 && args[1] == "validate" {
 		for _, a := range args[2:] {
 			if a == "bad.hcl" {
-				r.writeShownFile(t, "bad.hcl", before)
+				r.writeShownFile(t, s, "bad.hcl", before)
 			}
 		}
 	}
@@ -320,25 +349,25 @@ func (r *readmeRun) run(cmd string, s consoleStep, before []block) string {
 	err := c.Run()
 	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == exitUsage && args[1] == "validate" {
 		// validate of a file with errors: they go to stderr with exit 2,
-		// and the README shows them.
+		// and the page shows them.
 		return stderr.String()
 	}
 	if err != nil {
-		t.Fatalf("README.md:%d: %s: %v\nstdout:\n%s\nstderr:\n%s", s.line, cmd, err, stdout.String(), stderr.String())
+		t.Fatalf("%s:%d: %s: %v\nstdout:\n%s\nstderr:\n%s", s.file, s.line, cmd, err, stdout.String(), stderr.String())
 	}
 	return stdout.String()
 }
 
 // writeShownFile writes the file name from the hcl block right above the
 // console block that uses it.
-func (r *readmeRun) writeShownFile(t *testing.T, name string, before []block) {
+func (r *readmeRun) writeShownFile(t *testing.T, s consoleStep, name string, before []block) {
 	if n := len(before); n > 0 && before[n-1].lang == "hcl" {
 		if err := os.WriteFile(filepath.Join(r.dir, name), []byte(before[n-1].text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	t.Fatalf("README.md shows `validate %s` but no hcl block right above it", name)
+	t.Fatalf("%s:%d shows `validate %s` but no hcl block right above it", s.file, s.line, name)
 }
 
 // curl does what curl does with -s, -H, -X and -d: a POST when there is
@@ -377,7 +406,7 @@ func (r *readmeRun) curl(args []string) string {
 	if code/100 != 2 {
 		t.Fatalf("curl %s %s: %d %s", method, url, code, b)
 	}
-	// The ids the README shows in an answer name the ones printed here.
+	// The ids a page shows in an answer name the ones printed here.
 	return string(b) + "\n"
 }
 
@@ -413,7 +442,7 @@ func (r *readmeRun) expand(s string) string {
 }
 
 // shellWords splits a command line as sh would, for the quoting the
-// README uses ('…' and "…" without nesting).
+// pages use ('…' and "…" without nesting).
 func shellWords(t *testing.T, s string) []string {
 	var words []string
 	var cur strings.Builder
@@ -453,7 +482,7 @@ var (
 	idRE       = regexp.MustCompile(`"id":"([a-z]_[0-9a-f]+)"`)
 )
 
-// compare checks the output against the lines the README shows.
+// compare checks the output against the lines the page shows.
 func (r *readmeRun) compare(s consoleStep, out string) {
 	t := r.t
 	got := strings.Split(strings.TrimRight(out, "\n"), "\n")
@@ -461,10 +490,10 @@ func (r *readmeRun) compare(s consoleStep, out string) {
 		return
 	}
 	if len(got) < len(s.want) {
-		t.Fatalf("README.md:%d: %s printed %d lines, the README shows %d\ngot:\n%s", s.line, s.cmd, len(got), len(s.want), out)
+		t.Fatalf("%s:%d: %s printed %d lines, the page shows %d\ngot:\n%s", s.file, s.line, s.cmd, len(got), len(s.want), out)
 	}
 	for i, want := range s.want {
-		// An id the README shows stands for the one printed.
+		// An id the page shows stands for the one printed.
 		for from, to := range r.ids {
 			want = strings.ReplaceAll(want, from, to)
 		}
@@ -483,23 +512,23 @@ func (r *readmeRun) compare(s consoleStep, out string) {
 			if len(printed) > 400 {
 				printed = printed[:400] + "…"
 			}
-			t.Errorf("README.md:%d: %s, line %d:\n README: %s\n printed: %s", s.line, s.cmd, i+1, want, printed)
+			t.Errorf("%s:%d: %s, line %d:\n page:    %s\n printed: %s", s.file, s.line, s.cmd, i+1, want, printed)
 		}
 	}
 }
 
-// TestUsageListsREADMEFlags: every flag the README's CLI synopsis gives a
-// command is in the usage text's synopsis of that command, and the client
-// flags are in both.
-func TestUsageListsREADMEFlags(t *testing.T) {
-	src, err := os.ReadFile("../../README.md")
+// TestDocsCLIFlags: every flag the CLI synopsis of docs/configuration.md
+// gives a command is in the usage text's synopsis of that command, and the
+// client flags are in both.
+func TestDocsCLIFlags(t *testing.T) {
+	src, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	md := string(src)
 	i := strings.Index(md, "## The CLI\n")
 	if i < 0 {
-		t.Fatal(`README.md has no "## The CLI" section`)
+		t.Fatal(`docs/configuration.md has no "## The CLI" section`)
 	}
 	blocks := fencedBlocks(md[i:])
 	if len(blocks) == 0 {
@@ -534,12 +563,12 @@ func TestUsageListsREADMEFlags(t *testing.T) {
 		}
 		return out
 	}
-	readme := flagsOf(blocks[0].text)
+	documented := flagsOf(blocks[0].text)
 	usageFlags := flagsOf(usage)
-	for cmd, flags := range readme {
+	for cmd, flags := range documented {
 		for f := range flags {
 			if !usageFlags[cmd][f] {
-				t.Errorf("README documents `mcphost %s %s`; the usage text does not list it", cmd, f)
+				t.Errorf("docs/configuration.md documents `mcphost %s %s`; the usage text does not list it", cmd, f)
 			}
 		}
 	}
@@ -548,7 +577,7 @@ func TestUsageListsREADMEFlags(t *testing.T) {
 			t.Errorf("the usage's client flags lack %s", f)
 		}
 		if !strings.Contains(md, "Client flags: `[-config FILE] [-json] [-v] [-as NAME] [-daemon URL | -local]`") {
-			t.Errorf("the README's client flags are not the usage's")
+			t.Errorf("the client flags of docs/configuration.md are not the usage's")
 		}
 	}
 }

@@ -9,10 +9,10 @@
 #
 # Rules of a phase run in file order and the first whose `when` is true
 # decides; when none matches, `policies { default }` decides. Every rule sees
-# server, era ("modern" | "legacy"), origin ("user" | "app" | "api"),
-# principal.name, principal.groups, tool.name, tool.title and
-# tool.annotations (readOnlyHint, destructiveHint, idempotentHint,
-# openWorldHint, with MCP's defaults when a server leaves them out).
+# server, era ("modern" | "legacy"), origin ("user" | "app" | "api" |
+# "gateway"), client (name, version), principal (name, groups), tool.name,
+# tool.title and tool.annotations (readOnlyHint, destructiveHint,
+# idempotentHint, openWorldHint, MCP's defaults when a server omits them).
 #
 # A rule that fails to evaluate (a missing key, a wrong type, too costly)
 # denies, whatever its effect, and says why. Write has(args.path) before

@@ -1,8 +1,8 @@
 # team.hcl: several people and a CI job sharing one mcphost.
 #
 # A principal is a bearer token with a name and groups. Every API call
-# carries a token; mcphost maps it to its principal, and policies (in a later
-# release) decide by name and group. Tokens are credentials: keep them out of
+# carries a token; mcphost maps it to its principal, and policies decide by
+# name and group (see policies.hcl). Tokens are credentials: keep them out of
 # this file with env() or file(), make them at least 16 characters (for
 # example `openssl rand -hex 32`), and give every principal its own.
 #

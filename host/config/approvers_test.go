@@ -42,28 +42,71 @@ func TestPolicyApprovers(t *testing.T) {
 	}
 }
 
-// TestREADMEApprovers loads the example of the README's "Who approves an
-// `ask`": the bot's deploys wait for the security group.
-func TestREADMEApprovers(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestDocsApprovers loads the example of docs/policies-and-plugins.md's
+// "Who approves an `ask`": the bot's deploys wait for the security group.
+func TestDocsApprovers(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/policies-and-plugins.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := strings.Index(string(readme), "### Who approves an `ask`")
 	if i < 0 {
-		t.Fatal("the README has no section Who approves an `ask`")
+		t.Fatal("docs/policies-and-plugins.md has no section Who approves an `ask`")
 	}
 	block := regexp.MustCompile("(?s)```hcl\n(.*?)```").FindStringSubmatch(string(readme)[i:])
 	if block == nil {
 		t.Fatal("the section has no hcl block")
 	}
 	opts := Options{LookupEnv: testEnv("DEPLOY_BOT_TOKEN", "deploy-bot-0123456789abcdef", "CAROL_TOKEN", "carol-0123456789abcdef")}
-	cfg, diags := Parse([]byte(block[1]), "README.md", opts)
+	cfg, diags := Parse([]byte(block[1]), "docs/policies-and-plugins.md", opts)
 	if len(diags) > 0 {
 		t.Fatal(diagText(diags))
 	}
 	d := cfg.PolicySet.Decide(t.Context(), policies.PhaseCall, &policies.Input{Principal: policies.Principal{Name: "deploy-bot"}, Tool: policies.Tool{Name: "deploy"}})
 	if d.Effect != policies.EffectAsk || !cmp.Equal(d.Approvers, []string{"security"}) {
 		t.Errorf("the bot's deploy: %s by %q with approvers %q, want ask with security", d.Effect, d.Rule, d.Approvers)
+	}
+}
+
+// TestREADMETeamConfig loads the README's "A small team" config as its
+// reader would, with both tokens set: two principals (alice an admin), the
+// memory server from npm, and a rule that asks before every call of a tool
+// that is not read-only.
+func TestREADMETeamConfig(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(readme), "## A small team")
+	if i < 0 {
+		t.Fatal("the README has no section A small team")
+	}
+	block := regexp.MustCompile("(?s)```hcl\n(.*?)```").FindStringSubmatch(string(readme)[i:])
+	if block == nil {
+		t.Fatal("the section has no hcl block")
+	}
+	opts := Options{LookupEnv: testEnv("ALICE_TOKEN", "alice-0123456789abcdef", "BOB_TOKEN", "bob-0123456789abcdef")}
+	cfg, diags := Parse([]byte(block[1]), "mcphost.hcl", opts)
+	if len(diags) > 0 {
+		t.Fatal(diagText(diags))
+	}
+	var names []string
+	for _, p := range cfg.Principals {
+		names = append(names, p.Name)
+	}
+	if !cmp.Equal(names, []string{"alice", "bob"}) || !cmp.Equal(cfg.Admins, []string{"admins"}) {
+		t.Errorf("principals %q, admins %q: want alice and bob, admins the group admins", names, cfg.Admins)
+	}
+	if len(cfg.Servers) != 1 || cfg.Servers[0].Command != "npx" {
+		t.Errorf("servers %+v: want one run by npx", cfg.Servers)
+	}
+	bob := policies.Principal{Name: "bob"}
+	write := policies.Tool{Name: "create_entities", Annotations: policies.AnnotationsFromMCP(nil)}
+	read := policies.Tool{Name: "read_graph", Annotations: policies.Annotations{ReadOnlyHint: true}}
+	if d := cfg.PolicySet.Decide(t.Context(), policies.PhaseCall, &policies.Input{Principal: bob, Tool: write}); d.Effect != policies.EffectAsk {
+		t.Errorf("bob's create_entities: %s by %q, want ask", d.Effect, d.Rule)
+	}
+	if d := cfg.PolicySet.Decide(t.Context(), policies.PhaseCall, &policies.Input{Principal: bob, Tool: read}); d.Effect != policies.EffectAllow {
+		t.Errorf("bob's read_graph: %s by %q, want allow", d.Effect, d.Rule)
 	}
 }

@@ -11,25 +11,25 @@ import (
 )
 
 // TestShippedRulesKeepTheirMeaning loads the rules of
-// examples/hcl/policies.hcl and of the README's "Writing a policy": their
-// decisions on tool calls are what the rules said before operations were
-// governed, and no other operation is denied, hidden or asked about by a
-// rule written for tool calls.
+// examples/hcl/policies.hcl and of docs/policies-and-plugins.md's "Writing
+// a policy": their decisions on tool calls are what the rules said before
+// operations were governed, and no other operation is denied, hidden or
+// asked about by a rule written for tool calls.
 func TestShippedRulesKeepTheirMeaning(t *testing.T) {
 	example, err := os.ReadFile("../../examples/hcl/policies.hcl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/policies-and-plugins.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	section := string(readme)[strings.Index(string(readme), "## Writing a policy"):]
 	block := regexp.MustCompile("(?s)```hcl\n(.*?)```").FindStringSubmatch(section)
 	if block == nil {
-		t.Fatal("the README's Writing a policy has no hcl block")
+		t.Fatal("docs/policies-and-plugins.md's Writing a policy has no hcl block")
 	}
-	sources := map[string]string{"examples/hcl/policies.hcl": string(example), "README.md": block[1]}
+	sources := map[string]string{"examples/hcl/policies.hcl": string(example), "docs/policies-and-plugins.md": block[1]}
 
 	writer := policies.Principal{Name: "alice", Groups: []string{"writers", "analysts"}}
 	reader := policies.Principal{Name: "bob", Groups: []string{"analysts"}}
@@ -41,7 +41,7 @@ func TestShippedRulesKeepTheirMeaning(t *testing.T) {
 		phase       string
 		in          policies.Input
 		example     string // "effect rule" under examples/hcl/policies.hcl
-		readmeRules string // under the README's rules
+		readmeRules string // under the rules of docs/policies-and-plugins.md
 	}{
 		{"a reader lists a destructive tool", policies.PhaseList, policies.Input{Principal: reader, Tool: destructive},
 			"deny read-only-unless-writer", "deny read-only-unless-writer"},
@@ -93,7 +93,7 @@ func TestShippedRulesKeepTheirMeaning(t *testing.T) {
 				in := tc.in
 				d := set.Decide(t.Context(), tc.phase, &in)
 				want := tc.example
-				if name == "README.md" {
+				if name == "docs/policies-and-plugins.md" {
 					want = tc.readmeRules
 				}
 				if got := d.Effect + " " + d.Rule; got != want {

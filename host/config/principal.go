@@ -112,7 +112,7 @@ func (l *loader) decodePrincipal(b *principalBlock, limit RateLimit) (p Principa
 }
 
 // exampleTokens are the placeholder tokens of the shipped examples
-// (examples/hcl, the README): they let an example validate on a fresh
+// (examples/hcl, the README and docs): they let an example validate on a fresh
 // checkout, and anyone can read them (TestExampleTokensAreKnown keeps
 // this list whole).
 var exampleTokens = []string{
