@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -604,12 +605,16 @@ func TestFailedServerSaysWhy(t *testing.T) {
 	bad := testbin.Build(t, misbehavePkg)
 	var logs lockedBuffer
 	gaveUp := make(chan host.ServerStatus, 1)
+	var scheduled atomic.Bool // a status that says when the next try is
 	opts := host.Options{
 		Restart:    true,
 		BackoffMin: time.Millisecond,
 		BackoffMax: 2 * time.Millisecond,
 		Logger:     slog.New(slog.NewTextHandler(&logs, nil)),
 		OnStatus: func(st host.ServerStatus) {
+			if st.State == host.StateFailed && !st.NextAttempt.IsZero() {
+				scheduled.Store(true)
+			}
 			if st.State == host.StateFailed && strings.Contains(st.LastError, "gave up") {
 				select {
 				case gaveUp <- st:
@@ -632,6 +637,9 @@ func TestFailedServerSaysWhy(t *testing.T) {
 	}
 	if strings.Contains(st.LastError, "npm notice") || strings.Contains(st.LastError, "_logs") {
 		t.Errorf("the error quotes npm's noise: %s", st.LastError)
+	}
+	if !scheduled.Load() {
+		t.Error("no status said when the failed server is tried next")
 	}
 	out := logs.String()
 	// 8 attempts, 6 stderr lines each: only the first three attempts' at

@@ -134,6 +134,9 @@ func (s *supervision) backoff(ctx context.Context) next {
 	c.mu.Lock()
 	c.status.NextAttempt = time.Now().Add(delay)
 	c.mu.Unlock()
+	if c.deps.OnStatus != nil && !c.retired.Load() {
+		c.deps.OnStatus(c.Snapshot()) // the card shows when the next try is
+	}
 	c.logger.Info("server restart scheduled", "in", delay.Round(time.Millisecond), "attempt", s.attempt)
 	t := time.NewTimer(delay)
 	defer t.Stop()

@@ -14,7 +14,7 @@ import { teardownDisplays } from './display.js';
 import { forgetAppCapabilities } from './appbridge.js';
 import { approvalCard, approvalEndText, approvalRole } from './approvals.js';
 import { elicitations } from './elicit.js';
-import { serverDetails, sandboxText } from './servercard.js';
+import { serverDetails, sandboxText, whenText } from './servercard.js';
 import { showResource, showPrompt } from './offerings.js';
 import { signInControls, takeSignInFromHash } from './signin.js';
 
@@ -477,6 +477,7 @@ function serverItem(s) {
       sandboxBadge(s)),
     counts ? h('p', { class: 'server-meta muted', title: proto || null }, counts) : null,
     status === 'failed' && str(s.lastError) ? h('p', { class: 'server-error' }, s.lastError) : null,
+    whenLine(s),
     signInControls(s, reportError),
     serverDetails(s, {
       admin: state.me?.admin === true,
@@ -486,6 +487,34 @@ function serverItem(s) {
       toast,
     }));
   return li;
+}
+
+// whenLine is a server card's line about time: how long it has been
+// connecting, or when a failed one is tried next. serverTicker keeps the
+// lines current while any card has one.
+function whenLine(s) {
+  const text = whenText(s, Date.now());
+  if (!text) return null;
+  ensureServerTicker();
+  return h('p', { class: 'server-meta muted', testid: `server-when-${s.name}`, 'data-server': s.name }, text);
+}
+
+let serverTicker = 0;
+
+function ensureServerTicker() {
+  if (serverTicker) return;
+  serverTicker = setInterval(() => {
+    const lines = document.querySelectorAll('#server-list [data-server]');
+    if (lines.length === 0) {
+      clearInterval(serverTicker);
+      serverTicker = 0;
+      return;
+    }
+    for (const el of lines) {
+      const text = whenText(state.servers.get(el.dataset.server), Date.now());
+      if (text && el.textContent !== text) el.textContent = text;
+    }
+  }, 1000);
 }
 
 // openOffering shows a server's resource or prompt in the main panel in

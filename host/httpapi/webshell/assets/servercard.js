@@ -229,3 +229,42 @@ function adminBlock(s, opts) {
   });
   return h('div', { class: 'server-admin' }, h('div', { class: 'server-admin-buttons' }, logsBtn, restartBtn), out);
 }
+
+/**
+ * spanText writes a span of seconds as people read it on a card: 13s,
+ * 4m 3s, 1h 2m.
+ */
+function spanText(sec) {
+  const s = Math.max(0, Math.round(sec));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+/**
+ * whenText says where a server stands in time at now (ms since the
+ * epoch): how long a connecting one has been at it (with a word on the
+ * first start of a package runner's server), and for a failed one its
+ * restarts and when it is tried next. '' when there is nothing to say.
+ */
+export function whenText(s, now) {
+  if (!isPlainObject(s)) return '';
+  const status = str(s.status);
+  const since = Date.parse(str(s.since));
+  if (status === 'connecting' && Number.isFinite(since)) {
+    const parts = [`connecting for ${spanText((now - since) / 1000)}`];
+    const l = str(s.launcher);
+    if (l) parts.push(`${l} downloads the package on a first start: this can take a minute`);
+    return parts.join(' · ');
+  }
+  if (status !== 'failed') return '';
+  const parts = [];
+  if (Number.isFinite(s.restarts) && s.restarts > 0) parts.push(`${s.restarts} restart${s.restarts === 1 ? '' : 's'}`);
+  const next = Date.parse(str(s.nextAttempt));
+  if (Number.isFinite(next)) {
+    parts.push(next > now ? `next try in ${spanText((next - now) / 1000)} (at ${formatTime(str(s.nextAttempt))})` : 'trying again now');
+  } else if (parts.length) {
+    parts.push('no next try: restart it, or fix its block and reload');
+  }
+  return parts.join(' · ');
+}
