@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -415,5 +416,49 @@ func TestPerPrincipalOfferings(t *testing.T) {
 	}
 	if _, err := oh.h.GetPrompt(ctx, bobC, "prot", &mcp.GetPromptParams{Name: prompts[0].Name}, nil); !errors.As(err, &ar) {
 		t.Fatalf("bob's prompt: %v, want auth_required", err)
+	}
+}
+
+// TestSignInFromALazyCall: a server that asks for a token only when a
+// tool is called (the lazy-auth pattern: it connects and lists without
+// one) refuses the call with auth_required and waits for a sign-in; the
+// sign-in works, whether or not this daemon saw the call's 401 (a call
+// made elsewhere, by the CLI without the daemon, leaves it none: before,
+// the sign-in probed the server, got HTTP 200 and said the server does
+// not ask for authorization); the signed-in call then goes through.
+func TestSignInFromALazyCall(t *testing.T) {
+	for _, callFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("call first %v", callFirst), func(t *testing.T) {
+			as := oauthtest.NewAS(t)
+			as.Subject = "alice-upstream"
+			srv := oauthtest.NewServer(t, as)
+			srv.ProtectCallsOnly()
+			alice := config.Principal{Name: "alice", Token: "alice-token-0123456789"}
+			oh := startOAuthHost(t, t.TempDir(), srv.URL, []config.Principal{alice})
+			who := host.Caller{Principal: host.Principal{Name: "alice"}, Origin: host.OriginAPI}
+			waitState(t, oh.h, "alice", host.StateReady)
+			call := func() (*mcp.CallToolResult, error) {
+				return oh.h.CallTool(t.Context(), host.CallToolRequest{Principal: who.Principal, Server: "prot", Tool: "whoami", Arguments: json.RawMessage(`{}`)})
+			}
+			if callFirst {
+				var ar *oauth.AuthRequiredError
+				if _, err := call(); !errors.As(err, &ar) {
+					t.Fatalf("the call without a sign-in: %v, want auth_required", err)
+				}
+				st := waitState(t, oh.h, "alice", host.StateNeedsAuth)
+				if !strings.Contains(st.LastError, "sign in") {
+					t.Errorf("needs_auth says %q", st.LastError)
+				}
+			}
+			signInVia(t, oh, who)
+			waitState(t, oh.h, "alice", host.StateReady)
+			res, err := call()
+			if err != nil {
+				t.Fatalf("the call after the sign-in: %v", err)
+			}
+			if got := res.Content[0].(*mcp.TextContent).Text; got != "subject=alice-upstream" {
+				t.Fatalf("the call answered %q, want alice's", got)
+			}
+		})
 	}
 }

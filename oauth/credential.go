@@ -694,9 +694,38 @@ func (c *Credential) probe(ctx context.Context, s ServerConfig) (*challenge, err
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
-		return nil, &AuthError{Server: c.server, Err: fmt.Errorf("the server answered HTTP %d without a token: it does not ask for authorization (yet); connect to it first", resp.StatusCode)}
+		return c.lazyChallenge(ctx, s, resp.StatusCode)
 	}
 	return newChallenge(req, resp), nil
+}
+
+// lazyChallenge is the challenge of a server that answered the probe
+// without asking for a token (HTTP status): one that asks only when a tool
+// is called (the lazy-auth pattern, or a step-up per tool) still publishes
+// its protected resource metadata (RFC 9728) at the well-known address,
+// and the sign-in starts from that as from its 401. A server that
+// publishes none does not ask for authorization.
+func (c *Credential) lazyChallenge(ctx context.Context, s ServerConfig, status int) (*challenge, error) {
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		return nil, &AuthError{Server: c.server, Err: err}
+	}
+	root := origin(s.URL)
+	tried := []string{root + "/.well-known/oauth-protected-resource/" + strings.TrimLeft(u.Path, "/"), root + "/.well-known/oauth-protected-resource"}
+	for i, where := range tried {
+		resource := s.URL
+		if i == 1 {
+			resource = root
+		}
+		if _, err := oauthex.GetProtectedResourceMetadata(ctx, where, resource, c.m.httpc); err == nil {
+			header := http.Header{"Www-Authenticate": {`Bearer resource_metadata="` + where + `"`}}
+			return &challenge{url: s.URL, status: http.StatusUnauthorized, header: header}, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	return nil, &AuthError{Server: c.server, Err: fmt.Errorf("the server answered HTTP %d without a token and publishes no protected resource metadata (at %s): it does not ask for authorization (yet); connect to it first", status, strings.Join(tried, " or "))}
 }
 
 // authorize runs one authorization through go-sdk's handler (one at a

@@ -305,6 +305,7 @@ type Server struct {
 	issuer string
 	seen   []string // tokens seen
 	scope  string   // required by tools/call (RequireScope)
+	lazy   bool     // only tools/call needs a token (ProtectCallsOnly)
 }
 
 // NewServer starts a protected MCP server using as; it stops with the
@@ -364,6 +365,17 @@ func NewServer(t testing.TB, as *AS) *Server {
 			as := s.AS
 			s.mu.Unlock()
 			g, valid := as.Valid(tok)
+			if !ok && s.callsOnly() {
+				// The lazy-auth pattern: everything but a tool call is
+				// answered without a token, as nobody.
+				body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				if r.Method != http.MethodPost || !bytes.Contains(body, []byte(`"tools/call"`)) {
+					r.Header.Set("X-Test-Subject", "anonymous")
+					next.ServeHTTP(w, r)
+					return
+				}
+			}
 			if !ok || !valid {
 				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+s.srv.URL+`/.well-known/oauth-protected-resource`+r.URL.Path+`"`)
 				http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -403,6 +415,22 @@ func (s *Server) requiredScope() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.scope
+}
+
+// ProtectCallsOnly makes the server ask for a token only for tools/call
+// (the lazy-auth pattern of the MCP Apps examples): it lists, reads and
+// gets prompts for anyone, as the subject "anonymous", and answers a tool
+// call without a token with its 401 challenge.
+func (s *Server) ProtectCallsOnly() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lazy = true
+}
+
+func (s *Server) callsOnly() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lazy
 }
 
 // Migrate makes the server trust another authorization server.
