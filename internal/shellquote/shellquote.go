@@ -7,7 +7,7 @@ import "strings"
 
 // Quote returns s as one shell word: as it is when it holds only
 // characters no shell treats specially, else in single quotes (a single
-// quote inside becomes '\'').
+// quote inside closes the quotes, is escaped, and opens them again).
 func Quote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=.,/:@%+", r))
