@@ -267,8 +267,8 @@ func (e *env) gatewayConfig(args []string) int {
 	cfgPath := fs.String("config", "", "config `FILE` (default: ./mcphost.hcl, else ~/.config/mcphost/mcphost.hcl, else the embedded default)")
 	as := fs.String("as", "", "the principal `NAME` whose token the snippet carries (default: $MCPHOST_TOKEN, else the owner's)")
 	url := fs.String("url", "", "the daemon's base `URL` or its /mcp endpoint (default: from the config's listen)")
-	server := fs.String("server", "", "point the client at one server's passthrough endpoint")
-	stdio := fs.Bool("stdio", false, "configure the stdio bridge instead of the HTTP endpoint")
+	server := fs.String("server", "", "point the client at one server's passthrough endpoint (/mcp/servers/`NAME`)")
+	stdio := fs.Bool("stdio", false, "configure the stdio bridge (with a token file) instead of the HTTP endpoint")
 	var client string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		client, args = args[0], args[1:]
