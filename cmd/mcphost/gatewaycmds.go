@@ -235,18 +235,23 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // gatewayClients are the clients gateway config writes snippets for, with
-// where each keeps its MCP servers (said on stderr).
-var gatewayClients = []struct{ name, where string }{
-	{"claude", "Claude Desktop: the mcpServers of claude_desktop_config.json (Settings > Developer > Edit Config); it runs the stdio bridge"},
-	{"claude-code", "Claude Code: run this command line"},
-	{"cursor", "Cursor: the mcpServers of ~/.cursor/mcp.json (or .cursor/mcp.json in a project)"},
-	{"vscode", "VS Code: .vscode/mcp.json (or the user mcp.json: MCP: Open User Configuration)"},
-	{"qwen", "Qwen Code: the mcpServers of ~/.qwen/settings.json (or .qwen/settings.json in a project)"},
-	{"gemini", "Gemini CLI: the mcpServers of ~/.gemini/settings.json (or .gemini/settings.json in a project)"},
-	{"codex", "Codex: ~/.codex/config.toml"},
-	{"inspector", "MCP Inspector: a file for --config FILE --server mcphost"},
-	{"windsurf", "Windsurf: the mcpServers of ~/.codeium/windsurf/mcp_config.json"},
-	{"zed", "Zed: the context_servers of its settings.json (zed: open settings)"},
+// where each keeps its MCP servers (said on stderr). The JSON ones that
+// hold an entry {URLKEY: URL, "headers": {...}} (or the bridge's command
+// and args) in an object TOP give those two keys; the others are written
+// by a case of their own.
+var gatewayClients = []struct{ name, where, top, urlKey string }{
+	{"claude", "Claude Desktop: the mcpServers of claude_desktop_config.json (Settings > Developer > Edit Config); it runs the stdio bridge", "mcpServers", ""},
+	{"claude-code", "Claude Code: run this command line", "", ""},
+	{"cursor", "Cursor: the mcpServers of ~/.cursor/mcp.json (or .cursor/mcp.json in a project)", "mcpServers", "url"},
+	{"vscode", "VS Code: .vscode/mcp.json (or the user mcp.json: MCP: Open User Configuration)", "", ""},
+	// Qwen Code and Gemini CLI read url as the old SSE transport; httpUrl
+	// is Streamable HTTP.
+	{"qwen", "Qwen Code: the mcpServers of ~/.qwen/settings.json (or .qwen/settings.json in a project)", "mcpServers", "httpUrl"},
+	{"gemini", "Gemini CLI: the mcpServers of ~/.gemini/settings.json (or .gemini/settings.json in a project)", "mcpServers", "httpUrl"},
+	{"codex", "Codex: ~/.codex/config.toml", "", ""},
+	{"inspector", "MCP Inspector: a file for --config FILE --server mcphost", "", ""},
+	{"windsurf", "Windsurf: the mcpServers of ~/.codeium/windsurf/mcp_config.json", "mcpServers", "serverUrl"},
+	{"zed", "Zed: the context_servers of its settings.json (zed: open settings)", "context_servers", "url"},
 }
 
 const gatewayClientNames = "claude (Claude Desktop), claude-code, cursor, vscode, qwen, gemini, codex,\n      inspector, windsurf or zed"
@@ -279,10 +284,10 @@ func (e *env) gatewayConfig(args []string) int {
 	if client == "" && fs.NArg() == 1 {
 		client = fs.Arg(0)
 	}
-	where := ""
+	where, top, urlKey := "", "", ""
 	for _, c := range gatewayClients {
 		if c.name == client {
-			where = c.where
+			where, top, urlKey = c.where, c.top, c.urlKey
 		}
 	}
 	if where == "" || fs.NArg() > 1 || (fs.NArg() == 1 && fs.Arg(0) != client) {
@@ -332,8 +337,6 @@ func (e *env) gatewayConfig(args []string) int {
 	}
 	var snippet any
 	switch client {
-	case "claude":
-		snippet = map[string]any{"mcpServers": map[string]any{"mcphost": bridgeEntry}}
 	case "claude-code":
 		if bridge {
 			fmt.Fprintln(e.stdout, shellquote.Join(append([]string{"claude", "mcp", "add", "mcphost", "--", exe}, bridgeArgs...)...))
@@ -341,12 +344,14 @@ func (e *env) gatewayConfig(args []string) int {
 			fmt.Fprintln(e.stdout, shellquote.Join("claude", "mcp", "add", "--transport", "http", "mcphost", cred.url, "--header", "Authorization: Bearer "+cred.token))
 		}
 		return exitOK
-	case "cursor":
-		entry := map[string]any{"url": cred.url, "headers": auth}
+	case "codex":
+		fmt.Fprintln(e.stdout, "[mcp_servers.mcphost]")
 		if bridge {
-			entry = bridgeEntry
+			fmt.Fprintf(e.stdout, "command = %s\nargs = [%s]\n", tomlString(exe), tomlStrings(bridgeArgs))
+		} else {
+			fmt.Fprintf(e.stdout, "url = %s\nhttp_headers = { Authorization = %s }\n", tomlString(cred.url), tomlString("Bearer "+cred.token))
 		}
-		snippet = map[string]any{"mcpServers": map[string]any{"mcphost": entry}}
+		return exitOK
 	case "vscode":
 		if bridge {
 			snippet = map[string]any{"servers": map[string]any{"mcphost": map[string]any{"type": "stdio", "command": exe, "args": bridgeArgs}}}
@@ -362,22 +367,6 @@ func (e *env) gatewayConfig(args []string) int {
 				"headers": map[string]string{"Authorization": "Bearer ${input:mcphost-token}"},
 			}},
 		}
-	case "qwen", "gemini":
-		// Both read url as the old SSE transport; httpUrl is Streamable
-		// HTTP.
-		entry := map[string]any{"httpUrl": cred.url, "headers": auth}
-		if bridge {
-			entry = bridgeEntry
-		}
-		snippet = map[string]any{"mcpServers": map[string]any{"mcphost": entry}}
-	case "codex":
-		fmt.Fprintln(e.stdout, "[mcp_servers.mcphost]")
-		if bridge {
-			fmt.Fprintf(e.stdout, "command = %s\nargs = [%s]\n", tomlString(exe), tomlStrings(bridgeArgs))
-		} else {
-			fmt.Fprintf(e.stdout, "url = %s\nhttp_headers = { Authorization = %s }\n", tomlString(cred.url), tomlString("Bearer "+cred.token))
-		}
-		return exitOK
 	case "inspector":
 		// Without a type the Inspector takes an entry for stdio.
 		entry := map[string]any{"type": "streamable-http", "url": cred.url, "headers": auth}
@@ -385,18 +374,12 @@ func (e *env) gatewayConfig(args []string) int {
 			entry = map[string]any{"type": "stdio", "command": exe, "args": bridgeArgs}
 		}
 		snippet = map[string]any{"mcpServers": map[string]any{"mcphost": entry}}
-	case "windsurf":
-		entry := map[string]any{"serverUrl": cred.url, "headers": auth}
-		if bridge {
-			entry = bridgeEntry
+	default:
+		entry := bridgeEntry
+		if !bridge {
+			entry = map[string]any{urlKey: cred.url, "headers": auth}
 		}
-		snippet = map[string]any{"mcpServers": map[string]any{"mcphost": entry}}
-	case "zed":
-		entry := map[string]any{"url": cred.url, "headers": auth}
-		if bridge {
-			entry = bridgeEntry
-		}
-		snippet = map[string]any{"context_servers": map[string]any{"mcphost": entry}}
+		snippet = map[string]any{top: map[string]any{"mcphost": entry}}
 	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
