@@ -188,7 +188,7 @@ func claudeCodeAdd(t *testing.T, dir, home, snippet string) *exec.Cmd {
 	ctx, cancel := context.WithTimeout(t.Context(), clientBound)
 	defer cancel()
 	add := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "claude"), words[1:]...)
-	add.Dir, add.Env = home, clientEnv(home, nil)
+	add.Dir, add.Env = home, clientEnv(home, claudeEnv)
 	if out, err := add.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", snippet, err, out)
 	}
@@ -203,6 +203,10 @@ func inspectorConfig(t *testing.T, dir, home, snippet string) *exec.Cmd {
 }
 
 const inspectorPkg = "@modelcontextprotocol/inspector"
+
+// claudeEnv turns off what Claude Code would fetch for itself (updates,
+// telemetry): the tests reach loopback only.
+var claudeEnv = []string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
 
 // clientEnv is a client's whole environment: PATH, HOME and extra.
 func clientEnv(home string, extra []string) []string {
@@ -224,12 +228,12 @@ func TestGatewayConfigClients(t *testing.T) {
 		{name: "qwen -stdio", pkg: "@qwen-code/qwen-code", config: []string{"qwen", "-stdio"}, install: settingsClient("qwen")},
 		{name: "gemini", pkg: "@google/gemini-cli", config: []string{"gemini"}, install: settingsClient("gemini"), env: []string{"GEMINI_CLI_TRUST_WORKSPACE=true"}},
 		{name: "gemini -stdio", pkg: "@google/gemini-cli", config: []string{"gemini", "-stdio"}, install: settingsClient("gemini"), env: []string{"GEMINI_CLI_TRUST_WORKSPACE=true"}},
-		{name: "claude-code", pkg: "@anthropic-ai/claude-code", config: []string{"claude-code"}, install: claudeCodeAdd},
-		{name: "claude-code -stdio", pkg: "@anthropic-ai/claude-code", config: []string{"claude-code", "-stdio"}, install: claudeCodeAdd},
+		{name: "claude-code", pkg: "@anthropic-ai/claude-code", config: []string{"claude-code"}, install: claudeCodeAdd, env: claudeEnv},
+		{name: "claude-code -stdio", pkg: "@anthropic-ai/claude-code", config: []string{"claude-code", "-stdio"}, install: claudeCodeAdd, env: claudeEnv},
 		{name: "claude", pkg: "@anthropic-ai/claude-code", config: []string{"claude"}, install: func(t *testing.T, dir, home, snippet string) *exec.Cmd {
 			writeIn(t, home, ".claude.json", snippet)
 			return binIn(dir, "claude", "mcp", "list")
-		}},
+		}, env: claudeEnv},
 		{name: "inspector", pkg: inspectorPkg, config: []string{"inspector"}, install: inspectorConfig},
 		{name: "inspector -stdio", pkg: inspectorPkg, config: []string{"inspector", "-stdio"}, install: inspectorConfig},
 	}
