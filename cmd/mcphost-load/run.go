@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/apiclient"
+	"github.com/mcphost/mcphost/internal/shellquote"
 )
 
 // Exit codes.
@@ -90,20 +91,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // command renders the invocation to repeat the run.
 func command(args []string) string {
-	parts := []string{"go", "run", "./cmd/mcphost-load"}
-	for _, a := range args {
-		parts = append(parts, shellQuote(a))
-	}
-	return strings.Join(parts, " ")
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=.,/:@%+", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return shellquote.Join(append([]string{"go", "run", "./cmd/mcphost-load"}, args...)...)
 }
 
 // runner holds one run's state.

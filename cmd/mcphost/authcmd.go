@@ -93,7 +93,7 @@ func (e *env) daemon(cmd, cfgPath, url string) (*apiclient.Client, int) {
 		}
 		base = daemonURL(cfg)
 	}
-	token, err := gatewayToken(cfg, "")
+	token, err := gatewayToken(cfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost %s: %v\n", cmd, err)
 		return nil, exitUsage

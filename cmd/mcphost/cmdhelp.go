@@ -77,4 +77,33 @@ Examples:
   mcphost reload -dry-run    what a reload would change
   mcphost reload
 `,
+	"gateway": `gateway config prints one principal's snippet: -as NAME takes that
+principal's token from the config; without -as it is $MCPHOST_TOKEN, else
+the owner token (a config without principals). HTTP snippets keep the token
+in the header the client stores (VS Code asks for it instead, with a
+password prompt); stdio snippets (-stdio, and always for Claude Desktop)
+run the bridge with -url and -token-file: gateway config writes the token
+alone, mode 0600, to the user's config directory
+(~/.config/mcphost/tokens/NAME@HOST_PORT.token on Linux) and says where.
+The bridge then needs neither the config nor an environment variable.
+
+Where each snippet goes:
+  claude       Claude Desktop's claude_desktop_config.json, mcpServers
+  claude-code  a command line to run (claude mcp add …)
+  cursor       ~/.cursor/mcp.json, mcpServers
+  vscode       .vscode/mcp.json (inputs and servers)
+  qwen         ~/.qwen/settings.json, mcpServers (httpUrl: url is SSE there)
+  gemini       ~/.gemini/settings.json, mcpServers (httpUrl)
+  codex        ~/.codex/config.toml ([mcp_servers.mcphost])
+  inspector    a file for the Inspector's --config FILE --server mcphost
+  windsurf     ~/.codeium/windsurf/mcp_config.json, mcpServers (serverUrl)
+  zed          Zed's settings.json, context_servers
+
+Examples:
+  mcphost gateway config cursor
+  mcphost gateway config claude -as alice
+  mcphost gateway config qwen -as alice -url https://mcphost.example.com
+  MCPHOST_TOKEN=… mcphost gateway config gemini -stdio -url http://10.0.0.5:7777
+  mcphost gateway -stdio -url http://127.0.0.1:7777 -token-file ~/.config/mcphost/tokens/alice@127.0.0.1_7777.token
+`,
 }

@@ -35,6 +35,10 @@ const daemonBound = 2 * time.Minute
 // urlLine is the line serve prints once its listener is up.
 var urlLine = regexp.MustCompile(`(http://127\.0\.0\.1:(\d+))/#token=([0-9a-f]+)`)
 
+// teamURLLine is the first line of a daemon whose config has principals
+// (so no owner token).
+var teamURLLine = regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/ \(sign in with a principal's token\)`)
+
 // daemon is a running `mcphost serve` process.
 type daemon struct {
 	cmd    *exec.Cmd
@@ -89,7 +93,7 @@ func writeDaemonConfig(t *testing.T, dir, listen, dataDir, extra string) string 
 
 // startDaemon runs `mcphost serve -config cfg [extra...]` in its own
 // process group and returns once it has printed its URL line (after the
-// listener is open).
+// listener is open). A config with principals leaves d.token empty.
 func startDaemon(t *testing.T, bin, cfg string, extra ...string) *daemon {
 	t.Helper()
 	stdout := &lineWriter{lines: make(chan string, 16)}
@@ -116,6 +120,10 @@ func startDaemon(t *testing.T, bin, cfg string, extra ...string) *daemon {
 		case line := <-stdout.lines:
 			if m := urlLine.FindStringSubmatch(line); m != nil {
 				d.base, d.token = m[1], m[3]
+				return d
+			}
+			if m := teamURLLine.FindStringSubmatch(line); m != nil {
+				d.base = m[1]
 				return d
 			}
 		case <-d.exited:

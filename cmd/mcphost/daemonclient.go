@@ -124,7 +124,7 @@ func (e *env) daemonFor(ctx context.Context, cf clientFlags, cfg *config.Config)
 // config gives a principal block.
 func cliToken(cfg *config.Config, as string) (string, error) {
 	if as == "" || as == "owner" {
-		return gatewayToken(cfg, "")
+		return gatewayToken(cfg)
 	}
 	for _, p := range cfg.Principals {
 		if p.Name == as {

@@ -99,9 +99,12 @@ func TestGatewayStandalone(t *testing.T) {
 }
 
 // TestGatewayConfigSnippets: each client's snippet names the endpoint and
-// the token (or the stdio command), as that client's config file wants.
+// the token (or the stdio bridge with its token file), as that client's
+// config file wants.
 func TestGatewayConfigSnippets(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "xdg"))
+	t.Setenv(tokenEnv, "")
 	dataDir := filepath.Join(dir, "state")
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		t.Fatal(err)
@@ -114,16 +117,29 @@ func TestGatewayConfigSnippets(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("listen = \"127.0.0.1:7781\"\ndata_dir = \""+dataDir+"\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	tokenFile := filepath.Join(dir, "xdg", "mcphost", "tokens", "owner@127.0.0.1_7781.token")
+	bridge := []string{`"-stdio"`, `"-url"`, `"http://127.0.0.1:7781/mcp"`, `"-token-file"`, `"` + tokenFile + `"`}
 	for _, tc := range []struct {
-		args []string
-		want []string
+		args   []string
+		want   []string
+		format string // json, toml or sh
 	}{
-		{[]string{"cursor"}, []string{`"url": "http://127.0.0.1:7781/mcp"`, `"Authorization": "Bearer ` + token + `"`, `"mcpServers"`}},
-		{[]string{"vscode"}, []string{`"type": "http"`, `"servers"`, `"url": "http://127.0.0.1:7781/mcp"`}},
-		{[]string{"vscode", "-stdio"}, []string{`"type": "stdio"`, `"-stdio"`, `"-config"`}},
-		{[]string{"claude"}, []string{`"mcpServers"`, `"gateway"`, `"-stdio"`, cfg}},
-		{[]string{"claude-code"}, []string{"claude mcp add --transport http mcphost http://127.0.0.1:7781/mcp", "Bearer " + token}},
-		{[]string{"cursor", "-server", "revenue"}, []string{`"url": "http://127.0.0.1:7781/mcp/servers/revenue"`}},
+		{[]string{"cursor"}, []string{`"url": "http://127.0.0.1:7781/mcp"`, `"Authorization": "Bearer ` + token + `"`, `"mcpServers"`}, "json"},
+		{[]string{"vscode"}, []string{`"type": "http"`, `"servers"`, `"url": "http://127.0.0.1:7781/mcp"`, `"Authorization": "Bearer ${input:mcphost-token}"`, `"type": "promptString"`, `"password": true`}, "json"},
+		{[]string{"vscode", "-stdio"}, append([]string{`"type": "stdio"`}, bridge...), "json"},
+		{[]string{"claude"}, append([]string{`"mcpServers"`, `"gateway"`}, bridge...), "json"},
+		{[]string{"claude-code"}, []string{"claude mcp add --transport http mcphost http://127.0.0.1:7781/mcp --header 'Authorization: Bearer " + token + "'"}, "sh"},
+		{[]string{"claude-code", "-stdio"}, []string{"claude mcp add mcphost -- ", " gateway -stdio -url http://127.0.0.1:7781/mcp -token-file " + tokenFile}, "sh"},
+		{[]string{"cursor", "-server", "revenue"}, []string{`"url": "http://127.0.0.1:7781/mcp/servers/revenue"`}, "json"},
+		{[]string{"qwen"}, []string{`"httpUrl": "http://127.0.0.1:7781/mcp"`, `"Bearer ` + token + `"`}, "json"},
+		{[]string{"gemini"}, []string{`"httpUrl": "http://127.0.0.1:7781/mcp"`, `"Bearer ` + token + `"`}, "json"},
+		{[]string{"gemini", "-stdio"}, bridge, "json"},
+		{[]string{"codex"}, []string{"[mcp_servers.mcphost]\n", `url = "http://127.0.0.1:7781/mcp"`, `http_headers = { Authorization = "Bearer ` + token + `" }`}, "toml"},
+		{[]string{"codex", "-stdio"}, []string{"[mcp_servers.mcphost]\n", `args = ["gateway", "-stdio", "-url", "http://127.0.0.1:7781/mcp", "-token-file", "` + tokenFile + `"]`}, "toml"},
+		{[]string{"inspector"}, []string{`"type": "streamable-http"`, `"url": "http://127.0.0.1:7781/mcp"`, `"Bearer ` + token + `"`}, "json"},
+		{[]string{"windsurf"}, []string{`"serverUrl": "http://127.0.0.1:7781/mcp"`, `"Bearer ` + token + `"`}, "json"},
+		{[]string{"zed"}, []string{`"context_servers"`, `"url": "http://127.0.0.1:7781/mcp"`, `"Bearer ` + token + `"`}, "json"},
+		{[]string{"zed", "-url", "https://gw.example:8443/"}, []string{`"url": "https://gw.example:8443/mcp"`}, "json"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -137,13 +153,16 @@ func TestGatewayConfigSnippets(t *testing.T) {
 					t.Errorf("snippet has no %s:\n%s", w, stdout.String())
 				}
 			}
-			if tc.args[0] != "claude-code" && !json.Valid(stdout.Bytes()) {
+			if tc.format == "json" && !json.Valid(stdout.Bytes()) {
 				t.Errorf("snippet is not JSON:\n%s", stdout.String())
 			}
 		})
 	}
+	if b, err := os.ReadFile(tokenFile); err != nil || strings.TrimSpace(string(b)) != token {
+		t.Errorf("token file %s: %q, %v", tokenFile, b, err)
+	}
 	var stderr bytes.Buffer
-	if code := run(t.Context(), []string{"gateway", "config", "emacs"}, nil, &bytes.Buffer{}, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "claude") {
+	if code := run(t.Context(), []string{"gateway", "config", "emacs"}, nil, &bytes.Buffer{}, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "windsurf") {
 		t.Fatalf("an unknown client: exit %d, stderr %q", code, stderr.String())
 	}
 }

@@ -84,7 +84,7 @@ func (e *env) reloadCmd(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost reload: the config has principals, so there is no owner token: set %s to the token of an admin principal\n", tokenEnv)
 		return exitUsage
 	}
-	token, err := gatewayToken(cfg, "")
+	token, err := gatewayToken(cfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost reload: %v\n", err)
 		return exitFailure

@@ -56,7 +56,7 @@ Usage:
   mcphost gateway  -stdio [-config FILE] [-server NAME | -endpoint NAME] [-url URL] [-token-file FILE]
                    [-standalone [-as NAME]]
                                                      MCP on stdin/stdout for stdio-only clients
-  mcphost gateway  config claude|claude-code|cursor|vscode [-config FILE] [-server NAME] [-stdio]
+  mcphost gateway  config CLIENT [-config FILE] [-as NAME] [-url URL] [-server NAME] [-stdio]
                                                      what to paste into an MCP client's config
   mcphost import   [-from FORMAT] [-o FILE] [-force] [FILE...]
                                                      mcphost servers from MCP client configs

@@ -247,10 +247,13 @@ func (e *env) serve(ctx context.Context, args []string) int {
 	if ownerToken != "" {
 		fmt.Fprintf(e.stdout, "mcphost is serving the WebShell at %s#token=%s\n", base, ownerToken)
 		if cfg.Gateway.Enabled {
-			fmt.Fprintf(e.stdout, "MCP clients: %smcp with the header \"Authorization: Bearer <the token>\" (mcphost gateway config claude|cursor|vscode)\n", base)
+			fmt.Fprintf(e.stdout, "MCP clients: %smcp with the header \"Authorization: Bearer <the token>\" (mcphost gateway config CLIENT)\n", base)
 		}
 	} else {
 		fmt.Fprintf(e.stdout, "mcphost is serving the WebShell at %s (sign in with a principal's token)\n", base)
+		if cfg.Gateway.Enabled {
+			fmt.Fprintf(e.stdout, "MCP clients: %smcp with a principal's token (mcphost gateway config CLIENT -as NAME)\n", base)
+		}
 	}
 	// The client commands find this daemon through data_dir.
 	removeDaemonFile, err := writeDaemonFile(cfg.DataDir, strings.TrimSuffix(base, "/"))

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The snippets of `gateway config` are checked against the clients they
+// are for, from npm (pinned in testdata/interop/package-lock.json): each
+// test starts a daemon whose config has two principals with env() tokens,
+// prints alice's snippet, writes it where that client keeps its MCP
+// servers in a fresh HOME, and runs the client's own listing against the
+// daemon with an environment of PATH and HOME alone (no token variable,
+// none of the config's secrets). Like the other interoperability tests
+// they skip without Node.js or the packages, and fail instead under CI.
+
+const (
+	aliceToken = "alice-token-0123456789abcdef"
+	bobToken   = "bob-token-0123456789abcdef01"
+)
+
+// clientBound bounds one run of a client (an npm CLI's start-up is slow on
+// a loaded machine).
+const clientBound = 90 * time.Second
+
+// startTeamDaemon starts a daemon whose principals alice and bob take
+// their tokens from ALICE_TOKEN and BOB_TOKEN (set for the daemon and for
+// `gateway config` only) and returns it with its config.
+func startTeamDaemon(t *testing.T, bin string) (*daemon, string) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("ALICE_TOKEN", aliceToken)
+	t.Setenv("BOB_TOKEN", bobToken)
+	t.Setenv(tokenEnv, "")
+	cfg := writeDaemonConfig(t, dir, "127.0.0.1:0", filepath.Join(dir, "state"),
+		"\nprincipal \"alice\" {\n  token = env(\"ALICE_TOKEN\")\n}\n\nprincipal \"bob\" {\n  token = env(\"BOB_TOKEN\")\n}\n")
+	d := startDaemon(t, bin, cfg)
+	return d, cfg
+}
+
+// snippetOf runs `mcphost gateway config ARGS...` with the test's
+// environment and XDG_CONFIG_HOME=configHome (where the token file goes)
+// and returns its stdout.
+func snippetOf(t *testing.T, bin, configHome string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), daemonBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"gateway", "config"}, args...)...)
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+configHome)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("mcphost gateway config %v: %v\nstderr:\n%s", args, err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// TestGatewayBridgeSnippetAlone: the stdio snippet of `gateway config
+// claude -as alice`, run as a GUI client would (an empty environment),
+// connects through the daemon as alice: the bridge reads neither the
+// config (whose env() tokens it could not resolve) nor a variable, only
+// the 0600 token file. The base URL and the /mcp URL give the same
+// endpoint.
+func TestGatewayBridgeSnippetAlone(t *testing.T) {
+	bin := testbin.Build(t, mcphostPkg)
+	d, cfg := startTeamDaemon(t, bin)
+	configHome := t.TempDir()
+	var entries [2]map[string]any
+	for i, url := range []string{d.base, d.base + "/mcp/"} {
+		out := snippetOf(t, bin, configHome, "claude", "-config", cfg, "-as", "alice", "-url", url)
+		var snippet struct {
+			MCPServers map[string]map[string]any `json:"mcpServers"`
+		}
+		if err := json.Unmarshal([]byte(out), &snippet); err != nil {
+			t.Fatalf("the snippet is not JSON (%v):\n%s", err, out)
+		}
+		entries[i] = snippet.MCPServers["mcphost"]
+	}
+	if fmt.Sprint(entries[0]) != fmt.Sprint(entries[1]) {
+		t.Errorf("-url %s and %s/mcp/ give different snippets:\n%v\n%v", d.base, d.base, entries[0], entries[1])
+	}
+	entry := entries[0]
+	if _, ok := entry["env"]; ok {
+		t.Errorf("the stdio snippet has an env: %v", entry)
+	}
+	var args []string
+	for _, a := range entry["args"].([]any) {
+		args = append(args, a.(string))
+	}
+	if strings.Contains(strings.Join(args, " "), "-config") {
+		t.Errorf("the bridge is given the config: %v", args)
+	}
+	tokenFile := args[len(args)-1]
+	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file %s: %v, %v; want mode 0600", tokenFile, fi, err)
+	}
+	if b, _ := os.ReadFile(tokenFile); strings.TrimSpace(string(b)) != aliceToken {
+		t.Fatalf("token file holds %q, want alice's token", b)
+	}
+	if !strings.HasPrefix(tokenFile, configHome) {
+		t.Errorf("token file %s is not under XDG_CONFIG_HOME %s", tokenFile, configHome)
+	}
+
+	cmd := exec.Command(entry["command"].(string), args...)
+	cmd.Env = []string{}
+	cmd.Dir = t.TempDir()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(t.Context(), daemonBound)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "desktop-stand-in", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect through the snippet's bridge: %v\nstderr:\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	listAndCall(t, cs, "fx__echo")
+
+	// The bridge alone, given a -url that is no URL or no credential, says so.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-url", "127.0.0.1:7777", "-token-file", tokenFile}, "not an http(s) URL"},
+		{[]string{"-url", d.base, "-token-file", filepath.Join(t.TempDir(), "none")}, "-token-file"},
+	} {
+		code, _, errOut := runCLI(t, bin, append([]string{"gateway", "-stdio"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("gateway -stdio %v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// clientCase is one client run against a snippet.
+type clientCase struct {
+	name   string
+	pkg    string   // the npm package of the client
+	config []string // gateway config's client and flags (after -config, -as, -url)
+	// install writes the snippet into the client's configuration in home
+	// and returns the command that lists the client's servers.
+	install func(t *testing.T, dir, home, snippet string) *exec.Cmd
+	env     []string // what the client needs besides PATH and HOME
+}
+
+// writeIn writes text to home/rel.
+func writeIn(t *testing.T, home, rel, text string) {
+	t.Helper()
+	path := filepath.Join(home, rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// binIn is the command of an npm package's bin in testdata/interop.
+func binIn(dir, name string, args ...string) *exec.Cmd {
+	return exec.Command(filepath.Join(dir, "node_modules", ".bin", name), args...)
+}
+
+// settingsClient is Qwen Code or Gemini CLI: mcpServers in
+// ~/.NAME/settings.json, listed by `NAME mcp list`.
+func settingsClient(name string) func(t *testing.T, dir, home, snippet string) *exec.Cmd {
+	return func(t *testing.T, dir, home, snippet string) *exec.Cmd {
+		writeIn(t, home, "."+name+"/settings.json", snippet)
+		return binIn(dir, name, "mcp", "list")
+	}
+}
+
+// claudeCodeAdd runs the printed `claude mcp add …` line, then lists.
+func claudeCodeAdd(t *testing.T, dir, home, snippet string) *exec.Cmd {
+	words := shellWords(t, strings.TrimSpace(snippet))
+	if len(words) < 3 || words[0] != "claude" {
+		t.Fatalf("not a claude command line: %s", snippet)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), clientBound)
+	defer cancel()
+	add := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "claude"), words[1:]...)
+	add.Dir, add.Env = home, clientEnv(home, claudeEnv)
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", snippet, err, out)
+	}
+	return binIn(dir, "claude", "mcp", "list")
+}
+
+// inspectorConfig runs the Inspector's CLI with the snippet as --config.
+func inspectorConfig(t *testing.T, dir, home, snippet string) *exec.Cmd {
+	writeIn(t, home, "mcp.json", snippet)
+	launcher := filepath.Join(dir, "node_modules", inspectorPkg, "clients", "launcher", "build", "index.js")
+	return exec.Command("node", launcher, "--cli", "--config", filepath.Join(home, "mcp.json"), "--server", "mcphost", "--format", "json", "--method", "tools/list")
+}
+
+const inspectorPkg = "@modelcontextprotocol/inspector"
+
+// claudeEnv turns off what Claude Code would fetch for itself (updates,
+// telemetry): the tests reach loopback only.
+var claudeEnv = []string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+
+// clientEnv is a client's whole environment: PATH, HOME and extra.
+func clientEnv(home string, extra []string) []string {
+	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}, extra...)
+}
+
+// TestGatewayConfigClients runs each client's own listing of its MCP
+// servers with alice's snippet of `gateway config` pasted as printed, over
+// HTTP and over the stdio bridge, and expects mcphost connected: Qwen Code
+// (httpUrl, which it reads as Streamable HTTP; url is SSE to it), Gemini
+// CLI (in a workspace it is told to trust, as it asks of headless runs),
+// Claude Code (the printed `claude mcp add` line), Claude Desktop's
+// snippet (through Claude Code, which reads the same mcpServers from
+// ~/.claude.json) and the MCP Inspector (--config, which needs a type).
+func TestGatewayConfigClients(t *testing.T) {
+	bin := testbin.Build(t, mcphostPkg)
+	cases := []clientCase{
+		{name: "qwen", pkg: "@qwen-code/qwen-code", config: []string{"qwen"}, install: settingsClient("qwen")},
+		{name: "qwen -stdio", pkg: "@qwen-code/qwen-code", config: []string{"qwen", "-stdio"}, install: settingsClient("qwen")},
+		{name: "gemini", pkg: "@google/gemini-cli", config: []string{"gemini"}, install: settingsClient("gemini"), env: []string{"GEMINI_CLI_TRUST_WORKSPACE=true"}},
+		{name: "gemini -stdio", pkg: "@google/gemini-cli", config: []string{"gemini", "-stdio"}, install: settingsClient("gemini"), env: []string{"GEMINI_CLI_TRUST_WORKSPACE=true"}},
+		{name: "claude-code", pkg: "@anthropic-ai/claude-code", config: []string{"claude-code"}, install: claudeCodeAdd, env: claudeEnv},
+		{name: "claude-code -stdio", pkg: "@anthropic-ai/claude-code", config: []string{"claude-code", "-stdio"}, install: claudeCodeAdd, env: claudeEnv},
+		{name: "claude", pkg: "@anthropic-ai/claude-code", config: []string{"claude"}, install: func(t *testing.T, dir, home, snippet string) *exec.Cmd {
+			writeIn(t, home, ".claude.json", snippet)
+			return binIn(dir, "claude", "mcp", "list")
+		}, env: claudeEnv},
+		{name: "inspector", pkg: inspectorPkg, config: []string{"inspector"}, install: inspectorConfig},
+		{name: "inspector -stdio", pkg: inspectorPkg, config: []string{"inspector", "-stdio"}, install: inspectorConfig},
+	}
+	// Skip (or, under CI, fail) before starting anything when a package is
+	// missing.
+	dirs := map[string]string{}
+	for _, c := range cases {
+		if dirs[c.pkg] == "" {
+			dirs[c.pkg] = testbin.Interop(t, "../..", c.pkg)
+		}
+	}
+	d, cfg := startTeamDaemon(t, bin)
+	configHome := t.TempDir()
+	for _, c := range cases {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			dir := dirs[c.pkg]
+			snippet := snippetOf(t, bin, configHome, append(append([]string{}, c.config[0], "-config", cfg, "-as", "alice", "-url", d.base), c.config[1:]...)...)
+			home := t.TempDir()
+			cmd := c.install(t, dir, home, snippet)
+			ctx, cancel := context.WithTimeout(t.Context(), clientBound)
+			defer cancel()
+			run := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+			run.Dir, run.Env = home, clientEnv(home, c.env)
+			if strings.HasPrefix(c.name, "inspector") {
+				run.Env = append(run.Env, "MCP_CLIENT_CONFIG_PATH="+filepath.Join(home, "client.json"))
+			}
+			run.WaitDelay = 5 * time.Second
+			var stdout, stderr bytes.Buffer
+			run.Stdout, run.Stderr = &stdout, &stderr
+			err := run.Run()
+			report := fmt.Sprintf("snippet:\n%s\n%s: %v\nstdout:\n%s\nstderr:\n%s", snippet, strings.Join(run.Args, " "), err, stdout.String(), stderr.String())
+			if ctx.Err() != nil {
+				t.Fatalf("killed after %s; %s", clientBound, report)
+			}
+			if strings.HasPrefix(c.name, "inspector") {
+				if err != nil || !strings.Contains(stdout.String(), `"name":"fx__echo"`) {
+					t.Fatalf("tools/list through the Inspector has no fx__echo; %s", report)
+				}
+				return
+			}
+			if !connected(stdout.String() + stderr.String()) {
+				t.Fatalf("the client does not show mcphost connected; %s", report)
+			}
+		})
+	}
+}
+
+// connected reports whether a client's `mcp list` shows the server
+// mcphost as connected.
+func connected(out string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "mcphost:") && strings.Contains(line, "Connected") && !strings.Contains(line, "Disconnected") {
+			return true
+		}
+	}
+	return false
+}
