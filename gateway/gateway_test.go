@@ -275,6 +275,10 @@ func TestBothEras(t *testing.T) {
 			if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "nosuch+fixture://readme"}); err == nil {
 				t.Fatal("reading a resource of no server succeeded")
 			}
+			// The read is an entry of the client's transcript session.
+			if st := lastStatus(t, e, "fixture://readme"); st != store.StatusOK {
+				t.Fatalf("the read's transcript entry has status %q, want ok", st)
+			}
 
 			// The passthrough endpoint keeps the server's own names.
 			one := e.connect(t, "/mcp/servers/fx", aliceToken, version, nil)

@@ -448,9 +448,13 @@ func (e *endpoint) getPrompt(ctx context.Context, c host.Caller, r *mcp.GetPromp
 	if err != nil {
 		return nil, err
 	}
+	sessionID, err := e.g.sessions.sessionFor(ctx, c, r.Session)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: codeInternal, Message: "gateway: opening the transcript session: " + err.Error()}
+	}
 	ctx = e.approvalNotice(ctx, r.Session, r.Params.GetProgressToken(), "prompts/get of "+r.Params.Name)
 	get := func(in *host.CallInput) (*mcp.GetPromptResult, error) {
-		res, err := e.g.h.GetPrompt(ctx, c, ref.server, &mcp.GetPromptParams{Name: ref.prompt.Name, Arguments: r.Params.Arguments}, in)
+		res, err := e.g.h.GetPrompt(ctx, c, sessionID, ref.server, &mcp.GetPromptParams{Name: ref.prompt.Name, Arguments: r.Params.Arguments}, in)
 		if err != nil {
 			return nil, hostError(r.Params.Name, err)
 		}
@@ -576,9 +580,13 @@ func (e *endpoint) readResource(ctx context.Context, c host.Caller, r *mcp.ReadR
 	if err != nil {
 		return nil, err
 	}
+	sessionID, err := e.g.sessions.sessionFor(ctx, c, r.Session)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: codeInternal, Message: "gateway: opening the transcript session: " + err.Error()}
+	}
 	ctx = e.approvalNotice(ctx, r.Session, r.Params.GetProgressToken(), "resources/read of "+r.Params.URI)
 	read := func(in *host.CallInput) (*mcp.ReadResourceResult, error) {
-		res, err := e.g.h.ReadResource(ctx, c, server, upstream, in)
+		res, err := e.g.h.ReadResource(ctx, c, sessionID, server, upstream, in)
 		if err != nil {
 			var ae *host.AppResourceError
 			if errors.As(err, &ae) {

@@ -400,21 +400,21 @@ func TestPerPrincipalOfferings(t *testing.T) {
 	if err != nil || len(res) != 1 {
 		t.Fatalf("ResourcesFor = %v, %v", res, err)
 	}
-	read, err := oh.h.ReadResource(ctx, who, "prot", "test://whoami", nil)
+	read, err := oh.h.ReadResource(ctx, who, "", "prot", "test://whoami", nil)
 	if err != nil || len(read.Contents) != 1 || !strings.HasPrefix(read.Contents[0].Text, "subject=") {
 		t.Fatalf("ReadResource = %v, %v", read, err)
 	}
-	got, err := oh.h.GetPrompt(ctx, who, "prot", &mcp.GetPromptParams{Name: prompts[0].Name}, nil)
+	got, err := oh.h.GetPrompt(ctx, who, "", "prot", &mcp.GetPromptParams{Name: prompts[0].Name}, nil)
 	if err != nil || len(got.Messages) != 1 {
 		t.Fatalf("GetPrompt = %v, %v", got, err)
 	}
 
 	bobC := host.Caller{Principal: host.Principal{Name: "bob"}, Origin: host.OriginAPI}
 	var ar *oauth.AuthRequiredError
-	if _, err := oh.h.ReadResource(ctx, bobC, "prot", "test://whoami", nil); !errors.As(err, &ar) {
+	if _, err := oh.h.ReadResource(ctx, bobC, "", "prot", "test://whoami", nil); !errors.As(err, &ar) {
 		t.Fatalf("bob's read: %v, want auth_required", err)
 	}
-	if _, err := oh.h.GetPrompt(ctx, bobC, "prot", &mcp.GetPromptParams{Name: prompts[0].Name}, nil); !errors.As(err, &ar) {
+	if _, err := oh.h.GetPrompt(ctx, bobC, "", "prot", &mcp.GetPromptParams{Name: prompts[0].Name}, nil); !errors.As(err, &ar) {
 		t.Fatalf("bob's prompt: %v, want auth_required", err)
 	}
 }

@@ -24,18 +24,23 @@ import (
 // completing an argument, subscribing to a resource and ending that. Every
 // door (the API and WebShell, the CLI, the gateway) asks them through the
 // methods below, and each runs the same stages as a tool call
-// (architecture.md, "The call pipeline"), one line each in operate: the
-// drain check, the caller's rate limit, the span, the caller's own session
-// of the server (upstream.Target), the `list` rules of what the operation is about
-// and the `call` rules that govern the operation (an `ask` waits for an
-// answer in the WebShell), the upstream request within the server's
-// call_timeout, and the audit record. Operations are not written to a
-// transcript: the audit log is their record, one row each.
+// (architecture.md, "The pipeline"), one line each in operate: the drain
+// check, the session owner, the caller's rate limit, the span, the
+// caller's own session of the server (upstream.Target), the `list` rules
+// of what the operation is about and the `call` rules that govern the
+// operation (an `ask` waits for an answer in the WebShell), the upstream
+// request within the server's call_timeout, and the record: a read or a
+// prompt made in a transcript session is an entry of it (KindRead,
+// KindPrompt) with its audit records; every other operation leaves its
+// audit record only.
 
 // operation is one request of a caller other than a tool call.
 type operation struct {
 	op     string // policies.OpReadRes, …
 	server string
+	// session is the caller's transcript session the operation is
+	// recorded in ("": none; only reads and prompts are recorded).
+	session string
 	// uri is the resource read or subscribed to, or the resource template
 	// a completion is for.
 	uri string
@@ -44,8 +49,12 @@ type operation struct {
 	// args are a prompt's arguments, or a completion's argument with its
 	// context: what the policies see as args.
 	args map[string]string
-	// do makes the upstream request on the caller's session of the server.
-	do func(ctx context.Context, t upstream.Target) error
+	// do makes the upstream request on the caller's session of the server,
+	// and returns its result (for the record).
+	do func(ctx context.Context, t upstream.Target) (any, error)
+	// hidden: a list rule hides what the operation is about (it is
+	// answered as not found, and recorded in the audit log only).
+	hidden bool
 }
 
 // operate runs op for c through the stages, in order.
@@ -54,6 +63,9 @@ func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error)
 	ctx, span := startOpSpan(ctx, c, op)
 	defer func() { upstream.EndSpan(span, err) }()
 	if err := h.refuseIfDraining(); err != nil {
+		return err
+	}
+	if err := h.opSession(ctx, c, op); err != nil {
 		return err
 	}
 	g := h.acquire()
@@ -71,15 +83,34 @@ func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error)
 		return err
 	}
 	pol := newOpPolicy(g, c, t, op)
-	defer func() { h.appendAudit(ctx, c.Name, "", pol.OpAudit(op.subject(), err)) }()
+	rec := newOpRecord(c, t, op)
+	defer func() { err = h.recordOp(ctx, c, op, pol, rec, err) }()
 	if err := h.decideOp(ctx, c, t, op, pol); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.Conn.Cfg.CallTimeout)
 	defer cancel()
-	err = op.do(ctx, t)
+	var result any
+	result, err = op.do(ctx, t)
+	rec.answered(result)
 	t.Conn.CallFailed(err) // an authorization failure: the session waits for a sign-in
 	return err
+}
+
+// opSession checks that the session op is to be recorded in is the
+// caller's (ErrNotFound otherwise, as for a tool call). Only reads and
+// prompts are recorded; a host without a store records nothing.
+func (h *Host) opSession(ctx context.Context, c Caller, op *operation) error {
+	if op.op != policies.OpReadRes && op.op != policies.OpGetPrompt {
+		op.session = ""
+	}
+	if op.session == "" {
+		return nil
+	}
+	if h.store == nil {
+		return ErrNoStore
+	}
+	return h.checkSession(ctx, c.Name, op.session)
 }
 
 // startOpSpan starts the span of one operation, named as OpenTelemetry's
@@ -132,6 +163,7 @@ func (h *Host) decideOp(ctx context.Context, c Caller, t upstream.Target, op *op
 	}
 	pspan.End()
 	if pipeline.Hidden(dec) {
+		op.hidden = true
 		return op.notFound()
 	}
 	if dec.Effect == policies.EffectAsk {
@@ -248,12 +280,14 @@ func promptInput(cat *upstream.Catalog, name string) *policies.Prompt {
 // render it: validated, after the `display` plugins and the `app` phase of
 // the policies, or refused with an *AppResourceError. An input_required
 // answer is returned as it came (never cached); the retry (in, see
-// [CallInput]) goes to the server directly, past the cache.
-func (h *Host) ReadResource(ctx context.Context, c Caller, server, uri string, in *CallInput) (res *mcp.ReadResourceResult, err error) {
-	err = h.operate(ctx, c, &operation{op: policies.OpReadRes, server: server, uri: uri,
-		do: func(ctx context.Context, t upstream.Target) error {
+// [CallInput]) goes to the server directly, past the cache. With a
+// sessionID (one of c's transcript sessions) the read is an entry of that
+// session; "" records only its audit record.
+func (h *Host) ReadResource(ctx context.Context, c Caller, sessionID, server, uri string, in *CallInput) (res *mcp.ReadResourceResult, err error) {
+	err = h.operate(ctx, c, &operation{op: policies.OpReadRes, server: server, session: sessionID, uri: uri,
+		do: func(ctx context.Context, t upstream.Target) (any, error) {
 			res, err = h.readResource(ctx, c, t, uri, in)
-			return err
+			return res, err
 		}})
 	return res, err
 }
@@ -278,14 +312,14 @@ func (h *Host) readResource(ctx context.Context, c Caller, t upstream.Target, ur
 // GetPrompt gets a prompt of server for c, with what a gateway client
 // relays for input requests (in; see [CallInput]). An error of the server
 // is returned as it came, and so is an input_required answer (NeedsInput),
-// for the client to answer.
-func (h *Host) GetPrompt(ctx context.Context, c Caller, server string, params *mcp.GetPromptParams, in *CallInput) (res *mcp.GetPromptResult, err error) {
-	err = h.operate(ctx, c, &operation{op: policies.OpGetPrompt, server: server, prompt: params.Name, args: params.Arguments,
-		do: func(ctx context.Context, t upstream.Target) error {
+// for the client to answer. A sessionID records it as ReadResource does.
+func (h *Host) GetPrompt(ctx context.Context, c Caller, sessionID, server string, params *mcp.GetPromptParams, in *CallInput) (res *mcp.GetPromptResult, err error) {
+	err = h.operate(ctx, c, &operation{op: policies.OpGetPrompt, server: server, session: sessionID, prompt: params.Name, args: params.Arguments,
+		do: func(ctx context.Context, t upstream.Target) (any, error) {
 			p := *params
 			p.Meta, p.InputResponses, p.RequestState = in.Relay(t.Session, params.Meta)
 			res, err = t.Session.GetPrompt(ctx, &p)
-			return err
+			return res, err
 		}})
 	return res, err
 }
@@ -308,9 +342,9 @@ func (h *Host) Complete(ctx context.Context, c Caller, server string, params *mc
 		}
 	}
 	op.args[params.Argument.Name] = params.Argument.Value
-	op.do = func(ctx context.Context, t upstream.Target) error {
+	op.do = func(ctx context.Context, t upstream.Target) (any, error) {
 		res, err = t.Session.Complete(ctx, params)
-		return err
+		return res, err
 	}
 	err = h.operate(ctx, c, op)
 	return res, err
@@ -324,8 +358,8 @@ func (h *Host) Complete(ctx context.Context, c Caller, server string, params *mc
 // subscriptions, say) is returned as it came.
 func (h *Host) SubscribeResource(ctx context.Context, c Caller, server, uri string) error {
 	return h.operate(ctx, c, &operation{op: policies.OpSubscribe, server: server, uri: uri,
-		do: func(ctx context.Context, t upstream.Target) error {
-			return t.Conn.Subscribe(ctx, t.Session, subOwner(c), uri)
+		do: func(ctx context.Context, t upstream.Target) (any, error) {
+			return nil, t.Conn.Subscribe(ctx, t.Session, subOwner(c), uri)
 		}})
 }
 
@@ -336,8 +370,8 @@ func (h *Host) SubscribeResource(ctx context.Context, c Caller, server, uri stri
 // session ends: the gateway drops updates nobody subscribed to.
 func (h *Host) UnsubscribeResource(ctx context.Context, c Caller, server, uri string) error {
 	return h.operate(ctx, c, &operation{op: policies.OpUnsubscribe, server: server, uri: uri,
-		do: func(ctx context.Context, t upstream.Target) error {
-			return t.Conn.Unsubscribe(ctx, t.Session, subOwner(c), uri)
+		do: func(ctx context.Context, t upstream.Target) (any, error) {
+			return nil, t.Conn.Unsubscribe(ctx, t.Session, subOwner(c), uri)
 		}})
 }
 

@@ -226,14 +226,14 @@ func TestOperationsThroughThePipeline(t *testing.T) {
 	var pe *host.PolicyError
 
 	t.Run("a read the rule denies", func(t *testing.T) {
-		_, err := h.ReadResource(ctx, alice, "files", "file:///etc/passwd", nil)
+		_, err := h.ReadResource(ctx, alice, "", "files", "file:///etc/passwd", nil)
 		if !errors.As(err, &pe) || pe.Rule != "no-etc" || pe.Message != "no system files" {
 			t.Fatalf("read of /etc: %v, want no-etc's refusal", err)
 		}
 		if err := h.SubscribeResource(ctx, alice, "files", "file:///etc/passwd"); !errors.As(err, &pe) || pe.Rule != "no-etc" {
 			t.Fatalf("subscription to /etc: %v, want no-etc's refusal", err)
 		}
-		res, err := h.ReadResource(ctx, alice, "files", "file:///srv/readme", nil)
+		res, err := h.ReadResource(ctx, alice, "", "files", "file:///srv/readme", nil)
 		if err != nil || res.Contents[0].Text != "contents of file:///srv/readme" {
 			t.Fatalf("read of /srv: %v %v", res, err)
 		}
@@ -249,10 +249,10 @@ func TestOperationsThroughThePipeline(t *testing.T) {
 			t.Fatalf("prompts %v err %v", ps, err)
 		}
 		var je *jsonrpc.Error
-		if _, err := h.ReadResource(ctx, alice, "files", "secret:key", nil); !errors.As(err, &je) || je.Code != -32002 {
+		if _, err := h.ReadResource(ctx, alice, "", "files", "secret:key", nil); !errors.As(err, &je) || je.Code != -32002 {
 			t.Fatalf("read of a hidden resource: %v, want resource not found", err)
 		}
-		if _, err := h.GetPrompt(ctx, alice, "files", &mcp.GetPromptParams{Name: "draft_notes"}, nil); !errors.As(err, &je) || !strings.Contains(je.Message, "unknown prompt") {
+		if _, err := h.GetPrompt(ctx, alice, "", "files", &mcp.GetPromptParams{Name: "draft_notes"}, nil); !errors.As(err, &je) || !strings.Contains(je.Message, "unknown prompt") {
 			t.Fatalf("a hidden prompt: %v, want unknown prompt", err)
 		}
 	})
@@ -269,11 +269,11 @@ func TestOperationsThroughThePipeline(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		}()
-		_, err := h.GetPrompt(ctx, alice, "files", &mcp.GetPromptParams{Name: "deploy", Arguments: map[string]string{"env": "prod"}}, nil)
+		_, err := h.GetPrompt(ctx, alice, "", "files", &mcp.GetPromptParams{Name: "deploy", Arguments: map[string]string{"env": "prod"}}, nil)
 		if !errors.As(err, &pe) || pe.Rule != "ask-prod" || !strings.Contains(pe.Message, "not approved") {
 			t.Fatalf("a denied ask: %v", err)
 		}
-		res, err := h.GetPrompt(ctx, alice, "files", &mcp.GetPromptParams{Name: "deploy", Arguments: map[string]string{"env": "dev"}}, nil)
+		res, err := h.GetPrompt(ctx, alice, "", "files", &mcp.GetPromptParams{Name: "deploy", Arguments: map[string]string{"env": "dev"}}, nil)
 		if err != nil || res.Messages[0].Content.(*mcp.TextContent).Text != "deploy to dev" {
 			t.Fatalf("a prompt no rule stops: %v %v", res, err)
 		}
@@ -321,7 +321,7 @@ func TestOperationsThroughThePipeline(t *testing.T) {
 		carol := host.Caller{Principal: host.Principal{Name: "carol"}, Origin: host.OriginAPI}
 		var rl *host.RateLimitError
 		for i := range 10 {
-			_, err := h.ReadResource(ctx, carol, "files", "file:///srv/readme", nil)
+			_, err := h.ReadResource(ctx, carol, "", "files", "file:///srv/readme", nil)
 			if errors.As(err, &rl) {
 				return
 			}
@@ -339,10 +339,10 @@ func TestOperationsWithoutOps(t *testing.T) {
 	h, st := opsHost(t, policySet, host.Options{ApprovalTimeout: 100 * time.Millisecond})
 	ctx := t.Context()
 	bob := host.Caller{Principal: host.Principal{Name: "bob"}, Origin: host.OriginGateway}
-	if _, err := h.ReadResource(ctx, bob, "files", "file:///etc/passwd", nil); err != nil {
+	if _, err := h.ReadResource(ctx, bob, "", "files", "file:///etc/passwd", nil); err != nil {
 		t.Fatalf("read: %v", err)
 	}
-	if _, err := h.GetPrompt(ctx, bob, "files", &mcp.GetPromptParams{Name: "deploy", Arguments: map[string]string{"env": "prod"}}, nil); err != nil {
+	if _, err := h.GetPrompt(ctx, bob, "", "files", &mcp.GetPromptParams{Name: "deploy", Arguments: map[string]string{"env": "prod"}}, nil); err != nil {
 		t.Fatalf("prompt: %v", err)
 	}
 	if err := h.SubscribeResource(ctx, bob, "files", "file:///srv/readme"); err != nil {
@@ -363,5 +363,84 @@ func TestOperationsWithoutOps(t *testing.T) {
 	}
 	if len(log) != 4 {
 		t.Errorf("bob's audit log has %d records, want 4 (one per operation): %+v", len(log), log)
+	}
+}
+
+// TestReadsAndPromptsInTheTranscript: a read and a prompt made in one of
+// the caller's sessions are entries of it (their kinds, what they were
+// about, the server's answer, the policy trail), and so is a refused one;
+// one hidden by a list rule, and one made without a session, leave their
+// audit record only; another principal's session is not found.
+func TestReadsAndPromptsInTheTranscript(t *testing.T) {
+	h, st := opsHost(t, opsPolicies, host.Options{})
+	ctx := t.Context()
+	alice := host.Caller{Principal: host.Principal{Name: "alice"}, Origin: host.OriginAPI}
+	sess, err := h.CreateSession(ctx, alice.Principal, "reads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.ReadResource(ctx, alice, sess.ID, "files", "file:///srv/readme", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.GetPrompt(ctx, alice, sess.ID, "files", &mcp.GetPromptParams{Name: "deploy", Arguments: map[string]string{"env": "dev"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var pe *host.PolicyError
+	if _, err := h.ReadResource(ctx, alice, sess.ID, "files", "file:///etc/passwd", nil); !errors.As(err, &pe) || pe.Entry == nil || pe.Entry.Status != store.StatusDenied {
+		t.Fatalf("a denied read: %v, want a refusal with its entry", err)
+	}
+	if _, err := h.ReadResource(ctx, alice, sess.ID, "files", "secret:key", nil); err == nil {
+		t.Fatal("a hidden resource was read")
+	}
+	if _, err := h.ReadResource(ctx, alice, "", "files", "file:///srv/notes", nil); err != nil {
+		t.Fatal(err)
+	}
+	bob := host.Caller{Principal: host.Principal{Name: "bob"}, Origin: host.OriginAPI}
+	if _, err := h.ReadResource(ctx, bob, sess.ID, "files", "file:///srv/readme", nil); !errors.Is(err, host.ErrNotFound) {
+		t.Fatalf("a read in another principal's session: %v, want not found", err)
+	}
+
+	entries, _, err := h.Entries(ctx, alice.Principal, sess.ID, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Kind+" "+e.Server+" "+e.Tool+" "+e.Status)
+	}
+	want := []string{
+		"resource_read files file:///srv/readme ok",
+		"prompt_get files deploy ok",
+		"resource_read files file:///etc/passwd denied",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the session holds\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(string(entries[0].Result), "contents of file:///srv/readme") || string(entries[0].Arguments) != `{"uri":"file:///srv/readme"}` {
+		t.Errorf("the read's entry: arguments %s, result %s", entries[0].Arguments, entries[0].Result)
+	}
+	if !strings.Contains(string(entries[1].Result), "deploy to dev") || string(entries[1].Arguments) != `{"env":"dev"}` {
+		t.Errorf("the prompt's entry: arguments %s, result %s", entries[1].Arguments, entries[1].Result)
+	}
+	if entries[2].Error != "no system files" || !strings.Contains(string(entries[2].Trail), "no-etc") {
+		t.Errorf("the denied read's entry: error %q, trail %s", entries[2].Error, entries[2].Trail)
+	}
+	log, err := st.AuditLog(ctx, "alice", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inSession := map[string]string{}
+	for _, a := range log {
+		inSession[a.Op+" "+a.Tool] = a.SessionID
+	}
+	for what, session := range map[string]string{
+		"resources/read file:///srv/readme": sess.ID,
+		"resources/read file:///etc/passwd": sess.ID,
+		"resources/read secret:key":         sess.ID,
+		"resources/read file:///srv/notes":  "",
+	} {
+		if s, ok := inSession[what]; !ok || s != session {
+			t.Errorf("audit of %s: session %q (recorded %v), want %q", what, s, ok, session)
+		}
 	}
 }

@@ -554,12 +554,12 @@ policy "writes-stay-in-srv-data" {
 
 	t.Run("a prompt's argument names that differ only in case", func(t *testing.T) {
 		caller := host.Caller{Principal: alice, Origin: host.OriginAPI}
-		_, err := h.GetPrompt(t.Context(), caller, "files", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "a", "NAME": "b"}}, nil)
+		_, err := h.GetPrompt(t.Context(), caller, "", "files", &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "a", "NAME": "b"}}, nil)
 		var ae *host.ArgumentsError
 		if !errors.As(err, &ae) || !strings.Contains(ae.Reason, `"NAME" and "name"`) {
 			t.Errorf("greet with name and NAME: %v, want an ArgumentsError naming both", err)
 		}
-		if _, err := h.GetPrompt(t.Context(), caller, "files", &mcp.GetPromptParams{Name: "pair", Arguments: map[string]string{"id": "a", "ID": "b"}}, nil); err != nil {
+		if _, err := h.GetPrompt(t.Context(), caller, "", "files", &mcp.GetPromptParams{Name: "pair", Arguments: map[string]string{"id": "a", "ID": "b"}}, nil); err != nil {
 			t.Errorf("pair, which takes id and ID: %v", err)
 		}
 	})

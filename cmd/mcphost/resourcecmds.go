@@ -65,7 +65,7 @@ func (l localOfferings) resources(ctx context.Context, server string) ([]*mcp.Re
 }
 
 func (l localOfferings) read(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
-	return l.h.ReadResource(ctx, l.c, server, uri, nil)
+	return l.h.ReadResource(ctx, l.c, "", server, uri, nil)
 }
 
 func (l localOfferings) prompts(ctx context.Context, server string) ([]*mcp.Prompt, error) {
@@ -73,7 +73,7 @@ func (l localOfferings) prompts(ctx context.Context, server string) ([]*mcp.Prom
 }
 
 func (l localOfferings) prompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	return l.h.GetPrompt(ctx, l.c, server, &mcp.GetPromptParams{Name: name, Arguments: args}, nil)
+	return l.h.GetPrompt(ctx, l.c, "", server, &mcp.GetPromptParams{Name: name, Arguments: args}, nil)
 }
 
 type daemonOfferings struct{ d *apiclient.Client }

@@ -21,6 +21,9 @@ import (
 
 type readResourceRequest struct {
 	URI string `json:"uri"`
+	// SessionID, when set, records the read in that session of the
+	// caller's transcript.
+	SessionID string `json:"sessionId"`
 }
 
 // readResource answers POST /api/v1/servers/:name/resources/read.
@@ -33,7 +36,7 @@ func (a *api) readResource(c *gin.Context) {
 		writeError(c, http.StatusBadRequest, "bad_request", `the body needs "uri", the resource to read`)
 		return
 	}
-	res, err := a.h.ReadResource(c.Request.Context(), caller(c), c.Param("name"), req.URI, nil)
+	res, err := a.h.ReadResource(c.Request.Context(), caller(c), req.SessionID, c.Param("name"), req.URI, nil)
 	if err == nil && res.NeedsInput() {
 		err = errNeedsInput
 	}
@@ -47,6 +50,8 @@ func (a *api) readResource(c *gin.Context) {
 type getPromptRequest struct {
 	Name      string            `json:"name"`
 	Arguments map[string]string `json:"arguments"`
+	// SessionID, as for a read.
+	SessionID string `json:"sessionId"`
 }
 
 // getPrompt answers POST /api/v1/servers/:name/prompts/get.
@@ -59,7 +64,7 @@ func (a *api) getPrompt(c *gin.Context) {
 		writeError(c, http.StatusBadRequest, "bad_request", `the body needs "name", the prompt to get`)
 		return
 	}
-	res, err := a.h.GetPrompt(c.Request.Context(), caller(c), c.Param("name"), &mcp.GetPromptParams{Name: req.Name, Arguments: req.Arguments}, nil)
+	res, err := a.h.GetPrompt(c.Request.Context(), caller(c), req.SessionID, c.Param("name"), &mcp.GetPromptParams{Name: req.Name, Arguments: req.Arguments}, nil)
 	if err == nil && res.NeedsInput() {
 		err = errNeedsInput
 	}

@@ -167,3 +167,32 @@ policy "ask-greet" {
 		}
 	}
 }
+
+// TestReadAndPromptInASession: with a sessionId a read and a prompt are
+// entries of that session of the caller's transcript (kinds
+// resource_read and prompt_get), without one they are not, and another
+// principal's session is 404.
+func TestReadAndPromptInASession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.createSession(t, aliceToken, "reading")
+	r := e.do(t, "POST", "/api/v1/servers/fx/resources/read", aliceToken, mustJSON(map[string]string{"uri": fixture.ReadmeURI, "sessionId": s.ID}))
+	wantStatus(t, r, 200)
+	r = e.do(t, "POST", "/api/v1/servers/fx/prompts/get", aliceToken, `{"name": "greet", "arguments": {"name": "Ada"}, "sessionId": "`+s.ID+`"}`)
+	wantStatus(t, r, 200)
+	wantStatus(t, e.do(t, "POST", "/api/v1/servers/fx/resources/read", aliceToken, mustJSON(map[string]string{"uri": "fixture://items/7"})), 200)
+	wantError(t, e.do(t, "POST", "/api/v1/servers/fx/resources/read", bobToken, mustJSON(map[string]string{"uri": fixture.ReadmeURI, "sessionId": s.ID})), 404, "not_found")
+
+	page := e.entries(t, aliceToken, s.ID, "")
+	var got []string
+	for _, en := range page.Entries {
+		got = append(got, en.Kind+" "+en.Tool+" "+en.Status)
+	}
+	want := []string{"resource_read " + fixture.ReadmeURI + " ok", "prompt_get greet ok"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the session holds %q, want %q", got, want)
+	}
+	if !strings.Contains(string(page.Entries[0].Result), strings.TrimSpace(fixture.ReadmeText)) || !strings.Contains(string(page.Entries[1].Result), "Hello, Ada!") {
+		t.Errorf("the entries' results: %s / %s", page.Entries[0].Result, page.Entries[1].Result)
+	}
+}

@@ -23,6 +23,12 @@ const (
 const (
 	KindCall       = "call"        // a tool call (the default)
 	KindAppMessage = "app_message" // a ui/message an App sent; Message holds it
+	// KindRead is a resources/read: Tool holds the resource's URI,
+	// Arguments {"uri": …}, Result the ReadResourceResult.
+	KindRead = "resource_read"
+	// KindPrompt is a prompts/get: Tool holds the prompt's name,
+	// Arguments its arguments, Result the GetPromptResult.
+	KindPrompt = "prompt_get"
 )
 
 // Entries limits.
@@ -31,7 +37,8 @@ const (
 	maxLimit     = 500
 )
 
-// Entry is one recorded tool call in a session's transcript. The JSON
+// Entry is one record of a session's transcript: a tool call, a resource
+// read, a prompt got, or an App's message (Kind). The JSON
 // fields are the fields of the HTTP API's Entry.
 type Entry struct {
 	ID              string          `json:"id"`
@@ -52,7 +59,8 @@ type Entry struct {
 	DurationMs      float64         `json:"durationMs"`
 	Display         json.RawMessage `json:"display"` // null until MCP Apps; stored as-is
 	Trail           json.RawMessage `json:"trail"`   // policy decisions and plugin outcomes (host.Trail), or null
-	// Kind is KindCall (the default) or KindAppMessage.
+	// Kind is KindCall (the default), KindAppMessage, KindRead or
+	// KindPrompt.
 	Kind string `json:"kind"`
 	// AppEntryID is the entry whose MCP App made this call or sent this
 	// message (Origin "app"); "" otherwise.
@@ -118,7 +126,7 @@ func (e *Entry) check() error {
 		return fmt.Errorf("unknown status %q", e.Status)
 	}
 	switch e.Kind {
-	case "", KindCall, KindAppMessage:
+	case "", KindCall, KindAppMessage, KindRead, KindPrompt:
 	default:
 		return fmt.Errorf("unknown kind %q", e.Kind)
 	}

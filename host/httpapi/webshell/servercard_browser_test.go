@@ -76,3 +76,38 @@ func TestServerCard(t *testing.T) {
 		t.Errorf("the message role shows %q", got)
 	}
 }
+
+// TestReadsInTheTranscript: a resource read and a prompt got from a
+// server's card, with a session selected, are cards of its transcript
+// (the contents and the messages as the panel shows them), next to its
+// tool calls.
+func TestReadsInTheTranscript(t *testing.T) {
+	d := newDaemon(t)
+	tb := newTab(t)
+	tb.login(d)
+	tb.selectTool("fx.echo")
+	tb.fill("text", "a session for the reads")
+	tb.call(1)
+	tb.waitFor("a selected session", `!!document.querySelector('[data-testid=session-list] [aria-current=true]')`)
+
+	tb.click(tid("server-details-toggle-fx"))
+	tb.waitVisible(`[data-testid="resource-fx-` + fixture.ReadmeURI + `"]`)
+	tb.click(`[data-testid="resource-fx-` + fixture.ReadmeURI + `"]`)
+	tb.waitVisible(tid("resource-text"))
+	tb.waitFor("the read's card in the transcript", `(() => {
+  const card = document.querySelector('[data-testid=entry][data-kind=resource_read]');
+  return card?.dataset.status === 'ok' && (card.querySelector('[data-testid=entry-resource-text]')?.textContent ?? '') === `+jsString(fixture.ReadmeText)+`;
+})()`)
+
+	tb.click(`[data-testid="prompt-fx-greet"]`)
+	tb.waitVisible(tid("prompt-arg-name"))
+	tb.do("typing the name", chromedp.SendKeys(tid("prompt-arg-name"), "Ada"))
+	tb.click(tid("prompt-get"))
+	tb.waitFor("the prompt's card in the transcript", `(() => {
+  const card = document.querySelector('[data-testid=entry][data-kind=prompt_get]');
+  return card?.dataset.status === 'ok' && (card.querySelector('[data-testid=entry-prompt-message]')?.textContent ?? '').includes('Hello, Ada!');
+})()`)
+	if n := eval[int](tb, `document.querySelectorAll('[data-testid=entry]').length`); n != 3 {
+		t.Errorf("the transcript shows %d cards, want 3 (the call, the read, the prompt)", n)
+	}
+}

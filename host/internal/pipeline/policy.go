@@ -265,12 +265,17 @@ func NewOpPolicy(g *generation.Gen, in *policies.Input) *Policy {
 	return &Policy{set: g.Policies, plugins: g.Plugins, trail: &Trail{}, always: true, In: in}
 }
 
-// NoteOutcome adds the answer to an `ask` to the decision's audit record.
+// NoteOutcome adds the answer to an `ask` to the decision's audit record
+// and the trail.
 func (r *Policy) NoteOutcome(outcome string) {
 	if n := len(r.Audit); n > 0 {
 		r.Audit[n-1].Reason += "; " + outcome
 	}
+	r.trail.Approval = outcome
 }
+
+// Trail returns what the policies decided so far, for the record.
+func (r *Policy) Trail() *Trail { return r.trail }
 
 // OpAudit returns the audit records of an operation: its decision, naming
 // what it was about (subject), and the upstream failure when there was one.

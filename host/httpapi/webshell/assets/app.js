@@ -481,8 +481,8 @@ function serverItem(s) {
     signInControls(s, reportError),
     serverDetails(s, {
       admin: state.me?.admin === true,
-      onResource: (server, uri, tpl) => openOffering(() => showResource($('tool-panel'), server, uri, tpl)),
-      onPrompt: (server, p) => openOffering(() => showPrompt($('tool-panel'), server, p)),
+      onResource: (server, uri, tpl) => openOffering(() => showResource($('tool-panel'), server, uri, tpl, () => state.sessionId)),
+      onPrompt: (server, p) => openOffering(() => showPrompt($('tool-panel'), server, p, () => state.sessionId)),
       report: reportError,
       toast,
     }));

@@ -18,16 +18,17 @@ const maxShownBytes = 4 << 20;
 const imageTypes = /^image\/(png|jpeg|gif|webp|svg\+xml|avif|bmp)$/;
 
 /** showResource fills panel with the resource uri of server (or, with tpl,
- * a form for the template's URI). */
-export function showResource(panel, server, uri, tpl) {
+ * a form for the template's URI). sessionOf() names the transcript session
+ * the read is recorded in ('' for none). */
+export function showResource(panel, server, uri, tpl, sessionOf = () => '') {
   const out = h('div', { class: 'offering-output', testid: 'resource-output', 'aria-live': 'polite' });
   const uriInput = h('input', { id: 'resource-uri', testid: 'resource-uri', value: uri || str(tpl?.uriTemplate), autocomplete: 'off', spellcheck: 'false' });
   const read = async () => {
     clear(out).append(h('p', { class: 'muted' }, 'Reading…'));
     try {
-      const r = await api('POST', `/servers/${seg(server)}/resources/read`, { uri: uriInput.value.trim() });
+      const r = await api('POST', `/servers/${seg(server)}/resources/read`, { uri: uriInput.value.trim(), sessionId: sessionOf() || undefined });
       const contents = (Array.isArray(r?.contents) ? r.contents : []).filter(isPlainObject);
-      append(clear(out), [contents.length ? contents.map(contentOf) : h('p', { class: 'muted' }, 'The resource is empty.')]);
+      append(clear(out), [contents.length ? contents.map((c) => contentOf(c)) : h('p', { class: 'muted' }, 'The resource is empty.')]);
     } catch (err) {
       clear(out).append(h('p', { class: 'server-error', testid: 'resource-error' }, err?.message || String(err)));
     }
@@ -47,13 +48,14 @@ export function showResource(panel, server, uri, tpl) {
   else uriInput.focus();
 }
 
-// contentOf shows one ResourceContents.
-function contentOf(c) {
+// contentOf shows one ResourceContents; idPrefix tells the test ids of
+// the transcript's copy ('entry-') from the panel's ('').
+export function contentOf(c, idPrefix = '') {
   const mime = str(c.mimeType);
   const head = h('p', { class: 'offering-meta muted' }, [str(c.uri), mime].filter(Boolean).join(' · '));
   if (typeof c.text === 'string') {
     if (c.text.length > maxShownBytes) return h('div', {}, head, download(new TextEncoder().encode(c.text), c.uri, c.text.length));
-    return h('div', {}, head, h('pre', { class: 'content-text', testid: 'resource-text' }, c.text));
+    return h('div', {}, head, h('pre', { class: 'content-text', testid: `${idPrefix}resource-text` }, c.text));
   }
   if (typeof c.blob === 'string') {
     let bytes;
@@ -63,7 +65,7 @@ function contentOf(c) {
       return h('div', {}, head, h('p', { class: 'server-error' }, 'The server sent a blob that is not base64.'));
     }
     if (imageTypes.test(mime) && bytes.length <= maxShownBytes) {
-      return h('div', {}, head, h('img', { class: 'resource-image', testid: 'resource-image', alt: str(c.uri), src: `data:${mime};base64,${c.blob}` }));
+      return h('div', {}, head, h('img', { class: 'resource-image', testid: `${idPrefix}resource-image`, alt: str(c.uri), src: `data:${mime};base64,${c.blob}` }));
     }
     return h('div', {}, head, download(bytes, c.uri, bytes.length));
   }
@@ -89,8 +91,8 @@ export function fileName(uri) {
 }
 
 /** showPrompt fills panel with a form for prompt p of server and, once
- * got, its messages. */
-export function showPrompt(panel, server, p) {
+ * got, its messages; sessionOf as for showResource. */
+export function showPrompt(panel, server, p, sessionOf = () => '') {
   const args = (Array.isArray(p.arguments) ? p.arguments : []).filter((a) => isPlainObject(a) && typeof a.name === 'string');
   const inputs = new Map();
   const out = h('div', { class: 'offering-output', testid: 'prompt-output', 'aria-live': 'polite' });
@@ -110,7 +112,7 @@ export function showPrompt(panel, server, p) {
     for (const [k, input] of inputs) if (input.value !== '') values[k] = input.value;
     clear(out).append(h('p', { class: 'muted' }, 'Getting the prompt…'));
     try {
-      const r = await api('POST', `/servers/${seg(server)}/prompts/get`, { name: p.name, arguments: values });
+      const r = await api('POST', `/servers/${seg(server)}/prompts/get`, { name: p.name, arguments: values, sessionId: sessionOf() || undefined });
       const messages = (Array.isArray(r?.messages) ? r.messages : []).filter(isPlainObject);
       append(clear(out), [
         str(r?.description) ? h('p', { class: 'muted' }, r.description) : null,
@@ -126,7 +128,8 @@ export function showPrompt(panel, server, p) {
     form, out)]);
 }
 
-function messageContent(c) {
+// messageContent shows the content of one prompt message.
+export function messageContent(c) {
   if (!isPlainObject(c)) return null;
   switch (c.type) {
     case 'text':

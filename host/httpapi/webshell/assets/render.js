@@ -4,6 +4,7 @@
 
 import { h, isPlainObject, pretty, formatTime, formatDuration, formatBytes, base64Size } from './dom.js';
 import { renderDisplay } from './display.js';
+import { contentOf, messageContent } from './offerings.js';
 
 export const STATUS_LABELS = {
   ok: 'ok',
@@ -235,9 +236,62 @@ function trailBlock(trail) {
   return collapsible(`${asks.length && !decisions.length && !runs.length ? 'Trail' : 'Policies and plugins'}: ${summary}`, h('ul', { class: 'trail' }, items), { cls: 'trail-block', open: decisions.some((d) => d.effect !== 'allow') });
 }
 
+/**
+ * offeringCard renders a resource read (kind "resource_read") or a prompt
+ * got (kind "prompt_get"): what was asked, and the server's answer, or why
+ * there is none, as its card in the panel shows it.
+ */
+function offeringCard(entry) {
+  const read = entry.kind === 'resource_read';
+  const status = typeof entry.status === 'string' ? entry.status : 'unknown';
+  const label = STATUS_LABELS[status] ?? status;
+  const server = typeof entry.server === 'string' ? entry.server : '?';
+  const subject = typeof entry.tool === 'string' ? entry.tool : '?';
+  const card = h('article', {
+    class: `entry offering-entry status-${classSafe(status)}`,
+    testid: 'entry',
+    'data-kind': entry.kind,
+    'data-status': status,
+    'data-entry-id': String(entry.id ?? ''),
+    'aria-label': `${server} ${read ? 'resource' : 'prompt'} ${subject}: ${label}`,
+  });
+  card.append(h('header', { class: 'entry-head' },
+    h('span', { class: 'entry-name' }, `${server} · ${read ? 'read' : 'prompt'} `, h('code', {}, subject)),
+    h('span', { class: `badge status-${classSafe(status)}` }, label),
+    entry.origin && entry.origin !== 'user' ? h('span', { class: 'badge badge-muted', title: 'origin' }, `via ${entry.origin}`) : null,
+    h('span', { class: 'spacer' }),
+    startedTime(entry),
+    Number.isFinite(entry.durationMs) ? h('span', { class: 'muted duration', title: 'duration' }, formatDuration(entry.durationMs)) : null));
+  if (!read && isPlainObject(entry.arguments) && Object.keys(entry.arguments).length) {
+    card.append(collapsible(argsSummary(entry.arguments), jsonBlock(entry.arguments), { cls: 'arguments' }));
+  }
+  if (status !== 'ok') {
+    card.append(h('p', { class: `entry-error ${status === 'denied' ? 'is-denied' : ''}`.trim(), role: 'note', testid: status === 'denied' ? 'denied' : null },
+      h('strong', {}, status === 'denied' ? 'Denied by policy' : status === 'cancelled' ? 'Cancelled' : 'Error'),
+      typeof entry.error === 'string' && entry.error ? `: ${entry.error}` : ''));
+  }
+  const r = isPlainObject(entry.result) ? entry.result : null;
+  if (r && read) {
+    const contents = (Array.isArray(r.contents) ? r.contents : []).filter(isPlainObject);
+    card.append(h('div', { class: 'entry-result', testid: 'entry-resource' },
+      contents.length ? contents.map((c) => contentOf(c, 'entry-')) : h('p', { class: 'muted' }, 'The resource is empty.')));
+  } else if (r) {
+    const messages = (Array.isArray(r.messages) ? r.messages : []).filter(isPlainObject);
+    card.append(h('div', { class: 'entry-result', testid: 'entry-prompt' },
+      typeof r.description === 'string' && r.description ? h('p', { class: 'muted' }, r.description) : null,
+      messages.map((m) => h('div', { class: 'prompt-message', testid: 'entry-prompt-message' },
+        h('span', { class: 'badge badge-muted' }, typeof m.role === 'string' && m.role ? m.role : '?'), messageContent(m.content)))));
+  }
+  const trail = trailBlock(entry.trail);
+  if (trail) card.append(trail);
+  if (Number.isFinite(entry.seq)) card.append(h('footer', { class: 'entry-foot muted' }, `#${entry.seq}`));
+  return card;
+}
+
 /** entryCard renders a stored transcript Entry. */
 export function entryCard(entry) {
   if (entry.kind === 'app_message') return appMessageCard(entry);
+  if (entry.kind === 'resource_read' || entry.kind === 'prompt_get') return offeringCard(entry);
   const status = typeof entry.status === 'string' ? entry.status : 'unknown';
   const label = STATUS_LABELS[status] ?? status;
   const name = `${entry.server ?? '?'}.${entry.tool ?? '?'}`;
