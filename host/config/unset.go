@@ -149,3 +149,33 @@ func (l *loader) blockOf(rng hcl.Range) string {
 	}
 	return ""
 }
+
+// UnsetIn returns the calls of c.Unset inside the top-level block of kind
+// and name (`plugin "redact"`: "plugin", "redact"; name "" for a block
+// without a label); kind "" returns those of top-level attributes. A command that uses only that block refuses
+// when it has one.
+func (c *Config) UnsetIn(kind, name string) []UnsetEnv {
+	want := kind
+	if name != "" {
+		want = fmt.Sprintf("%s %q", kind, name)
+	}
+	var out []UnsetEnv
+	for _, u := range c.Unset {
+		if u.Block == want {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// WithoutUnset returns diags without the warnings about unset variables,
+// for a command that reports them its own way.
+func WithoutUnset(diags hcl.Diagnostics) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, d := range diags {
+		if _, ok := d.Extra.(unsetWarning); !ok || d.Severity == hcl.DiagError {
+			out = append(out, d)
+		}
+	}
+	return out
+}
