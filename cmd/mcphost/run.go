@@ -38,7 +38,7 @@ Usage:
                                                      reload the running daemon's config file, or plan it
   mcphost auth     login|logout SERVER | status [SERVER] [-config FILE] [-url URL]
                                                      sign in to OAuth servers through the running daemon
-  mcphost validate [-json] FILE...                   check config files
+  mcphost validate [-json] [-strict] FILE...         check config files (-strict: an unset env() is an error)
   mcphost fmt      [-check | -diff] FILE|DIR|-...     format config files in place (- : stdin to stdout)
   mcphost servers  [CLIENT FLAGS]                    show every server
   mcphost logs     [CLIENT FLAGS] [-f] SERVER        a server's log messages and stderr, from the daemon
