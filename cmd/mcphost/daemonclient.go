@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/apiclient"
 	"github.com/mcphost/mcphost/internal/termsafe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -257,11 +258,11 @@ func (e *env) callViaDaemon(ctx context.Context, d *apiclient.Client, server, to
 	if err != nil {
 		return fail(err)
 	}
-	var entry callEntry
+	var entry store.Entry
 	err = e.daemonCall(ctx, d, session, server, tool, rawArgs, &entry)
 	// A -32042 asks the person to visit URLs first: on a terminal the
 	// call is retried once they have.
-	for try := 0; err == nil && entry.Status == "error"; try++ {
+	for try := 0; err == nil && entry.Status == store.StatusError; try++ {
 		els, ok := urlElicitationsOf(entry.ErrorCode, entry.ErrorData)
 		if !ok {
 			break
@@ -269,7 +270,7 @@ func (e *env) callViaDaemon(ctx context.Context, d *apiclient.Client, server, to
 		if try == maxURLRetries || !e.visitURLs(server+"."+termsafe.Line(tool), els, stdinUsed) {
 			return exitFailure
 		}
-		entry = callEntry{}
+		entry = store.Entry{}
 		err = e.daemonCall(ctx, d, session, server, tool, rawArgs, &entry)
 	}
 	if err != nil && ctx.Err() != nil {
@@ -301,24 +302,11 @@ func (e *env) callViaDaemon(ctx context.Context, d *apiclient.Client, server, to
 	return e.printResult(&res, app, server, tool, asJSON)
 }
 
-// callEntry is what `call` reads of the entry the daemon answers a call
-// with.
-type callEntry struct {
-	ID        string          `json:"id"`
-	SessionID string          `json:"sessionId"`
-	Status    string          `json:"status"`
-	Error     string          `json:"error"`
-	Result    json.RawMessage `json:"result"`
-	Display   json.RawMessage `json:"display"`
-	ErrorCode int64           `json:"errorCode"`
-	ErrorData json.RawMessage `json:"errorData"`
-}
-
 // daemonCall makes one call through the daemon into entry. There is no
 // deadline of the CLI's own: the server's call_timeout bounds the call,
 // and an `ask` waits for its approval in the WebShell, which the watcher
 // says at once.
-func (e *env) daemonCall(ctx context.Context, d *apiclient.Client, session, server, tool string, rawArgs []byte, entry *callEntry) error {
+func (e *env) daemonCall(ctx context.Context, d *apiclient.Client, session, server, tool string, rawArgs []byte, entry *store.Entry) error {
 	callID := "cli-" + rand.Text()
 	wctx, stopWatch := context.WithCancel(ctx)
 	watched := make(chan struct{})
