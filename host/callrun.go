@@ -268,6 +268,7 @@ func (r *callRun) settle(res *mcp.CallToolResult, err error) {
 		e.Status, e.Error = store.StatusCancelled, err.Error()
 	case err != nil:
 		e.Status, e.Error = store.StatusError, err.Error()
+		e.ErrorCode, e.ErrorData = upstream.RPCError(err)
 	case res.IsError:
 		e.Status = statusToolError
 	default:

@@ -491,7 +491,7 @@ func (e *env) call(ctx context.Context, args []string) int {
 		if d == nil {
 			return code
 		}
-		return e.callViaDaemon(ctx, d, server, tool, rawArgs, pairs, *cf.json)
+		return e.callViaDaemon(ctx, d, server, tool, rawArgs, pairs, *cf.json, fs.Arg(1) == "-")
 	}
 	defer e.closeAll()
 	h, _, code := e.openHost(ctx, cf, []string{server})
@@ -516,7 +516,7 @@ func (e *env) call(ctx context.Context, args []string) int {
 			return exitUsage
 		}
 	}
-	res, err := h.CallTool(ctx, host.CallToolRequest{
+	req := host.CallToolRequest{
 		Server:     server,
 		Tool:       tool,
 		Arguments:  rawArgs,
@@ -525,7 +525,20 @@ func (e *env) call(ctx context.Context, args []string) int {
 		OnProgress: func(p host.Progress) { fmt.Fprintln(e.stderr, progressLine(p)) },
 		// A server's question is asked at the terminal, or declined.
 		Elicit: e.elicitFunc(fs.Arg(1) == "-"),
-	})
+	}
+	res, err := h.CallTool(ctx, req)
+	// A -32042 asks the person to visit URLs first: on a terminal the
+	// call is retried once they have.
+	for try := 0; err != nil; try++ {
+		els, ok := urlElicitationsOf(rpcErrorOf(err))
+		if !ok {
+			break
+		}
+		if try == maxURLRetries || !e.visitURLs(server+"."+termsafe.Line(tool), els, fs.Arg(1) == "-") {
+			return exitFailure
+		}
+		res, err = h.CallTool(ctx, req)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost call: %s\n", termsafe.Line(err.Error()))
 		var argErr *host.ArgumentsError
@@ -538,15 +551,25 @@ func (e *env) call(ctx context.Context, args []string) int {
 		}
 		return exitFailure
 	}
-	return e.printResult(res, server, tool, *cf.json)
+	var app *callApp
+	if tools, err := h.Tools(server); err == nil && !res.IsError {
+		if i := slices.IndexFunc(tools, func(t host.Tool) bool { return t.Tool.Name == tool }); i >= 0 {
+			app = localApp(server, tools[i].App)
+		}
+	}
+	return e.printResult(res, app, server, tool, *cf.json)
 }
 
-// printResult prints a call's result; an error result fails.
-func (e *env) printResult(res *mcp.CallToolResult, server, tool string, asJSON bool) int {
+// printResult prints a call's result, and the App the tool links (nil:
+// none); an error result fails.
+func (e *env) printResult(res *mcp.CallToolResult, app *callApp, server, tool string, asJSON bool) int {
 	if asJSON {
-		writeJSON(e.stdout, res)
+		writeJSON(e.stdout, resultWithApp(res, app))
 	} else {
 		printContent(e.stdout, res)
+	}
+	if app != nil && !asJSON {
+		e.printApp(app)
 	}
 	if res.IsError {
 		fmt.Fprintf(e.stderr, "mcphost call: %s.%s returned an error result\n", server, termsafe.Line(tool))

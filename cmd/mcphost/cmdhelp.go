@@ -14,6 +14,12 @@ Exit status: 0 the tool answered, 1 it answered with an error result (its
 text is printed) or the call failed, 2 a usage, naming or argument error,
 3 a policy refused the call.
 
+A tool with an MCP App: stderr says "App: ui://... (open in the WebShell:
+URL, session, entry)", or why the App is not shown (its text fallback);
+-json adds "app" after the result. A server that answers -32042 (URL
+elicitation required) names the URLs to visit: on a terminal, press Enter
+to retry once you have; otherwise open them and run the command again.
+
 Examples:
   mcphost call revenue.show_revenue_dashboard quarter=Q3
   mcphost call -as alice files.write_file path=notes.txt content=hi
@@ -61,9 +67,16 @@ Example:
   mcphost fmt -diff team.hcl  show what would change
   mcphost fmt - < team.hcl    standard input to standard output
 `,
-	"validate": `Examples:
+	"validate": `A variable that env() reads and that is not set is a warning, not an
+error: validate checks everything else without its value, and says what
+needs it (serve refuses the file until it is set). -strict makes each an
+error, as serve sees it.
+
+Examples:
   mcphost validate mcphost.hcl
   mcphost validate -json examples/hcl/*.hcl
+  mcphost import -o servers.hcl && mcphost validate servers.hcl
+  mcphost validate -strict team.hcl    in CI, with the secrets set
 `,
 	"import": `Without FILE it looks for the configs of the MCP clients it knows
 (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Codex).
@@ -73,7 +86,11 @@ Examples:
   mcphost import -o servers.hcl        write it
   mcphost import -from cursor team.json
 `,
-	"reload": `Examples:
+	"reload": `A dry run plans even when the daemon lacks variables the file reads
+with env(): it lists them under the plan. A reload refuses the file until
+they are set.
+
+Examples:
   mcphost reload -dry-run    what a reload would change
   mcphost reload
 `,

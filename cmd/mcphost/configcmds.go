@@ -16,10 +16,14 @@ import (
 )
 
 // validate loads every file through the whole load path and reports every
-// problem of every file at once.
+// problem of every file at once. A variable that env() reads and that is
+// not set is unknown: a warning names it and the rest is checked without
+// it (-strict makes it an error), so a config can be checked on a machine
+// without its secrets.
 func (e *env) validate(args []string) int {
-	fs := e.newFlagSet("validate", "[-json] FILE...")
+	fs := e.newFlagSet("validate", "[-json] [-strict] FILE...")
 	asJSON := fs.Bool("json", false, "print the diagnostics as one JSON document on stdout")
+	strict := fs.Bool("strict", false, "an environment variable that env() reads and that is not set is an error, as for serve (default: a warning)")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -32,18 +36,30 @@ func (e *env) validate(args []string) int {
 	files := map[string]*hcl.File{}
 	var summaries []string
 	for _, path := range fs.Args() {
-		cfg, diags := config.LoadFile(path, config.Options{Executable: selfExecutable()})
+		cfg, diags := config.LoadFile(path, config.Options{Executable: selfExecutable(), UnsetEnvUnknown: true})
 		maps.Copy(files, cfg.Files)
+		if *strict {
+			config.StrictUnset(diags)
+		}
 		if !diags.HasErrors() {
 			// The whole load path: plugins are compiled and their exports
-			// checked too.
-			diags = append(diags, boot.CheckPlugins(context.Background(), cfg)...)
+			// checked too (those whose block has an unknown value are not:
+			// it may be their path).
+			diags = append(diags, boot.CheckPlugins(context.Background(), knownPlugins(cfg))...)
 		}
 		all = append(all, diags...)
 		if !diags.HasErrors() {
-			summaries = append(summaries, fmt.Sprintf("%s: valid (%s, %s, %s, %s)", path,
+			s := fmt.Sprintf("%s: valid (%s, %s, %s, %s)", path,
 				plural(len(cfg.Servers), "server"), plural(len(cfg.Principals), "principal"),
-				plural(len(cfg.Policies), "policy"), plural(len(cfg.Plugins), "plugin")))
+				plural(len(cfg.Policies), "policy"), plural(len(cfg.Plugins), "plugin"))
+			vars := map[string]bool{}
+			for _, u := range cfg.Unset {
+				vars[u.Call] = true
+			}
+			if n := len(vars); n > 0 {
+				s += fmt.Sprintf(", %s not set, which serve needs", plural(n, "env() variable"))
+			}
+			summaries = append(summaries, s)
 		}
 	}
 	config.SortDiagnostics(all)
@@ -59,6 +75,22 @@ func (e *env) validate(args []string) int {
 		return exitUsage
 	}
 	return exitOK
+}
+
+// knownPlugins is cfg with only the plugins whose blocks read no unset
+// variable.
+func knownPlugins(cfg *config.Config) *config.Config {
+	if len(cfg.Unset) == 0 {
+		return cfg
+	}
+	c := *cfg
+	c.Plugins = nil
+	for _, p := range cfg.Plugins {
+		if len(cfg.UnsetIn("plugin", p.Name)) == 0 {
+			c.Plugins = append(c.Plugins, p)
+		}
+	}
+	return &c
 }
 
 func plural(n int, noun string) string {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/apiclient"
 	"github.com/mcphost/mcphost/internal/termsafe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -220,7 +221,7 @@ func (e *env) knownServer(ctx context.Context, d *apiclient.Client, server strin
 // daemon, so it runs the daemon's pipeline (its servers, policies, plugins,
 // approvals) and lands in its transcript and audit log. KEY=VALUE pairs
 // are typed by the tool's schema as the daemon lists it.
-func (e *env) callViaDaemon(ctx context.Context, d *apiclient.Client, server, tool string, rawArgs []byte, pairs []string, asJSON bool) int {
+func (e *env) callViaDaemon(ctx context.Context, d *apiclient.Client, server, tool string, rawArgs []byte, pairs []string, asJSON, stdinUsed bool) int {
 	fail := func(err error) int {
 		fmt.Fprintf(e.stderr, "mcphost call: %s\n", termsafe.Line(err.Error()))
 		var de *apiclient.Error
@@ -257,24 +258,21 @@ func (e *env) callViaDaemon(ctx context.Context, d *apiclient.Client, server, to
 	if err != nil {
 		return fail(err)
 	}
-	var entry struct {
-		Status string          `json:"status"`
-		Error  string          `json:"error"`
-		Result json.RawMessage `json:"result"`
+	var entry store.Entry
+	err = e.daemonCall(ctx, d, session, server, tool, rawArgs, &entry)
+	// A -32042 asks the person to visit URLs first: on a terminal the
+	// call is retried once they have.
+	for try := 0; err == nil && entry.Status == store.StatusError; try++ {
+		els, ok := urlElicitationsOf(entry.ErrorCode, entry.ErrorData)
+		if !ok {
+			break
+		}
+		if try == maxURLRetries || !e.visitURLs(server+"."+termsafe.Line(tool), els, stdinUsed) {
+			return exitFailure
+		}
+		entry = store.Entry{}
+		err = e.daemonCall(ctx, d, session, server, tool, rawArgs, &entry)
 	}
-	// No deadline of the CLI's own: the server's call_timeout bounds the
-	// call, and an `ask` waits for its approval in the WebShell, which the
-	// watcher says at once.
-	callID := "cli-" + rand.Text()
-	wctx, stopWatch := context.WithCancel(ctx)
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		e.watchApproval(wctx, d, session, callID)
-	}()
-	err = d.Call(ctx, session, apiclient.CallRequest{Server: server, Tool: tool, Arguments: rawArgs, CallID: callID}, &entry)
-	stopWatch()
-	<-watched
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C: the request ends, and with it the call (and its
 		// approval, if it waited for one).
@@ -300,7 +298,26 @@ func (e *env) callViaDaemon(ctx context.Context, d *apiclient.Client, server, to
 	if err := json.Unmarshal(entry.Result, &res); err != nil {
 		return fail(fmt.Errorf("decoding the result: %v", err))
 	}
-	return e.printResult(&res, server, tool, asJSON)
+	app := appOfEntry(entry.Display, d.Base()+"/", entry.SessionID, entry.ID)
+	return e.printResult(&res, app, server, tool, asJSON)
+}
+
+// daemonCall makes one call through the daemon into entry. There is no
+// deadline of the CLI's own: the server's call_timeout bounds the call,
+// and an `ask` waits for its approval in the WebShell, which the watcher
+// says at once.
+func (e *env) daemonCall(ctx context.Context, d *apiclient.Client, session, server, tool string, rawArgs []byte, entry *store.Entry) error {
+	callID := "cli-" + rand.Text()
+	wctx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		e.watchApproval(wctx, d, session, callID)
+	}()
+	err := d.Call(ctx, session, apiclient.CallRequest{Server: server, Tool: tool, Arguments: rawArgs, CallID: callID}, entry)
+	stopWatch()
+	<-watched
+	return err
 }
 
 // approvalPoll is how often the CLI asks the daemon whether its call waits

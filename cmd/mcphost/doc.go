@@ -1,7 +1,7 @@
 // Command mcphost is the mcphost CLI and daemon.
 //
 //	mcphost serve    [-config FILE]                run the daemon (SIGHUP reloads FILE)
-//	mcphost validate [-json] FILE...               check config files
+//	mcphost validate [-json] [-strict] FILE...      check config files (-strict: an unset env() is an error)
 //	mcphost fmt      [-check | -diff] FILE|DIR|-... format config files
 //	mcphost servers  [-config FILE] [-json]        connect and show each server
 //	mcphost logs     [-f] SERVER                   a server's log messages, from the daemon

@@ -100,7 +100,8 @@ func (e *env) pluginRun(ctx context.Context, args []string) int {
 			return exitUsage
 		}
 		var ok bool
-		if cfg, ok = e.loadConfig(*configPath); !ok {
+		// Only this plugin's block needs its values.
+		if cfg, ok = e.loadPart(*configPath); !ok {
 			return exitUsage
 		}
 		var found *config.Plugin
@@ -116,6 +117,9 @@ func (e *env) pluginRun(ctx context.Context, args []string) int {
 			}
 			fmt.Fprintf(e.stderr, "mcphost plugin run: the config has no plugin %q (it has: %s); or give a path ending in .wasm\n", name, strings.Join(names, ", "))
 			return exitUsage
+		}
+		if unset := cfg.UnsetIn("plugin", name); len(unset) > 0 {
+			return e.refuseUnset("plugin run", fmt.Sprintf("the plugin %q", name), unset)
 		}
 		if st == "" {
 			st = found.Stages[0]

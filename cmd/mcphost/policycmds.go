@@ -62,9 +62,17 @@ func (e *env) policyEval(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost policy eval: %s: %v\n", fs.Arg(0), err)
 		return exitUsage
 	}
-	cfg, ok := e.loadConfig(*configPath)
+	cfg, ok := e.loadPart(*configPath)
 	if !ok {
 		return exitUsage
+	}
+	// Only the policies need their values; a server's secrets do not.
+	unset := cfg.UnsetIn("policies", "")
+	for _, p := range cfg.Policies {
+		unset = append(unset, cfg.UnsetIn("policy", p.Name)...)
+	}
+	if len(unset) > 0 || cfg.PolicySet == nil {
+		return e.refuseUnset("policy eval", "the policy set", unset)
 	}
 	// The first evaluation in a process pays for one-time set-up; a daemon
 	// pays that once, so the time printed is of a second, warm evaluation.

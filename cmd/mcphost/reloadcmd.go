@@ -199,6 +199,12 @@ func (e *env) printPlan(p host.ReloadPlan) {
 		fmt.Fprintf(tw, "restart required\t%s (changed, but read only when mcphost starts)\n", names(p.Ignored))
 	}
 	tw.Flush()
+	if len(p.Unset) > 0 {
+		fmt.Fprintf(w, "\nNot set in the daemon's environment (the plan compares without these values; a reload refuses the file until they are set):\n")
+		for _, u := range p.Unset {
+			fmt.Fprintf(w, "  %s\n", termsafe.Line(u))
+		}
+	}
 }
 
 // principalsLine sums up what a reload does to the principals: names

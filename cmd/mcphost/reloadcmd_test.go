@@ -70,7 +70,8 @@ type reloadPlanJSON struct {
 // `mcphost reload` (the owner token from data_dir): a dry run prints the
 // plan and changes nothing, a reload applies it with the running server
 // untouched, and a config with errors is refused with the diagnostics at
-// their positions, in text and as JSON.
+// their positions, in text and as JSON; one that reads a variable the
+// daemon does not have is planned (the plan names it) but refused.
 func TestDaemonReloadCommand(t *testing.T) {
 	bin := testbin.Build(t, mcphostPkg)
 	fixture := testbin.Build(t, wellbehavedPkg)
@@ -179,6 +180,23 @@ func TestDaemonReloadCommand(t *testing.T) {
 	}
 	if ss := servers(); len(ss) != 2 || ss[0].PID != fx.PID {
 		t.Errorf("servers after a refused reload: %+v", ss)
+	}
+
+	// A variable the daemon does not have (issue 31 row 6): a dry run
+	// still shows its plan and names the call; a reload refuses the file.
+	unset := append(original, "\nserver \"gh\" {\n  command = \"x\"\n  env     = { T = env(\"MCPHOST_TEST_RELOAD_UNSET\") }\n}\n"...)
+	if err := os.WriteFile(cfg, unset, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line = strings.Count(string(original), "\n") + 4
+	want := fmt.Sprintf(`env("MCPHOST_TEST_RELOAD_UNSET") ("env" of server "gh", %s:%d)`, cfg, line)
+	code, out, errOut = reload("-dry-run")
+	if code != 0 || !hasRow(out, "gh", "added") || !strings.Contains(out, "Not set in the daemon's environment") || !strings.Contains(out, want) {
+		t.Errorf("reload -dry-run with an unset variable: exit %d, want the plan and %s\nstdout:\n%s\nstderr:\n%s", code, want, out, errOut)
+	}
+	code, out, errOut = reload()
+	if code != 2 || !strings.Contains(errOut, "error: Environment variable not set") || out != "" {
+		t.Errorf("reload with an unset variable: exit %d, want 2 and the error\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 
 	// Without -url, the config's listen (port 0 here) cannot say where the

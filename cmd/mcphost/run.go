@@ -38,7 +38,7 @@ Usage:
                                                      reload the running daemon's config file, or plan it
   mcphost auth     login|logout SERVER | status [SERVER] [-config FILE] [-url URL]
                                                      sign in to OAuth servers through the running daemon
-  mcphost validate [-json] FILE...                   check config files
+  mcphost validate [-json] [-strict] FILE...         check config files (-strict: an unset env() is an error)
   mcphost fmt      [-check | -diff] FILE|DIR|-...     format config files in place (- : stdin to stdout)
   mcphost servers  [CLIENT FLAGS]                    show every server
   mcphost logs     [CLIENT FLAGS] [-f] SERVER        a server's log messages and stderr, from the daemon
@@ -209,7 +209,31 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 // empty, and prints its diagnostics (warnings too). ok is false when the
 // config has errors.
 func (e *env) loadConfig(path string) (cfg *config.Config, ok bool) {
-	opts := config.Options{Executable: selfExecutable()}
+	return e.loadConfigWith(path, config.Options{Executable: selfExecutable()})
+}
+
+// loadPart loads a config as loadConfig does, for a command that uses
+// only a part of it (policy eval, plugin run): a variable that env()
+// reads and that is not set is unknown instead of an error
+// (config.Options.UnsetEnvUnknown), and not mentioned. The caller refuses
+// when the part it uses has one (cfg.UnsetIn), with refuseUnset.
+func (e *env) loadPart(path string) (cfg *config.Config, ok bool) {
+	return e.loadConfigWith(path, config.Options{Executable: selfExecutable(), UnsetEnvUnknown: true})
+}
+
+// refuseUnset says on stderr that cmd cannot run because what it uses
+// reads environment variables that are not set, and returns exitUsage.
+func (e *env) refuseUnset(cmd, what string, unset []config.UnsetEnv) int {
+	fmt.Fprintf(e.stderr, "mcphost %s: %s reads environment variables that are not set, so its value is unknown: set them and run again\n", cmd, what)
+	for _, u := range unset {
+		fmt.Fprintf(e.stderr, "  %s\n", termsafe.Line(u.String()))
+	}
+	return exitUsage
+}
+
+// loadConfigWith is loadConfig with opts; the warnings about unset
+// variables (opts.UnsetEnvUnknown) are left out.
+func (e *env) loadConfigWith(path string, opts config.Options) (cfg *config.Config, ok bool) {
 	var diags hcl.Diagnostics
 	e.configFrom = "given with -config"
 	if path == "" {
@@ -220,7 +244,7 @@ func (e *env) loadConfig(path string) (cfg *config.Config, ok bool) {
 	} else {
 		cfg, diags = config.LoadFile(path, opts)
 	}
-	e.printDiagnostics(cfg.Files, diags)
+	e.printDiagnostics(cfg.Files, config.WithoutUnset(diags))
 	return cfg, !diags.HasErrors()
 }
 

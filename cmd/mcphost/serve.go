@@ -352,9 +352,10 @@ func (r *reloader) reload(ctx context.Context, trigger, by string, opts host.Rel
 // reloadConfig loads path and hands it to the host with opts. A config
 // with errors is a *host.ConfigError with its diagnostics, which go to
 // stderr with their snippets too, as at start-up (not for a dry run: its
-// caller shows them).
+// caller shows them). A dry run plans without the variables env() reads
+// that are not set (the plan names them); a reload refuses them.
 func (e *env) reloadConfig(ctx context.Context, h *host.Host, path string, lo listenOverride, ownerToken bool, opts host.ReloadOptions) (*config.Config, host.ReloadPlan, error) {
-	cfg, diags := config.LoadFile(path, config.Options{Executable: selfExecutable()})
+	cfg, diags := config.LoadFile(path, config.Options{Executable: selfExecutable(), UnsetEnvUnknown: opts.DryRun})
 	if !opts.DryRun {
 		e.printDiagnostics(cfg.Files, diags)
 	}
@@ -381,6 +382,9 @@ func (e *env) reloadConfig(ctx context.Context, h *host.Host, path string, lo li
 			e.printDiagnostics(cfg.Files, pe.Diagnostics)
 		}
 		return nil, host.ReloadPlan{}, err
+	}
+	for _, u := range cfg.Unset {
+		plan.Unset = append(plan.Unset, u.String())
 	}
 	return cfg, plan, nil
 }

@@ -190,6 +190,12 @@ type Config struct {
 	// Files maps each parsed file name to its source, for rendering
 	// diagnostics with snippets (hcl.NewDiagnosticTextWriter).
 	Files map[string]*hcl.File
+
+	// Unset are the env() calls of variables that are not set, in file
+	// order, when the load had Options.UnsetEnvUnknown (otherwise each is
+	// an error). The attributes that read them are missing from this
+	// Config: it must not serve while Unset is not empty.
+	Unset []UnsetEnv
 }
 
 // Telemetry is the `telemetry` block: OpenTelemetry traces, off (an empty

@@ -26,6 +26,7 @@ func (l *loader) eval(expr hcl.Expression, name string, ty cty.Type) (cty.Value,
 		return cty.NilVal, absent
 	}
 	l.returned = l.returned[:0]
+	l.unsetNow = l.unsetNow[:0]
 	v, diags := expr.Value(l.ctx)
 	scrub(diags, expr, l.returned)
 	rewriteFunctionDiags(diags)
@@ -45,9 +46,14 @@ func (l *loader) eval(expr hcl.Expression, name string, ty cty.Type) (cty.Value,
 		return cty.NilVal, absent
 	}
 	if !v.IsWhollyKnown() {
-		// There are no variables: only a function called after the
-		// functions' budget ran out returns an unknown value, and the
-		// call that ran it out was reported.
+		// There are no variables: only env() of a variable that is not set
+		// (with Options.UnsetEnvUnknown) or a function called after the
+		// functions' budget ran out returns an unknown value, and the call
+		// that ran it out was reported. Either way the value is not used,
+		// as one with an error is not.
+		if len(l.unsetNow) > 0 {
+			l.noteUnset(expr, name)
+		}
 		return cty.NilVal, invalid
 	}
 	v, _ = v.UnmarkDeep()

@@ -116,6 +116,10 @@ func (l *loader) envFunc() function.Function {
 			if len(args) == 2 {
 				return args[1], nil
 			}
+			if l.opts.UnsetEnvUnknown {
+				l.unsetNow = append(l.unsetNow, name)
+				return cty.UnknownVal(cty.String), nil
+			}
 			return cty.NilVal, &envNotSetError{name: name}
 		},
 	})

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
 // FuzzLoad loads arbitrary source. Properties: no panic (and no stack
@@ -89,6 +91,14 @@ principal "p" {
 		}
 		return env(k)
 	}, Executable: testExecutable, BaseDir: filepath.FromSlash("/base")}
+	unsetOpts := opts
+	unsetOpts.UnsetEnvUnknown = true
+	unsetOpts.LookupEnv = func(k string) (string, bool) {
+		if k == "HOME" {
+			return testHome, true
+		}
+		return "", false
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		if len(src) > 64<<10 && checkTokens(src, name) == nil {
 			return
@@ -124,6 +134,20 @@ principal "p" {
 		}
 		if len(src) <= 64<<10 {
 			checkTokenBound(t, "the input", src)
+		}
+		// The same file on a machine without its secrets, as validate
+		// loads it: no env() call is an error, and each that found its
+		// variable unset is listed with a range inside the file.
+		cfg, diags = Load(fsys, name, unsetOpts)
+		for _, d := range diags {
+			if d.Severity == hcl.DiagError && d.Summary == "Environment variable not set" {
+				t.Errorf("an unset variable is an error with UnsetEnvUnknown: %s", d.Error())
+			}
+		}
+		for _, u := range cfg.Unset {
+			if r := u.Range; r.Filename != name || r.Start.Byte < 0 || r.Start.Byte > r.End.Byte || r.End.Byte > len(src) {
+				t.Errorf("unset %s: range outside the source (%d bytes)", u, len(src))
+			}
 		}
 		if !tooDeep {
 			if depth := treeDepth(cfg.Files[name]); depth > maxTreeDepth {

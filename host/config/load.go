@@ -34,6 +34,15 @@ type Options struct {
 	// resolved against; when it is set they are made absolute. Empty means
 	// the directory of the file within fsys, used as it is.
 	BaseDir string
+
+	// UnsetEnvUnknown makes env(NAME) of a variable that is not set, with
+	// no default, an unknown value instead of an error. The attribute that
+	// reads it is then treated like one with an error (left out of the
+	// Config, nothing that depends on it is checked), a warning "Environment
+	// variable not set" names the call, and Config.Unset lists it. Such a
+	// Config is incomplete: it may be checked (validate, policy eval,
+	// plugin run, a dry-run reload) but must never serve. See StrictUnset.
+	UnsetEnvUnknown bool
 }
 
 // DefaultFilename is the file name diagnostics about the embedded default
@@ -155,6 +164,13 @@ type loader struct {
 	// is evaluated, for scrub.
 	returned []string
 
+	// unsetNow collects the names env() found unset while one expression
+	// is evaluated (with Options.UnsetEnvUnknown); unset is every such
+	// call of the load, and file the file they are in.
+	unsetNow []string
+	unset    []UnsetEnv
+	file     *hcl.File
+
 	// spent counts the bytes env(), file() and executable() returned in
 	// this load, up to MaxFunctionBytes+1 (see spend).
 	spent int
@@ -210,6 +226,7 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	}
 	l.diags = diags
 	l.ctx = l.evalContext()
+	l.file = file
 
 	var fsch fileSchema
 	l.diags = append(l.diags, gohcl.DecodeBody(file.Body, l.ctx, &fsch)...)
@@ -225,6 +242,8 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	l.decodePolicies(cfg, file, fsch.Policies, fsch.Policy)
 	l.decodePlugins(cfg, fsch.Plugins)
 	l.protect(cfg)
+	slices.SortStableFunc(l.unset, func(a, b UnsetEnv) int { return a.Range.Start.Byte - b.Range.Start.Byte })
+	cfg.Unset = l.unset
 
 	SortDiagnostics(l.diags)
 	return cfg, l.diags

@@ -67,6 +67,13 @@ type Entry struct {
 	AppEntryID string `json:"appEntryId,omitempty"`
 	// Message is an App message's content (KindAppMessage); nil otherwise.
 	Message json.RawMessage `json:"message,omitempty"`
+	// ErrorCode and ErrorData are the code and data of the JSON-RPC error
+	// the server answered the call with (Status error), such as -32042,
+	// URL elicitation required, whose data lists the URLs to open first.
+	// They are in the call's answer and its event only, not stored: the
+	// transcript keeps Error.
+	ErrorCode int64           `json:"errorCode,omitempty"`
+	ErrorData json.RawMessage `json:"errorData,omitempty"`
 	// Audit are policy decisions to add to the audit log in the entry's
 	// transaction; their session, entry and principal are the entry's.
 	// Not part of the entry itself.

@@ -41,6 +41,12 @@ type ReloadPlan struct {
 	// start (listen, data_dir, App compaction, store.sync): a restart is
 	// required for them; the rest of the reload applies.
 	Ignored []string `json:"ignored"`
+
+	// Unset are the env() calls of a dry run's config whose variables the
+	// daemon does not have, each as `env("NAME") ("ATTRIBUTE" of BLOCK,
+	// FILE:LINE)`: the plan compares those attributes without their
+	// values, and a reload refuses the file until they are set.
+	Unset []string `json:"unset,omitempty"`
 }
 
 // ServerPlan is what a reload does to one server.

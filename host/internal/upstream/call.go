@@ -105,6 +105,16 @@ func streamCut(err error) bool {
 	return strings.Contains(err.Error(), "request terminated without response")
 }
 
+// RPCError returns the code and data of the JSON-RPC error a server
+// answered with, when err is (or wraps) one; code 0 otherwise.
+func RPCError(err error) (code int64, data json.RawMessage) {
+	var we *jsonrpc.Error
+	if err == nil || !errors.As(err, &we) {
+		return 0, nil
+	}
+	return we.Code, we.Data
+}
+
 // isHeaderMismatch reports a JSON-RPC -32020 (HeaderMismatch) error.
 func isHeaderMismatch(err error) bool {
 	var we *jsonrpc.Error

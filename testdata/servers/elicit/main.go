@@ -37,6 +37,9 @@
 //	hold          {id}: the log message "held ID", then waits until release
 //	              is called with the same id (in this process); "released"
 //	release       {id}: ends the hold of id; "ok"
+//	url_required  the JSON-RPC error -32042 (URL elicitation required) with
+//	              one URL, https://example.com/connect?x=1, on its first call
+//	              in this process; "connected" on the calls after it
 //
 // A legacy "error: …" is the JSON-RPC error the client answered with; a
 // decline's reason (mcphost's _meta io.mcphost/declineReason) is appended
@@ -78,6 +81,9 @@ func main() {
 // rootsChanged counts notifications/roots/list_changed, and counted the
 // calls of count.
 var rootsChanged, counted atomic.Int64
+
+// urlVisited is whether url_required was called before in this process.
+var urlVisited atomic.Bool
 
 type tool struct {
 	desc string
@@ -205,6 +211,14 @@ var tools = map[string]tool{
 			close(ch)
 		}
 		return text("ok"), nil
+	}},
+	"url_required": {"Needs a URL visited before its first call succeeds.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if urlVisited.Swap(true) {
+			return text("connected"), nil
+		}
+		return nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{
+			Mode: "url", Message: "Connect your account", URL: "https://example.com/connect?x=1", ElicitationID: "el-connect",
+		}})
 	}},
 	"pid": {"Returns the server's process id.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text(strconv.Itoa(os.Getpid())), nil
