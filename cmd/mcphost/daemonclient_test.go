@@ -68,12 +68,12 @@ func TestCLIThroughDaemon(t *testing.T) {
 		{"call error result", []string{"call", "fx.fail"}, 1, fixture.FailText, 4},
 		{"call unknown tool", []string{"call", "fx.nope"}, 2, "", 4},
 		{"resources", []string{"resources", "fx"}, 0, fixture.ReadmeURI, 4},
-		{"read", []string{"resources", "read", "fx", fixture.ReadmeURI}, 0, strings.TrimSpace(fixture.ReadmeText), 4},
-		{"read template", []string{"resources", "read", "fx", "fixture://items/7"}, 0, "item 7", 4},
-		{"read missing", []string{"resources", "read", "fx", "fixture://items/"}, 2, "", 4},
-		{"prompts", []string{"prompts"}, 0, "fx.greet", 4},
-		{"get prompt", []string{"prompts", "get", "fx.greet", "name=Ada"}, 0, "user: Hello, Ada!", 4},
-		{"local call", []string{"call", "-local", "fx.echo", "text=one-shot"}, 0, "one-shot", 4},
+		{"read", []string{"resources", "read", "fx", fixture.ReadmeURI}, 0, strings.TrimSpace(fixture.ReadmeText), 5},
+		{"read template", []string{"resources", "read", "fx", "fixture://items/7"}, 0, "item 7", 6},
+		{"read missing", []string{"resources", "read", "fx", "fixture://items/"}, 2, "", 7},
+		{"prompts", []string{"prompts"}, 0, "fx.greet", 7},
+		{"get prompt", []string{"prompts", "get", "fx.greet", "name=Ada"}, 0, "user: Hello, Ada!", 8},
+		{"local call", []string{"call", "-local", "fx.echo", "text=one-shot"}, 0, "one-shot", 8},
 	}
 	for _, tt := range tests {
 		code, out, errOut := cli(tt.args...)

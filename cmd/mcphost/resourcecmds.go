@@ -94,7 +94,11 @@ func (o daemonOfferings) resources(ctx context.Context, server string) ([]*mcp.R
 }
 
 func (o daemonOfferings) read(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
-	return o.d.ReadResource(ctx, server, uri)
+	session, err := cliSession(ctx, o.d)
+	if err != nil {
+		return nil, err
+	}
+	return o.d.ReadResource(ctx, session, server, uri)
 }
 
 func (o daemonOfferings) prompts(ctx context.Context, server string) ([]*mcp.Prompt, error) {
@@ -102,7 +106,11 @@ func (o daemonOfferings) prompts(ctx context.Context, server string) ([]*mcp.Pro
 }
 
 func (o daemonOfferings) prompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	return o.d.GetPrompt(ctx, server, name, args)
+	session, err := cliSession(ctx, o.d)
+	if err != nil {
+		return nil, err
+	}
+	return o.d.GetPrompt(ctx, session, server, name, args)
 }
 
 // resources runs `mcphost resources [SERVER]` and `mcphost resources read

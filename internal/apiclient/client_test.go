@@ -143,9 +143,9 @@ func TestRoutes(t *testing.T) {
 			name:   "read a resource",
 			answer: answer{200, `{"contents":[{"uri":"file:///a","text":"hello"}]}`},
 			call: func(ctx context.Context, c *apiclient.Client) (any, error) {
-				return c.ReadResource(ctx, "fx", "file:///a")
+				return c.ReadResource(ctx, "s_1", "fx", "file:///a")
 			},
-			want:   request{Method: "POST", Path: "/api/v1/servers/fx/resources/read", Auth: auth, ContentType: "application/json", Body: `{"uri":"file:///a"}`},
+			want:   request{Method: "POST", Path: "/api/v1/servers/fx/resources/read", Auth: auth, ContentType: "application/json", Body: `{"sessionId":"s_1","uri":"file:///a"}`},
 			result: &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "file:///a", Text: "hello"}}},
 		},
 		{
@@ -161,7 +161,7 @@ func TestRoutes(t *testing.T) {
 			name:   "get a prompt",
 			answer: answer{200, `{"description":"d","messages":[{"role":"user","content":{"type":"text","text":"Hello, Ada!"}}]}`},
 			call: func(ctx context.Context, c *apiclient.Client) (any, error) {
-				return c.GetPrompt(ctx, "fx", "greet", map[string]string{"name": "Ada"})
+				return c.GetPrompt(ctx, "", "fx", "greet", map[string]string{"name": "Ada"})
 			},
 			want: request{Method: "POST", Path: "/api/v1/servers/fx/prompts/get", Auth: auth, ContentType: "application/json", Body: `{"arguments":{"name":"Ada"},"name":"greet"}`},
 			result: &mcp.GetPromptResult{Description: "d", Messages: []*mcp.PromptMessage{
@@ -480,10 +480,10 @@ func TestWaitingRequestsIgnoreTheTimeout(t *testing.T) {
 	if err := c.Call(ctx, "s_1", apiclient.CallRequest{Server: "fx", Tool: "t"}, nil); err != nil {
 		t.Errorf("call: %v", err)
 	}
-	if _, err := c.ReadResource(ctx, "fx", "file:///a"); err != nil {
+	if _, err := c.ReadResource(ctx, "", "fx", "file:///a"); err != nil {
 		t.Errorf("read: %v", err)
 	}
-	if _, err := c.GetPrompt(ctx, "fx", "p", nil); err != nil {
+	if _, err := c.GetPrompt(ctx, "", "fx", "p", nil); err != nil {
 		t.Errorf("prompt: %v", err)
 	}
 	if err := c.Reload(ctx, false, nil); err != nil {

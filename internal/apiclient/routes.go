@@ -57,11 +57,16 @@ func (c *Client) Resources(ctx context.Context, server string) ([]*mcp.Resource,
 }
 
 // ReadResource reads uri from server through the daemon's pipeline
-// (POST /api/v1/servers/{name}/resources/read). It waits: an `ask` rule
+// (POST /api/v1/servers/{name}/resources/read), recorded in the caller's
+// transcript session sessionID ("": in none). It waits: an `ask` rule
 // holds it until the approval is answered, so only ctx bounds it.
-func (c *Client) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
+func (c *Client) ReadResource(ctx context.Context, sessionID, server, uri string) (*mcp.ReadResourceResult, error) {
 	var out mcp.ReadResourceResult
-	err := c.do(ctx, false, http.MethodPost, serverPath(server, "/resources/read"), map[string]string{"uri": uri}, &out)
+	body := map[string]string{"uri": uri}
+	if sessionID != "" {
+		body["sessionId"] = sessionID
+	}
+	err := c.do(ctx, false, http.MethodPost, serverPath(server, "/resources/read"), body, &out)
 	return &out, err
 }
 
@@ -76,12 +81,15 @@ func (c *Client) Prompts(ctx context.Context, server string) ([]*mcp.Prompt, err
 }
 
 // GetPrompt gets prompt name of server with args through the daemon's
-// pipeline (POST /api/v1/servers/{name}/prompts/get). It waits, as
-// [Client.ReadResource] does.
-func (c *Client) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+// pipeline (POST /api/v1/servers/{name}/prompts/get), recorded and
+// waiting as [Client.ReadResource] does.
+func (c *Client) GetPrompt(ctx context.Context, sessionID, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	var out mcp.GetPromptResult
-	err := c.do(ctx, false, http.MethodPost, serverPath(server, "/prompts/get"),
-		map[string]any{"name": name, "arguments": args}, &out)
+	body := map[string]any{"name": name, "arguments": args}
+	if sessionID != "" {
+		body["sessionId"] = sessionID
+	}
+	err := c.do(ctx, false, http.MethodPost, serverPath(server, "/prompts/get"), body, &out)
 	return &out, err
 }
 
