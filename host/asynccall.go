@@ -61,6 +61,9 @@ type CallState struct {
 	// waits for one.
 	Running  bool
 	Approval *Approval
+	// Progress is the last progress notification of a running call (nil
+	// before the first).
+	Progress *Progress
 	// Entry is the recorded entry of a finished call.
 	Entry *store.Entry
 }
@@ -81,7 +84,7 @@ func (h *Host) CallState(ctx context.Context, p Principal, sessionID, callID str
 	running = running && rc.sessionID == sessionID
 	h.pipe.calls.mu.Unlock()
 	if running {
-		st := CallState{Running: true}
+		st := CallState{Running: true, Progress: rc.progress.Load()}
 		for _, a := range h.PendingApprovals(p) {
 			if a.CallID == callID && a.SessionID == sessionID {
 				st.Approval = &a

@@ -43,7 +43,8 @@ type callRun struct {
 	// What the stages set up, undone in reverse when the call ends
 	// (cleanup); fields, not a list of closures: a call allocates none.
 	release, admitted, appDone, cancel, clientRelease func()
-	running                                           string // the key in the running calls, once added
+	running                                           string       // the key in the running calls, once added
+	rc                                                *runningCall // the call among the running calls
 }
 
 // cleanup undoes what the stages set up, last first.
@@ -130,7 +131,8 @@ func (r *callRun) start(ctx context.Context) error {
 	r.ctx = cctx
 	r.cancel = cancel
 	key := runningKey(req.Principal.Name, r.callID)
-	if err := r.h.pipe.calls.add(key, &runningCall{principal: req.Principal.Name, sessionID: req.SessionID, cancel: cancel}); err != nil {
+	r.rc = &runningCall{principal: req.Principal.Name, sessionID: req.SessionID, cancel: cancel}
+	if err := r.h.pipe.calls.add(key, r.rc); err != nil {
 		return err
 	}
 	r.running = key
@@ -205,7 +207,9 @@ func (r *callRun) progress() func(Progress) {
 	}
 	h.publishShared(Event{Type: eventCallStarted, Principal: req.Principal.Name,
 		Data: CallStarted{CallID: callID, SessionID: req.SessionID, Server: req.Server, Tool: req.Tool}}, pokeCallStarted, callID)
+	rc := r.rc
 	return func(p Progress) {
+		rc.progress.Store(&p)
 		h.publishShared(Event{Type: eventProgress, Principal: req.Principal.Name,
 			Data: callProgress{CallID: callID, SessionID: req.SessionID, Progress: p}}, pokeProgress, callID)
 		if d.onProgress != nil {

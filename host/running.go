@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"sync"
+	"sync/atomic"
+
+	"github.com/mcphost/mcphost/host/internal/upstream"
 )
 
 // The running calls, by principal and call id: for CancelCall and to
@@ -19,6 +22,9 @@ type runningCall struct {
 	principal string
 	sessionID string
 	cancel    context.CancelFunc
+	// progress is the call's last progress notification, for CallState
+	// (the CLI shows it while it waits for the call through the daemon).
+	progress atomic.Pointer[upstream.Progress]
 }
 
 // calls tracks the running calls by callId.

@@ -516,17 +516,19 @@ func (e *env) call(ctx context.Context, args []string) int {
 			return exitUsage
 		}
 	}
+	progress := newProgressView(e.stderr)
 	req := host.CallToolRequest{
 		Server:     server,
 		Tool:       tool,
 		Arguments:  rawArgs,
 		Principal:  e.principal,
 		Origin:     host.OriginUser,
-		OnProgress: func(p host.Progress) { fmt.Fprintln(e.stderr, progressLine(p)) },
+		OnProgress: progress.show,
 		// A server's question is asked at the terminal, or declined.
 		Elicit: e.elicitFunc(fs.Arg(1) == "-"),
 	}
 	res, err := h.CallTool(ctx, req)
+	progress.done()
 	// A -32042 asks the person to visit URLs first: on a terminal the
 	// call is retried once they have.
 	for try := 0; err != nil; try++ {
@@ -538,6 +540,7 @@ func (e *env) call(ctx context.Context, args []string) int {
 			return exitFailure
 		}
 		res, err = h.CallTool(ctx, req)
+		progress.done()
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcphost call: %s\n", termsafe.Line(err.Error()))
@@ -576,15 +579,6 @@ func (e *env) printResult(res *mcp.CallToolResult, app *callApp, server, tool st
 		return exitFailure
 	}
 	return exitOK
-}
-
-// progressLine is the stderr line of one progress notification, its
-// message escaped.
-func progressLine(p host.Progress) string {
-	if p.Total > 0 {
-		return fmt.Sprintf("progress: %g/%g %s", p.Progress, p.Total, termsafe.Line(p.Message))
-	}
-	return fmt.Sprintf("progress: %g %s", p.Progress, termsafe.Line(p.Message))
 }
 
 // printContent prints a result for a person: text with its newlines and

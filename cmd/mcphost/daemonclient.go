@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	neturl "net/url"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/mcphost/mcphost/internal/apiclient"
 	"github.com/mcphost/mcphost/internal/termsafe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/term"
 )
 
 // The client commands (servers, tools, call, resources, prompts) go
@@ -66,17 +68,24 @@ func writeDaemonFile(dataDir, base string) (remove func(), err error) {
 // to run locally. A code >= 0 means the command must stop with it (an
 // explicit -daemon that cannot be used).
 func (e *env) daemonFor(ctx context.Context, cf clientFlags, cfg *config.Config) (*apiclient.Client, int) {
+	tell := *cf.verbose || isTerminal(e.stderr)
 	if *cf.local {
+		e.sayLocal(cf)
 		return nil, -1
 	}
 	explicit := *cf.daemon != ""
 	base := strings.TrimRight(*cf.daemon, "/")
+	why := "-daemon"
 	if !explicit {
 		b, err := os.ReadFile(filepath.Join(cfg.DataDir, daemonFile))
 		if err != nil {
+			if tell {
+				fmt.Fprintf(e.stderr, "mcphost: running in-process as %s: no daemon serves data_dir %s (start one with mcphost serve, or name one with -daemon URL)\n", principalName(*cf.as), cfg.DataDir)
+			}
 			return nil, -1
 		}
 		base = strings.TrimRight(strings.TrimSpace(string(b)), "/")
+		why = "it serves data_dir " + cfg.DataDir
 	}
 	fail := func(format string, args ...any) (*apiclient.Client, int) {
 		if explicit {
@@ -114,10 +123,43 @@ func (e *env) daemonFor(ctx context.Context, cf clientFlags, cfg *config.Config)
 		}
 		return fail("%v", err)
 	}
-	if *cf.verbose {
-		fmt.Fprintf(e.stderr, "mcphost: through the daemon at %s as %s\n", base, termsafe.Line(me.Name))
+	if tell {
+		fmt.Fprintf(e.stderr, "mcphost: through the daemon at %s (%s) as %s (%s)\n", base, why, termsafe.Line(me.Name), credentialSource(*cf.as))
 	}
 	return d, -1
+}
+
+// sayLocal says, with -v or on a terminal, that -local runs the command
+// in-process.
+func (e *env) sayLocal(cf clientFlags) {
+	if *cf.verbose || isTerminal(e.stderr) {
+		fmt.Fprintf(e.stderr, "mcphost: running in-process as %s (-local): no transcript, and the servers start in this process\n", principalName(*cf.as))
+	}
+}
+
+// principalName is the principal -as names, the owner by default.
+func principalName(as string) string {
+	if as == "" {
+		return "owner"
+	}
+	return as
+}
+
+// credentialSource says where the CLI's token for -as comes from.
+func credentialSource(as string) string {
+	switch {
+	case as != "" && as != "owner":
+		return fmt.Sprintf("the token of principal %q in the config", as)
+	case os.Getenv(tokenEnv) != "":
+		return "the token in $" + tokenEnv
+	}
+	return "the owner token in data_dir"
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // cliToken is the bearer token of the -as principal: the owner's from
@@ -182,6 +224,7 @@ func cliSession(ctx context.Context, d *apiclient.Client) (string, error) {
 // daemonFor); a bad config stops the command with its diagnostics.
 func (e *env) daemonOf(ctx context.Context, cf clientFlags) (*apiclient.Client, int) {
 	if *cf.local {
+		e.sayLocal(cf)
 		return nil, -1
 	}
 	cfg, ok := e.loadConfig(*cf.config)
@@ -310,30 +353,35 @@ func (e *env) daemonCall(ctx context.Context, d *apiclient.Client, session, serv
 	callID := "cli-" + rand.Text()
 	wctx, stopWatch := context.WithCancel(ctx)
 	watched := make(chan struct{})
+	progress := newProgressView(e.stderr)
 	go func() {
 		defer close(watched)
-		e.watchApproval(wctx, d, session, callID)
+		e.watchCall(wctx, d, session, callID, progress)
 	}()
 	err := d.Call(ctx, session, apiclient.CallRequest{Server: server, Tool: tool, Arguments: rawArgs, CallID: callID}, entry)
 	stopWatch()
 	<-watched
+	progress.done()
 	return err
 }
 
-// approvalPoll is how often the CLI asks the daemon whether its call waits
-// for an approval, and approvalFirstPoll how long it lets a call run
-// before it asks first (most calls end sooner).
+// callPollFirst is how long the CLI lets a call through the daemon run
+// before it first asks for its state (most calls end sooner), and
+// callPoll how often it asks after that.
 const (
-	approvalFirstPoll = 300 * time.Millisecond
-	approvalPoll      = time.Second
+	callPollFirst = 300 * time.Millisecond
+	callPoll      = time.Second
 )
 
-// watchApproval says on stderr, once, that the call callID of session waits
-// for a person to approve it: where, under which rule, and for how long.
-// It polls the call's state until ctx ends.
-func (e *env) watchApproval(ctx context.Context, d *apiclient.Client, session, callID string) {
-	t := time.NewTimer(approvalFirstPoll)
+// watchCall follows the call callID of session while it runs, until ctx
+// ends: it says on stderr, once, that the call waits for a person to
+// approve it (where, under which rule, and for how long), and shows the
+// call's progress as the daemon last heard it.
+func (e *env) watchCall(ctx context.Context, d *apiclient.Client, session, callID string, progress *progressView) {
+	t := time.NewTimer(callPollFirst)
 	defer t.Stop()
+	said := false
+	path := "/api/v1/sessions/" + neturl.PathEscape(session) + "/calls/" + neturl.PathEscape(callID)
 	for {
 		select {
 		case <-ctx.Done():
@@ -347,15 +395,21 @@ func (e *env) watchApproval(ctx context.Context, d *apiclient.Client, session, c
 				Message string    `json:"message"`
 				Expires time.Time `json:"expires"`
 			} `json:"approval"`
+			Progress *host.Progress `json:"progress"`
 		}
-		path := "/api/v1/sessions/" + neturl.PathEscape(session) + "/calls/" + neturl.PathEscape(callID)
-		if err := d.Do(ctx, http.MethodGet, path, nil, &st); err == nil && st.Status == "pending_approval" && st.Approval != nil {
-			left := time.Until(st.Approval.Expires).Round(time.Second)
-			fmt.Fprintf(e.stderr, "mcphost call: waiting for a person to approve it in the WebShell at %s/ (policy %q: %s; %s left, then it is denied)\n",
-				d.Base(), termsafe.Line(st.Approval.Rule), termsafe.Line(st.Approval.Message), left)
-			return
+		if err := d.Do(ctx, http.MethodGet, path, nil, &st); err == nil {
+			if st.Status == "pending_approval" && st.Approval != nil && !said {
+				said = true
+				left := time.Until(st.Approval.Expires).Round(time.Second)
+				progress.done()
+				fmt.Fprintf(e.stderr, "mcphost call: waiting for a person to approve it in the WebShell at %s/ (policy %q: %s; %s left, then it is denied)\n",
+					d.Base(), termsafe.Line(st.Approval.Rule), termsafe.Line(st.Approval.Message), left)
+			}
+			if st.Progress != nil && ctx.Err() == nil {
+				progress.show(*st.Progress)
+			}
 		}
-		t.Reset(approvalPoll)
+		t.Reset(callPoll)
 	}
 }
 

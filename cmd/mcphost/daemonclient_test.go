@@ -82,12 +82,20 @@ func TestCLIThroughDaemon(t *testing.T) {
 			continue
 		}
 		local := slices.Contains(tt.args, "-local")
-		if through := strings.Contains(errOut, "through the daemon at "+d.base); through == local {
+		if through := strings.Contains(errOut, "through the daemon at "+d.base+" (it serves data_dir "+dataDir+") as owner (the owner token in data_dir)"); through == local {
 			t.Errorf("%s: through the daemon %v, want %v\nstderr:\n%s", tt.name, through, !local, errOut)
+		}
+		if local && !strings.Contains(errOut, "running in-process as owner (-local)") {
+			t.Errorf("%s: -local does not say it runs in-process\nstderr:\n%s", tt.name, errOut)
 		}
 		if n := cliEntries(); n != tt.entries {
 			t.Errorf("%s: the CLI session has %d entries, want %d", tt.name, n, tt.entries)
 		}
+	}
+	// A long call shows its progress as the daemon hears it (a line per
+	// change here; one rewritten line on a terminal).
+	if code, out, errOut := cli("call", "fx.slow", "ms=1500"); code != 0 || !strings.Contains(out, "slept 1500 ms") || !strings.Contains(errOut, "progress: ") {
+		t.Errorf("a slow call through the daemon: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	// The server was never started a second time.
 	if now := d.waitReady(t, client, ev); now.PID != fx.PID {

@@ -88,7 +88,7 @@ func (a *api) callState(c *gin.Context) {
 		if st.Approval != nil {
 			status = "pending_approval"
 		}
-		c.JSON(http.StatusAccepted, gin.H{"status": status, "callId": c.Param("callId"), "approval": st.Approval})
+		c.JSON(http.StatusAccepted, gin.H{"status": status, "callId": c.Param("callId"), "approval": st.Approval, "progress": st.Progress})
 		return
 	}
 	c.JSON(http.StatusOK, st.Entry)
