@@ -93,7 +93,9 @@ func (e *env) reloadCmd(ctx context.Context, args []string) int {
 	ctx, cancel := context.WithTimeout(ctx, reloadBound)
 	defer cancel()
 	var body json.RawMessage
+	stop := e.reloadProgress(*dryRun)
 	err = apiclient.New(base, token).Reload(ctx, *dryRun, &body)
+	stop()
 	var ae *apiclient.Error
 	switch {
 	case err == nil:
@@ -127,6 +129,53 @@ func (e *env) reloadCmd(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "mcphost reload: %s\n", daemonErrorText(err))
 	}
 	return exitFailure
+}
+
+// reloadWait is how long a reload may take before the CLI says what the
+// daemon is waiting for.
+const reloadWait = time.Second
+
+// reloadProgress says on stderr, once a reload has taken reloadWait, that
+// the daemon is connecting the new and changed servers before it switches
+// to the new config (the first start of an npx server downloads it): on a
+// terminal as one line with the time so far, rewritten each second,
+// elsewhere as one line. stop ends it and clears the terminal's line.
+func (e *env) reloadProgress(dryRun bool) (stop func()) {
+	if dryRun {
+		return func() {}
+	}
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	tty := isTerminal(e.stderr)
+	go func() {
+		defer close(ended)
+		start := time.Now()
+		t := time.NewTicker(reloadWait)
+		defer t.Stop()
+		shown := false
+		for {
+			select {
+			case <-done:
+				if shown && tty {
+					fmt.Fprint(e.stderr, "\r\x1b[K")
+				}
+				return
+			case <-t.C:
+			}
+			const what = "mcphost reload: the daemon connects the new and changed servers before it switches to the new config (a first npx or uvx start downloads the package)"
+			switch {
+			case tty:
+				fmt.Fprintf(e.stderr, "\r\x1b[K%s… %s", what, time.Since(start).Round(time.Second))
+			case !shown:
+				fmt.Fprintln(e.stderr, what+"; up to a minute…")
+			}
+			shown = true
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+	}
 }
 
 // writeJSON prints a JSON answer indented, escaped for the terminal.
@@ -199,6 +248,11 @@ func (e *env) printPlan(p host.ReloadPlan) {
 		fmt.Fprintf(tw, "restart required\t%s (changed, but read only when mcphost starts)\n", names(p.Ignored))
 	}
 	tw.Flush()
+	for _, s := range p.Servers {
+		if s.Warning != "" {
+			fmt.Fprintf(w, "\nwarning: server %s: %s: it cannot start as it is\n", cell(s.Name), termsafe.Line(s.Warning))
+		}
+	}
 	if len(p.Unset) > 0 {
 		fmt.Fprintf(w, "\nNot set in the daemon's environment (the plan compares without these values; a reload refuses the file until they are set):\n")
 		for _, u := range p.Unset {

@@ -194,9 +194,24 @@ func TestDaemonReloadCommand(t *testing.T) {
 	if code != 0 || !hasRow(out, "gh", "added") || !strings.Contains(out, "Not set in the daemon's environment") || !strings.Contains(out, want) {
 		t.Errorf("reload -dry-run with an unset variable: exit %d, want the plan and %s\nstdout:\n%s\nstderr:\n%s", code, want, out, errOut)
 	}
+	// The plan says that gh's command is nowhere the daemon can find it.
+	if !strings.Contains(out, `warning: server gh: command "x" is not on the daemon's PATH: it cannot start as it is`) {
+		t.Errorf("reload -dry-run of a server whose command does not exist: no warning\nstdout:\n%s", out)
+	}
 	code, out, errOut = reload()
 	if code != 2 || !strings.Contains(errOut, "error: Environment variable not set") || out != "" {
 		t.Errorf("reload with an unset variable: exit %d, want 2 and the error\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	// A server that takes a while to start: the reload says what it waits
+	// for while it waits.
+	slow := testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/misbehave")
+	if err := os.WriteFile(cfg, append(original, fmt.Sprintf("\nserver \"late\" {\n  command = %q\n  args    = [\"-mode\", \"slow-init\", \"-delay\", \"2500ms\"]\n}\n", slow)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = reload()
+	if code != 0 || !hasRow(out, "late", "added") || !strings.Contains(errOut, "mcphost reload: the daemon connects the new and changed servers before it switches to the new config") {
+		t.Errorf("reload of a slow server: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 
 	// Without -url, the config's listen (port 0 here) cannot say where the

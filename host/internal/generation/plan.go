@@ -58,6 +58,10 @@ type ServerPlan struct {
 	// for a kept server, "roots" when only its roots changed (they are
 	// sent to the running session).
 	Changed []string `json:"changed,omitempty"`
+	// Warning is what would keep an added or restarted server from
+	// starting that the plan can see (a command the daemon cannot find);
+	// the reload still applies, and the server fails with the same reason.
+	Warning string `json:"warning,omitempty"`
 }
 
 // PrincipalPlan is what a reload does to the principals (the generated
