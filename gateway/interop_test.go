@@ -194,7 +194,7 @@ func checkSummary(t *testing.T, s summary) {
 
 // checkTranscript checks that the client's calls are alice's transcript
 // entries of origin gateway, in a session titled with its clientInfo: the
-// echo and the denial.
+// echo, the read of the readme, the prompt and the denial.
 func checkTranscript(t *testing.T, e *env, client string) {
 	t.Helper()
 	p := host.Principal{Name: "alice"}
@@ -214,10 +214,10 @@ func checkTranscript(t *testing.T, e *env, client string) {
 			t.Fatal(err)
 		}
 		for _, en := range entries {
-			got = append(got, en.Origin+" "+en.Server+"."+en.Tool+" "+en.Status)
+			got = append(got, en.Origin+" "+en.Server+"."+en.Tool+" "+en.Status) // a read's Tool is its URI
 		}
 	}
-	want := []string{"gateway fx.echo ok", "gateway fx.add " + store.StatusDenied}
+	want := []string{"gateway fx.echo ok", "gateway fx.fixture://readme ok", "gateway fx.greet ok", "gateway fx.add " + store.StatusDenied}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("transcript of session %q (-want +got):\n%s\nsessions: %q", "Gateway: "+client, diff, titles)
 	}
