@@ -84,7 +84,8 @@ func (h *Host) operate(ctx context.Context, c Caller, op *operation) (err error)
 	}
 	pol := newOpPolicy(g, c, t, op)
 	rec := newOpRecord(c, t, op)
-	defer func() { err = h.recordOp(ctx, c, op, pol, rec, err) }()
+	callerCtx := ctx // the caller's: cancelled when the caller goes away
+	defer func() { err = h.recordOp(callerCtx, c, op, pol, rec, err) }()
 	if err := h.decideOp(ctx, c, t, op, pol); err != nil {
 		return err
 	}

@@ -392,6 +392,9 @@ func TestReadsAndPromptsInTheTranscript(t *testing.T) {
 	if _, err := h.ReadResource(ctx, alice, sess.ID, "files", "secret:key", nil); err == nil {
 		t.Fatal("a hidden resource was read")
 	}
+	if _, err := h.ReadResource(ctx, alice, sess.ID, "files", "nothing:here", nil); err == nil {
+		t.Fatal("a resource the server does not have was read")
+	}
 	if _, err := h.ReadResource(ctx, alice, "", "files", "file:///srv/notes", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -412,6 +415,7 @@ func TestReadsAndPromptsInTheTranscript(t *testing.T) {
 		"resource_read files file:///srv/readme ok",
 		"prompt_get files deploy ok",
 		"resource_read files file:///etc/passwd denied",
+		"resource_read files nothing:here error",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("the session holds\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
