@@ -288,7 +288,9 @@ func TestPlan(t *testing.T) {
 			}
 			want.From, want.To = old.Hash, newCfg.Hash()
 			got := h.plan(old, newCfg)
-			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			// The configs name commands no machine has: TestCommandWarning
+			// covers the warning.
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(generation.ServerPlan{}, "Warning")); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
 			if got.Changes() != (tt.want != nil && tt.name != "a comment and a block moved") {
@@ -346,5 +348,44 @@ func TestServerChangesNamesEveryAttribute(t *testing.T) {
 	}
 	for name := range attrs {
 		t.Errorf("a change of %s is not reported", name)
+	}
+}
+
+// TestCommandWarning: a started stdio server whose command the daemon
+// cannot find is warned about; one it finds, a remote one and a disabled
+// one are not.
+func TestCommandWarning(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "server")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdio := func(cmd, cwd string, enabled bool) config.Server {
+		return config.Server{Transport: config.TransportStdio, Command: cmd, Cwd: cwd, Enabled: enabled}
+	}
+	tests := []struct {
+		name string
+		s    config.Server
+		want string
+	}{
+		{"on PATH", stdio("sh", "", true), ""},
+		{"not on PATH", stdio("mcp-server-nonexistent", "", true), `command "mcp-server-nonexistent" is not on the daemon's PATH`},
+		{"an executable file", stdio(exe, "", true), ""},
+		{"relative to cwd", stdio("./server", dir, true), ""},
+		{"not executable", stdio(plain, "", true), `command "` + plain + `" is not an executable file`},
+		{"missing file", stdio(filepath.Join(dir, "nope"), "", true), `command "` + filepath.Join(dir, "nope") + `" is not an executable file`},
+		{"disabled", stdio("mcp-server-nonexistent", "", false), ""},
+		{"remote", config.Server{Transport: config.TransportStreamableHTTP, URL: "http://127.0.0.1:1/mcp", Enabled: true}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := commandWarning(&tt.s); got != tt.want {
+				t.Errorf("commandWarning = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
