@@ -257,8 +257,8 @@ func TestAskThroughClient(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 		pending = e.h.PendingApprovals(p)
 	}
-	if pending[0].Origin != host.OriginGateway {
-		t.Errorf("approval origin %q, want gateway", pending[0].Origin)
+	if pending[0].Origin != host.OriginGateway || pending[0].Client != "gateway-test" {
+		t.Errorf("approval origin %q, client %q, want gateway and the client's name", pending[0].Origin, pending[0].Client)
 	}
 	if err := e.h.Answer(p, pending[0].ID, true); err != nil {
 		t.Fatal(err)

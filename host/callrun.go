@@ -176,7 +176,7 @@ func (r *callRun) decide(ctx context.Context) (*PolicyError, error) {
 		} else {
 			outcome, err := r.d.ask(r.ctx, req.Principal, Approval{
 				SessionID: req.SessionID, CallID: r.callID, Server: req.Server, Tool: req.Tool, Arguments: r.args,
-				Origin: r.origin, Rule: dec.Rule, Message: dec.Message, Approvers: dec.Approvers,
+				Origin: r.origin, Client: req.Client.Name, Rule: dec.Rule, Message: dec.Message, Approvers: dec.Approvers,
 			})
 			if err != nil {
 				h.appendAudit(ctx, req.Principal.Name, req.SessionID, r.pol.Audit) // the ask decision, though nobody was asked

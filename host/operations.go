@@ -173,7 +173,7 @@ func (h *Host) decideOp(ctx context.Context, c Caller, t upstream.Target, op *op
 			dec.Message = "needs approval, which only the WebShell can give: " + dec.Message
 		} else {
 			outcome, err := h.ask(ctx, c.Principal, Approval{Op: op.op, Server: op.server, Tool: op.subject(),
-				Arguments: mustJSON(op.args), Origin: c.Origin, Rule: dec.Rule, Message: dec.Message, Approvers: dec.Approvers})
+				Arguments: mustJSON(op.args), Origin: c.Origin, Client: c.Client.Name, Rule: dec.Rule, Message: dec.Message, Approvers: dec.Approvers})
 			if err != nil {
 				return err
 			}

@@ -94,7 +94,7 @@ func TestHostileAppTools(t *testing.T) {
 		sel := slot + ` [data-testid="app-tool-` + name + `"]`
 		tb.click(sel + ` > summary`)
 		if name == "echo" {
-			eval[bool](tb, `(() => { const i = document.querySelector('`+sel+` input'); i.value = 'hi'; i.dispatchEvent(new Event('input', { bubbles: true })); return true; })()`)
+			eval[bool](tb, `(() => { const i = document.querySelector('`+sel+` input, `+sel+` textarea'); i.value = 'hi'; i.dispatchEvent(new Event('input', { bubbles: true })); return true; })()`)
 		}
 		tb.click(sel + ` [data-testid=app-tool-call]`)
 	}

@@ -2,9 +2,11 @@ package webshell_test
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/testbin"
 )
@@ -109,5 +111,72 @@ plugin "redact" {
 	plugin := eval[string](tb, `(() => { const li = document.querySelector('`+entrySel+` [data-testid=trail-plugin]'); return li ? li.dataset.plugin + ' ' + li.dataset.changed : ''; })()`)
 	if plugin != "redact true" {
 		t.Errorf("plugin trail = %q, want %q", plugin, "redact true")
+	}
+}
+
+// TestApprovalOfACallFromTheCLI (issue 31 row 9, newcomer #22): a call made
+// through the API (as the CLI makes it) that an ask rule pauses shows its
+// origin on the card; approved in the WebShell, whose selected session is
+// not the call's, the card does not vanish: it says where the call came
+// from and then its outcome ("Approved — fx.echo ok"), until dismissed.
+// A denied one says that it was not run.
+func TestApprovalOfACallFromTheCLI(t *testing.T) {
+	d := newDaemonWith(t, withHCL(t, `
+policy "approve-echo" {
+  phase   = "call"
+  effect  = "ask"
+  when    = "tool.name == 'echo'"
+  message = "Echo this text?"
+}
+`))
+	sess, err := d.h.CreateSession(t.Context(), host.Principal{Name: "alice"}, "mcphost CLI")
+	if err != nil {
+		t.Fatal(err)
+	}
+	callFromCLI := func(text string) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			var e apiEntry
+			done <- d.apiJSONErr(http.MethodPost, "/sessions/"+sess.ID+"/calls",
+				map[string]any{"server": "fx", "tool": "echo", "arguments": map[string]any{"text": text}}, &e)
+		}()
+		return done
+	}
+	tb := newTab(t)
+	tb.login(d)
+
+	done := callFromCLI("from the CLI")
+	tb.waitVisible(tid("approval") + " " + tid("approve-button"))
+	if got := eval[string](tb, `document.querySelector('[data-testid=approval] [data-testid=approval-origin]')?.textContent ?? ''`); got != "From the CLI or another API client." {
+		t.Errorf("the pending card says %q, want where the call came from", got)
+	}
+	tb.click(tid("approval") + " " + tid("approve-button"))
+	tb.waitFor("the outcome on the card", `(document.querySelector('[data-testid=approval-result] [data-testid=approval-result-text]')?.textContent ?? '').startsWith('Approved — fx.echo ok')`)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	tb.screenshot("approved-from-cli", tid("approval-result"))
+	if got := eval[string](tb, `document.querySelector('[data-testid=approval-result] [data-testid=approval-origin]')?.textContent ?? ''`); got != "From the CLI or another API client." {
+		t.Errorf("the answered card says %q, want where the call came from", got)
+	}
+	tb.click(tid("approval-result") + " " + tid("approval-result-dismiss"))
+	tb.waitFor("the dismissed card to go", `!document.querySelector('[data-testid=approval-result]')`)
+
+	done = callFromCLI("never")
+	tb.waitVisible(tid("approval") + " " + tid("deny-button"))
+	tb.click(tid("approval") + " " + tid("deny-button"))
+	tb.waitFor("the denial on the card", `(document.querySelector('[data-testid=approval-result] [data-testid=approval-result-text]')?.textContent ?? '') === 'Denied — fx.echo was not run.'`)
+	<-done
+	// The card opens the call's session, which shows both calls.
+	tb.click(tid("approval-result") + " " + tid("approval-result-open"))
+	tb.waitFor("the call's session", `document.getElementById('transcript-heading').textContent === 'mcphost CLI' && document.querySelectorAll('`+entrySel+`').length === 2`)
+	if es := tb.readEntries(); es[0].Status != "ok" || es[1].Status != "denied" {
+		t.Errorf("the call's session shows %+v, want the approved and the denied call", es)
+	}
+	if eval[bool](tb, `!!document.querySelector('[data-testid=approval-result]')`) {
+		t.Error("the answered card stays after opening its session")
+	}
+	if problems := tb.takeProblems(); len(problems) > 0 {
+		t.Errorf("page problems: %v", problems)
 	}
 }

@@ -28,11 +28,17 @@ type Approval struct {
 	Server    string          `json:"server"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
-	Origin    string          `json:"origin"`
-	Rule      string          `json:"rule"`
-	Message   string          `json:"message"`
-	Created   time.Time       `json:"created"`
-	Expires   time.Time       `json:"expires"`
+	// Origin is where the call came from: "user" (the WebShell), "app"
+	// (an MCP App in it), "api" (the CLI or another API client) or
+	// "gateway" (an MCP client of the gateway, named by Client).
+	Origin string `json:"origin"`
+	// Client is the name the gateway client gave (its clientInfo), for
+	// Origin "gateway"; empty otherwise.
+	Client  string    `json:"client,omitempty"`
+	Rule    string    `json:"rule"`
+	Message string    `json:"message"`
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires"`
 	// Principal is whose call waits.
 	Principal string `json:"principal"`
 	// Approvers name who may answer: the rule's approvers, principal or

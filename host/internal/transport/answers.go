@@ -182,6 +182,9 @@ func (g *answerGuard) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		resp, ok := msg.(*jsonrpc.Response)
 		if !ok || g.answers(resp.ID) {
+			if ok && resp.Error == nil {
+				NoteToolsAnswer(resp.Result, true) // schemaorder.go
+			}
 			return msg, nil
 		}
 		g.stray(resp.ID.Raw())
@@ -398,6 +401,8 @@ func (j *jsonAnswerCheck) Read(p []byte) (int, error) {
 		b, err := io.ReadAll(j.body)
 		if answer, ok := strayAnswer(b, j.id); ok && err == nil {
 			b = answer
+		} else if err == nil {
+			NoteToolsAnswer(b, false) // schemaorder.go
 		}
 		j.r, j.err = bytes.NewReader(b), err
 	}
@@ -491,6 +496,9 @@ func (s *sseAnswerCheck) step() {
 	}
 	if s.hear != nil && !other {
 		s.hear(data)
+	}
+	if !other && !s.hearOnly {
+		NoteToolsAnswer(data, false) // schemaorder.go
 	}
 	s.out = event
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcphost/mcphost/cache"
+	"github.com/mcphost/mcphost/host/internal/transport"
 	"github.com/mcphost/mcphost/internal/termsafe"
 	"github.com/mcphost/mcphost/negotiate"
 
@@ -111,6 +112,7 @@ func (cat *Catalog) fetchTools(ctx context.Context, cs *mcp.ClientSession, lc *l
 		cat.Tools, cat.ToolIndex, cat.Rejected, cat.Unchecked, cat.schemas = m.tools, m.toolIndex, m.rejected, m.unchecked, m.schemas
 		return nil
 	}
+	keepSchemaOrder(listed)
 	cat.Tools, cat.Rejected = admitTools(listed)
 	for _, t := range cat.Tools {
 		cat.ToolIndex[t.Name] = t
@@ -124,6 +126,17 @@ func (cat *Catalog) fetchTools(ctx context.Context, cs *mcp.ClientSession, lc *l
 	}
 	lc.remember(listed, cat)
 	return nil
+}
+
+// keepSchemaOrder puts back each tool's input schema as its server wrote
+// it, when the transport noted it (transport.OrderedSchema): go-sdk decodes
+// it into a map, which loses the order of its properties.
+func keepSchemaOrder(tools []*mcp.Tool) {
+	for _, t := range tools {
+		if raw := transport.OrderedSchema(t.InputSchema); raw != nil {
+			t.InputSchema = raw
+		}
+	}
 }
 
 // fetchPrompts lists the server's prompts into cat. The error is one to

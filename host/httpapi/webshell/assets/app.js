@@ -12,7 +12,7 @@ import { compileSchema, buildForm, defaultArguments } from './schemaform.js';
 import { entryCard, runningCard } from './render.js';
 import { teardownDisplays } from './display.js';
 import { forgetAppCapabilities } from './appbridge.js';
-import { approvalCard, approvalEndText, approvalRole } from './approvals.js';
+import { approvalCard, approvalEndText, approvalResultCard, approvalRole } from './approvals.js';
 import { elicitations } from './elicit.js';
 import { serverDetails, sandboxText, whenText } from './servercard.js';
 import { showResource, showPrompt } from './offerings.js';
@@ -35,6 +35,7 @@ const state = {
   loadingEntries: false,
   running: new Map(), // callId -> run
   approvals: new Map(), // approval id -> {a, card}
+  answered: new Map(), // call id -> {card, timer}: answered approvals of calls not in the selected session
   finished: new Set(), // callIds whose entry (or failure) has been seen
   eventsConnectedOnce: false,
 };
@@ -937,6 +938,7 @@ async function submitCall(ctl) {
     if (isPlainObject(entry)) {
       upsertEntry(entry);
       touchSession(entry.sessionId);
+      revealEntry(entry.id);
     }
   } catch (err) {
     finishRunning(callId);
@@ -983,15 +985,63 @@ function onApproval(a) {
 
 // onApprovalDone removes an approval's card; one that ended without an
 // answer (its call cancelled, its client gone, no answer in time) says so.
+// An answered approval of a call the selected session does not show (one
+// from the CLI, the gateway, another session) leaves a card that says
+// where it came from and what happened, instead of vanishing: the call's
+// result when its entry comes, or that it was denied.
 function onApprovalDone(d) {
   const cur = state.approvals.get(d.id);
   if (!cur) return;
-  cur.card.el.remove();
   state.approvals.delete(d.id);
   setRunNote(cur.a.callId, '');
+  const elsewhere = !cur.a.sessionId || cur.a.sessionId !== state.sessionId;
+  if (elsewhere && (d.outcome === 'approved' || d.outcome === 'denied')) {
+    showAnswered(cur, d.outcome);
+  } else {
+    cur.card.el.remove();
+  }
   updateTranscriptEmpty();
   const text = approvalEndText(cur.a, d.outcome);
   if (text) toast(text);
+}
+
+// How long an answered approval's card stays: once its outcome is final,
+// and at most while its call runs.
+const ANSWERED_SHOW_MS = 8000;
+const ANSWERED_WAIT_MS = 30000;
+
+function showAnswered(cur, outcome) {
+  const key = typeof cur.a.callId === 'string' && cur.a.callId ? cur.a.callId : `approval:${cur.a.id}`;
+  const dismiss = () => {
+    const it = state.answered.get(key);
+    if (!it) return;
+    clearTimeout(it.timer);
+    state.answered.delete(key);
+    const hadFocus = it.card.el.contains(document.activeElement);
+    it.card.el.remove();
+    if (hadFocus) $('tool-panel').querySelector('input, select, textarea, button')?.focus({ preventScroll: true });
+  };
+  const sid = typeof cur.a.sessionId === 'string' ? cur.a.sessionId : '';
+  const open = sid && state.sessions.some((x) => x.id === sid)
+    ? () => { dismiss(); selectSession(sid); }
+    : null;
+  const card = approvalResultCard(cur.a, outcome, dismiss, open);
+  const final = outcome !== 'approved' || !cur.a.callId || cur.a.op;
+  const it = { card, dismiss, timer: setTimeout(dismiss, final ? ANSWERED_SHOW_MS : ANSWERED_WAIT_MS) };
+  state.answered.set(key, it);
+  const hadFocus = cur.card.el.contains(document.activeElement);
+  cur.card.el.replaceWith(card.el);
+  if (hadFocus) card.el.querySelector('button')?.focus({ preventScroll: true });
+}
+
+// answeredEntry brings a call's entry to the card of its answered
+// approval, if there is one.
+function answeredEntry(entry) {
+  const it = typeof entry.callId === 'string' ? state.answered.get(entry.callId) : null;
+  if (!it) return;
+  it.card.update(entry);
+  clearTimeout(it.timer);
+  it.timer = setTimeout(it.dismiss, ANSWERED_SHOW_MS);
 }
 
 // questions are the servers' open elicitations (elicit.js), each shown
@@ -1135,6 +1185,7 @@ function onProgress(d) {
 
 function onEntryEvent(entry) {
   if (typeof entry.id !== 'string') return;
+  answeredEntry(entry);
   finishRunning(entry.callId);
   if (entry.sessionId === state.sessionId) upsertEntry(entry);
   touchSession(entry.sessionId);
@@ -1319,6 +1370,19 @@ function transcriptScroller() {
 function isNearBottom() {
   const p = transcriptScroller();
   return p.scrollHeight - p.scrollTop - p.clientHeight < 120;
+}
+
+// revealEntry scrolls the transcript (or, on a narrow screen, the page) so
+// that the entry's header (tool, status, duration) is in view: after a
+// call from the form, whose result would otherwise be scrolled out of view
+// under a tall form, showing only the tail of a long result.
+function revealEntry(id) {
+  const cur = state.entries.get(id);
+  if (!cur) return;
+  // After scrollToBottom's frame, which would undo it.
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    if (cur.el.isConnected) cur.el.scrollIntoView({ block: 'start', inline: 'nearest' });
+  }));
 }
 
 function scrollToBottom() {

@@ -54,6 +54,80 @@ export function approvalEndText(a, outcome) {
 }
 
 /**
+ * approvalOrigin says where the call that waits came from, as a sentence
+ * for its card: the WebShell, an MCP App, the CLI or another API client,
+ * or a gateway client by the name it gave.
+ */
+export function approvalOrigin(a) {
+  const origin = typeof a?.origin === 'string' ? a.origin : '';
+  const client = typeof a?.client === 'string' && a.client ? a.client : '';
+  switch (origin) {
+    case 'user': return 'From the WebShell.';
+    case 'app': return `Requested by the MCP App of server ${typeof a?.server === 'string' ? a.server : '?'}.`;
+    case 'api': return 'From the CLI or another API client.';
+    case 'gateway': return client ? `From the gateway client ${client}.` : 'From a client of the gateway.';
+    case '': return '';
+    default: return `From ${origin}.`;
+  }
+}
+
+/**
+ * approvalResultText says what became of an answered approval: its outcome
+ * ("approved" or "denied") and, once it is known, its call's entry
+ * ({status, error, durationMs}); '' for any other outcome.
+ */
+export function approvalResultText(a, outcome, entry) {
+  const { name, what } = approvalName(a);
+  if (outcome === 'denied') return `Denied — ${name} was not run.`;
+  if (outcome !== 'approved') return '';
+  if (!entry || typeof entry !== 'object') return what === 'call' ? `Approved — ${name} is running.` : `Approved — ${name}.`;
+  const ms = Number.isFinite(entry.durationMs) ? ` (${Math.round(entry.durationMs)} ms)` : '';
+  const error = typeof entry.error === 'string' && entry.error ? `: ${entry.error}` : '';
+  switch (entry.status) {
+    case 'ok': return `Approved — ${name} ok${ms}.`;
+    case 'tool_error': return `Approved — ${name} returned an error${ms}${error}.`;
+    case 'cancelled': return `Approved — ${name} was cancelled${error}.`;
+    case 'denied': return `Approved — but ${name} was denied${error}.`;
+    default: return `Approved — the ${what} ${name} failed${ms}${error}.`;
+  }
+}
+
+/**
+ * approvalResultCard shows, in place of an answered approval's card, what
+ * became of it: for a call the user cannot see in the selected session
+ * (made from the CLI, the gateway, another session), which would
+ * otherwise just vanish. It says where the call came from and the outcome,
+ * then its result when update(entry) brings the call's entry. onDismiss
+ * is called when the user closes it; onOpen, when given, opens the call's
+ * session. Returns {el, update(entry)}.
+ */
+export function approvalResultCard(a, outcome, onDismiss, onOpen) {
+  const { name } = approvalName(a);
+  const text = h('span', { class: 'approval-result-text', testid: 'approval-result-text' }, approvalResultText(a, outcome));
+  const dismiss = h('button', { type: 'button', class: 'small ghost', testid: 'approval-result-dismiss', 'aria-label': `Dismiss the outcome of ${name}` }, 'Dismiss');
+  dismiss.addEventListener('click', () => onDismiss());
+  let open = null;
+  if (onOpen) {
+    open = h('button', { type: 'button', class: 'small ghost', testid: 'approval-result-open' }, 'Open its session');
+    open.addEventListener('click', () => onOpen());
+  }
+  const origin = approvalOrigin(a);
+  const el = h('article', {
+    class: `entry approval approval-result outcome-${outcome}`, testid: 'approval-result', role: 'status',
+    'data-approval-id': String(a?.id ?? ''), 'data-outcome': outcome,
+  },
+  h('header', { class: 'entry-head' }, text, h('span', { class: 'spacer' }), open, dismiss),
+  origin ? h('p', { class: 'muted approval-origin', testid: 'approval-origin' }, origin) : null);
+  return {
+    el,
+    update(entry) {
+      el.dataset.status = typeof entry?.status === 'string' ? entry.status : '';
+      text.textContent = approvalResultText(a, outcome, entry);
+    },
+  };
+}
+
+/**
  * approvalCard renders one pending approval and returns {el, tick()}.
  * a: {id, op?, server, tool, arguments, rule, message, expires, principal,
  * approvers?, canAnswer}; op names an operation other than a tool call
@@ -102,7 +176,7 @@ export function approvalCard(a, onAnswer, me) {
   h('p', { class: 'approval-message', testid: 'approval-message' }, typeof a.message === 'string' && a.message ? a.message : `A policy asks you to approve this ${what}.`),
   a.origin === 'app'
     ? h('p', { class: 'approval-origin', testid: 'approval-origin' }, 'Requested by the MCP App of server ', h('strong', {}, String(a.server ?? '?')), role.mine ? ', not by you.' : '.')
-    : null,
+    : approvalOrigin(a) ? h('p', { class: 'approval-origin', testid: 'approval-origin' }, approvalOrigin(a)) : null,
   role.mine ? null : h('p', { class: 'approval-principal', testid: 'approval-principal' }, 'A call of ', h('strong', {}, role.principal), '.'),
   h('p', { class: 'muted' }, 'Policy ', h('code', {}, typeof a.rule === 'string' ? a.rule : '?'), runs),
   h('details', { class: 'collapsible arguments', open: true },

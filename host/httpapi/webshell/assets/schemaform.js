@@ -124,8 +124,9 @@ function compileNode(schema, root, refs, depth) {
       const child = compileNode(sub, root, r, depth + 1);
       if (child) node.props.push({ name, node: child, required: required.has(name) });
     }
-    // Required fields first; otherwise the schema's own order.
-    node.props.sort((x, y) => Number(y.required) - Number(x.required));
+    // The schema's own order: servers order their properties for people
+    // (name before entityType), and mcphost keeps that order on its way
+    // here (host/internal/transport/schemaorder.go).
     node.known = new Set(node.props.map((p) => p.name));
   } else if (node.kind === 'array') {
     node.item = compileNode(s.items ?? true, root, r, depth + 1) ?? { kind: 'json' };
@@ -251,25 +252,97 @@ function placeholderFor(node) {
   }
 }
 
+// Words in a property's name that mark free text, often several lines.
+const MULTILINE_NAMES = new Set(['text', 'body', 'content', 'contents', 'code', 'source', 'script', 'notes',
+  'abc', 'notation', 'markdown', 'md', 'sql', 'html', 'css', 'yaml', 'template', 'snippet', 'diff', 'patch', 'prompt', 'svg']);
+// Descriptions and titles that say so.
+// ("code" alone is not enough: a country code is one line.)
+const MULTILINE_WORDS = /multi-?line|newlines?\b|line breaks?|markdown|source code|\b(?:JavaScript|TypeScript|Python|JS|SQL|HTML|CSS|shell) (?:code|source|snippet)|\bcode (?:to|that) (?:run|execute|render)|\bnotation\b|\bscript\b|\bYAML\b|\bparagraphs?\b|\bABC\b/i;
+
+/**
+ * isMultiline says whether a string field should be a textarea: when its
+ * schema or value asks for one. JSON Schema has no standard keyword for it,
+ * so these are the signs a server gives: a contentMediaType (code, markup,
+ * notation), the non-standard format "textarea", a maxLength above one
+ * line's worth, a default or example holding a newline, a title or
+ * description that speaks of lines, code or markup, and a name like text,
+ * body, code or abcNotation when nothing caps its length to one line.
+ * A field that is not one still turns into one when a newline is pasted
+ * into it or set in it (stringField), so no newline is ever lost.
+ */
+export function isMultiline(node, name = '') {
+  if (node.writeOnly === true || node.format === 'password') return false;
+  if (typeof node.contentMediaType === 'string' || node.format === 'textarea') return true;
+  const max = Number(node.maxLength);
+  if (max > 256) return true;
+  const hasNewline = (v) => typeof v === 'string' && v.includes('\n');
+  if (hasNewline(node.default) || (Array.isArray(node.examples) && node.examples.some(hasNewline))) return true;
+  if (typeof node.format === 'string' && node.format !== '') return false; // a date, a URI, an email…
+  if (Array.isArray(node.enum) || typeof node.pattern === 'string') return false;
+  for (const t of [node.title, node.description]) {
+    if (typeof t === 'string' && MULTILINE_WORDS.test(t)) return true;
+  }
+  const words = String(name).split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/).filter(Boolean).map((w) => w.toLowerCase());
+  return !Number.isFinite(max) && words.length > 0 && MULTILINE_NAMES.has(words[words.length - 1]);
+}
+
+function textareaRows(value) {
+  return Math.min(16, Math.max(4, value.split('\n').length + 1));
+}
+
 function stringField(node, opts) {
   const frame = new Frame(node, opts);
   // A secret (format "password", or writeOnly) is always a masked input.
   const secret = node.writeOnly === true || node.format === 'password';
-  const multiline = !secret && (Number(node.maxLength) > 256 || node.format === 'textarea' || typeof node.contentMediaType === 'string');
   const typeByFormat = { email: 'email', uri: 'url', url: 'url', date: 'date', password: 'password' };
-  const control = multiline
-    ? h('textarea', { id: frame.id, rows: 4, spellcheck: 'false' })
-    : h('input', { id: frame.id, type: secret ? 'password' : typeByFormat[node.format] || 'text', spellcheck: 'false', autocomplete: 'off' });
-  if (Number.isFinite(node.minLength)) control.minLength = node.minLength;
-  if (Number.isFinite(node.maxLength)) control.maxLength = node.maxLength;
-  // JSON Schema patterns are unanchored ECMA-262 regexes while the HTML
-  // pattern attribute is anchored and compiled with the v flag, so the check
-  // is done here and the attribute only carries the hint.
-  if (typeof node.pattern === 'string') control.dataset.pattern = node.pattern;
-  const ph = placeholderFor(node);
-  if (ph) control.placeholder = ph;
-  if (opts.required) control.required = true;
-  frame.describe(control);
+  const makeControl = (multiline) => {
+    const c = multiline
+      ? h('textarea', { id: frame.id, rows: 4, spellcheck: 'false', class: 'string-lines' })
+      : h('input', { id: frame.id, type: secret ? 'password' : typeByFormat[node.format] || 'text', spellcheck: 'false', autocomplete: 'off' });
+    if (Number.isFinite(node.minLength)) c.minLength = node.minLength;
+    if (Number.isFinite(node.maxLength)) c.maxLength = node.maxLength;
+    // JSON Schema patterns are unanchored ECMA-262 regexes while the HTML
+    // pattern attribute is anchored and compiled with the v flag, so the
+    // check is done here and the attribute only carries the hint.
+    if (typeof node.pattern === 'string') c.dataset.pattern = node.pattern;
+    const ph = placeholderFor(node);
+    if (ph) c.placeholder = ph;
+    if (opts.required) c.required = true;
+    frame.describe(c);
+    if (multiline) c.addEventListener('input', () => { c.rows = textareaRows(c.value); });
+    else if (!secret) c.addEventListener('paste', onPaste);
+    return c;
+  };
+  let control = makeControl(isMultiline(node, opts.name));
+
+  // An <input> drops every newline of its value (the HTML value
+  // sanitization of text fields), so a field becomes a textarea before a
+  // value with one goes in: pasted, or set from a default or Raw JSON.
+  // A secret keeps its mask and is sent as typed.
+  function toTextarea() {
+    if (control.tagName === 'TEXTAREA' || secret) return;
+    const old = control;
+    control = makeControl(true);
+    control.value = old.value;
+    old.replaceWith(control);
+  }
+  function onPaste(e) {
+    const text = e.clipboardData?.getData('text/plain') ?? '';
+    if (!/[\r\n]/.test(text)) return;
+    e.preventDefault();
+    const old = control;
+    const start = old.selectionStart ?? old.value.length;
+    const end = old.selectionEnd ?? start;
+    const value = old.value.slice(0, start) + text.replace(/\r\n?/g, '\n') + old.value.slice(end);
+    toTextarea();
+    control.value = value;
+    control.rows = textareaRows(value);
+    const at = start + text.replace(/\r\n?/g, '\n').length;
+    control.focus();
+    control.setSelectionRange(at, at);
+    control.dispatchEvent(new Event('input', { bubbles: true }));
+  }
+
   return {
     el: wrapField(frame, control),
     get(ctx) {
@@ -290,7 +363,10 @@ function stringField(node, opts) {
       return { present: true, value: v };
     },
     set(v) {
-      control.value = v === undefined || v === null ? '' : typeof v === 'string' ? v : String(v);
+      const text = v === undefined || v === null ? '' : typeof v === 'string' ? v : String(v);
+      if (/[\r\n]/.test(text)) toTextarea();
+      control.value = text;
+      if (control.tagName === 'TEXTAREA') control.rows = textareaRows(control.value);
       return [];
     },
     focus: () => control.focus(),

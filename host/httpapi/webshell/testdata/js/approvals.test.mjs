@@ -2,7 +2,7 @@
 // TestWebShellModules (modules_test.go).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { approvalEndText, approvalName, approvalRole } from '../../assets/approvals.js';
+import { approvalEndText, approvalName, approvalOrigin, approvalResultText, approvalRole } from '../../assets/approvals.js';
 
 test('approvalName names a tool call by server and tool', () => {
   assert.deepEqual(approvalName({ server: 'files', tool: 'write_file' }), { name: 'files.write_file', what: 'call' });
@@ -50,4 +50,24 @@ test('approvalEndText tells of an approval that ended without an answer', () => 
   assert.match(approvalEndText({ op: 'resources/read', server: 'f', tool: 'u' }, 'expired'), /Nobody answered in time/);
   assert.equal(approvalEndText({ server: 'f', tool: 't' }, 'approved'), '');
   assert.equal(approvalEndText(null, undefined), '');
+});
+
+test('approvalOrigin says where the call came from', () => {
+  assert.equal(approvalOrigin({ origin: 'api' }), 'From the CLI or another API client.');
+  assert.equal(approvalOrigin({ origin: 'gateway', client: 'claude-code' }), 'From the gateway client claude-code.');
+  assert.equal(approvalOrigin({ origin: 'gateway' }), 'From a client of the gateway.');
+  assert.equal(approvalOrigin({ origin: 'user' }), 'From the WebShell.');
+  assert.equal(approvalOrigin({ origin: 'app', server: 'revenue' }), 'Requested by the MCP App of server revenue.');
+  assert.equal(approvalOrigin({}), '');
+  assert.equal(approvalOrigin(null), '');
+});
+
+test('approvalResultText says what became of an answered call', () => {
+  const a = { server: 'files', tool: 'write_file' };
+  assert.equal(approvalResultText(a, 'approved'), 'Approved — files.write_file is running.');
+  assert.equal(approvalResultText(a, 'approved', { status: 'ok', durationMs: 12.4 }), 'Approved — files.write_file ok (12 ms).');
+  assert.equal(approvalResultText(a, 'approved', { status: 'error', error: 'EOF', durationMs: 3 }), 'Approved — the call files.write_file failed (3 ms): EOF.');
+  assert.equal(approvalResultText(a, 'denied'), 'Denied — files.write_file was not run.');
+  assert.equal(approvalResultText({ op: 'resources/read', server: 'f', tool: 'u' }, 'approved'), 'Approved — resources/read f: u.');
+  assert.equal(approvalResultText(a, 'expired'), '');
 });
