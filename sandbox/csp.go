@@ -44,19 +44,22 @@ func Header(c CSP, hostOrigin string) string {
 // the host sets them on the display record from the App's server's config,
 // and the WebShell asks the proxy for them only when the record has them.
 type Grants struct {
-	// UnsafeEval adds 'unsafe-eval' to script-src, so that the App may
-	// evaluate strings as code (eval, new Function: three.js scenes, code
-	// playgrounds). It is the server's app_csp_unsafe_eval switch.
+	// UnsafeEval adds 'unsafe-eval' and data: to script-src, so that the
+	// App may run code it builds from strings: eval and new Function
+	// (three.js scenes, code playgrounds) and scripts or modules from data:
+	// URLs (the PDF App imports PDF.js's worker from one). It is the
+	// server's app_csp_unsafe_eval switch. Neither reaches the network: a
+	// data: script's code is the App's own, as an inline script's is.
 	UnsafeEval bool
 }
 
 // HeaderWith is [Header] with the grants g: with g.UnsafeEval, script-src
-// is "'unsafe-inline' 'unsafe-eval' R". Nothing else changes.
+// is "'unsafe-inline' 'unsafe-eval' data: R". Nothing else changes.
 func HeaderWith(c CSP, hostOrigin string, g Grants) string {
 	res := cleanSources(c.ResourceDomains)
 	script := "'unsafe-inline'"
 	if g.UnsafeEval {
-		script = "'unsafe-inline' 'unsafe-eval'"
+		script = "'unsafe-inline' 'unsafe-eval' data:"
 	}
 	ancestor := "'none'"
 	if checkAncestor(hostOrigin) == nil {

@@ -38,7 +38,7 @@
 //   - [CSP] and [Header]: the policy of §8.3, with no 'self',
 //     'unsafe-eval' or blob:, a sandbox directive, and frame-ancestors limited
 //     to the host origin. [HeaderWith] and [Grants]: the same with
-//     'unsafe-eval' in script-src, for a server whose operator allowed it
+//     'unsafe-eval' and data: in script-src, for a server whose operator allowed it
 //     (app_csp_unsafe_eval); never at an App's own request.
 //   - [Handler] and [Options]: the route of §8.1–8.5.
 //

@@ -35,7 +35,7 @@ func refValid(s string) bool {
 type policy struct {
 	resource, connect, frame, base []string
 	ancestor                       string
-	unsafeEval                     bool // 'unsafe-eval' right after 'unsafe-inline' in script-src
+	unsafeEval                     bool // 'unsafe-eval' data: right after 'unsafe-inline' in script-src
 }
 
 // checkPolicy asserts that h has exactly the directives of §8.3, in order,
@@ -86,8 +86,8 @@ func checkPolicy(t *testing.T, h string) policy {
 				t.Fatalf("policy %q: %s does not start with 'unsafe-inline'", h, name)
 			}
 			tokens = tokens[1:]
-			if len(tokens) > 0 && tokens[0] == "'unsafe-eval'" {
-				p.unsafeEval, tokens = true, tokens[1:]
+			if len(tokens) > 1 && tokens[0] == "'unsafe-eval'" && tokens[1] == "data:" {
+				p.unsafeEval, tokens = true, tokens[2:]
 			}
 			p.resource = sources(name, tokens)
 		case "style-src", "img-src", "media-src":

@@ -50,7 +50,8 @@ type Options struct {
 //   - csp (optional, once): a JSON object with at most the keys
 //     connectDomains, resourceDomains, frameDomains and baseUriDomains, each
 //     an array of at most [MaxSourcesPerList] strings that pass [ValidSource];
-//   - unsafeEval (optional, once): exactly "1", for [Grants.UnsafeEval]. The
+//   - unsafeEval (optional, once): exactly "1", for [Grants.UnsafeEval]
+//     ('unsafe-eval' and data: in script-src). The
 //     WebShell sends it only for an App whose server's config allows it
 //     (app_csp_unsafe_eval); the page is public, but it only ever runs the
 //     HTML its parent, a WebShell origin (frame-ancestors), posts to it.

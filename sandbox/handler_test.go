@@ -439,10 +439,10 @@ func TestHandlerUnsafeEval(t *testing.T) {
 		t.Fatalf("policy without the grant has 'unsafe-eval': %q", plain)
 	}
 	granted := checkServed(t, serve(h, http.MethodGet, query(origin, csp)+"&unsafeEval=1"))
-	if !strings.Contains(granted, "script-src 'unsafe-inline' 'unsafe-eval' https://cdn.example.com;") {
+	if !strings.Contains(granted, "script-src 'unsafe-inline' 'unsafe-eval' data: https://cdn.example.com;") {
 		t.Fatalf("policy with the grant: %q", granted)
 	}
-	if got, want := strings.Replace(granted, " 'unsafe-eval'", "", 1), plain; got != want {
+	if got, want := strings.Replace(granted, " 'unsafe-eval' data:", "", 1), plain; got != want {
 		t.Fatalf("the grant changed more than script-src:\n%s\n%s", granted, plain)
 	}
 
@@ -451,6 +451,7 @@ func TestHandlerUnsafeEval(t *testing.T) {
 		{"unsafeEval empty", query(origin, nil) + "&unsafeEval="},
 		{"unsafeEval twice", query(origin, nil) + "&unsafeEval=1&unsafeEval=1"},
 		{"in a source list", query(origin, map[string][]string{"resourceDomains": {"'unsafe-eval'"}})},
+		{"data: in a source list", query(origin, map[string][]string{"resourceDomains": {"data:"}})},
 		{"as a source's suffix", query(origin, `{"resourceDomains":["https://a.example 'unsafe-eval'"]}`)},
 		{"as a csp key", query(origin, `{"unsafeEval":true}`)},
 		{"as a csp key, list", query(origin, `{"scriptDomains":["'unsafe-eval'"]}`)},
