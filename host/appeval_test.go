@@ -1,10 +1,7 @@
 package host_test
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -12,27 +9,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// metaAppServer is appServer with _meta.ui on the App resource's contents
-// (what an App declares: csp, permissions, and whatever else it likes).
-func metaAppServer(t *testing.T, html string, ui map[string]any) string {
-	s := mcp.NewServer(&mcp.Implementation{Name: "appserver", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{
-		Name:        "show",
-		InputSchema: json.RawMessage(`{"type":"object"}`),
-		Meta:        mcp.Meta{"ui": map[string]any{"resourceUri": "ui://app"}},
-	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the model-visible text"}}}, nil
-	})
-	s.AddResource(&mcp.Resource{URI: "ui://app", Name: "app", MIMEType: apps.MIMEType}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "ui://app", MIMEType: apps.MIMEType, Text: html, Meta: mcp.Meta{"ui": ui}}}}, nil
-	})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
 
 // TestAppUnsafeEvalOnlyFromConfig: the display record says unsafeEval only
 // when the server's config has app_csp_unsafe_eval; an App that asks for
@@ -64,7 +41,7 @@ func TestAppUnsafeEvalOnlyFromConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { st.Close() })
-			s := remoteServer("app", config.TransportStreamableHTTP, metaAppServer(t, "<!doctype html><p>app</p>", tc.ui))
+			s := remoteServer("app", config.TransportStreamableHTTP, appServerMeta(t, false, apps.MIMEType, "<!doctype html><p>app</p>", tc.ui))
 			s.Apps, s.AppResourceMaxBytes, s.AppResourceTimeout = config.AppsAuto, apps.DefaultMaxBytes, 5e9
 			s.AppCSPUnsafeEval = tc.on
 			h := startHost(t, host.Options{Store: st}, s)
@@ -98,7 +75,7 @@ func TestAppUnsafeEvalOnlyFromConfig(t *testing.T) {
 // gateway's resources/read, and is refused as too large at the default.
 func TestLargeAppUpTo16MiB(t *testing.T) {
 	html := "<!doctype html><p>" + strings.Repeat("x", 5_000_000) + "</p>"
-	url := metaAppServer(t, html, map[string]any{})
+	url := appServerMeta(t, false, apps.MIMEType, html, nil)
 	for _, tc := range []struct {
 		max  int
 		want bool

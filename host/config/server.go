@@ -626,12 +626,7 @@ func (l *loader) evalAppResourceMaxBytes(expr hcl.Expression, rng hcl.Range) (in
 	case cty.Number:
 		bf := v.AsBigFloat()
 		if !bf.IsInt() {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid number",
-				Detail:   fmt.Sprintf("The %s must be a whole number%s, or a size such as \"16MiB\".", name, intUnit(name)),
-				Subject:  rng.Ptr(),
-			})
+			l.add(notWholeNumber(name, `, or a size such as "16MiB"`, rng))
 			return 0, invalid
 		}
 		i, acc := bf.Int64()

@@ -94,6 +94,20 @@ func (tb *tab) frameColors(sel string) int {
 	return len(seen)
 }
 
+// waitDrawn waits until measure, a count taken from a screenshot of an
+// App's frame, reaches least (Apps draw on animation frames, after their
+// handshake), and fails naming what and the last count when it does not.
+func (tb *tab) waitDrawn(what string, least int, measure func() int) {
+	tb.t.Helper()
+	deadline := time.Now().Add(waitBound)
+	for n := measure(); n < least; n = measure() {
+		if time.Now().After(deadline) {
+			tb.fatalf("%s: %d, want at least %d", what, n, least)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
 // framePixels calls each with the 8-bit colour of every other pixel of
 // every other row of the App frame matching sel, from a screenshot of the
 // viewport.
@@ -199,13 +213,7 @@ func TestOfficialExamples(t *testing.T) {
 		tb.waitReady(sel)
 		// The App loads its data with its server's tool, then draws.
 		tb.waitAppCalls(d, e.ID, "get-customer-data", 1)
-		deadline := time.Now().Add(waitBound)
-		for n := 0; n < 60; n = tb.frameColors(sel + ` iframe.app-frame`) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the chart has %d colours, want a drawn chart", n)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		tb.waitDrawn("the chart's colours", 60, func() int { return tb.frameColors(sel + ` iframe.app-frame`) })
 		tb.screenshot("chart", sel)
 	})
 
@@ -245,13 +253,7 @@ func TestOfficialExamples(t *testing.T) {
 		tb.waitReady(sel)
 		// WebGL draws on animation frames after the handshake: a frame
 		// caught before the first one is still blank.
-		deadline := time.Now().Add(waitBound)
-		for n := 0; n < 60; n = tb.frameColors(sel + ` iframe.app-frame`) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the shader has %d colours, want a drawn gradient", n)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		tb.waitDrawn("the shader's colours", 60, func() int { return tb.frameColors(sel + ` iframe.app-frame`) })
 		tool := sel + ` [data-testid="app-tool-get-shader-info"]`
 		tb.waitFor("the App's tools", `!!document.querySelector('`+tool+`')`)
 		tb.click(tool + ` > summary`)

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/mcphost/mcphost/host/config"
@@ -103,13 +102,7 @@ func TestOfficialPDFApp(t *testing.T) {
 	// tinyPDF: a few thousand of those pixels are the document itself, not
 	// the viewer's chrome or its spinner.
 	tb.waitAppCalls(d, e.ID, "read_pdf_bytes", 1)
-	deadline := time.Now().Add(waitBound)
-	for n := 0; n < 2000; n = tb.pdfBlue(sel + ` iframe.app-frame`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the PDF App's frame has %d pixels of the document's blue, want the drawn page", n)
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+	tb.waitDrawn("pixels of the PDF's blue box in the App's frame", 2000, func() int { return tb.pdfBlue(sel + ` iframe.app-frame`) })
 	tb.screenshot("pdf", sel)
 
 	e = tb.callExampleWith("pdfsmall", "display_pdf", map[string]string{"url": smallFile})
@@ -178,13 +171,7 @@ func TestOfficialThreejsApp(t *testing.T) {
 		}
 		// WebGL (SwiftShader in headless Chromium) draws on animation
 		// frames: a green, lit cube has many shades.
-		deadline := time.Now().Add(waitBound)
-		for n := 0; n < 30; n = tb.frameColors(sel + ` iframe.app-frame`) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the scene has %d colours, want a drawn cube (App context: %q)", n, contextText(sel))
-			}
-			time.Sleep(300 * time.Millisecond)
-		}
+		tb.waitDrawn("the scene's colours (a drawn, lit cube)", 30, func() int { return tb.frameColors(sel + ` iframe.app-frame`) })
 		if got := contextText(sel); strings.Contains(got, "rror") {
 			t.Errorf("the App reported an error: %q", got)
 		}
