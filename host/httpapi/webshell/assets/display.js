@@ -45,7 +45,7 @@ export function renderDisplay(entry) {
     slot.dataset.unsafeEval = 'true';
     label.append(h('span', {
       class: 'badge sandbox-warn app-unsafe-eval', testid: 'app-unsafe-eval',
-      title: "This server's config (app_csp_unsafe_eval) lets its Apps evaluate strings as code (eval, new Function). Apps of other servers cannot.",
+      title: "This server's config (app_csp_unsafe_eval) lets its Apps run code built from strings (eval, the Function constructor, data: scripts). Apps of other servers cannot.",
     }, "unsafe-eval allowed by the server's config"));
   }
   if (!url) {
