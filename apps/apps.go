@@ -22,8 +22,13 @@ const Extension = "io.modelcontextprotocol/ui"
 const MIMEType = "text/html;profile=mcp-app"
 
 // DefaultMaxBytes is the default limit on an App's HTML in bytes (1 MiB, §5.7).
-// [Options.MaxBytes] is clamped to 1 byte–4 MiB.
+// [Options.MaxBytes] is clamped to 1 byte–16 MiB ([MaxMaxBytes]).
 const DefaultMaxBytes = 1 << 20
+
+// MaxMaxBytes is the largest limit on an App's HTML (§5.7 clamp): 16 MiB,
+// room for the official examples that bundle a library (the PDF App,
+// PDF.js inside, is 4.3 MB). The host's config refuses more.
+const MaxMaxBytes = 16 << 20
 
 // Modes of the per-server `apps` setting (§2). ModeAuto (the default) keeps a
 // ui:// link when the server advertises the extension or when the resource
@@ -35,8 +40,7 @@ const (
 	displayType = "mcp_app"
 	uiScheme    = "ui://"
 
-	maxContentItems   = 16      // §5.3
-	maxMaxBytes       = 4 << 20 // §5.7 clamp
+	maxContentItems   = 16 // §5.3
 	defaultTimeout    = 10 * time.Second
 	minTimeout        = 100 * time.Millisecond
 	maxTimeout        = 120 * time.Second
@@ -185,6 +189,12 @@ type Display struct {
 	// Permissions records the declared known permissions (camera,
 	// microphone, geolocation, clipboardWrite), each as {}; never granted.
 	Permissions map[string]any `json:"permissions,omitempty"`
+	// UnsafeEval says that the App's frame gets 'unsafe-eval' in its
+	// script-src (sandbox.Grants): the operator allowed it for the App's
+	// server (app_csp_unsafe_eval). [Resolve] never sets it, whatever the
+	// App's _meta says; only the host does, from the server's config, and
+	// the WebShell marks such a frame.
+	UnsafeEval bool `json:"unsafeEval,omitempty"`
 	// PrefersBorder is the declared prefersBorder, when it is a boolean.
 	PrefersBorder *bool `json:"prefersBorder,omitempty"`
 	// AdmittedBy names the rule that admitted the App: "advertised" (the
@@ -207,7 +217,7 @@ type Options struct {
 	Mode string
 	// ServerAdvertises is the server's [ServerAdvertises] answer.
 	ServerAdvertises bool
-	// MaxBytes limits the HTML in bytes; <= 0 means DefaultMaxBytes; clamped to 4 MiB.
+	// MaxBytes limits the HTML in bytes; <= 0 means DefaultMaxBytes; clamped to MaxMaxBytes.
 	MaxBytes int
 	// Timeout is the own deadline of the resources/read (§5.2); <= 0 means
 	// 10s; clamped to 100ms–120s.
@@ -416,7 +426,7 @@ func Compact(d Display) Display {
 }
 
 // Validate re-checks a (possibly plugin-changed) record: type "mcp_app",
-// html size ≤ maxBytes (<= 0 means DefaultMaxBytes; clamped to 4 MiB), valid
+// html size ≤ maxBytes (<= 0 means DefaultMaxBytes; clamped to MaxMaxBytes), valid
 // UTF-8, toolArguments and toolResult valid JSON when set, and every CSP
 // source accepted by validSource (nil rejects every source). The error says
 // what is wrong and never contains the HTML or a source verbatim beyond a
@@ -653,8 +663,8 @@ func clampMaxBytes(n int) int {
 	switch {
 	case n <= 0:
 		return DefaultMaxBytes
-	case n > maxMaxBytes:
-		return maxMaxBytes
+	case n > MaxMaxBytes:
+		return MaxMaxBytes
 	}
 	return n
 }

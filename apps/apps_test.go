@@ -220,6 +220,7 @@ func TestResolveSuccess(t *testing.T) {
 func TestResolveBlobAndLimits(t *testing.T) {
 	mib := strings.Repeat("a", DefaultMaxBytes)
 	mibMulti := strings.Repeat("é", DefaultMaxBytes/2) // 2 bytes each
+	most := strings.Repeat("a", MaxMaxBytes)           // the PDF App is 4.3 MB
 	for _, tc := range []struct {
 		name     string
 		c        *mcp.ResourceContents
@@ -236,7 +237,8 @@ func TestResolveBlobAndLimits(t *testing.T) {
 		{"1 MiB + 1 multi-byte", item(testURI, MIMEType, mibMulti+"a"), 0, "", "too large (1048577 bytes, limit 1048576)"},
 		{"1 MiB + 1 blob", &mcp.ResourceContents{URI: testURI, MIMEType: MIMEType, Blob: []byte(mib + "a")}, 0, "", "too large"},
 		{"custom limit", item(testURI, MIMEType, testHTML), 10, "", "too large (25 bytes, limit 10)"},
-		{"limit clamped to 4 MiB", item(testURI, MIMEType, mib+"a"), 1 << 30, mib + "a", ""},
+		{"exactly 16 MiB", item(testURI, MIMEType, most), MaxMaxBytes, most, ""},
+		{"limit clamped to 16 MiB", item(testURI, MIMEType, most+"a"), 1 << 30, "", "too large (16777217 bytes, limit 16777216)"},
 		{"invalid UTF-8 text", item(testURI, MIMEType, "<p>\xff</p>"), 0, "", "invalid UTF-8"},
 		{"invalid UTF-8 blob", &mcp.ResourceContents{URI: testURI, MIMEType: MIMEType, Blob: []byte{'<', 0xc3}}, 0, "", "invalid UTF-8"},
 		{"empty", item(testURI, MIMEType, ""), 0, "", "empty"},

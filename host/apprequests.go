@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/apps"
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/internal/appgate"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
@@ -265,17 +266,20 @@ func (h *Host) CheckAppRequest(ctx context.Context, p Principal, sessionID, appE
 }
 
 // maxAppResourceURI bounds the URI of an App's resources/read, and
-// maxAppResourceBytes what one read may return to the App (its JSON).
+// maxAppResourceBytes what one read may return to the App (its JSON):
+// twice the largest App HTML (config.MaxAppResourceMaxBytes), so that an
+// App may read back a resource as large as itself, JSON escapes included.
 const (
 	maxAppResourceURI   = 2048
-	maxAppResourceBytes = 4 << 20
+	maxAppResourceBytes = 2 * config.MaxAppResourceMaxBytes
 )
 
 // AppReadResource reads uri for the App of entry appEntryID in one of
 // principal's sessions: a resource of the App's own server only (the read
 // goes to that server, whatever the URI names), after the App gate (the
 // server's app_resources switch, then the app phase of the policies),
-// within the server's call timeout and at most 4 MiB.
+// within the server's call timeout and at most maxAppResourceBytes (32 MiB
+// of JSON).
 //
 // With forDownload the read fetches a resource_link of a ui/download-file
 // and is decided as appDownload (app_downloads) instead.

@@ -20,6 +20,13 @@ import (
 // serves it with the given MIME type and HTML; advertise decides whether it
 // lists the io.modelcontextprotocol/ui extension.
 func appServer(t *testing.T, advertise bool, mime, html string) string {
+	return appServerMeta(t, advertise, mime, html, nil)
+}
+
+// appServerMeta is appServer with ui (when not nil) as the _meta.ui of the
+// App resource's contents: what an App declares (csp, permissions, and
+// whatever else it likes).
+func appServerMeta(t *testing.T, advertise bool, mime, html string, ui map[string]any) string {
 	opts := &mcp.ServerOptions{}
 	if advertise {
 		opts.Capabilities = &mcp.ServerCapabilities{}
@@ -35,6 +42,9 @@ func appServer(t *testing.T, advertise bool, mime, html string) string {
 	})
 	s.AddResource(&mcp.Resource{URI: "ui://app", Name: "app", MIMEType: mime}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		c := &mcp.ResourceContents{URI: "ui://app", MIMEType: mime, Text: html}
+		if ui != nil {
+			c.Meta = mcp.Meta{"ui": ui}
+		}
 		if b, ok := strings.CutPrefix(html, "blob:"); ok { // base64 on the wire, bytes as given
 			c.Text, c.Blob = "", []byte(b)
 		}

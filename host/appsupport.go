@@ -46,6 +46,9 @@ func (h *Host) resolveApp(ctx context.Context, c *upstream.Conn, cs *mcp.ClientS
 	})
 	if d != nil {
 		d.Tool = apps.ToolDefinition(tool)
+		// Only the operator's switch grants eval, never the App's _meta
+		// (Resolve leaves UnsafeEval false), and only to an App that shows.
+		d.UnsafeEval = c.Cfg.AppCSPUnsafeEval && d.HTML != ""
 	}
 	return d
 }

@@ -188,6 +188,7 @@ func sortedSet(s []string) []string {
 var serverAttrs = map[string]string{
 	"URL":              "url",
 	"HTTPProbeTimeout": "http_probe_timeout",
+	"AppCSPUnsafeEval": "app_csp_unsafe_eval",
 }
 
 // serverChanges names the attributes that differ between two blocks of

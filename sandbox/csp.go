@@ -28,7 +28,7 @@ type CSP = appdisplay.CSP
 //
 // R, C, F and B are ResourceDomains, ConnectDomains, FrameDomains and
 // BaseURIDomains; font-src is left out when R is empty. There is no 'self',
-// 'unsafe-eval' or blob:. Sources are emitted with scheme and host in lower
+// 'unsafe-eval' (see [HeaderWith]) or blob:. Sources are emitted with scheme and host in lower
 // case and duplicates dropped. Header never trusts its input: a source that
 // fails [ValidSource] is left out, and a hostOrigin that is neither an http
 // loopback origin with a port nor a public http(s) origin in the form a
@@ -36,14 +36,38 @@ type CSP = appdisplay.CSP
 // 'none'. Callers should still validate first and refuse bad
 // input, as [Handler] does, rather than rely on this filtering.
 func Header(c CSP, hostOrigin string) string {
+	return HeaderWith(c, hostOrigin, Grants{})
+}
+
+// Grants are what an operator's config allows an App beyond the policy of
+// [Header]; none by default. They never come from the App's own metadata:
+// the host sets them on the display record from the App's server's config,
+// and the WebShell asks the proxy for them only when the record has them.
+type Grants struct {
+	// UnsafeEval adds 'unsafe-eval' and data: to script-src, so that the
+	// App may run code it builds from strings: eval and new Function
+	// (three.js scenes, code playgrounds) and scripts or modules from data:
+	// URLs (the PDF App imports PDF.js's worker from one). It is the
+	// server's app_csp_unsafe_eval switch. Neither reaches the network: a
+	// data: script's code is the App's own, as an inline script's is.
+	UnsafeEval bool
+}
+
+// HeaderWith is [Header] with the grants g: with g.UnsafeEval, script-src
+// is "'unsafe-inline' 'unsafe-eval' data: R". Nothing else changes.
+func HeaderWith(c CSP, hostOrigin string, g Grants) string {
 	res := cleanSources(c.ResourceDomains)
+	script := "'unsafe-inline'"
+	if g.UnsafeEval {
+		script = "'unsafe-inline' 'unsafe-eval' data:"
+	}
 	ancestor := "'none'"
 	if checkAncestor(hostOrigin) == nil {
 		ancestor = hostOrigin
 	}
 	d := []string{
 		"default-src 'none'",
-		directive("script-src", "'unsafe-inline'", res, ""),
+		directive("script-src", script, res, ""),
 		directive("style-src", "'unsafe-inline'", res, ""),
 		directive("img-src", "data:", res, ""),
 		directive("media-src", "data:", res, ""),

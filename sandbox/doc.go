@@ -35,9 +35,11 @@
 //     private or link-local block, a cloud metadata address, or public
 //     (names are not resolved); the host drops private and link-local
 //     sources unless the server's own address is in the same block.
-//   - [CSP] and [CSP.Header]: the policy of §8.3, with no 'self',
+//   - [CSP] and [Header]: the policy of §8.3, with no 'self',
 //     'unsafe-eval' or blob:, a sandbox directive, and frame-ancestors limited
-//     to the host origin.
+//     to the host origin. [HeaderWith] and [Grants]: the same with
+//     'unsafe-eval' and data: in script-src, for a server whose operator allowed it
+//     (app_csp_unsafe_eval); never at an App's own request.
 //   - [Handler] and [Options]: the route of §8.1–8.5.
 //
 // # What it must never do

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -34,6 +35,7 @@ func refValid(s string) bool {
 type policy struct {
 	resource, connect, frame, base []string
 	ancestor                       string
+	unsafeEval                     bool // 'unsafe-eval' data: right after 'unsafe-inline' in script-src
 }
 
 // checkPolicy asserts that h has exactly the directives of §8.3, in order,
@@ -83,7 +85,11 @@ func checkPolicy(t *testing.T, h string) policy {
 			if len(tokens) == 0 || tokens[0] != "'unsafe-inline'" {
 				t.Fatalf("policy %q: %s does not start with 'unsafe-inline'", h, name)
 			}
-			p.resource = sources(name, tokens[1:])
+			tokens = tokens[1:]
+			if len(tokens) > 1 && tokens[0] == "'unsafe-eval'" && tokens[1] == "data:" {
+				p.unsafeEval, tokens = true, tokens[2:]
+			}
+			p.resource = sources(name, tokens)
 		case "style-src", "img-src", "media-src":
 			first := map[string]string{"style-src": "'unsafe-inline'", "img-src": "data:", "media-src": "data:"}[name]
 			if len(tokens) == 0 || tokens[0] != first {
@@ -173,6 +179,18 @@ func FuzzValidSource(f *testing.F) {
 			if p.ancestor != testOrigin {
 				t.Fatalf("frame-ancestors %q, want %q", p.ancestor, testOrigin)
 			}
+			if p.unsafeEval {
+				t.Fatalf("source %q: 'unsafe-eval' without the grant", s)
+			}
+			// The grant adds 'unsafe-eval' and changes nothing else.
+			g := checkPolicy(t, HeaderWith(tc.csp, testOrigin, Grants{UnsafeEval: true}))
+			if !g.unsafeEval {
+				t.Fatalf("source %q: no 'unsafe-eval' with the grant", s)
+			}
+			g.unsafeEval = false
+			if !reflect.DeepEqual(g, p) {
+				t.Fatalf("source %q: the grant changed more than script-src: %+v, want %+v", s, g, p)
+			}
 		}
 	})
 }
@@ -205,6 +223,13 @@ func FuzzHandler(f *testing.F) {
 		q, err := url.ParseQuery(rawQuery)
 		if err != nil {
 			t.Fatalf("served %q, which url.ParseQuery refuses: %v", rawQuery, err)
+		}
+		// 'unsafe-eval' comes from unsafeEval=1 only, never from csp.
+		if want := q.Get("unsafeEval") == "1"; p.unsafeEval != want {
+			t.Fatalf("served %q with 'unsafe-eval' %v, want %v", rawQuery, p.unsafeEval, want)
+		}
+		if v, ok := q["unsafeEval"]; ok && (len(v) != 1 || v[0] != "1") {
+			t.Fatalf("served %q with unsafeEval %q", rawQuery, v)
 		}
 		if origin := q.Get("hostOrigin"); !allowed(origin) || p.ancestor != origin {
 			t.Fatalf("served %q with hostOrigin %q and frame-ancestors %q", rawQuery, origin, p.ancestor)

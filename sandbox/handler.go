@@ -49,12 +49,17 @@ type Options struct {
 //     scheme, no bracketed IPv6), accepted by Options.AllowedHostOrigin;
 //   - csp (optional, once): a JSON object with at most the keys
 //     connectDomains, resourceDomains, frameDomains and baseUriDomains, each
-//     an array of at most [MaxSourcesPerList] strings that pass [ValidSource].
+//     an array of at most [MaxSourcesPerList] strings that pass [ValidSource];
+//   - unsafeEval (optional, once): exactly "1", for [Grants.UnsafeEval]
+//     ('unsafe-eval' and data: in script-src). The
+//     WebShell sends it only for an App whose server's config allows it
+//     (app_csp_unsafe_eval); the page is public, but it only ever runs the
+//     HTML its parent, a WebShell origin (frame-ancestors), posts to it.
 //
 // Any other parameter, a repeated one or any violation is answered 400 with a
 // short text/plain reason and no proxy HTML; another method gets 405. A valid
 // request gets the constant proxy page with Content-Security-Policy from
-// [CSP.Header] (no csp ⇒ the restrictive default), Cache-Control: no-store,
+// [HeaderWith] (no csp ⇒ the restrictive default), Cache-Control: no-store,
 // X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer, and never
 // Access-Control-Allow-Origin. Nothing from the request reaches the body, and
 // only validated values reach the headers.
@@ -105,8 +110,8 @@ func (h *handler) parse(raw string) (string, error) {
 		return "", errors.New("malformed query")
 	}
 	for k, v := range q {
-		if k != "hostOrigin" && k != "csp" {
-			return "", errors.New("unknown query parameter (allowed: hostOrigin, csp)")
+		if k != "hostOrigin" && k != "csp" && k != "unsafeEval" {
+			return "", errors.New("unknown query parameter (allowed: hostOrigin, csp, unsafeEval)")
 		}
 		if len(v) != 1 {
 			return "", fmt.Errorf("%s given more than once", k)
@@ -128,7 +133,14 @@ func (h *handler) parse(raw string) (string, error) {
 			return "", err
 		}
 	}
-	return Header(c, origin), nil
+	var g Grants
+	if v, ok := q["unsafeEval"]; ok {
+		if v[0] != "1" {
+			return "", errors.New(`unsafeEval must be "1" when given`)
+		}
+		g.UnsafeEval = true
+	}
+	return HeaderWith(c, origin, g), nil
 }
 
 // checkHostOrigin requires an origin as a browser serializes it:

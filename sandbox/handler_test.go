@@ -424,3 +424,40 @@ func TestPageScript(t *testing.T) {
 		}
 	}
 }
+
+// TestHandlerUnsafeEval: 'unsafe-eval' is in script-src only when the query
+// has unsafeEval=1 (what the WebShell sends for a server whose config has
+// app_csp_unsafe_eval); an App that names it in its CSP lists, under any
+// key or spelling, is refused, and the default policy never has it.
+func TestHandlerUnsafeEval(t *testing.T) {
+	h := testHandler(t)
+	const origin = "http://127.0.0.1:8080"
+	csp := map[string][]string{"resourceDomains": {"https://cdn.example.com"}}
+
+	plain := checkServed(t, serve(h, http.MethodGet, query(origin, csp)))
+	if strings.Contains(plain, "unsafe-eval") {
+		t.Fatalf("policy without the grant has 'unsafe-eval': %q", plain)
+	}
+	granted := checkServed(t, serve(h, http.MethodGet, query(origin, csp)+"&unsafeEval=1"))
+	if !strings.Contains(granted, "script-src 'unsafe-inline' 'unsafe-eval' data: https://cdn.example.com;") {
+		t.Fatalf("policy with the grant: %q", granted)
+	}
+	if got, want := strings.Replace(granted, " 'unsafe-eval' data:", "", 1), plain; got != want {
+		t.Fatalf("the grant changed more than script-src:\n%s\n%s", granted, plain)
+	}
+
+	for _, tc := range []struct{ name, q string }{
+		{"unsafeEval=true", query(origin, nil) + "&unsafeEval=true"},
+		{"unsafeEval empty", query(origin, nil) + "&unsafeEval="},
+		{"unsafeEval twice", query(origin, nil) + "&unsafeEval=1&unsafeEval=1"},
+		{"in a source list", query(origin, map[string][]string{"resourceDomains": {"'unsafe-eval'"}})},
+		{"data: in a source list", query(origin, map[string][]string{"resourceDomains": {"data:"}})},
+		{"as a source's suffix", query(origin, `{"resourceDomains":["https://a.example 'unsafe-eval'"]}`)},
+		{"as a csp key", query(origin, `{"unsafeEval":true}`)},
+		{"as a csp key, list", query(origin, `{"scriptDomains":["'unsafe-eval'"]}`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkRefused(t, serve(h, http.MethodGet, tc.q), http.StatusBadRequest)
+		})
+	}
+}

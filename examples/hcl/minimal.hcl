@@ -31,7 +31,7 @@ server "revenue" {
 
   # The App's HTML is read with its own deadline and size cap; a failure
   # leaves the ordinary text result with a warning.
-  app_resource_max_bytes = 1048576 # clamped to 1 B .. 4 MiB
+  app_resource_max_bytes = 1048576 # or "4MiB"; at most "16MiB"
   app_resource_timeout   = "10s"   # clamped to 100ms .. 120s
 
   # What this server's Apps may ask the WebShell for. Each is false (denied,

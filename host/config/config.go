@@ -60,7 +60,7 @@ const (
 // Bounds of the App resource settings.
 const (
 	DefaultAppResourceMaxBytes = 1 << 20
-	MaxAppResourceMaxBytes     = 4 << 20
+	MaxAppResourceMaxBytes     = 16 << 20 // the hard cap: the official PDF App is 4.3 MB
 	MinAppResourceTimeout      = 100 * time.Millisecond
 	MaxAppResourceTimeout      = 120 * time.Second
 	DefaultAppResourceTimeout  = 10 * time.Second // or call_timeout when shorter
@@ -262,7 +262,7 @@ type Server struct {
 	DiscoveryTimeout    time.Duration // clamped to [MinDiscoveryTimeout, MaxDiscoveryTimeout]
 	CallTimeout         time.Duration // per tools/call; default DefaultCallTimeout
 	Apps                string        // AppsAuto (default) | AppsAdvertised | AppsOff
-	AppResourceMaxBytes int           // default 1 MiB, clamped to [1, 4 MiB]
+	AppResourceMaxBytes int           // default 1 MiB, at most MaxAppResourceMaxBytes (16 MiB); below 1 is clamped to 1
 	AppResourceTimeout  time.Duration // default min(call_timeout, 10s), clamped to [100ms, 120s]
 	Enabled             bool          // `enabled`: default true
 	// MaxRestarts is `max_restarts`: after this many failed restarts in a
@@ -311,6 +311,12 @@ type Server struct {
 	// `app_model_context`: ui/update-model-context, kept with the App's
 	// entry (replaced on each update, at most 64 KiB).
 	AppModelContext bool
+	// `app_csp_unsafe_eval`: the frame of this server's Apps gets
+	// 'unsafe-eval' in its script-src (eval, new Function), which some
+	// Apps need (three.js scenes, code playgrounds). False by default; only
+	// this switch grants it, never an App's own metadata, and the WebShell
+	// marks such a frame.
+	AppCSPUnsafeEval bool
 
 	NameRange hcl.Range // the label
 	DeclRange hcl.Range // the block header

@@ -144,15 +144,21 @@ func (l *loader) evalInt(expr hcl.Expression, name string, rng hcl.Range) (int, 
 	bf := v.AsBigFloat()
 	n, acc := bf.Int64()
 	if !bf.IsInt() || acc != 0 || n < -1<<31 || n > 1<<31-1 {
-		l.add(&hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid number",
-			Detail:   fmt.Sprintf("The %s must be a whole number%s.", name, intUnit(name)),
-			Subject:  rng.Ptr(),
-		})
+		l.add(notWholeNumber(name, "", rng))
 		return 0, invalid
 	}
 	return int(n), valid
+}
+
+// notWholeNumber is the error of the attribute name whose value at rng is
+// not a whole number; or is what else it may be (", or …").
+func notWholeNumber(name, or string, rng hcl.Range) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid number",
+		Detail:   fmt.Sprintf("The %s must be a whole number%s%s.", name, intUnit(name), or),
+		Subject:  rng.Ptr(),
+	}
 }
 
 // intUnit says what a whole-number attribute counts, for its diagnostic.

@@ -153,7 +153,8 @@ type serverBlock struct {
 	Apps      hcl.Expression `hcl:"apps,optional"`
 	AppsRange hcl.Range      `hcl:"apps,attr_value_range"`
 
-	// app_resource_max_bytes: cap on an App's HTML, clamped to [1, 4 MiB].
+	// app_resource_max_bytes: cap on an App's HTML: a number of bytes or a
+	// size such as "16MiB"; at most 16 MiB (more is an error).
 	AppResourceMaxBytes      hcl.Expression `hcl:"app_resource_max_bytes,optional"`
 	AppResourceMaxBytesRange hcl.Range      `hcl:"app_resource_max_bytes,attr_value_range"`
 
@@ -184,6 +185,10 @@ type serverBlock struct {
 	// the model (ui/update-model-context), kept with their entry. False by
 	// default.
 	AppModelContext hcl.Expression `hcl:"app_model_context,optional"`
+	// app_csp_unsafe_eval: whether this server's Apps may evaluate strings
+	// as code ('unsafe-eval' in their frame's script-src). False by
+	// default.
+	AppCSPUnsafeEval hcl.Expression `hcl:"app_csp_unsafe_eval,optional"`
 
 	// discovery_timeout: budget for version discovery, clamped to [100ms, 300s].
 	DiscoveryTimeout      hcl.Expression `hcl:"discovery_timeout,optional"`

@@ -2,12 +2,14 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // serverNameRE is the rule for server names. Tools are addressed as
@@ -372,17 +374,8 @@ func (l *loader) decodeApps(b *serverBlock, s *Server) (appTimeoutSet bool) {
 			})
 		}
 	}
-	if n, st := l.evalInt(b.AppResourceMaxBytes, "app_resource_max_bytes", b.AppResourceMaxBytesRange); st == valid {
-		used := min(max(n, 1), MaxAppResourceMaxBytes)
-		if used != n {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagWarning,
-				Summary:  "App resource size clamped",
-				Detail:   fmt.Sprintf("The app_resource_max_bytes %s is outside 1 to %d, so %d is used.", shown(b.AppResourceMaxBytes, strconv.Itoa(n)), MaxAppResourceMaxBytes, used),
-				Subject:  b.AppResourceMaxBytesRange.Ptr(),
-			})
-		}
-		s.AppResourceMaxBytes = used
+	if n, st := l.evalAppResourceMaxBytes(b.AppResourceMaxBytes, b.AppResourceMaxBytesRange); st == valid {
+		s.AppResourceMaxBytes = n
 	}
 	if d, st := l.evalDuration(b.AppResourceTimeout, "app_resource_timeout", b.AppResourceTimeoutRange); st == valid {
 		used := min(max(d, MinAppResourceTimeout), MaxAppResourceTimeout)
@@ -552,6 +545,7 @@ func (l *loader) decodeAppSwitches(b *serverBlock, s *Server) {
 		{b.AppResources, "app_resources", &s.AppResources},
 		{b.AppDownloads, "app_downloads", &s.AppDownloads},
 		{b.AppModelContext, "app_model_context", &s.AppModelContext},
+		{b.AppCSPUnsafeEval, "app_csp_unsafe_eval", &s.AppCSPUnsafeEval},
 	} {
 		if v, st := l.evalBool(sw.expr, sw.name); st == valid {
 			*sw.to = v
@@ -613,4 +607,76 @@ func remoteOnly(attr, server string, rng hcl.Range) *hcl.Diagnostic {
 		Detail:   fmt.Sprintf("The argument %q belongs to servers that connect to a url (url = ...). Server %q runs a local command over stdio, so remove %s.", attr, server, attr),
 		Subject:  rng.Ptr(),
 	}
+}
+
+// evalAppResourceMaxBytes reads `app_resource_max_bytes`: a whole number of
+// bytes or a size string such as "16MiB", at most MaxAppResourceMaxBytes.
+// More is an error (the value is refused, not cut down: an operator who
+// wrote 64MiB expects Apps of that size to render); less than 1 is clamped
+// to 1 with a warning, as before.
+func (l *loader) evalAppResourceMaxBytes(expr hcl.Expression, rng hcl.Range) (int, valState) {
+	const name = "app_resource_max_bytes"
+	v, st := l.eval(expr, name, cty.DynamicPseudoType)
+	if st != valid {
+		return 0, st
+	}
+	var n int64
+	var text string
+	switch v.Type() {
+	case cty.Number:
+		bf := v.AsBigFloat()
+		if !bf.IsInt() {
+			l.add(notWholeNumber(name, `, or a size such as "16MiB"`, rng))
+			return 0, invalid
+		}
+		i, acc := bf.Int64()
+		if acc != 0 {
+			i = math.MaxInt64 // far too large either way
+			if bf.Sign() < 0 {
+				i = math.MinInt64
+			}
+		}
+		n, text = i, bf.Text('f', 0)
+	case cty.String:
+		u, err := parseBytes(v.AsString())
+		if err != nil {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid size",
+				Detail: fmt.Sprintf("The %s %s is not a size%s. Write a number of bytes or a number with a unit, such as \"4MiB\" (at most \"16MiB\").",
+					name, quoted(expr, v.AsString()), because(expr, err)),
+				Subject: rng.Ptr(),
+			})
+			return 0, invalid
+		}
+		n, text = int64(min(u, math.MaxInt64)), strconv.Quote(v.AsString())
+	default:
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Incorrect attribute value type",
+			Detail:   fmt.Sprintf("Inappropriate value for attribute %q: a number of bytes or a size string such as \"16MiB\" is required.", name),
+			Subject:  rng.Ptr(),
+		})
+		return 0, invalid
+	}
+	switch {
+	case n > MaxAppResourceMaxBytes:
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "App resource size too large",
+			Detail: fmt.Sprintf("The %s %s is more than 16MiB (%d bytes), the most an App's HTML may be. Give at most \"16MiB\"; the default is \"1MiB\".",
+				name, shown(expr, text), MaxAppResourceMaxBytes),
+			Subject: rng.Ptr(),
+		})
+		return 0, invalid
+	case n < 1:
+		l.add(&hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "App resource size clamped",
+			Detail:   fmt.Sprintf("The %s %s is below 1 byte, so 1 is used (and no App fits). The default is \"1MiB\", the most \"16MiB\".", name, shown(expr, text)),
+			Subject:  rng.Ptr(),
+		})
+		return 1, valid
+	}
+	return int(n), valid
 }

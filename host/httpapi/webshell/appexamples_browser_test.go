@@ -49,8 +49,18 @@ func exampleServer(t *testing.T, name, pkg string) config.Server {
 // it is the newest entry of that tool, not the newest of all).
 func (tb *tab) callExample(server, tool string) shownEntry {
 	tb.t.Helper()
+	return tb.callExampleWith(server, tool, nil)
+}
+
+// callExampleWith is callExample with the form's fields named in fields
+// filled in first (the rest keep their defaults).
+func (tb *tab) callExampleWith(server, tool string, fields map[string]string) shownEntry {
+	tb.t.Helper()
 	tb.waitServerReady(server)
 	tb.selectTool(server + "." + tool)
+	for name, value := range fields {
+		tb.fill(name, value)
+	}
 	name := server + "." + tool
 	mine := func() []shownEntry {
 		var out []shownEntry
@@ -79,6 +89,30 @@ func (tb *tab) callExample(server, tool string) shownEntry {
 // dozens, a blank one a handful.
 func (tb *tab) frameColors(sel string) int {
 	tb.t.Helper()
+	seen := map[[3]uint32]bool{}
+	tb.framePixels(sel, func(r, g, b uint32) { seen[[3]uint32{r, g, b}] = true })
+	return len(seen)
+}
+
+// waitDrawn waits until measure, a count taken from a screenshot of an
+// App's frame, reaches least (Apps draw on animation frames, after their
+// handshake), and fails naming what and the last count when it does not.
+func (tb *tab) waitDrawn(what string, least int, measure func() int) {
+	tb.t.Helper()
+	deadline := time.Now().Add(waitBound)
+	for n := measure(); n < least; n = measure() {
+		if time.Now().After(deadline) {
+			tb.fatalf("%s: %d, want at least %d", what, n, least)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// framePixels calls each with the 8-bit colour of every other pixel of
+// every other row of the App frame matching sel, from a screenshot of the
+// viewport.
+func (tb *tab) framePixels(sel string, each func(r, g, b uint32)) {
+	tb.t.Helper()
 	tb.do("scrolling the App into view", chromedp.ScrollIntoView(chromedp.CSS(sel)))
 	r := eval[[]float64](tb, `(() => { const r = document.querySelector(`+jsString(sel)+`).getBoundingClientRect();
   return [r.x, r.y, r.width, r.height]; })()`)
@@ -88,14 +122,12 @@ func (tb *tab) frameColors(sel string) int {
 		tb.fatalf("decoding the screenshot: %v", err)
 	}
 	box := image.Rect(int(r[0]), int(r[1]), int(r[0]+r[2]), int(r[1]+r[3])).Intersect(img.Bounds())
-	seen := map[[3]uint32]bool{}
 	for y := box.Min.Y; y < box.Max.Y; y += 2 {
 		for x := box.Min.X; x < box.Max.X; x += 2 {
 			cr, cg, cb, _ := img.At(x, y).RGBA()
-			seen[[3]uint32{cr >> 8, cg >> 8, cb >> 8}] = true
+			each(cr>>8, cg>>8, cb>>8)
 		}
 	}
-	return len(seen)
 }
 
 // appCalls returns the App-initiated calls (origin "app") of server.tool
@@ -181,13 +213,7 @@ func TestOfficialExamples(t *testing.T) {
 		tb.waitReady(sel)
 		// The App loads its data with its server's tool, then draws.
 		tb.waitAppCalls(d, e.ID, "get-customer-data", 1)
-		deadline := time.Now().Add(waitBound)
-		for n := 0; n < 60; n = tb.frameColors(sel + ` iframe.app-frame`) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the chart has %d colours, want a drawn chart", n)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		tb.waitDrawn("the chart's colours", 60, func() int { return tb.frameColors(sel + ` iframe.app-frame`) })
 		tb.screenshot("chart", sel)
 	})
 
@@ -227,13 +253,7 @@ func TestOfficialExamples(t *testing.T) {
 		tb.waitReady(sel)
 		// WebGL draws on animation frames after the handshake: a frame
 		// caught before the first one is still blank.
-		deadline := time.Now().Add(waitBound)
-		for n := 0; n < 60; n = tb.frameColors(sel + ` iframe.app-frame`) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the shader has %d colours, want a drawn gradient", n)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		tb.waitDrawn("the shader's colours", 60, func() int { return tb.frameColors(sel + ` iframe.app-frame`) })
 		tool := sel + ` [data-testid="app-tool-get-shader-info"]`
 		tb.waitFor("the App's tools", `!!document.querySelector('`+tool+`')`)
 		tb.click(tool + ` > summary`)

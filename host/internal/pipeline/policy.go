@@ -217,6 +217,7 @@ func (pol *Policy) DisplayStage(ctx context.Context, p identity.Principal, c *up
 		}
 		d.HTML, d.FallbackText, d.Permissions = out.HTML, out.FallbackText, out.Permissions
 		d.CSP = out.CSP
+		d.UnsafeEval = d.UnsafeEval && d.HTML != "" // a plugin never adds it
 	}
 	if pol.set != nil {
 		if pol.set.Uses(policies.PhaseApp, "app") {
@@ -238,6 +239,7 @@ func WithholdApp(d *apps.Display, res *mcp.CallToolResult, warning string) {
 	d.CSP = nil
 	d.Permissions = nil
 	d.PrefersBorder = nil
+	d.UnsafeEval = false
 	d.Warning = warning
 	d.FallbackText = "Warning: " + warning + "\n\n" + apps.FallbackText(res)
 }

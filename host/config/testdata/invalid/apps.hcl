@@ -13,5 +13,20 @@ server "b" {
 
 server "c" {
   command                = "c"
-  app_resource_max_bytes = 99999999 # WARNING: App resource size clamped
+  app_resource_max_bytes = 99999999 # ERROR: App resource size too large
+}
+
+server "d" {
+  command                = "d"
+  app_resource_max_bytes = "16MiB" # fine: the most an App may be
+}
+
+server "e" {
+  command                = "e"
+  app_resource_max_bytes = "16385KiB" # ERROR: App resource size too large
+}
+
+server "f" {
+  command                = "f"
+  app_resource_max_bytes = "a lot" # ERROR: Invalid size
 }

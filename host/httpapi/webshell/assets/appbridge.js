@@ -5,7 +5,7 @@
 //
 //   WebShell page  http://127.0.0.1:P
 //   └─ outer iframe  sandbox="allow-scripts allow-forms", no allow attribute,
-//      src = http://localhost:P/mcp-app-sandbox?hostOrigin=…&csp=…
+//      src = http://localhost:P/mcp-app-sandbox?hostOrigin=…&csp=…[&unsafeEval=1]
 //      (the sandbox proxy, served on the *other* loopback name, §9)
 //      └─ inner iframe  srcdoc = the App's HTML (created by the proxy)
 //
@@ -133,8 +133,10 @@ function checkPermissions(p) {
  * returns {ok, rec, problem}. rec always holds the fields that are safe to
  * show (serverName, resourceUri, fallbackText and warning when they are
  * strings); when ok it is the whole checked record, with html, toolArguments,
- * toolResult and csp (lists copied). problem says in a few words what is
- * wrong when not ok.
+ * toolResult and csp (lists copied), and unsafeEval (true only when the
+ * record says exactly true: the host sets it from the server's
+ * app_csp_unsafe_eval, never from the App). problem says in a few words
+ * what is wrong when not ok.
  */
 export function checkDisplay(d) {
   const rec = {
@@ -153,6 +155,7 @@ export function checkDisplay(d) {
   if (!d.resourceUri.startsWith('ui://')) return bad('the resource URI is not a ui:// URI');
   if (!optional(d.warning, isStr) || !optional(d.admittedBy, isStr)) return bad('the display record has a malformed field');
   if (!optional(d.prefersBorder, (v) => typeof v === 'boolean')) return bad('prefersBorder is not a boolean');
+  if (!optional(d.unsafeEval, (v) => typeof v === 'boolean')) return bad('unsafeEval is not a boolean');
   if (!optional(d.permissions, checkPermissions)) return bad('permissions are malformed');
   let csp;
   if (d.csp !== undefined) {
@@ -174,6 +177,7 @@ export function checkDisplay(d) {
       tool: isPlainObject(d.tool) ? d.tool : null,
       csp,
       prefersBorder: d.prefersBorder,
+      unsafeEval: d.unsafeEval === true,
     },
     problem: '',
   };
@@ -189,9 +193,10 @@ export function checkDisplay(d) {
  * gets it at appsSandbox, the origin the daemon names for Apps behind a
  * public URL (config apps_sandbox_url; '' for none), when that is an
  * origin of its own and the page could frame it (no http frame in an https
- * page).
+ * page). With unsafeEval the proxy's policy, which the App inherits, allows
+ * eval ('unsafe-eval' in script-src): only for a record that says so.
  */
-export function sandboxURL(loc, csp, appsSandbox = '') {
+export function sandboxURL(loc, csp, appsSandbox = '', { unsafeEval = false } = {}) {
   let base;
   let hostOrigin;
   const loopback = loc.hostname === '127.0.0.1' || loc.hostname === 'localhost';
@@ -211,6 +216,7 @@ export function sandboxURL(loc, csp, appsSandbox = '') {
   if (loc.origin !== hostOrigin) return '';
   const q = new URLSearchParams({ hostOrigin });
   if (csp !== undefined) q.set('csp', JSON.stringify(csp));
+  if (unsafeEval === true) q.set('unsafeEval', '1');
   const query = q.toString();
   if (query.length > MAX_SANDBOX_QUERY) return '';
   return `${base}${SANDBOX_PATH}?${query}`;

@@ -12,6 +12,8 @@
 //     reload, entry replaced, sign-out. Must never throw.
 //
 // The slot carries data-mcp-app-state: loading | ready | fallback | torn-down.
+// An App whose server's config allows eval (app_csp_unsafe_eval, the
+// record's unsafeEval) has a badge saying so next to its name.
 // Nothing from the record may reach the DOM as markup.
 
 import { h } from './dom.js';
@@ -25,9 +27,10 @@ export function renderDisplay(entry) {
   const slot = h('div', { class: 'app-slot', testid: 'app-slot' });
   if (rec.resourceUri) slot.dataset.resourceUri = rec.resourceUri;
   if (rec.serverName) slot.dataset.serverName = rec.serverName;
-  slot.append(h('p', { class: 'app-slot-label' },
+  const label = h('p', { class: 'app-slot-label' },
     h('span', { class: 'app-slot-server' }, rec.serverName ? `${rec.serverName} MCP App` : 'MCP App'),
-    rec.resourceUri ? h('code', {}, rec.resourceUri) : null));
+    rec.resourceUri ? h('code', {}, rec.resourceUri) : null);
+  slot.append(label);
 
   if (!ok) {
     showFallback(slot, rec, `The App cannot be shown: ${problem}.`);
@@ -37,7 +40,14 @@ export function renderDisplay(entry) {
     showFallback(slot, rec, '');
     return slot;
   }
-  const url = sandboxURL(window.location, rec.csp, appsSandbox());
+  const url = sandboxURL(window.location, rec.csp, appsSandbox(), { unsafeEval: rec.unsafeEval });
+  if (rec.unsafeEval) {
+    slot.dataset.unsafeEval = 'true';
+    label.append(h('span', {
+      class: 'badge sandbox-warn app-unsafe-eval', testid: 'app-unsafe-eval',
+      title: "This server's config (app_csp_unsafe_eval) lets its Apps run code built from strings (eval, the Function constructor, data: scripts). Apps of other servers cannot.",
+    }, "unsafe-eval allowed by the server's config"));
+  }
   if (!url) {
     showFallback(slot, rec, 'Apps are shown only when the WebShell is opened at http://127.0.0.1:PORT or http://localhost:PORT, or at a public URL when the daemon is given a host name for their sandbox (apps_sandbox_url).');
     return slot;

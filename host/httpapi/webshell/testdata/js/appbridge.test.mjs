@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 // itself touches no DOM.
 globalThis.document ??= { addEventListener() {} };
 globalThis.window ??= { addEventListener() {} };
-const { sandboxURL } = await import('../../assets/appbridge.js');
+const { sandboxURL, checkDisplay } = await import('../../assets/appbridge.js');
 
 const hostOf = (u) => (u ? new URL(u).origin : '');
 const hostOriginOf = (u) => (u ? new URL(u).searchParams.get('hostOrigin') : '');
@@ -42,4 +42,20 @@ test('a public page without a usable sandbox origin shows the fallback', () => {
   }
   assert.equal(sandboxURL(new URL('http://[::1]:7777/'), undefined, 'https://apps.example.com'), '', 'bracketed IPv6 page');
   assert.equal(sandboxURL(new URL('file:///tmp/x.html'), undefined, 'https://apps.example.com'), '', 'a file page');
+});
+
+test('unsafeEval reaches the sandbox query only from a record that says true', () => {
+  const page = new URL('http://127.0.0.1:7777/');
+  const q = (u) => new URL(u).searchParams;
+  assert.equal(q(sandboxURL(page, undefined, '', { unsafeEval: true })).get('unsafeEval'), '1');
+  for (const v of [false, 'true', 1, undefined, null]) {
+    assert.equal(q(sandboxURL(page, undefined, '', { unsafeEval: v })).has('unsafeEval'), false, String(v));
+  }
+  assert.equal(q(sandboxURL(page, undefined)).has('unsafeEval'), false);
+  const rec = { type: 'mcp_app', serverName: 's', resourceUri: 'ui://a', fallbackText: '', html: '<p>', toolResult: {} };
+  assert.equal(checkDisplay({ ...rec, unsafeEval: true }).rec.unsafeEval, true);
+  assert.equal(checkDisplay(rec).rec.unsafeEval, false);
+  assert.equal(checkDisplay({ ...rec, unsafeEval: 'yes' }).ok, false, 'not a boolean');
+  // An App's CSP lists cannot carry it: checkDisplay refuses unknown keys.
+  assert.equal(checkDisplay({ ...rec, csp: { unsafeEval: true } }).ok, false);
 });
