@@ -69,6 +69,16 @@ func ParseRule(s string) (Rule, error) {
 	if problem := nameProblem(host); problem != "" {
 		return Rule{}, fmt.Errorf("%q: the host %s", s, problem)
 	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		// "10.0.0.1." is the address written with a root dot: the same
+		// rule as "10.0.0.1", and "*.10.0.0.1" names nothing.
+		if r.Subdomains {
+			return Rule{}, fmt.Errorf("%q puts a wildcard before an address: write the address alone", s)
+		}
+		r.Addr = a.Unmap()
+		r.Host = r.Addr.String()
+		return r, nil
+	}
 	if r.Subdomains && !strings.Contains(host, ".") {
 		return Rule{}, fmt.Errorf("%q grants every name under a top-level domain: name the domain, such as \"*.example.com:443\"", s)
 	}

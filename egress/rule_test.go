@@ -26,6 +26,8 @@ func TestParseRule(t *testing.T) {
 		{in: ":443", problem: "is empty"},
 		{in: "a..b:443", problem: "empty label"},
 		{in: "[fe80::1%eth0]:443", problem: "zone"},
+		{in: "203.0.113.7.:443", want: "203.0.113.7:443"},
+		{in: "*.203.0.113.7:443", problem: "wildcard before an address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
