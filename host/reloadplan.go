@@ -3,11 +3,8 @@ package host
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"maps"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -74,7 +71,7 @@ func (h *Host) plan(old *generation.Gen, cfg *config.Config) ReloadPlan {
 			p.Started = append(p.Started, s.Name)
 		}
 		if sp.Action != planKept {
-			sp.Warning = commandWarning(&s)
+			sp.Warning = s.CommandProblem("the daemon's PATH")
 		}
 		p.Servers = append(p.Servers, sp)
 	}
@@ -296,28 +293,4 @@ func sameValue(a, b reflect.Value) bool {
 		return a.Complex() == b.Complex()
 	}
 	return false
-}
-
-// commandWarning says when the daemon cannot find a stdio server's
-// command where it will start it (its PATH for a bare name, else the path
-// itself, relative to the server's cwd), or "". validate does not look:
-// it checks a config that may be meant for another machine.
-func commandWarning(s *config.Server) string {
-	if s.Transport != config.TransportStdio || s.Command == "" || !s.Enabled {
-		return ""
-	}
-	if !strings.ContainsRune(s.Command, filepath.Separator) {
-		if _, err := exec.LookPath(s.Command); err != nil {
-			return fmt.Sprintf("command %q is not on the daemon's PATH", s.Command)
-		}
-		return ""
-	}
-	path := s.Command
-	if !filepath.IsAbs(path) && s.Cwd != "" {
-		path = filepath.Join(s.Cwd, path)
-	}
-	if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode().Perm()&0o111 == 0 {
-		return fmt.Sprintf("command %q is not an executable file", s.Command)
-	}
-	return ""
 }

@@ -70,7 +70,8 @@ Example:
 	"validate": `A variable that env() reads and that is not set is a warning, not an
 error: validate checks everything else without its value, and says what
 needs it (serve refuses the file until it is set). -strict makes each an
-error, as serve sees it.
+error, as serve sees it. A stdio server's command that is not on PATH
+here is a warning too; nothing is started.
 
 Examples:
   mcphost validate mcphost.hcl

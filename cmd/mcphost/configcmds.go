@@ -19,7 +19,8 @@ import (
 // problem of every file at once. A variable that env() reads and that is
 // not set is unknown: a warning names it and the rest is checked without
 // it (-strict makes it an error), so a config can be checked on a machine
-// without its secrets.
+// without its secrets. A stdio server's command that is not on PATH here
+// is a warning too: the config may be meant for another machine.
 func (e *env) validate(args []string) int {
 	fs := e.newFlagSet("validate", "[-json] [-strict] FILE...")
 	asJSON := fs.Bool("json", false, "print the diagnostics as one JSON document on stdout")
@@ -46,6 +47,7 @@ func (e *env) validate(args []string) int {
 			// checked too (those whose block has an unknown value are not:
 			// it may be their path).
 			diags = append(diags, boot.CheckPlugins(context.Background(), knownPlugins(cfg))...)
+			diags = append(diags, config.CommandWarnings(cfg)...)
 		}
 		all = append(all, diags...)
 		if !diags.HasErrors() {

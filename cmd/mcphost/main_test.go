@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"syscall"
@@ -109,7 +110,20 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", env.WorkDir)
 			// testscript.Main put the directory of the mcphost shim first in
 			// PATH; executable() in a config resolves to it through PATH.
-			env.Setenv("PATH", os.Getenv("PATH"))
+			// The package runners the scripts' configs name are stubs first
+			// in PATH, so validate's "command not found here" warnings are
+			// the same on every machine.
+			stubs := filepath.Join(env.WorkDir, ".stubs")
+			if err := os.MkdirAll(stubs, 0o755); err != nil {
+				return err
+			}
+			for _, name := range []string{"npx", "uvx"} {
+				stub := "#!/bin/sh\necho \"" + name + " is a stub of the tests\" >&2\nexit 1\n"
+				if err := os.WriteFile(filepath.Join(stubs, name), []byte(stub), 0o755); err != nil {
+					return err
+				}
+			}
+			env.Setenv("PATH", stubs+string(os.PathListSeparator)+os.Getenv("PATH"))
 			env.Setenv("REDACT_WASM", redactWasm)
 			env.Setenv("HOSTILE_WASM", hostileWasm)
 			env.Setenv("MISBEHAVE", misbehave)

@@ -232,10 +232,11 @@ type Server struct {
 	Transport string
 
 	// stdio
-	Command string            // `command`: program name (looked up in PATH) or path
-	Args    []string          // `args`
-	Env     map[string]string // `env`: added to the variables it inherits (InheritedEnv); never a reserved name
-	Cwd     string            // `cwd`: working directory; a relative one is joined to Options.BaseDir (the config file's directory)
+	Command      string            // `command`: program name (looked up in PATH) or path
+	CommandRange hcl.Range         // the `command` value; empty when it is not set
+	Args         []string          // `args`
+	Env          map[string]string // `env`: added to the variables it inherits (InheritedEnv); never a reserved name
+	Cwd          string            // `cwd`: working directory; a relative one is joined to Options.BaseDir (the config file's directory)
 	// Sandbox is what a stdio (or wasm) server gets of the machine: the
 	// top-level `sandbox` block with the server's own block merged over
 	// it (zero for a remote server).

@@ -211,7 +211,7 @@ func (l *loader) decodeStdio(b *serverBlock, s *Server, t *serverTransport) {
 				Subject:  b.CommandRange.Ptr(),
 			})
 		} else {
-			s.Command = t.command
+			s.Command, s.CommandRange = t.command, b.CommandRange
 		}
 	}
 	if t.transportSt == valid && t.transport != TransportStdio {
