@@ -9,6 +9,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/plugins"
 )
 
 // TestAppUnsafeEvalOnlyFromConfig: the display record says unsafeEval only
@@ -103,5 +104,13 @@ func TestLargeAppUpTo16MiB(t *testing.T) {
 		case !tc.want && (err == nil || !strings.Contains(err.Error(), "too large")):
 			t.Fatalf("max %d: gateway read: %v, want too large", tc.max, err)
 		}
+	}
+}
+
+// TestDisplayPluginsTakeTheLargestApp: a display plugin may pass on every
+// App the host serves, up to app_resource_max_bytes' own cap.
+func TestDisplayPluginsTakeTheLargestApp(t *testing.T) {
+	if plugins.MaxHTMLBytes < config.MaxAppResourceMaxBytes {
+		t.Errorf("plugins.MaxHTMLBytes = %d, below the largest App (%d)", plugins.MaxHTMLBytes, config.MaxAppResourceMaxBytes)
 	}
 }

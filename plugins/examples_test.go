@@ -2,10 +2,12 @@ package plugins
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +242,38 @@ func TestExamplesModule(t *testing.T) {
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// TestDisplayOfALargeApp: a display plugin sees and passes on an App as
+// large as the host serves (the official PDF App is 4.3 MB), its html
+// encoded without HTML escapes; one over MaxHTMLBytes is refused with the
+// limit named.
+func TestDisplayOfALargeApp(t *testing.T) {
+	rt := newRuntime(t, Options{})
+	s := load(t, rt, spec(t, "guard", "app-guard", display, map[string]string{"allow": `["https://cdn.example.com"]`}))
+	html := "<!doctype html><script>" + strings.Repeat("if (a < b && c > d) { x = '<p>'; }\n", 5<<20/36) + "</script>"
+	in := DisplayInput{
+		Server: "srv", Tool: "t", Result: textResult("x"),
+		Display: Display{
+			Type: "mcp_app", ResourceURI: "ui://pdf", HTML: html, FallbackText: "x",
+			CSP: &CSP{ConnectDomains: []string{"https://api.example.com", "https://cdn.example.com"}},
+		},
+	}
+	d, outs, err := s.RunDisplay(t.Context(), in)
+	if err != nil {
+		t.Fatalf("a %d-byte App: %v (%+v)", len(html), err, outs)
+	}
+	if d.HTML != html || !outs[0].Changed || !slices.Equal(d.CSP.ConnectDomains, []string{"https://cdn.example.com"}) {
+		t.Errorf("the App's html kept: %v; outcomes %+v; CSP %+v", d.HTML == html, outs, d.CSP)
+	}
+	enc, err := encodeDisplay(in.Display)
+	if err != nil || len(enc) > len(html)+strings.Count(html, "\n")+1024 {
+		t.Errorf("the display record is %d bytes for %d of html (%v): HTML escapes?", len(enc), len(html), err)
+	}
+
+	out := []byte(`{"display":{"type":"mcp_app","resourceUri":"ui://pdf","html":"` + strings.Repeat("x", MaxHTMLBytes+1) + `"}}`)
+	if _, _, err := ValidateDisplayOutput(out, in.Display, nil); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("over the %d-byte limit", MaxHTMLBytes)) {
+		t.Errorf("html over MaxHTMLBytes: %v", err)
 	}
 }

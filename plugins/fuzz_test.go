@@ -106,11 +106,11 @@ func checkDisplayOutput(t *testing.T, out []byte) {
 			t.Fatalf("permission %q added", k)
 		}
 	}
-	enc, err := json.Marshal(d)
+	enc, err := encodeDisplay(d)
 	if err != nil {
 		t.Fatalf("re-encode: %v", err)
 	}
-	if len(enc) > MaxIOBytes {
+	if len(enc) > MaxDisplayIOBytes-MaxIOBytes {
 		t.Fatalf("re-encoded display is %d bytes", len(enc))
 	}
 	wrapped := append(append([]byte(`{"display":`), enc...), '}')

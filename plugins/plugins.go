@@ -31,11 +31,18 @@ const (
 	DefaultMemoryLimit = 64 << 20
 	DefaultPoolSize    = 4
 
-	// MaxIOBytes caps a plugin's input and its output, checked before the
-	// call and before decoding, and the re-encoded value the host keeps.
+	// MaxIOBytes caps a result-stage plugin's input and its output,
+	// checked before the call and before decoding, and the re-encoded
+	// value the host keeps.
 	MaxIOBytes = 2 << 20
-	// MaxHTMLBytes caps the html of a display record a plugin returns.
-	MaxHTMLBytes = 1 << 20
+	// MaxHTMLBytes caps the html of a display record a plugin returns: the
+	// largest App a server may serve (app_resource_max_bytes' own cap), so
+	// that a display plugin can pass on every App the host renders.
+	MaxHTMLBytes = 16 << 20
+	// MaxDisplayIOBytes caps a display-stage plugin's input and output in
+	// the same way: a result and a display record, whose html is encoded
+	// without HTML escapes (a quote or backslash still takes two bytes).
+	MaxDisplayIOBytes = MaxIOBytes + 2*MaxHTMLBytes
 	// MaxPoolSize caps Spec.PoolSize.
 	MaxPoolSize = 64
 	// RecycleAfter is the number of calls after which an instance is

@@ -305,8 +305,12 @@ func (p *pool) release(in *instance, clean bool) {
 // timeout (waiting for the instance included), and checks the output with
 // validate. Any error retires the instance.
 func (p *pool) invoke(ctx context.Context, export string, input []byte, validate func([]byte) error) ([]byte, error) {
-	if len(input) > MaxIOBytes {
-		return nil, fmt.Errorf("input is %d bytes, over the %d-byte limit", len(input), MaxIOBytes)
+	limit := MaxIOBytes
+	if export == ExportDisplay {
+		limit = MaxDisplayIOBytes
+	}
+	if len(input) > limit {
+		return nil, fmt.Errorf("input is %d bytes, over the %d-byte limit", len(input), limit)
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.spec.Timeout)
 	defer cancel()

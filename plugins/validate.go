@@ -45,7 +45,7 @@ func validateResult(out []byte, in *mcp.CallToolResult, inEnc []byte, validateSt
 	if len(out) == 0 {
 		return in, false, inEnc, nil
 	}
-	v, raw, err := decodeOutput(out, "result")
+	v, raw, err := decodeOutput(out, "result", MaxIOBytes)
 	if err != nil {
 		return nil, false, nil, err
 	}
@@ -103,8 +103,8 @@ func encodeResult(r *mcp.CallToolResult) ([]byte, error) {
 // among connectDomains, resourceDomains, frameDomains and baseUriDomains,
 // each source passing validSource and present in the same list of in (a
 // plugin narrows a CSP, never widens it), no source twice; permissions a
-// subset of in's, each with its value unchanged; the re-encoded record
-// within [MaxIOBytes].
+// subset of in's, each with its value unchanged; the whole output within
+// [MaxDisplayIOBytes] and the re-encoded record within its share of it.
 func ValidateDisplayOutput(out []byte, in Display, validSource func(string) error) (d Display, changed bool, err error) {
 	if len(out) == 0 {
 		return in, false, nil
@@ -123,7 +123,7 @@ func validateDisplay(out []byte, in Display, inEnc []byte, validSource func(stri
 	if len(out) == 0 {
 		return in, false, inEnc, nil
 	}
-	v, raw, err := decodeOutput(out, "display")
+	v, raw, err := decodeOutput(out, "display", MaxDisplayIOBytes)
 	if err != nil {
 		return Display{}, false, nil, err
 	}
@@ -138,8 +138,8 @@ func validateDisplay(out []byte, in Display, inEnc []byte, validSource func(stri
 	if err != nil {
 		return Display{}, false, nil, fmt.Errorf("display: %w", err)
 	}
-	if len(enc) > MaxIOBytes {
-		return Display{}, false, nil, fmt.Errorf("display: %d bytes once re-encoded, over the %d-byte limit", len(enc), MaxIOBytes)
+	if len(enc) > MaxDisplayIOBytes-MaxIOBytes {
+		return Display{}, false, nil, fmt.Errorf("display: %d bytes once re-encoded, over the %d-byte limit", len(enc), MaxDisplayIOBytes-MaxIOBytes)
 	}
 	if bytes.Equal(enc, inEnc) {
 		return in, false, inEnc, nil
@@ -149,9 +149,16 @@ func validateDisplay(out []byte, in Display, inEnc []byte, validSource func(stri
 
 // encodeDisplay encodes d as plugins receive it: CSP lists never null, as
 // checkDisplay builds them, so that a record a plugin passes on as it came
-// encodes the same.
+// encodes the same; and without HTML escapes, which would make an App's
+// html up to six times its size.
 func encodeDisplay(d Display) ([]byte, error) {
-	return json.Marshal(normalCSP(d))
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(normalCSP(d)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // normalCSP returns d with no nil CSP list, as checkDisplay builds them.
@@ -171,9 +178,10 @@ func normalCSP(d Display) Display {
 
 // decodeOutput applies the rules shared by both stages and returns the value
 // under the only top-level key, key, both decoded and as it was written.
-func decodeOutput(out []byte, key string) (any, []byte, error) {
-	if len(out) > MaxIOBytes {
-		return nil, nil, fmt.Errorf("output is %d bytes, over the %d-byte limit", len(out), MaxIOBytes)
+// An output over limit bytes is refused before it is decoded.
+func decodeOutput(out []byte, key string, limit int) (any, []byte, error) {
+	if len(out) > limit {
+		return nil, nil, fmt.Errorf("output is %d bytes, over the %d-byte limit", len(out), limit)
 	}
 	if !utf8.Valid(out) {
 		return nil, nil, errors.New("output is not valid UTF-8")
