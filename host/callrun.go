@@ -320,7 +320,10 @@ func (r *callRun) app() {
 	if r.entry.Status != store.StatusOK || r.origin == OriginApp || r.needsInput {
 		return
 	}
-	if disp := r.h.resolveApp(r.ctx, r.t.Conn, r.t.Session, r.t.Catalog, r.tool, r.args, r.res); disp != nil {
+	// A singleton's relay reads the App for the call's principal, as the
+	// call itself went.
+	actx := upstream.RelayAs(r.ctx, r.req.Principal.Name)
+	if disp := r.h.resolveApp(actx, r.t.Conn, r.t.Session, r.t.Catalog, r.tool, r.args, r.res); disp != nil {
 		r.pol.DisplayStage(r.ctx, r.req.Principal, r.t.Conn, r.tool, r.args, r.res, disp)
 		r.entry.Display = encodeDisplay(r.t.Conn, r.tool, disp)
 	}

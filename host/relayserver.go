@@ -189,6 +189,14 @@ func (rl *relay) methods(next mcp.MethodHandler) mcp.MethodHandler {
 			if ir, _ := res.(*mcp.InitializeResult); ir != nil {
 				up := cs.InitializeResult()
 				ir.ServerInfo, ir.Instructions = up.ServerInfo, up.Instructions
+				// The server's extensions (MCP Apps among them) are the
+				// server's to declare: the relaying replica renders its
+				// Apps as the holder does.
+				if up.Capabilities != nil && len(up.Capabilities.Extensions) > 0 {
+					caps := *ir.Capabilities
+					caps.Extensions = maps.Clone(up.Capabilities.Extensions)
+					ir.Capabilities = &caps
+				}
 				ir.Meta = mcp.Meta{upstream.MetaRelayEra: c.Era(), upstream.MetaRelayReplica: rl.h.opts.Replica}
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 					if from := hopOf(req).From; from != "" {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/cluster"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
@@ -357,5 +358,33 @@ func questionOfADeadReplica(t *testing.T, die func(t *testing.T, dir *clustertes
 			t.Fatal("the dead replica's question is still stored")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSingletonLargeApp: a singleton's App reaches the replica that relays
+// to it, as a call's display and as a read, up to what
+// app_resource_max_bytes allows (16 MiB; here 12 MB). Before, the relay
+// hid the server's extensions and the App's read named no principal: no
+// singleton's App rendered on another replica.
+func TestSingletonLargeApp(t *testing.T) {
+	html := "<!doctype html><p>" + strings.Repeat("x", 12_000_000) + "</p>"
+	s := remoteServer("app", config.TransportStreamableHTTP, appServerMeta(t, true, apps.MIMEType, html, nil))
+	s.Apps, s.AppResourceMaxBytes, s.AppResourceTimeout = config.AppsAuto, config.MaxAppResourceMaxBytes, 60e9
+	s.Placement = config.PlacementSingleton
+	_, dsn := clusterDB(t)
+	dir := &clustertest.Directory{}
+	a := startSingletonReplica(t, dsn, "a", dir, s)
+	b := startSingletonReplica(t, dsn, "b", dir, s)
+	waitRunsOn(t, a, "app", "a")
+	waitRunsOn(t, b, "app", "a")
+
+	e := callInSession(t, b.h, "app", "show", `{}`)
+	var d apps.Display
+	if err := json.Unmarshal(e.Display, &d); err != nil || d.HTML != html {
+		t.Fatalf("the display on b: %d bytes of html, warning %q (%v)", len(d.HTML), d.Warning, err)
+	}
+	res, err := b.h.ReadResource(t.Context(), host.Caller{Principal: host.Principal{Name: "owner"}}, "", "app", "ui://app", nil)
+	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != html {
+		t.Fatalf("a read on b: %v", err)
 	}
 }
