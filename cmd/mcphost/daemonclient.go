@@ -185,10 +185,24 @@ func daemonServers(ctx context.Context, d *apiclient.Client) ([]host.ServerStatu
 }
 
 // daemonTools returns the tools the principal may see, of server ("" all).
+// Each input schema is kept as the daemon wrote it, in the order its
+// server gave the properties (decoding into a map would sort them).
 func daemonTools(ctx context.Context, d *apiclient.Client, server string) ([]host.ToolView, error) {
-	var tools []host.ToolView
-	if err := d.Tools(ctx, &tools); err != nil {
+	var raw []json.RawMessage
+	if err := d.Tools(ctx, &raw); err != nil {
 		return nil, err
+	}
+	tools := make([]host.ToolView, len(raw))
+	for i, r := range raw {
+		var schema struct {
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		if err := json.Unmarshal(r, &tools[i]); err != nil {
+			return nil, fmt.Errorf("the daemon's tool %d: %w", i, err)
+		}
+		if json.Unmarshal(r, &schema) == nil && len(schema.InputSchema) > 0 {
+			tools[i].InputSchema = schema.InputSchema
+		}
 	}
 	if server == "" {
 		return tools, nil

@@ -1,17 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
 
 // toolParams summarises a tool's input schema for `mcphost tools`: each
-// top-level property as "name: type", required ones marked with "*", in the
-// schema's required order first and then by name, e.g.
+// top-level property as "name: type", required ones marked with "*" and
+// first, each group in the order the server wrote its properties (by name
+// when the schema is a decoded map, which lost it), e.g.
 // "quarter*: string, region: string". A schema without properties gives "".
 func toolParams(inputSchema any) string {
 	s := schemaObject(inputSchema)
@@ -19,29 +21,79 @@ func toolParams(inputSchema any) string {
 	if len(props) == 0 {
 		return ""
 	}
-	var required []string
+	required := map[string]bool{}
 	if r, ok := s["required"].([]any); ok {
 		for _, v := range r {
-			if name, ok := v.(string); ok && props[name] != nil && !slices.Contains(required, name) {
-				required = append(required, name)
+			if name, ok := v.(string); ok {
+				required[name] = true
 			}
 		}
 	}
-	var optional []string
-	for name := range props {
-		if !slices.Contains(required, name) {
-			optional = append(optional, name)
+	order := propertyOrder(inputSchema, props)
+	parts := make([]string, 0, len(props))
+	for _, name := range order {
+		if required[name] {
+			parts = append(parts, fmt.Sprintf("%s*: %s", name, schemaType(props[name])))
 		}
 	}
-	sort.Strings(optional)
-	parts := make([]string, 0, len(props))
-	for _, name := range required {
-		parts = append(parts, fmt.Sprintf("%s*: %s", name, schemaType(props[name])))
-	}
-	for _, name := range optional {
-		parts = append(parts, fmt.Sprintf("%s: %s", name, schemaType(props[name])))
+	for _, name := range order {
+		if !required[name] {
+			parts = append(parts, fmt.Sprintf("%s: %s", name, schemaType(props[name])))
+		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// propertyOrder lists the names of props, the schema's properties, in the
+// order the schema's own bytes give them when it is raw JSON, else by name.
+func propertyOrder(schema any, props map[string]any) []string {
+	var raw []byte
+	switch v := schema.(type) {
+	case json.RawMessage:
+		raw = v
+	case []byte:
+		raw = v
+	}
+	var order []string
+	if raw != nil {
+		var s struct {
+			Properties orderedKeys `json:"properties"`
+		}
+		if json.Unmarshal(raw, &s) == nil {
+			order = s.Properties
+		}
+	}
+	if len(order) != len(props) {
+		order = slices.Sorted(maps.Keys(props))
+	}
+	return order
+}
+
+// orderedKeys decodes a JSON object into its keys, in order.
+type orderedKeys []string
+
+func (k *orderedKeys) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("not an object")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		name, _ := t.(string)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return err
+		}
+		if !seen[name] {
+			seen[name] = true
+			*k = append(*k, name)
+		}
+	}
+	return nil
 }
 
 // schemaObject returns a JSON schema as a map, whatever Go type holds it

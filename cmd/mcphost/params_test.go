@@ -10,6 +10,7 @@ func TestToolParams(t *testing.T) {
 		{"none", `{"type":"object"}`, ""},
 		{"not an object", `"x"`, ""},
 		{"required first, then by name", `{"type":"object","required":["q"],"properties":{"z":{"type":"integer"},"a":{"type":"boolean"},"q":{"type":"string"}}}`, "q*: string, a: boolean, z: integer"},
+		{"required in their own order, then by name", `{"required":["b","a","b"],"properties":{"a":{"type":"string"},"b":{"type":"string"},"c":{"type":"string"}}}`, "a*: string, b*: string, c: string"},
 		{"arrays, unions, enums, objects", `{"properties":{"tags":{"type":"array","items":{"type":"string"}},"n":{"type":["integer","null"]},"e":{"enum":[1,2]},"o":{"properties":{}},"x":{}}}`, "e: 1|2, n: integer|null, o: object, tags: string[], x: any"},
 		{"required naming no property", `{"required":["ghost"],"properties":{"a":{"type":"string"}}}`, "a: string"},
 	} {
@@ -19,6 +20,23 @@ func TestToolParams(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := toolParams(s); got != tc.want {
+				t.Errorf("toolParams(%s) = %q, want %q", tc.schema, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestToolParamsInSchemaOrder: a raw schema gives its properties in the
+// order the server wrote them, required ones first; a key written twice
+// keeps its first place (its last value, as decoding keeps).
+func TestToolParamsInSchemaOrder(t *testing.T) {
+	for _, tc := range []struct{ name, schema, want string }{
+		{"written order", `{"required":["query"],"properties":{"query":{"type":"string"},"limit":{"type":"integer"},"cursor":{"type":"string"}}}`, "query*: string, limit: integer, cursor: string"},
+		{"required in written order", `{"required":["b","a"],"properties":{"z":{},"b":{},"a":{}}}`, "b*: any, a*: any, z: any"},
+		{"a key twice keeps its first place", `{"properties":{"z":{},"a":{},"z":{"type":"string"}}}`, "z: string, a: any"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := toolParams(json.RawMessage(tc.schema)); got != tc.want {
 				t.Errorf("toolParams(%s) = %q, want %q", tc.schema, got, tc.want)
 			}
 		})

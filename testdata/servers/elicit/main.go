@@ -37,6 +37,8 @@
 //	hold          {id}: the log message "held ID", then waits until release
 //	              is called with the same id (in this process); "released"
 //	release       {id}: ends the hold of id; "ok"
+//	note          {title, body (required), author}, properties listed in
+//	              that order (not the names' order); "noted BODY"
 //	url_required  the JSON-RPC error -32042 (URL elicitation required) with
 //	              one URL, https://example.com/connect?x=1, on its first call
 //	              in this process; "connected" on the calls after it
@@ -70,7 +72,11 @@ func main() {
 		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { rootsChanged.Add(1) },
 	})
 	for name, t := range tools {
-		s.AddTool(&mcp.Tool{Name: name, Description: t.desc, InputSchema: json.RawMessage(`{"type":"object"}`)}, t.run)
+		schema := json.RawMessage(`{"type":"object"}`)
+		if s, ok := schemas[name]; ok {
+			schema = json.RawMessage(s)
+		}
+		s.AddTool(&mcp.Tool{Name: name, Description: t.desc, InputSchema: schema}, t.run)
 	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "elicit:", err)
@@ -121,7 +127,20 @@ func hugeSchema() json.RawMessage {
 	return json.RawMessage(b.String())
 }
 
+// schemas are the input schemas of the tools that take named arguments
+// the server lists; the others take any object.
+var schemas = map[string]string{
+	"note": `{"type":"object","required":["body"],"properties":{"title":{"type":"string"},"body":{"type":"string"},"author":{"type":"string"}}}`,
+}
+
 var tools = map[string]tool{
+	"note": {"Takes a note: a title, a body and its author.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct {
+			Body string `json:"body"`
+		}
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		return text("noted " + in.Body), nil
+	}},
 	"ask_name": {"Asks for a name and an age.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return form(ctx, req, "Who are you?", nameSchema, func(r *mcp.ElicitResult) string {
 			return fmt.Sprintf("hello %v, %v", r.Content["name"], r.Content["age"])
