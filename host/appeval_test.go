@@ -2,9 +2,11 @@ package host_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/mcphost/mcphost/apps"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
@@ -68,6 +70,57 @@ func TestAppUnsafeEvalOnlyFromConfig(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAppEvalWithdrawn: turning app_csp_unsafe_eval off with a reload takes
+// the grant back from the Apps already in the transcript, and turning it
+// on again gives it back; the rest of the record is unchanged.
+func TestAppEvalWithdrawn(t *testing.T) {
+	st, err := store.Open(t.Context(), t.TempDir()+"/m.db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := remoteServer("app", config.TransportStreamableHTTP, appServerMeta(t, false, apps.MIMEType, "<!doctype html><p>app & <b>eval</b></p>", nil))
+	s.Apps, s.AppResourceMaxBytes, s.AppResourceTimeout = config.AppsAuto, apps.DefaultMaxBytes, 5e9
+	s.AppCSPUnsafeEval = true
+	h := startHost(t, host.Options{Store: st}, s)
+	e := callInSession(t, h, "app", "show", `{}`)
+	p := host.Principal{Name: "owner"}
+	shown := func(when string) (apps.Display, bool) {
+		t.Helper()
+		entries, _, err := h.Entries(t.Context(), p, e.SessionID, 0, 10)
+		if err != nil || len(entries) != 1 {
+			t.Fatalf("%s: entries %d, %v", when, len(entries), err)
+		}
+		var d apps.Display
+		if err := json.Unmarshal(entries[0].Display, &d); err != nil {
+			t.Fatalf("%s: display %.300s (%v)", when, entries[0].Display, err)
+		}
+		return d, d.UnsafeEval
+	}
+	before, eval := shown("switch on")
+	if !eval {
+		t.Fatal("the switch on: no eval grant")
+	}
+	for _, tc := range []struct {
+		on   bool
+		want bool
+	}{{false, false}, {true, true}} {
+		next := s
+		next.AppCSPUnsafeEval = tc.on
+		if _, err := h.Reload(t.Context(), &config.Config{Servers: []config.Server{next}}); err != nil {
+			t.Fatal(err)
+		}
+		d, eval := shown(fmt.Sprintf("reloaded with the switch %v", tc.on))
+		if eval != tc.want {
+			t.Errorf("the switch %v after a reload: the recorded App's eval grant is %v", tc.on, eval)
+		}
+		d.UnsafeEval = before.UnsafeEval
+		if diff := cmp.Diff(before, d); diff != "" {
+			t.Errorf("the switch %v: the record changed (-before +after):\n%s", tc.on, diff)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/upstream"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -191,4 +193,40 @@ func sourcePort(src string) string {
 		return "443"
 	}
 	return "80"
+}
+
+// withdrawEval takes the eval grant back from the recorded Apps of servers
+// that no longer have app_csp_unsafe_eval (or no longer exist): the grant
+// is the operator's, and turning the switch off must reach the Apps already
+// in transcripts, not only new calls. The stored entries keep it, so
+// turning the switch on again gives it back.
+func (h *Host) withdrawEval(entries []store.Entry) {
+	g := h.gen()
+	for i := range entries {
+		e := &entries[i]
+		if len(e.Display) == 0 || !bytes.Contains(e.Display, []byte(`"unsafeEval"`)) {
+			continue
+		}
+		if c, err := g.Conn(e.Server); err == nil && c.Cfg.AppCSPUnsafeEval {
+			continue
+		}
+		e.Display = withoutEval(e.Display)
+	}
+}
+
+// withoutEval is a display record without its unsafeEval; nil when it does
+// not decode (the WebShell could not render it either).
+func withoutEval(display json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(display, &m) != nil {
+		return nil
+	}
+	delete(m, "unsafeEval")
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(m) != nil {
+		return nil
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

@@ -189,7 +189,9 @@ func (h *Host) onPoke(ctx context.Context, p store.Poke) {
 			return
 		}
 		h.ev.fanin.markEnded(e.CallID)
-		h.publish(Event{Type: eventEntry, Principal: p.Principal, Data: &e})
+		es := []store.Entry{e}
+		h.withdrawEval(es) // recorded under the other replica's config
+		h.publish(Event{Type: eventEntry, Principal: p.Principal, Data: &es[0]})
 	case store.PokeAppContext:
 		// The store bumped AppContextVersion: the gateway reads anew.
 	case pokeCallStarted:

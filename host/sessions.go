@@ -85,7 +85,9 @@ func (h *Host) Entries(ctx context.Context, p Principal, sessionID string, after
 	if _, err := h.store.Session(ctx, p.Name, sessionID); err != nil {
 		return nil, 0, mapStoreErr(err)
 	}
-	return h.store.Entries(ctx, p.Name, sessionID, after, limit)
+	entries, next, err := h.store.Entries(ctx, p.Name, sessionID, after, limit)
+	h.withdrawEval(entries)
+	return entries, next, err
 }
 
 // checkSession fails with ErrNotFound unless the session exists and belongs
