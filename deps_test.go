@@ -15,7 +15,7 @@ const module = "github.com/mcphost/mcphost"
 
 // leaves are the packages that own one job each. They import neither the host
 // package nor each other (../shared/docs/architecture.md).
-var leaves = []string{"negotiate", "cache", "apps", "sandbox", "plugins", "policies", "oauth", "cluster", "confine", "egress", "wasmserver"}
+var leaves = []string{"negotiate", "cache", "apps", "sandbox", "plugins", "policies", "oauth", "cluster", "confine", "egress", "wasmserver", "toolsearch"}
 
 // sharedTypes is the one package every leaf may import: the types of the
 // App display record they share. It imports nothing of mcphost's.

@@ -1,0 +1,210 @@
+package toolsearch
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Doc is one tool as the index sees it.
+type Doc struct {
+	Server      string   // the server's name
+	Name        string   // the tool's name on its server
+	Title       string   // the tool's title, if any
+	Description string   // the tool's description
+	Hints       []string // the server's search_hint keywords: indexed, never shown
+	Params      []Param  // the top-level properties of its input schema, in order
+}
+
+// Param is one top-level property of a tool's input schema.
+type Param struct {
+	Name        string
+	Description string
+	Enum        []string // its values, when it lists strings
+}
+
+// DocOf builds the Doc of a tool from its parts; inputSchema is the tool's
+// input schema in any form that encodes to JSON (raw bytes, a decoded map).
+// A schema that is not an object with properties gives no parameters.
+func DocOf(server, name, title, description string, inputSchema any, hints []string) Doc {
+	d := Doc{Server: server, Name: name, Title: title, Description: description, Hints: hints}
+	var raw []byte
+	switch v := inputSchema.(type) {
+	case nil:
+	case json.RawMessage:
+		raw = v
+	case []byte:
+		raw = v
+	default:
+		raw, _ = json.Marshal(v)
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+			Enum        []any  `json:"enum"`
+		} `json:"properties"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &schema) != nil {
+		return d
+	}
+	names := make([]string, 0, len(schema.Properties))
+	for n := range schema.Properties {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		p := schema.Properties[n]
+		param := Param{Name: n, Description: p.Description}
+		for _, e := range p.Enum {
+			if s, ok := e.(string); ok {
+				param.Enum = append(param.Enum, s)
+			}
+		}
+		d.Params = append(d.Params, param)
+	}
+	return d
+}
+
+// The fields of a document and their weights: a word in a tool's name says
+// more about it than one in a parameter's description.
+const (
+	fieldServer = iota
+	fieldName
+	fieldTitle
+	fieldDescription
+	fieldParams
+	fieldParamText
+	numFields
+)
+
+var fieldWeight = [numFields]float64{
+	fieldServer:      2,
+	fieldName:        3,
+	fieldTitle:       3,
+	fieldDescription: 1,
+	fieldParams:      1,
+	fieldParamText:   0.5,
+}
+
+// BM25's saturation and length normalisation.
+const (
+	k1 = 1.2
+	b  = 0.75
+)
+
+// fields is the text of each field of d.
+func fields(d Doc) [numFields]string {
+	var f [numFields]string
+	f[fieldServer] = d.Server + " " + strings.Join(d.Hints, " ")
+	f[fieldName] = d.Name
+	f[fieldTitle] = d.Title
+	f[fieldDescription] = d.Description
+	var params, text []string
+	for _, p := range d.Params {
+		params = append(params, p.Name)
+		text = append(text, p.Description)
+		text = append(text, p.Enum...)
+	}
+	f[fieldParams] = strings.Join(params, " ")
+	f[fieldParamText] = strings.Join(text, " ")
+	return f
+}
+
+// posting is a document that has a term, with the term's weighted,
+// length-normalised frequency in it (BM25F's pseudo-frequency).
+type posting struct {
+	doc int32
+	tf  float32
+}
+
+// Index ranks a fixed set of tools. It is read-only once built: searches
+// may run concurrently.
+type Index struct {
+	docs     []Doc
+	postings map[string][]posting
+	idf      map[string]float64
+}
+
+// NewIndex indexes docs; a Hit's Doc is a position in docs.
+func NewIndex(docs []Doc) *Index {
+	ix := &Index{docs: docs, postings: map[string][]posting{}, idf: map[string]float64{}}
+	tokens := make([][numFields][]string, len(docs))
+	var total [numFields]float64
+	for i, d := range docs {
+		for f, text := range fields(d) {
+			tokens[i][f] = Tokens(text)
+			total[f] += float64(len(tokens[i][f]))
+		}
+	}
+	var avg [numFields]float64
+	for f := range avg {
+		avg[f] = max(total[f]/float64(max(len(docs), 1)), 1)
+	}
+	for i := range docs {
+		tf := map[string]float64{}
+		for f := range numFields {
+			norm := 1 - b + b*float64(len(tokens[i][f]))/avg[f]
+			for _, t := range tokens[i][f] {
+				tf[t] += fieldWeight[f] / norm
+			}
+		}
+		for t, v := range tf {
+			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: float32(v)})
+		}
+	}
+	n := float64(len(docs))
+	for t, ps := range ix.postings {
+		df := float64(len(ps))
+		ix.idf[t] = math.Log(1 + (n-df+0.5)/(df+0.5))
+	}
+	return ix
+}
+
+// Len is the number of documents.
+func (ix *Index) Len() int { return len(ix.docs) }
+
+// Doc is document i.
+func (ix *Index) Doc(i int) Doc { return ix.docs[i] }
+
+// Hit is a document that matches a query, and how well.
+type Hit struct {
+	Doc   int     // a position in the documents the index was built from
+	Score float64 // higher is better; only comparable within one search
+}
+
+// Search returns up to limit documents that match any word of query, best
+// first (ties in document order), among those keep accepts (nil: all).
+// A query with no word the index knows matches nothing.
+func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit {
+	if limit <= 0 {
+		return nil
+	}
+	terms := Tokens(query)
+	slices.Sort(terms)
+	terms = slices.Compact(terms)
+	scores := map[int32]float64{}
+	for _, t := range terms {
+		idf := ix.idf[t]
+		for _, p := range ix.postings[t] {
+			tf := float64(p.tf)
+			scores[p.doc] += idf * tf * (k1 + 1) / (tf + k1)
+		}
+	}
+	hits := make([]Hit, 0, len(scores))
+	for d, s := range scores {
+		if keep == nil || keep(int(d)) {
+			hits = append(hits, Hit{Doc: int(d), Score: s})
+		}
+	}
+	slices.SortFunc(hits, func(a, b Hit) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return a.Doc - b.Doc
+	})
+	return hits[:min(limit, len(hits))]
+}

@@ -1,0 +1,71 @@
+package toolsearch
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+)
+
+func TestTokens(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"getUserProfile", []string{"get", "user", "profil"}},
+		{"HTTPServer", []string{"http", "server"}},
+		{"API-post-search", []string{"api", "post", "search"}},
+		{"list_files in a directory", []string{"list", "fil", "directory"}},
+		{"created, creates, create", []string{"creat", "creat", "creat"}},
+		{"Deleted the issues", []string{"delet", "issu"}},
+		{"running searches", []string{"run", "search"}},
+		{"status of analysis", []string{"status", "analysis"}},
+		{"ec2 v2Api", []string{"ec2", "v2", "api"}},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := Tokens(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("Tokens(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSearch(t *testing.T) {
+	docs := []Doc{
+		DocOf("filesystem", "read_text_file", "", "Read the complete contents of a file as text.", json.RawMessage(`{"properties":{"path":{"type":"string"}}}`), nil),
+		DocOf("filesystem", "list_directory", "", "Get a detailed listing of all files and directories in a specified path.", json.RawMessage(`{"properties":{"path":{"type":"string"}}}`), nil),
+		DocOf("github", "create_issue", "Create issue", "Create a new issue in a GitHub repository.", json.RawMessage(`{"properties":{"owner":{},"repo":{},"title":{},"body":{}}}`), nil),
+		DocOf("github", "search_code", "", "Search for code across GitHub repositories.", json.RawMessage(`{"properties":{"q":{"description":"search query"}}}`), nil),
+		DocOf("weather", "forecast", "", "Weather forecast for a place.", json.RawMessage(`{"properties":{"units":{"enum":["celsius","fahrenheit"]}}}`), []string{"temperature", "rain"}),
+	}
+	ix := NewIndex(docs)
+	tests := []struct {
+		query string
+		want  string // the first hit's name
+	}{
+		{"open a new GitHub issue about the crash", "create_issue"},
+		{"what files are in this folder listing", "list_directory"},
+		{"read the contents of config.yaml", "read_text_file"},
+		{"will it rain tomorrow", "forecast"},
+		{"temperature in fahrenheit", "forecast"},
+		{"find code that calls parseConfig", "search_code"},
+	}
+	for _, tt := range tests {
+		hits := ix.Search(tt.query, 3, nil)
+		if len(hits) == 0 || docs[hits[0].Doc].Name != tt.want {
+			var got []string
+			for _, h := range hits {
+				got = append(got, docs[h.Doc].Name)
+			}
+			t.Errorf("Search(%q) = %v, want %s first", tt.query, got, tt.want)
+		}
+	}
+	if hits := ix.Search("the of and", 5, nil); len(hits) != 0 {
+		t.Errorf("a query of stop words matched %v", hits)
+	}
+	if hits := ix.Search("issue", 5, func(d int) bool { return docs[d].Server != "github" }); len(hits) != 0 {
+		t.Errorf("a filtered-out tool was returned: %v", hits)
+	}
+	if hits := ix.Search("file", 1, nil); len(hits) != 1 {
+		t.Errorf("limit 1 gave %d hits", len(hits))
+	}
+}

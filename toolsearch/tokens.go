@@ -1,0 +1,104 @@
+package toolsearch
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Tokens splits text into the words the index knows: at every character
+// that is not a letter or digit, and inside words at camelCase and acronym
+// boundaries (getUserProfile: get user profile; HTTPServer: http server),
+// lower-cased, without stop words and one-letter words, each stemmed.
+func Tokens(text string) []string {
+	var out []string
+	for _, w := range words(text) {
+		w = strings.ToLower(w)
+		if utf8.RuneCountInString(w) < 2 || stopWords[w] {
+			continue
+		}
+		out = append(out, stem(w))
+	}
+	return out
+}
+
+// words splits text at non-alphanumerics and case boundaries.
+func words(text string) []string {
+	var out []string
+	rs := []rune(text)
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			out = append(out, string(rs[start:end]))
+		}
+		start = -1
+	}
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		prev := rs[i-1]
+		switch {
+		case (unicode.IsLower(prev) || unicode.IsDigit(prev)) && unicode.IsUpper(r):
+			// getUser: a new word at U.
+			flush(i)
+			start = i
+		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
+			// HTTPServer: a new word at the S.
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(rs))
+	return out
+}
+
+// stopWords are words that say nothing about which tool is meant.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an and are as at be been but by can could do does for from
+		had has have how i if in into is it its me my of on or our please should so some
+		than that the their them then there these this those to use using want was we were
+		what when where which while who will with would you your tool tools`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// stem strips the common English inflections, lightly: enough that
+// "files", "listing", "created" and "deletes" meet "file", "list",
+// "create" and "delete". A final e goes too, so that "create" and
+// "created" both become "creat".
+func stem(w string) string {
+	n := len(w)
+	switch {
+	case n > 4 && strings.HasSuffix(w, "ies"):
+		w = w[:n-3] + "y"
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		w = undouble(w[:n-3])
+	case n > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
+		w = undouble(w[:n-2])
+	case n > 4 && (strings.HasSuffix(w, "sses") || strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes")):
+		w = w[:n-2]
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		w = w[:n-1]
+	}
+	if len(w) > 3 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// undouble turns "runn" (from "running") back into "run".
+func undouble(w string) string {
+	n := len(w)
+	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("lsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
