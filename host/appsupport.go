@@ -204,7 +204,7 @@ func (h *Host) withdrawEval(entries []store.Entry) {
 	g := h.gen()
 	for i := range entries {
 		e := &entries[i]
-		if len(e.Display) == 0 || !bytes.Contains(e.Display, []byte(`"unsafeEval"`)) {
+		if len(e.Display) == 0 || !bytes.Contains(e.Display, []byte(`"unsafeEval":true`)) {
 			continue
 		}
 		if c, err := g.Conn(e.Server); err == nil && c.Cfg.AppCSPUnsafeEval {

@@ -193,7 +193,10 @@ func (rl *relay) methods(next mcp.MethodHandler) mcp.MethodHandler {
 				// server's to declare: the relaying replica renders its
 				// Apps as the holder does.
 				if up.Capabilities != nil && len(up.Capabilities.Extensions) > 0 {
-					caps := *ir.Capabilities
+					var caps mcp.ServerCapabilities
+					if ir.Capabilities != nil {
+						caps = *ir.Capabilities
+					}
 					caps.Extensions = maps.Clone(up.Capabilities.Extensions)
 					ir.Capabilities = &caps
 				}
