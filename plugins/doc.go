@@ -38,16 +38,15 @@
 // the previous one's output. The Extism config map is the block's `config`.
 //
 // Every output is checked ([ValidateResultOutput], [ValidateDisplayOutput]):
-// at most 2 MiB ([MaxIOBytes]; a display stage's 34 MiB, [MaxDisplayIOBytes])
-// before decoding, valid UTF-8, strict JSON (no
+// at most 2 MiB ([MaxIOBytes]; a display stage's 34 MiB,
+// [MaxDisplayIOBytes]) before decoding, valid UTF-8, strict JSON (no
 // duplicate keys, nesting at most 128), no unknown keys; a result must be a
 // well-formed CallToolResult with content items of known types, may set
 // isError but never clear it, and keeps structuredContent valid against the
 // tool's output schema; a display record keeps its type and resourceUri,
 // carries at most 16 MiB of html ([MaxHTMLBytes], the largest App a server
-// may serve), and may only remove CSP
-// sources and permissions, never add one. An invalid output is a plugin
-// error.
+// may serve), and may only remove CSP sources and permissions, never add
+// one. An invalid output is a plugin error.
 //
 // # Limits
 //
