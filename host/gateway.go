@@ -86,6 +86,9 @@ type ListChanges struct {
 // GatewayConfig returns the gateway block of the current configuration.
 func (h *Host) GatewayConfig() config.Gateway { return h.gen().Cfg.Gateway }
 
+// TelemetryConfig is the `telemetry` block of the running config.
+func (h *Host) TelemetryConfig() config.Telemetry { return h.gen().Cfg.Telemetry }
+
 // GatewayAuthenticate returns the caller a bearer token of a principal (or
 // the owner) stands for on the gateway, with origin OriginGateway. A
 // WebShell credential is not accepted: it is for the WebShell only.

@@ -398,7 +398,7 @@ func restartOnly(a, b *config.Config) []string {
 	if a.Store.Sync != b.Store.Sync {
 		out = append(out, "store.sync") // the store is opened once, before the host
 	}
-	if a.Telemetry != b.Telemetry {
+	if a.Telemetry.OTLPEndpoint != b.Telemetry.OTLPEndpoint || a.Telemetry.ServiceName != b.Telemetry.ServiceName {
 		out = append(out, "telemetry") // the trace exporter is set up once, at start
 	}
 	return out

@@ -207,6 +207,9 @@ type Telemetry struct {
 	OTLPEndpoint string
 	// ServiceName is `service_name` (default "mcphost").
 	ServiceName string
+	// Pprof is `pprof`: the daemon serves Go's runtime profiles at
+	// /debug/pprof/ to admins (default false). A reload applies it.
+	Pprof bool
 }
 
 // StoreConfig is the `store` block: settings of the database in data_dir,

@@ -293,6 +293,8 @@ type telemetryBlock struct {
 	// service_name: the resource's service.name (default "mcphost").
 	ServiceName      hcl.Expression `hcl:"service_name,optional"`
 	ServiceNameRange hcl.Range      `hcl:"service_name,attr_value_range"`
+	// pprof: serve Go's profiles at /debug/pprof/ to admins.
+	Pprof hcl.Expression `hcl:"pprof,optional"`
 }
 
 // policiesBlock is the `policies` block: settings of the policy set.

@@ -52,4 +52,7 @@ func (l *loader) decodeTelemetry(cfg *Config, blocks []*telemetryBlock) {
 			cfg.Telemetry.ServiceName = v
 		}
 	}
+	if v, st := l.evalBool(b.Pprof, "pprof"); st == valid {
+		cfg.Telemetry.Pprof = v
+	}
 }

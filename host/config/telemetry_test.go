@@ -7,15 +7,18 @@ func TestTelemetrySettings(t *testing.T) {
 		name, block       string
 		endpoint, service string
 		diag              string // summary of the one error, or ""
+		pprof             bool
 	}{
-		{"none", "", "", DefaultServiceName, ""},
-		{"endpoint", "telemetry {\n  otlp_endpoint = \"http://127.0.0.1:4318\"\n}\n", "http://127.0.0.1:4318", DefaultServiceName, ""},
-		{"with path and name", "telemetry {\n  otlp_endpoint = \"https://otel.example/otlp/v1/traces\"\n  service_name = \"team-mcp\"\n}\n", "https://otel.example/otlp/v1/traces", "team-mcp", ""},
-		{"not a URL", "telemetry {\n  otlp_endpoint = \"127.0.0.1:4318\"\n}\n", "", DefaultServiceName, "Invalid otlp_endpoint"},
-		{"grpc scheme", "telemetry {\n  otlp_endpoint = \"grpc://127.0.0.1:4317\"\n}\n", "", DefaultServiceName, "Invalid otlp_endpoint"},
-		{"credentials", "telemetry {\n  otlp_endpoint = \"http://u:p@127.0.0.1:4318\"\n}\n", "", DefaultServiceName, "Invalid otlp_endpoint"},
-		{"empty name", "telemetry {\n  service_name = \"\"\n}\n", "", DefaultServiceName, "Invalid service_name"},
-		{"two blocks", "telemetry {\n}\ntelemetry {\n}\n", "", DefaultServiceName, "Duplicate telemetry block"},
+		{"none", "", "", DefaultServiceName, "", false},
+		{"endpoint", "telemetry {\n  otlp_endpoint = \"http://127.0.0.1:4318\"\n}\n", "http://127.0.0.1:4318", DefaultServiceName, "", false},
+		{"with path and name", "telemetry {\n  otlp_endpoint = \"https://otel.example/otlp/v1/traces\"\n  service_name = \"team-mcp\"\n}\n", "https://otel.example/otlp/v1/traces", "team-mcp", "", false},
+		{"not a URL", "telemetry {\n  otlp_endpoint = \"127.0.0.1:4318\"\n}\n", "", DefaultServiceName, "Invalid otlp_endpoint", false},
+		{"grpc scheme", "telemetry {\n  otlp_endpoint = \"grpc://127.0.0.1:4317\"\n}\n", "", DefaultServiceName, "Invalid otlp_endpoint", false},
+		{"credentials", "telemetry {\n  otlp_endpoint = \"http://u:p@127.0.0.1:4318\"\n}\n", "", DefaultServiceName, "Invalid otlp_endpoint", false},
+		{"empty name", "telemetry {\n  service_name = \"\"\n}\n", "", DefaultServiceName, "Invalid service_name", false},
+		{"two blocks", "telemetry {\n}\ntelemetry {\n}\n", "", DefaultServiceName, "Duplicate telemetry block", false},
+		{"pprof", "telemetry {\n  pprof = true\n}\n", "", DefaultServiceName, "", true},
+		{"pprof not a bool", "telemetry {\n  pprof = \"yes please\"\n}\n", "", DefaultServiceName, "Incorrect attribute value type", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -24,8 +27,8 @@ func TestTelemetrySettings(t *testing.T) {
 				if diags.HasErrors() {
 					t.Fatal(diags)
 				}
-				if cfg.Telemetry.OTLPEndpoint != tt.endpoint || cfg.Telemetry.ServiceName != tt.service {
-					t.Fatalf("telemetry %+v, want endpoint %q and service %q", cfg.Telemetry, tt.endpoint, tt.service)
+				if cfg.Telemetry.OTLPEndpoint != tt.endpoint || cfg.Telemetry.ServiceName != tt.service || cfg.Telemetry.Pprof != tt.pprof {
+					t.Fatalf("telemetry %+v, want endpoint %q, service %q and pprof %v", cfg.Telemetry, tt.endpoint, tt.service, tt.pprof)
 				}
 				return
 			}

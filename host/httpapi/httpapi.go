@@ -217,6 +217,7 @@ func (a *api) readyz(c *gin.Context) {
 // the checks it goes through before its handler.
 func (a *api) mountRoutes(r *gin.Engine) {
 	r.GET("/metrics", a.checkOrigin, a.authenticate, a.requireAdmin, a.metrics)
+	r.GET("/debug/pprof/*profile", a.checkOrigin, a.authenticate, a.requireAdmin, a.pprof)
 
 	r.POST("/api/v1/webshell/session", a.checkOrigin, a.limitBody, a.webShellSession)
 	v1 := r.Group("/api/v1", a.checkOrigin, a.authenticate, a.limitBody)
