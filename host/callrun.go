@@ -137,11 +137,11 @@ func (r *callRun) start(ctx context.Context) error {
 	}
 	r.running = key
 
-	st := r.t.Conn.Snapshot()
+	era, version := r.t.Conn.Protocol()
 	r.entry = &store.Entry{
 		SessionID: req.SessionID, CallID: r.callID, Principal: req.Principal.Name, Origin: origin,
 		Server: req.Server, Tool: req.Tool, AppEntryID: req.AppEntryID, Arguments: r.args,
-		Era: st.Era, ProtocolVersion: st.ProtocolVersion, StartedAt: time.Now().UTC(),
+		Era: era, ProtocolVersion: version, StartedAt: time.Now().UTC(),
 	}
 	r.out = &callOutcome{entry: r.entry}
 	r.trail = &pipeline.Trail{}

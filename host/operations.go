@@ -117,11 +117,14 @@ func (h *Host) opSession(ctx context.Context, c Caller, op *operation) error {
 // startOpSpan starts the span of one operation, named as OpenTelemetry's
 // MCP conventions name it ("resources/read", "prompts/get NAME").
 func startOpSpan(ctx context.Context, c Caller, op *operation) (context.Context, trace.Span) {
+	if !upstream.Tracing() {
+		return ctx, upstream.NoSpan
+	}
 	name := op.op
 	if op.prompt != "" {
 		name += " " + op.prompt
 	}
-	ctx, span := tracer.Start(ctx, name)
+	ctx, span := upstream.StartSpan(ctx, name)
 	if span.IsRecording() {
 		span.SetAttributes(upstream.AttrMCPMethod.String(op.op), upstream.AttrServer.String(op.server),
 			upstream.AttrPrincipal.String(c.Name), upstream.AttrOrigin.String(c.Origin))

@@ -70,9 +70,9 @@ func newOpRecord(c Caller, t upstream.Target, op *operation) *opRecord {
 	if op.session == "" {
 		return nil
 	}
-	st := t.Conn.Snapshot()
+	era, version := t.Conn.Protocol()
 	e := &store.Entry{SessionID: op.session, CallID: "o_" + randomHex(8), Principal: c.Name, Origin: c.Origin,
-		Server: op.server, Era: st.Era, ProtocolVersion: st.ProtocolVersion, StartedAt: time.Now().UTC()}
+		Server: op.server, Era: era, ProtocolVersion: version, StartedAt: time.Now().UTC()}
 	if op.op == policies.OpGetPrompt {
 		e.Kind, e.Tool, e.Arguments = store.KindPrompt, op.prompt, mustJSON(op.args)
 		if op.args == nil {

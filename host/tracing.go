@@ -6,7 +6,6 @@ import (
 
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -20,13 +19,13 @@ import (
 // App (its resource read and the display stage), and the transcript
 // record. Without a collector the tracer is OpenTelemetry's no-op.
 
-// tracer resolves the global provider when a span starts, so one that
-// telemetry.Setup installs after the host was built is used.
-var tracer = otel.Tracer("github.com/mcphost/mcphost/host")
-
-// startCallSpan starts the span of one call through the pipeline.
+// startCallSpan starts the span of one call through the pipeline (none
+// without a tracer provider: upstream.Tracing).
 func startCallSpan(ctx context.Context, req *SessionCall) (context.Context, trace.Span) {
-	ctx, span := tracer.Start(ctx, "tools/call "+req.Tool)
+	if !upstream.Tracing() {
+		return ctx, upstream.NoSpan
+	}
+	ctx, span := upstream.StartSpan(ctx, "tools/call "+req.Tool)
 	if !span.IsRecording() {
 		return ctx, span // traces are off: no attributes to build
 	}

@@ -220,6 +220,15 @@ func (c *Conn) Snapshot() ServerStatus {
 	return st
 }
 
+// Protocol is the era and protocol version of the server's session, as
+// Snapshot has them, without building the rest of the status (a call needs
+// only these).
+func (c *Conn) Protocol() (era, version string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.status.Era, c.status.ProtocolVersion
+}
+
 // SetState moves the server to a new state and reports it.
 func (c *Conn) SetState(state State, mutate func(*ServerStatus)) {
 	c.mu.Lock()

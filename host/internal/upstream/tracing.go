@@ -12,6 +12,9 @@ import (
 
 // startUpstreamSpan starts the client span of the request to the server.
 func (c *Conn) startUpstreamSpan(ctx context.Context, tool, protocol string) (context.Context, trace.Span) {
+	if !Tracing() {
+		return ctx, NoSpan
+	}
 	ctx, span := tracer.Start(ctx, "tools/call "+tool, trace.WithSpanKind(trace.SpanKindClient))
 	if !span.IsRecording() {
 		return ctx, span
@@ -40,6 +43,28 @@ func EndSpan(span trace.Span, err error) {
 // tracer resolves the global provider when a span starts, so one that
 // telemetry.Setup installs after the host was built is used.
 var tracer = otel.Tracer("github.com/mcphost/mcphost/host")
+
+// defaultProvider is OpenTelemetry's global provider before anything is
+// installed: its spans record nothing.
+var defaultProvider = otel.GetTracerProvider()
+
+// Tracing says whether a tracer provider has been installed (telemetry.Setup
+// with a collector). Without one a call's spans are not started at all:
+// the no-op spans cost allocations on every call and say nothing. A
+// traceparent the caller sent still reaches the servers, from the context.
+func Tracing() bool { return otel.GetTracerProvider() != defaultProvider }
+
+// NoSpan is the span of a stage while Tracing is off: it records nothing,
+// and ending it ends nothing.
+var NoSpan = trace.SpanFromContext(context.Background())
+
+// StartSpan is tracer.Start when Tracing is on, else ctx and NoSpan.
+func StartSpan(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	if !Tracing() {
+		return ctx, NoSpan
+	}
+	return tracer.Start(ctx, name, opts...)
+}
 
 // Attribute keys: OpenTelemetry's MCP and GenAI conventions where they
 // have one, mcphost.* otherwise.
