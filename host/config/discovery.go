@@ -39,7 +39,7 @@ func (l *loader) decodeSearchHint(b *serverBlock) []string {
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid search hint",
-				Detail:   fmt.Sprintf("Each search_hint keyword must be a non-empty string of at most %d characters; %s is not.", MaxSearchHintLen, strconv.Quote(clipQuote(h))),
+				Detail:   fmt.Sprintf("Each search_hint keyword must be a non-empty string of at most %d characters; %s is not.", MaxSearchHintLen, clipQuote(h)),
 				Subject:  b.SearchHintRange.Ptr(),
 			})
 			return nil

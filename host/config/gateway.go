@@ -298,7 +298,7 @@ func (l *loader) evalPin(cfg *Config, expr hcl.Expression, rng hcl.Range) []stri
 			l.add(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid pin",
-				Detail: fmt.Sprintf("pin names %q, which is not SERVER__TOOL of a configured server (servers: %s). Give the names the gateway serves the tools by, such as \"github__create_issue\".",
+				Detail: fmt.Sprintf("pin names %s, which is not SERVER__TOOL of a configured server (servers: %s). Give the names the gateway serves the tools by, such as \"github__create_issue\".",
 					clipQuote(n), listOrNone(servers)),
 				Subject: rng.Ptr(),
 			})
