@@ -117,8 +117,9 @@ type Host struct {
 
 	store   *store.Store
 	cache   *cache.Cache
-	relays  relays // the singleton servers' relays (relayserver.go)
-	credKey []byte // derives WebShell credentials (principal.go)
+	relays  relays        // the singleton servers' relays (relayserver.go)
+	search  searchIndexes // the tool search's indexes (search.go)
+	credKey []byte        // derives WebShell credentials (principal.go)
 }
 
 // gens is the generation in force: servers, principals, policies and

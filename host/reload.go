@@ -105,6 +105,8 @@ func sameServer(a, b config.Server) bool {
 		return false
 	}
 	a.Roots, b.Roots = nil, nil
+	// Search hints are read from the generation's config by the index.
+	a.SearchHint, b.SearchHint = nil, nil
 	// The protected set is the machine's (data_dir, the config's files),
 	// not the server's: Landlock denies it by default whatever it holds.
 	a.Sandbox.Protected, b.Sandbox.Protected = nil, nil

@@ -285,8 +285,12 @@ func offers(s host.ServerStatus) string {
 	return strings.Join(parts, ", ")
 }
 
+// searchLimit is how many tools `tools -search` prints: the API's default.
+const searchLimit = 20
+
 func (e *env) tools(ctx context.Context, args []string) int {
-	fs, cf := e.clientFlagSet("tools", "[-config FILE] [-json] [-v] [SERVER | SERVER.TOOL]")
+	fs, cf := e.clientFlagSet("tools", "[-config FILE] [-json] [-v] [-search QUERY] [SERVER | SERVER.TOOL]")
+	search := fs.String("search", "", "print the tools that best match `QUERY` (words saying what you want to do), best first")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -299,6 +303,19 @@ func (e *env) tools(ctx context.Context, args []string) int {
 	var names []string
 	if server != "" {
 		names = []string{server}
+	}
+	searching := false
+	fs.Visit(func(f *flag.Flag) { searching = searching || f.Name == "search" })
+	if searching {
+		switch {
+		case one != "":
+			fmt.Fprintf(e.stderr, "mcphost tools: -search looks among the tools of every server, or of one SERVER; %q names a tool\n", termsafe.Line(fs.Arg(0)))
+			return exitUsage
+		case strings.TrimSpace(*search) == "":
+			fmt.Fprintln(e.stderr, "mcphost tools: -search is empty: give the words to look for")
+			return exitUsage
+		}
+		return e.searchTools(ctx, cf, *search, server, names)
 	}
 	if d, code := e.daemonOf(ctx, cf); d != nil || code >= 0 {
 		if d == nil {
@@ -338,6 +355,66 @@ func (e *env) tools(ctx context.Context, args []string) int {
 		views = append(views, t.View())
 	}
 	return e.printTools(tools, views, h.Servers(), server, one, *cf.json)
+}
+
+// searchTools is `tools -search QUERY [SERVER]`: the tools the principal
+// may see, of server ("" all), ranked against query by the host's ranker
+// (through the daemon's API, or in-process), printed as `tools` prints
+// them, best first.
+func (e *env) searchTools(ctx context.Context, cf clientFlags, query, server string, names []string) int {
+	var (
+		tools    []host.Tool
+		views    []host.ToolView
+		statuses []host.ServerStatus
+		total    int
+	)
+	if d, code := e.daemonOf(ctx, cf); d != nil || code >= 0 {
+		if d == nil {
+			return code
+		}
+		var raw []json.RawMessage
+		n, err := d.SearchTools(ctx, query, names, searchLimit, &raw)
+		if err == nil {
+			views, err = toolViews(raw)
+		}
+		if err == nil {
+			statuses, err = daemonServers(ctx, d)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "mcphost tools: %s\n", termsafe.Line(err.Error()))
+			return exitFailure
+		}
+		total = n
+		for _, v := range views {
+			tools = append(tools, toolOfView(v))
+		}
+	} else {
+		defer e.closeAll()
+		h, _, code := e.openHost(ctx, cf, names)
+		if h == nil {
+			return code
+		}
+		found, n, err := h.SearchTools(ctx, host.Caller{Principal: e.principal, Origin: host.OriginUser}, query, names, searchLimit)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "mcphost tools: %s\n", termsafe.Line(err.Error()))
+			return exitFailure
+		}
+		tools, total, statuses = found, n, h.Servers()
+		for _, t := range tools {
+			views = append(views, t.View())
+		}
+	}
+	if views == nil {
+		views = []host.ToolView{}
+	}
+	code := e.printTools(tools, views, statuses, server, "", *cf.json)
+	switch {
+	case total == 0:
+		fmt.Fprintf(e.stderr, "mcphost tools: no tool matches %q\n", termsafe.Line(query))
+	case total > len(tools):
+		fmt.Fprintf(e.stderr, "mcphost tools: the best %d of %d matches\n", len(tools), total)
+	}
+	return code
 }
 
 // printTools prints the tools (views: the same as JSON), or the one

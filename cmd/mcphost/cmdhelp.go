@@ -29,10 +29,17 @@ Examples:
 a short enum shows its values (quarter*: Q1|Q2|Q3|Q4). SERVER.TOOL prints
 one tool whole, its input and output schema included.
 
+-search QUERY ranks the tools against a request in words with the ranker
+of the WebShell's search and of the gateway's search_tools, and prints
+the best 20, best first (of SERVER only, when one is named); stderr says
+when more matched, or when none did.
+
 Examples:
   mcphost tools
   mcphost tools revenue
   mcphost tools -json revenue.show_revenue_dashboard
+  mcphost tools -search "revenue by quarter"
+  mcphost tools -search "add two numbers" -json fx
 `,
 	"servers": `Examples:
   mcphost servers

@@ -192,6 +192,25 @@ func daemonTools(ctx context.Context, d *apiclient.Client, server string) ([]hos
 	if err := d.Tools(ctx, &raw); err != nil {
 		return nil, err
 	}
+	tools, err := toolViews(raw)
+	if err != nil {
+		return nil, err
+	}
+	if server == "" {
+		return tools, nil
+	}
+	kept := tools[:0]
+	for _, t := range tools {
+		if t.Server == server {
+			kept = append(kept, t)
+		}
+	}
+	return kept, nil
+}
+
+// toolViews decodes the daemon's tools, keeping each input schema as the
+// daemon wrote it.
+func toolViews(raw []json.RawMessage) ([]host.ToolView, error) {
 	tools := make([]host.ToolView, len(raw))
 	for i, r := range raw {
 		var schema struct {
@@ -204,16 +223,7 @@ func daemonTools(ctx context.Context, d *apiclient.Client, server string) ([]hos
 			tools[i].InputSchema = schema.InputSchema
 		}
 	}
-	if server == "" {
-		return tools, nil
-	}
-	kept := tools[:0]
-	for _, t := range tools {
-		if t.Server == server {
-			kept = append(kept, t)
-		}
-	}
-	return kept, nil
+	return tools, nil
 }
 
 // cliSession returns the id of the principal's CLI session, creating it on

@@ -6,7 +6,7 @@
 //	mcphost servers  [-config FILE] [-json]        connect and show each server
 //	mcphost logs     [-f] SERVER                   a server's log messages, from the daemon
 //	mcphost restart  SERVER                        a new session of a server of the daemon
-//	mcphost tools    [-config FILE] [-json] [SERVER | SERVER.TOOL]
+//	mcphost tools    [-config FILE] [-json] [-search QUERY] [SERVER | SERVER.TOOL]
 //	mcphost call     [-config FILE] [-json] SERVER.TOOL [JSON-ARGUMENTS]
 //	mcphost policy   eval ...                      evaluate the policies on one input
 //	mcphost plugin   run ...                       run one plugin stage on one input

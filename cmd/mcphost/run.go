@@ -43,7 +43,7 @@ Usage:
   mcphost servers  [CLIENT FLAGS]                    show every server
   mcphost logs     [CLIENT FLAGS] [-f] SERVER        a server's log messages and stderr, from the daemon
   mcphost restart  [CLIENT FLAGS] SERVER             a new session of a server of the daemon
-  mcphost tools    [CLIENT FLAGS] [SERVER | SERVER.TOOL]
+  mcphost tools    [CLIENT FLAGS] [-search QUERY] [SERVER | SERVER.TOOL]
   mcphost call     [CLIENT FLAGS] SERVER.TOOL [JSON-ARGUMENTS | - | KEY=VALUE... | KEY:=JSON...]
   mcphost resources [CLIENT FLAGS] [SERVER]         list resources and templates
   mcphost resources [CLIENT FLAGS] [-o FILE] read SERVER URI

@@ -260,6 +260,10 @@ type Server struct {
 	// roots are not advertised.
 	Roots []string
 
+	// SearchHint is `search_hint`: keywords the gateway's tool search
+	// indexes with the server's tools; never shown to a client.
+	SearchHint []string
+
 	VersionNegotiation  string        // NegotiationLegacy (default) | NegotiationAuto
 	StdioProbe          string        // StdioProbeSibling (default) | StdioProbeInPlace
 	HTTPProbeTimeout    string        // HTTPProbeTimeoutFallback (default) | HTTPProbeTimeoutError

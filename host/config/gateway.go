@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,13 +48,63 @@ type Gateway struct {
 	MaxSessions int
 	// Endpoints are the `endpoint "NAME"` blocks, in file order.
 	Endpoints []GatewayEndpoint
+	// Discovery is `discovery`: how /mcp answers tools/list (DiscoveryList,
+	// the default, DiscoverySearch or DiscoveryAuto).
+	Discovery string
+	// DiscoveryThreshold is `discovery_threshold`: in DiscoveryAuto, the
+	// size in bytes of a caller's listed tool definitions past which it
+	// gets the meta-tools; default DefaultDiscoveryThreshold.
+	DiscoveryThreshold int
+	// Pin is `pin`: the SERVER__TOOL names listed beside the meta-tools in
+	// search mode, in the order given.
+	Pin []string
 }
+
+// The values of `discovery`.
+const (
+	DiscoveryList   = "list"   // every tool of the caller's view is listed
+	DiscoverySearch = "search" // the meta-tools and the pinned tools are listed
+	DiscoveryAuto   = "auto"   // search when the view's definitions are large
+)
+
+// DefaultDiscoveryThreshold is the default `discovery_threshold`: about
+// 12k tokens of tool definitions, a tenth of a 128k context window.
+const DefaultDiscoveryThreshold = 48 << 10
+
+// MaxDiscoveryThreshold bounds `discovery_threshold`.
+const MaxDiscoveryThreshold = 1 << 30
 
 // GatewayEndpoint is a named aggregate endpoint, /mcp/endpoints/NAME.
 type GatewayEndpoint struct {
 	Name      string
 	Servers   []string
 	NameRange hcl.Range
+	// Discovery and Pin are the endpoint's own `discovery` and `pin`;
+	// empty (nil) means the gateway block's.
+	Discovery string
+	Pin       []string
+}
+
+// DiscoveryOf returns the discovery mode and pins of the endpoint named
+// name ("" for /mcp and the per-server endpoints, which follow the
+// gateway block).
+func (g Gateway) DiscoveryOf(name string) (mode string, pin []string) {
+	mode, pin = g.Discovery, g.Pin
+	if mode == "" {
+		mode = DiscoveryList
+	}
+	for _, e := range g.Endpoints {
+		if e.Name != name || name == "" {
+			continue
+		}
+		if e.Discovery != "" {
+			mode = e.Discovery
+		}
+		if e.Pin != nil {
+			pin = e.Pin
+		}
+	}
+	return mode, pin
 }
 
 // Serves reports whether the gateway fronts server.
@@ -76,7 +127,8 @@ var endpointNameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
 // are known, so that every server it names is checked.
 func (l *loader) decodeGateway(cfg *Config, blocks []*gatewayBlock) {
 	cfg.Gateway = Gateway{Enabled: true, SessionTimeout: DefaultGatewaySessionTimeout,
-		MaxSessionsPerPrincipal: DefaultGatewayMaxSessionsPerPrincipal, MaxSessions: DefaultGatewayMaxSessions}
+		MaxSessionsPerPrincipal: DefaultGatewayMaxSessionsPerPrincipal, MaxSessions: DefaultGatewayMaxSessions,
+		Discovery: DiscoveryList, DiscoveryThreshold: DefaultDiscoveryThreshold}
 	if len(blocks) == 0 {
 		return
 	}
@@ -117,6 +169,13 @@ func (l *loader) decodeGateway(cfg *Config, blocks []*gatewayBlock) {
 		"Invalid max_sessions", fmt.Sprintf("max_sessions is how many 2025-11-25 MCP sessions the daemon holds open at once, for every principal together: a whole number from 1 to %d.", MaxGatewayMaxSessions)); set {
 		cfg.Gateway.MaxSessions = n
 	}
+	if mode, ok := l.evalDiscovery(b.Discovery, b.DiscoveryRange); ok {
+		cfg.Gateway.Discovery = mode
+	}
+	if n, st := l.evalSize(b.DiscoveryThreshold, "discovery_threshold", b.DiscoveryThresholdRange, MaxDiscoveryThreshold, `"48KiB"`); st == valid {
+		cfg.Gateway.DiscoveryThreshold = n
+	}
+	cfg.Gateway.Pin = l.evalPin(cfg, b.Pin, b.PinRange)
 	l.decodeEndpoints(cfg, b)
 }
 
@@ -193,8 +252,71 @@ func (l *loader) decodeEndpoints(cfg *Config, b *gatewayBlock) {
 		if st != valid {
 			continue
 		}
-		cfg.Gateway.Endpoints = append(cfg.Gateway.Endpoints, GatewayEndpoint{
+		ep := GatewayEndpoint{
 			Name: e.Name, Servers: l.checkServerNames(cfg, names, e.ServersRange, fmt.Sprintf("endpoint %q", e.Name)), NameRange: e.NameRange,
-		})
+		}
+		ep.Discovery, _ = l.evalDiscovery(e.Discovery, e.DiscoveryRange)
+		ep.Pin = l.evalPin(cfg, e.Pin, e.PinRange)
+		cfg.Gateway.Endpoints = append(cfg.Gateway.Endpoints, ep)
 	}
+}
+
+// evalDiscovery reads a `discovery` attribute: "list", "search" or "auto".
+func (l *loader) evalDiscovery(expr hcl.Expression, rng hcl.Range) (string, bool) {
+	v, st := l.evalString(expr, "discovery")
+	if st != valid {
+		return "", false
+	}
+	switch v {
+	case DiscoveryList, DiscoverySearch, DiscoveryAuto:
+		return v, true
+	}
+	l.add(&hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid discovery",
+		Detail: fmt.Sprintf("discovery is %s; it must be \"list\" (every tool is listed, the default), \"search\" (the search_tools, describe_tools and call_tool meta-tools and the pinned tools are listed) or \"auto\" (search when a caller's tool definitions exceed discovery_threshold).",
+			quoted(expr, v)),
+		Subject: rng.Ptr(),
+	})
+	return "", false
+}
+
+// evalPin reads a `pin` attribute: SERVER__TOOL names of configured
+// servers, without repeats. nil when absent or invalid.
+func (l *loader) evalPin(cfg *Config, expr hcl.Expression, rng hcl.Range) []string {
+	names, st := l.evalStringList(expr, "pin")
+	if st != valid {
+		return nil
+	}
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if !pinsServer(cfg, n) {
+			var servers []string
+			for _, s := range cfg.Servers {
+				servers = append(servers, s.Name)
+			}
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid pin",
+				Detail: fmt.Sprintf("pin names %s, which is not SERVER__TOOL of a configured server (servers: %s). Give the names the gateway serves the tools by, such as \"github__create_issue\".",
+					clipQuote(n), listOrNone(servers)),
+				Subject: rng.Ptr(),
+			})
+			continue
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// pinsServer reports whether name is SERVER__TOOL of a configured server.
+func pinsServer(cfg *Config, name string) bool {
+	for _, s := range cfg.Servers {
+		if tool, ok := strings.CutPrefix(name, s.Name+"__"); ok && tool != "" {
+			return true
+		}
+	}
+	return false
 }

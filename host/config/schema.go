@@ -136,6 +136,11 @@ type serverBlock struct {
 	Roots      hcl.Expression `hcl:"roots,optional"`
 	RootsRange hcl.Range      `hcl:"roots,attr_value_range"`
 
+	// search_hint: keywords the gateway's tool search indexes with the
+	// server's tools (never shown).
+	SearchHint      hcl.Expression `hcl:"search_hint,optional"`
+	SearchHintRange hcl.Range      `hcl:"search_hint,attr_value_range"`
+
 	// version_negotiation: "legacy" (default) | "auto".
 	VersionNegotiation      hcl.Expression `hcl:"version_negotiation,optional"`
 	VersionNegotiationRange hcl.Range      `hcl:"version_negotiation,attr_value_range"`
@@ -398,6 +403,16 @@ type gatewayBlock struct {
 	MaxSessionsPerPrincipalRange hcl.Range      `hcl:"max_sessions_per_principal,attr_value_range"`
 	MaxSessions                  hcl.Expression `hcl:"max_sessions,optional"`
 	MaxSessionsRange             hcl.Range      `hcl:"max_sessions,attr_value_range"`
+	// discovery: "list" (default) | "search" | "auto"; discovery_threshold:
+	// the size of a caller's tool definitions past which "auto" searches
+	// (default "48KiB"); pin: SERVER__TOOL names listed beside the
+	// meta-tools in search mode.
+	Discovery               hcl.Expression `hcl:"discovery,optional"`
+	DiscoveryRange          hcl.Range      `hcl:"discovery,attr_value_range"`
+	DiscoveryThreshold      hcl.Expression `hcl:"discovery_threshold,optional"`
+	DiscoveryThresholdRange hcl.Range      `hcl:"discovery_threshold,attr_value_range"`
+	Pin                     hcl.Expression `hcl:"pin,optional"`
+	PinRange                hcl.Range      `hcl:"pin,attr_value_range"`
 
 	Endpoints []*endpointBlock `hcl:"endpoint,block"`
 }
@@ -411,4 +426,10 @@ type endpointBlock struct {
 
 	Servers      hcl.Expression `hcl:"servers,optional"`
 	ServersRange hcl.Range      `hcl:"servers,attr_value_range"`
+
+	// discovery, pin: as on the gateway block, for this endpoint.
+	Discovery      hcl.Expression `hcl:"discovery,optional"`
+	DiscoveryRange hcl.Range      `hcl:"discovery,attr_value_range"`
+	Pin            hcl.Expression `hcl:"pin,optional"`
+	PinRange       hcl.Range      `hcl:"pin,attr_value_range"`
 }

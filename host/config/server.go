@@ -68,6 +68,7 @@ func (l *loader) decodeServer(b *serverBlock, top Sandbox) Server {
 	l.decodeAuth(b, &s, headers)
 	var rootRanges []hcl.Range
 	s.Roots, rootRanges = l.decodeRoots(b)
+	s.SearchHint = l.decodeSearchHint(b)
 	l.decodeNegotiation(b, &s)
 	l.decodeProbes(b, &s)
 	appTimeoutSet := l.decodeApps(b, &s)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -56,10 +57,14 @@ func requestOrigin(c *gin.Context, claimed string, allowApp bool) (string, bool)
 
 // tools lists the tools the caller may see (the list phase of the
 // policies), with the origin its credential gives; ?origin may only repeat
-// it.
+// it. With ?search it ranks them instead (searchTools).
 func (a *api) tools(c *gin.Context) {
 	origin, ok := requestOrigin(c, c.Query("origin"), false)
 	if !ok {
+		return
+	}
+	if _, searching := c.GetQuery("search"); searching {
+		a.searchTools(c, origin)
 		return
 	}
 	tools, err := a.h.ToolsFor(c.Request.Context(), principal(c), origin, "")
@@ -72,6 +77,58 @@ func (a *api) tools(c *gin.Context) {
 		out = append(out, t.View())
 	}
 	c.JSON(http.StatusOK, gin.H{"tools": out})
+}
+
+// The bounds of a tool search (GET /api/v1/tools?search=...).
+const (
+	searchQueryMax     = 1000 // bytes of the query
+	searchLimitDefault = 20
+	searchLimitMax     = 100
+)
+
+// searchTools answers GET /api/v1/tools?search=QUERY[&server=NAME...][&limit=N]:
+// the tools of the caller's view ranked against the query by the host
+// (the toolsearch ranker, as the gateway's search_tools), best first, at
+// most limit of them, and how many matched in all. A server named that the
+// caller may not see is a 404, as for every route that names one.
+func (a *api) searchTools(c *gin.Context, origin string) {
+	query := c.Query("search")
+	switch {
+	case len(query) > searchQueryMax:
+		writeError(c, http.StatusBadRequest, "bad_request", fmt.Sprintf(`"search" is %d bytes long; a search has at most %d`, len(query), searchQueryMax))
+		return
+	case strings.TrimSpace(query) == "":
+		writeError(c, http.StatusBadRequest, "bad_request", `"search" is empty: give the words to look for, or leave "search" out to list every tool`)
+		return
+	}
+	limit := searchLimitDefault
+	if s, given := c.GetQuery("limit"); given {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > searchLimitMax {
+			writeError(c, http.StatusBadRequest, "bad_request", fmt.Sprintf(`"limit" is a whole number from 1 to %d (default %d), not %q`, searchLimitMax, searchLimitDefault, s))
+			return
+		}
+		limit = n
+	}
+	ctx, who := c.Request.Context(), caller(c)
+	who.Origin = origin
+	servers := c.QueryArray("server")
+	for _, s := range servers {
+		if err := a.h.CheckVisible(ctx, who, s); err != nil {
+			a.fail(c, err)
+			return
+		}
+	}
+	tools, total, err := a.h.SearchTools(ctx, who, query, servers, limit)
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	out := make([]host.ToolView, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, t.View())
+	}
+	c.JSON(http.StatusOK, gin.H{"tools": out, "total": total})
 }
 
 func (a *api) prompts(c *gin.Context) {

@@ -127,6 +127,28 @@ func TestRoutes(t *testing.T) {
 			result: []struct{ Server, Name string }{{"fx", "echo"}},
 		},
 		{
+			name:   "search tools",
+			answer: answer{200, `{"tools":[{"server":"fx","name":"add"},{"server":"fx","name":"grow"}],"total":7}`},
+			call: func(ctx context.Context, c *apiclient.Client) (any, error) {
+				var ts []struct{ Server, Name string }
+				total, err := c.SearchTools(ctx, "add two & more", []string{"fx", "a b"}, 2, &ts)
+				return []any{ts, total}, err
+			},
+			want:   request{Method: "GET", Path: "/api/v1/tools?limit=2&search=add+two+%26+more&server=fx&server=a+b", Auth: auth},
+			result: []any{[]struct{ Server, Name string }{{"fx", "add"}, {"fx", "grow"}}, 7},
+		},
+		{
+			name:   "search tools with the daemon's limit",
+			answer: answer{200, `{"tools":[],"total":0}`},
+			call: func(ctx context.Context, c *apiclient.Client) (any, error) {
+				var ts []struct{ Server, Name string }
+				total, err := c.SearchTools(ctx, "zz", nil, 0, &ts)
+				return total, err
+			},
+			want:   request{Method: "GET", Path: "/api/v1/tools?search=zz", Auth: auth},
+			result: 0,
+		},
+		{
 			name:   "resources of a server whose name needs escaping",
 			answer: answer{200, `{"resources":[{"uri":"file:///a","name":"a"}],"resourceTemplates":[{"uriTemplate":"file:///{x}","name":"x"}]}`},
 			call: func(ctx context.Context, c *apiclient.Client) (any, error) {

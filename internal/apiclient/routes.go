@@ -45,6 +45,28 @@ func (c *Client) Tools(ctx context.Context, out any) error {
 	return c.do(ctx, true, http.MethodGet, "/api/v1/tools", nil, &env)
 }
 
+// SearchTools decodes the tools the caller may see ranked against query,
+// best first, into out, a pointer to a slice, and returns how many matched
+// in all (GET /api/v1/tools?search=QUERY&server=...&limit=N): at most
+// limit of them (0: the daemon's default), of servers only when servers is
+// not empty. Quick.
+func (c *Client) SearchTools(ctx context.Context, query string, servers []string, limit int, out any) (int, error) {
+	q := neturl.Values{"search": {query}}
+	for _, s := range servers {
+		q.Add("server", s)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var env struct {
+		Tools any `json:"tools"`
+		Total int `json:"total"`
+	}
+	env.Tools = out
+	err := c.do(ctx, true, http.MethodGet, "/api/v1/tools?"+q.Encode(), nil, &env)
+	return env.Total, err
+}
+
 // Resources returns the resources and resource templates of server
 // (GET /api/v1/servers/{name}/resources). Quick.
 func (c *Client) Resources(ctx context.Context, server string) ([]*mcp.Resource, []*mcp.ResourceTemplate, error) {

@@ -9,7 +9,8 @@
 // step and no third-party code: index.html, style.css, app.js (start-up,
 // state and wiring), api.js (authenticated fetch), sse.js (the event stream
 // reader), schemaform.js (JSON Schema to form), render.js (transcript cards),
-// dom.js (element and formatting helpers), display.js (where MCP Apps are
+// dom.js (element and formatting helpers), toolsearch.js (the tool search
+// box's debounced requests to the daemon's ranker), display.js (where MCP Apps are
 // mounted into transcript entries) and appbridge.js (the host side of the
 // MCP App bridge: the double sandboxed frame, the JSON-RPC messages, and the
 // App's gated requests, which the page makes through the API on the App's

@@ -82,7 +82,7 @@ func TestSessionsDayToDay(t *testing.T) {
 	// Tool search: a name match before a description match.
 	tb.clearField(tid("tool-search"))
 	tb.do("searching tools", chromedp.SendKeys(tid("tool-search"), "echo"))
-	tb.waitFor("search results", `document.querySelectorAll('[data-testid=tool-list] .tool-item').length > 0`)
+	tb.waitFor("search results", `document.querySelector('[data-testid=tool-list]').dataset.search === 'echo' && document.querySelectorAll('[data-testid=tool-list] .tool-item').length > 0`)
 	first := eval[string](tb, `document.querySelector('[data-testid=tool-list] .tool-item')?.dataset.testid ?? ''`)
 	if first != "tool-fx.echo" {
 		t.Errorf("the first match of \"echo\" is %q, want tool-fx.echo", first)

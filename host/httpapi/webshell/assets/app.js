@@ -17,6 +17,7 @@ import { elicitations } from './elicit.js';
 import { serverDetails, sandboxText, whenText } from './servercard.js';
 import { showResource, showPrompt } from './offerings.js';
 import { signInControls, takeSignInFromHash } from './signin.js';
+import { createToolSearch, searchPath } from './toolsearch.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -262,6 +263,9 @@ function resetApp() {
   clear($('tool-list'));
   $('principal').textContent = '';
   $('tool-search').value = '';
+  toolSearch.ctl.reset();
+  toolSearch.hits = null;
+  toolSearch.query = '';
   showToolPlaceholder();
   renderTranscriptHead();
 }
@@ -562,6 +566,8 @@ async function loadTools() {
       .sort((a, b) => a.server.localeCompare(b.server) || a.name.localeCompare(b.name));
     state.toolsByKey = new Map(state.tools.map((t) => [keyOf(t), t]));
     renderTools();
+    // The catalog changed: rank the search box's query again.
+    if ($('tool-search').value.trim()) toolSearch.ctl.set($('tool-search').value);
     if (state.selectedKey) {
       const t = state.toolsByKey.get(state.selectedKey);
       if (t) showTool(t);
@@ -579,45 +585,47 @@ function toolTitle(t) {
   return str(t.title) || str(t.annotations?.title) || t.name;
 }
 
-function matches(t, terms) {
-  if (terms.length === 0) return true;
-  const hay = [t.name, t.title, t.description, t.server, t.qualifiedName, t.annotations?.title]
-    .filter((x) => typeof x === 'string').join('\n').toLowerCase();
-  return terms.every((term) => hay.includes(term));
-}
-
-// rank orders the matches of a search: a tool whose name is the search
-// first, then names that start with it, then names that contain every
-// word, then titles, then the rest (descriptions, server names).
-function rank(t, q, terms) {
-  if (terms.length === 0) return 0;
-  const name = t.name.toLowerCase();
-  const title = toolTitle(t).toLowerCase();
-  if (name === q || t.qualifiedName?.toLowerCase() === q) return 0;
-  if (name.startsWith(q)) return 1;
-  if (terms.every((w) => name.includes(w))) return 2;
-  if (terms.every((w) => title.includes(w))) return 3;
-  return 4;
-}
+// The search box ranks through the daemon (toolsearch.js): the same
+// ranker as the gateway's search_tools and `mcphost tools -search`. There
+// is no filtering here, not even when the daemon is unreachable: a failed
+// search says why and shows nothing, so a list is always the ranker's.
+const toolSearch = {
+  query: '', // the query whose results are shown ('' : every tool)
+  hits: null, // its tools, best first
+  total: 0, // how many matched in all
+  error: null,
+  ctl: createToolSearch({
+    search: (q) => api('GET', searchPath(q)),
+    show: (r) => {
+      toolSearch.query = r.query;
+      toolSearch.hits = r.tools === null ? null
+        : r.tools.filter((t) => isPlainObject(t) && typeof t.server === 'string' && typeof t.name === 'string');
+      toolSearch.total = r.total;
+      toolSearch.error = r.error;
+      if (r.error instanceof AuthError) {
+        reportError(r.error, 'Searching tools');
+        return;
+      }
+      renderTools();
+    },
+  }),
+};
 
 function renderTools() {
   const list = $('tool-list');
-  const q = $('tool-search').value.trim().toLowerCase();
-  const terms = q.split(/\s+/).filter(Boolean);
-  const ranks = new Map();
-  const shown = state.tools.filter((t) => matches(t, terms));
-  for (const t of shown) ranks.set(t, rank(t, q, terms));
-  if (terms.length > 0) {
-    // Servers with the best match first; within one, the best matches first.
-    const best = new Map();
-    for (const t of shown) best.set(t.server, Math.min(best.get(t.server) ?? 9, ranks.get(t)));
-    shown.sort((a, b) => best.get(a.server) - best.get(b.server) || a.server.localeCompare(b.server) ||
-      ranks.get(a) - ranks.get(b) || a.name.localeCompare(b.name));
-  }
-  const groups = new Map();
+  const searching = toolSearch.hits !== null;
+  const q = toolSearch.query;
+  const shown = searching ? toolSearch.hits : state.tools;
+  // A hit the list has not loaded yet (the catalog just changed) can be
+  // selected all the same.
+  for (const t of shown) if (!state.toolsByKey.has(keyOf(t))) state.toolsByKey.set(keyOf(t), t);
+  // Under their server's name; search hits in rank order, so a server
+  // heads each run of its hits.
+  const groups = [];
   for (const t of shown) {
-    if (!groups.has(t.server)) groups.set(t.server, []);
-    groups.get(t.server).push(t);
+    const g = groups.at(-1);
+    if (g && g[0] === t.server) g[1].push(t);
+    else groups.push([t.server, [t]]);
   }
   const hadFocus = list.contains(document.activeElement) ? document.activeElement.dataset.testid : '';
   clear(list);
@@ -648,10 +656,14 @@ function renderTools() {
     const again = [...list.querySelectorAll('.tool-item')].find((b) => b.dataset.testid === hadFocus);
     again?.focus();
   }
+  list.dataset.search = searching ? q : '';
   const total = state.tools.length;
-  $('tool-count').textContent = total ? (terms.length ? `${shown.length} of ${total}` : String(total)) : '';
+  $('tool-count').textContent = total ? (searching ? `${toolSearch.total} of ${total}` : String(total)) : '';
   const empty = $('tool-empty');
-  if (total === 0) {
+  if (searching && toolSearch.error) {
+    empty.textContent = `Search failed: ${toolSearch.error instanceof NetworkError ? 'the daemon is unreachable' : (toolSearch.error?.message ?? String(toolSearch.error))}`;
+    empty.hidden = false;
+  } else if (total === 0 && !searching) {
     empty.textContent = 'No tools yet. Tools of servers that are ready show up here.';
     empty.hidden = false;
   } else if (shown.length === 0) {
@@ -1508,18 +1520,20 @@ function wire() {
   });
 
   const search = $('tool-search');
-  search.addEventListener('input', renderTools);
-  search.addEventListener('keydown', (e) => {
-    const first = $('tool-list').querySelector('.tool-item');
-    if (e.key === 'ArrowDown' && first) {
+  search.addEventListener('input', () => toolSearch.ctl.set(search.value));
+  search.addEventListener('keydown', async (e) => {
+    const first = () => $('tool-list').querySelector('.tool-item');
+    if (e.key === 'ArrowDown' && first()) {
       e.preventDefault();
-      first.focus();
-    } else if (e.key === 'Enter' && first) {
+      first().focus();
+    } else if (e.key === 'Enter') {
+      // The best match of what is typed, not of a query still waiting.
       e.preventDefault();
-      first.click();
+      await toolSearch.ctl.flush();
+      first()?.click();
     } else if (e.key === 'Escape' && search.value) {
       search.value = '';
-      renderTools();
+      toolSearch.ctl.set('');
     }
   });
   $('tool-list').addEventListener('keydown', (e) => {
