@@ -44,6 +44,9 @@ type table struct {
 	byName     map[string]host.GatewayTool
 	advertised map[string]*mcp.Tool
 	views      views // by caller
+
+	disc   discovery   // how tools/list answers (discovery.go)
+	search searchIndex // the tool search's index, built on first use
 }
 
 // shadow is the part of the catalog registered on the *mcp.Server, by name
@@ -137,10 +140,21 @@ func (e *endpoint) mirror() {
 	e.mirrorMu.Lock()
 	defer e.mirrorMu.Unlock()
 	cat := e.g.h.GatewayCatalog(e.sel)
-	t := &table{cat: cat, byName: make(map[string]host.GatewayTool, len(cat.Tools)), advertised: make(map[string]*mcp.Tool, len(cat.Tools))}
+	t := &table{cat: cat, byName: make(map[string]host.GatewayTool, len(cat.Tools)), advertised: make(map[string]*mcp.Tool, len(cat.Tools)),
+		disc: e.discoveryOf(e.g.h.GatewayConfig())}
 	for _, gt := range cat.Tools {
+		if t.disc.mode != config.DiscoveryList && isMetaTool(gt.Name) {
+			// The meta-tools own their names on this endpoint.
+			e.g.log.Warn("gateway: a server's tool has the name of a discovery meta-tool; it is not served under it",
+				"endpoint", e.path, "name", gt.Name, "server", gt.Server)
+			continue
+		}
 		t.byName[gt.Name] = gt
 		t.advertised[gt.Name] = e.advertise(gt)
+	}
+	if len(t.byName) < len(cat.Tools) {
+		cat.Tools = slices.DeleteFunc(slices.Clone(cat.Tools), func(gt host.GatewayTool) bool { _, ok := t.byName[gt.Name]; return !ok })
+		t.cat = cat
 	}
 	e.table.Store(t)
 	for server, cs := range cat.Collisions {
@@ -166,7 +180,17 @@ func (e *endpoint) mirror() {
 	for name, tool := range t.advertised {
 		want[name] = mustJSON(tool)
 	}
+	if t.disc.mode != config.DiscoveryList {
+		for _, m := range metaTools() {
+			want[m.Name] = mustJSON(m)
+		}
+	}
 	addTool := func(name string) {
+		if isMetaTool(name) && t.advertised[name] == nil {
+			m := metaTool(name)
+			e.register(func() { e.server.AddTool(m, e.metaHandler(name)) }, "tool", name)
+			return
+		}
 		tool := t.advertised[name]
 		e.register(func() { e.server.AddTool(tool, e.toolHandler) }, "tool", name)
 	}

@@ -117,7 +117,11 @@ func newEnvApproval(t testing.TB, cfg *config.Config, gwOpts func(net.Listener) 
 	}
 	// The gateway block's caps and timeout are kept when set.
 	gwCfg := config.Gateway{Enabled: true, SessionTimeout: cfg.Gateway.SessionTimeout,
-		MaxSessionsPerPrincipal: cfg.Gateway.MaxSessionsPerPrincipal, MaxSessions: cfg.Gateway.MaxSessions}
+		MaxSessionsPerPrincipal: cfg.Gateway.MaxSessionsPerPrincipal, MaxSessions: cfg.Gateway.MaxSessions,
+		Discovery: cfg.Gateway.Discovery, DiscoveryThreshold: cfg.Gateway.DiscoveryThreshold, Pin: cfg.Gateway.Pin}
+	if gwCfg.DiscoveryThreshold == 0 {
+		gwCfg.DiscoveryThreshold = config.DefaultDiscoveryThreshold
+	}
 	if gwCfg.SessionTimeout == 0 {
 		gwCfg.SessionTimeout = config.DefaultGatewaySessionTimeout
 	}

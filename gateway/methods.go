@@ -155,7 +155,11 @@ func (e *endpoint) listTools(ctx context.Context, c host.Caller, r *mcp.ListTool
 			return nil, err
 		}
 	}
-	return &mcp.ListToolsResult{Tools: e.view(ctx, c).tools, Cacheable: private()}, nil
+	v := e.view(ctx, c)
+	if v.t.disc.searching(v, c) {
+		return e.listSearch(v), nil
+	}
+	return &mcp.ListToolsResult{Tools: v.tools, Cacheable: private()}, nil
 }
 
 // visibleServers returns the servers of the endpoint c may see.

@@ -22,8 +22,16 @@ const maxViews = 1024
 // one client costs a map lookup each, not an evaluation of every rule on
 // every tool.
 type view struct {
+	t       *table // the table the view is of
 	tools   []*mcp.Tool
 	servers []string
+	names   map[string]*mcp.Tool // tools by served name
+
+	// What search mode lists and how large the whole list is, computed
+	// on first use (discovery.go).
+	searchOnce sync.Once
+	searchList []*mcp.Tool
+	size       int
 }
 
 // views caches the views of one table by caller.
@@ -48,13 +56,14 @@ func (e *endpoint) view(ctx context.Context, c host.Caller) *view {
 		return v
 	}
 	tools, servers := e.g.h.GatewayFilter(ctx, c, t.cat)
-	v = &view{tools: make([]*mcp.Tool, 0, len(tools)), servers: servers}
+	v = &view{t: t, tools: make([]*mcp.Tool, 0, len(tools)), servers: servers, names: make(map[string]*mcp.Tool, len(tools))}
 	for _, gt := range tools {
 		adv := t.advertised[gt.Name]
 		if adv == nil {
 			adv = e.advertise(gt)
 		}
 		v.tools = append(v.tools, adv)
+		v.names[gt.Name] = adv
 	}
 	if ctx.Err() != nil {
 		return v // a rule may have been cut short: do not keep it

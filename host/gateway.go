@@ -72,6 +72,8 @@ type GatewayCatalog struct {
 	Collisions map[string][]upstream.NameCollision
 	// Changes are the list_changed notifications of each server so far.
 	Changes map[string]ListChanges
+	// Hints are the servers' search_hint keywords, for the tool search.
+	Hints map[string][]string
 }
 
 // ListChanges counts the list_changed notifications a server has sent, per
@@ -135,9 +137,12 @@ func endpointServers(g *generation.Gen, ep GatewayEndpoint) []*upstream.Conn {
 func (h *Host) GatewayCatalog(ep GatewayEndpoint) GatewayCatalog {
 	g := h.gen()
 	tools, collisions := gatewayTools(g, ep)
-	cat := GatewayCatalog{Tools: tools, Collisions: collisions, Changes: map[string]ListChanges{}}
+	cat := GatewayCatalog{Tools: tools, Collisions: collisions, Changes: map[string]ListChanges{}, Hints: map[string][]string{}}
 	for _, conn := range endpointServers(g, ep) {
 		cat.Servers = append(cat.Servers, conn.Cfg.Name)
+		if s := g.Cfg.Server(conn.Cfg.Name); s != nil && len(s.SearchHint) > 0 {
+			cat.Hints[conn.Cfg.Name] = s.SearchHint
+		}
 		t, p, r := conn.ListChanged()
 		cat.Changes[conn.Cfg.Name] = ListChanges{Tools: t, Prompts: p, Resources: r}
 	}
