@@ -121,9 +121,10 @@ type posting struct {
 // Index ranks a fixed set of tools. It is read-only once built: searches
 // may run concurrently.
 type Index struct {
-	docs     []Doc
-	postings map[string][]posting
-	idf      map[string]float64
+	docs       []Doc
+	postings   map[string][]posting
+	idf        map[string]float64
+	noFamilies bool // only the query's own words (the evaluation's baseline)
 }
 
 // NewIndex indexes docs; a Hit's Doc is a position in docs.
@@ -175,26 +176,46 @@ type Hit struct {
 
 // Search returns up to limit documents that match any word of query, best
 // first (ties in document order), among those keep accepts (nil: all).
-// A query with no word the index knows matches nothing.
+// Each query word also finds, at a lower weight, the words of its family
+// (families.go); a document counts the best of these once per query word. A query with no
+// word the index knows matches nothing.
 func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit {
-	if limit <= 0 {
+	if limit <= 0 || len(ix.docs) == 0 {
 		return nil
 	}
 	terms := Tokens(query)
 	slices.Sort(terms)
 	terms = slices.Compact(terms)
-	scores := map[int32]float64{}
-	for _, t := range terms {
-		idf := ix.idf[t]
-		for _, p := range ix.postings[t] {
-			tf := float64(p.tf)
-			scores[p.doc] += idf * tf * (k1 + 1) / (tf + k1)
+	scores := make([]float64, len(ix.docs))
+	best := make([]float64, len(ix.docs))
+	var matched, touched []int32
+	seen := make([]bool, len(ix.docs))
+	for _, group := range ix.expand(terms) {
+		touched = touched[:0]
+		for _, wt := range group {
+			idf := ix.idf[wt.term]
+			for _, p := range ix.postings[wt.term] {
+				tf := float64(p.tf)
+				s := wt.weight * idf * tf * (k1 + 1) / (tf + k1)
+				if best[p.doc] == 0 {
+					touched = append(touched, p.doc)
+				}
+				best[p.doc] = max(best[p.doc], s)
+			}
+		}
+		for _, d := range touched {
+			scores[d] += best[d]
+			best[d] = 0
+			if !seen[d] {
+				seen[d] = true
+				matched = append(matched, d)
+			}
 		}
 	}
-	hits := make([]Hit, 0, len(scores))
-	for d, s := range scores {
+	hits := make([]Hit, 0, len(matched))
+	for _, d := range matched {
 		if keep == nil || keep(int(d)) {
-			hits = append(hits, Hit{Doc: int(d), Score: s})
+			hits = append(hits, Hit{Doc: int(d), Score: scores[d]})
 		}
 	}
 	slices.SortFunc(hits, func(a, b Hit) int {
@@ -207,4 +228,42 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 		return a.Doc - b.Doc
 	})
 	return hits[:min(limit, len(hits))]
+}
+
+// weighted is a term a query looks for, and how much it counts.
+type weighted struct {
+	term   string
+	weight float64
+}
+
+// expand gives, for each query term, the terms that stand for it: itself
+// (weight 1) and its family (expandWeight).
+// Only terms the index knows are kept.
+func (ix *Index) expand(terms []string) [][]weighted {
+	groups := make([][]weighted, 0, len(terms))
+	for _, t := range terms {
+		var g []weighted
+		add := func(term string, w float64) {
+			if _, ok := ix.postings[term]; !ok {
+				return
+			}
+			for i := range g {
+				if g[i].term == term {
+					g[i].weight = max(g[i].weight, w)
+					return
+				}
+			}
+			g = append(g, weighted{term, w})
+		}
+		add(t, 1)
+		if !ix.noFamilies {
+			for _, f := range family[t] {
+				add(f, expandWeight)
+			}
+		}
+		if len(g) > 0 {
+			groups = append(groups, g)
+		}
+	}
+	return groups
 }
