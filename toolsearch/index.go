@@ -218,15 +218,7 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 			hits = append(hits, Hit{Doc: int(d), Score: scores[d]})
 		}
 	}
-	slices.SortFunc(hits, func(a, b Hit) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
-		}
-		return a.Doc - b.Doc
-	})
+	sortHits(hits)
 	return hits[:min(limit, len(hits))]
 }
 
