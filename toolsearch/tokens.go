@@ -94,10 +94,11 @@ func stem(w string) string {
 	return w
 }
 
-// undouble turns "runn" (from "running") back into "run".
+// undouble turns "runn" (from "running") back into "run"; it looks at
+// ASCII only, so that it never cuts a multi-byte character in two.
 func undouble(w string) string {
 	n := len(w)
-	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("lsz", rune(w[n-1])) {
+	if n >= 3 && w[n-1] == w[n-2] && w[n-1] < utf8.RuneSelf && !strings.ContainsRune("lsz", rune(w[n-1])) {
 		return w[:n-1]
 	}
 	return w
