@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Doc is one tool as the index sees it.
@@ -124,7 +125,8 @@ type Index struct {
 	docs       []Doc
 	postings   map[string][]posting
 	idf        map[string]float64
-	noFamilies bool // only the query's own words (the evaluation's baseline)
+	noFamilies bool      // only the query's own words (the evaluation's baseline)
+	scratch    sync.Pool // of *scratch
 }
 
 // NewIndex indexes docs; a Hit's Doc is a position in docs.
@@ -132,9 +134,10 @@ func NewIndex(docs []Doc) *Index {
 	ix := &Index{docs: docs, postings: map[string][]posting{}, idf: map[string]float64{}}
 	tokens := make([][numFields][]string, len(docs))
 	var total [numFields]float64
+	memo := map[string]string{}
 	for i, d := range docs {
 		for f, text := range fields(d) {
-			tokens[i][f] = Tokens(text)
+			tokens[i][f] = appendTokens(nil, text, memo)
 			total[f] += float64(len(tokens[i][f]))
 		}
 	}
@@ -186,40 +189,88 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 	terms := Tokens(query)
 	slices.Sort(terms)
 	terms = slices.Compact(terms)
-	scores := make([]float64, len(ix.docs))
-	best := make([]float64, len(ix.docs))
-	var matched, touched []int32
-	seen := make([]bool, len(ix.docs))
+	sc := ix.getScratch()
+	defer ix.putScratch(sc)
+	scores, best, seen := sc.scores, sc.best, sc.seen
 	for _, group := range ix.expand(terms) {
-		touched = touched[:0]
+		sc.touched = sc.touched[:0]
 		for _, wt := range group {
 			idf := ix.idf[wt.term]
 			for _, p := range ix.postings[wt.term] {
 				tf := float64(p.tf)
 				s := wt.weight * idf * tf * (k1 + 1) / (tf + k1)
-				if best[p.doc] == 0 {
-					touched = append(touched, p.doc)
+				if best[p.doc] == 0 { // every score is positive
+					sc.touched = append(sc.touched, p.doc)
 				}
 				best[p.doc] = max(best[p.doc], s)
 			}
 		}
-		for _, d := range touched {
+		for _, d := range sc.touched {
 			scores[d] += best[d]
 			best[d] = 0
 			if !seen[d] {
 				seen[d] = true
-				matched = append(matched, d)
+				sc.matched = append(sc.matched, d)
 			}
 		}
 	}
-	hits := make([]Hit, 0, len(matched))
-	for _, d := range matched {
+	hits := make([]Hit, 0, min(len(sc.matched), limit))
+	for _, d := range sc.matched {
 		if keep == nil || keep(int(d)) {
-			hits = append(hits, Hit{Doc: int(d), Score: scores[d]})
+			hits = pushTop(hits, Hit{Doc: int(d), Score: scores[d]}, limit)
 		}
 	}
-	sortHits(hits)
-	return hits[:min(limit, len(hits))]
+	return hits
+}
+
+// scratch is the per-search working memory of an index, pooled: a search
+// of 10,000 tools would otherwise allocate three slices of 10,000.
+type scratch struct {
+	scores, best     []float64 // by document: the score, a query word's best
+	seen             []bool    // by document: in matched
+	touched, matched []int32
+}
+
+func (ix *Index) getScratch() *scratch {
+	if sc, ok := ix.scratch.Get().(*scratch); ok {
+		return sc
+	}
+	n := len(ix.docs)
+	return &scratch{scores: make([]float64, n), best: make([]float64, n), seen: make([]bool, n)}
+}
+
+// putScratch clears what a search wrote and returns sc to the pool.
+func (ix *Index) putScratch(sc *scratch) {
+	for _, d := range sc.matched {
+		sc.scores[d] = 0
+		sc.seen[d] = false
+	}
+	sc.matched = sc.matched[:0]
+	ix.scratch.Put(sc)
+}
+
+// less says whether a ranks before b: higher score, then lower document.
+func less(a, b Hit) bool {
+	return a.Score > b.Score || a.Score == b.Score && a.Doc < b.Doc
+}
+
+// pushTop inserts h into top, which holds at most limit hits best first,
+// dropping the worst when it is full: a search keeps its few best hits
+// without sorting every match.
+func pushTop(top []Hit, h Hit, limit int) []Hit {
+	if len(top) == limit {
+		if !less(h, top[limit-1]) {
+			return top
+		}
+		top = top[:limit-1]
+	}
+	i, _ := slices.BinarySearchFunc(top, h, func(e, t Hit) int {
+		if less(e, t) {
+			return -1
+		}
+		return 1
+	})
+	return slices.Insert(top, i, h)
 }
 
 // weighted is a term a query looks for, and how much it counts.

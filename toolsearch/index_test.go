@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"encoding/json"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -68,4 +69,39 @@ func TestSearch(t *testing.T) {
 	if hits := ix.Search("file", 1, nil); len(hits) != 1 {
 		t.Errorf("limit 1 gave %d hits", len(hits))
 	}
+}
+
+// TestSearchTopAndConcurrency checks that a short search is the head of a
+// full one (the top-k selection against a full sort), and that concurrent
+// searches, which share pooled scratch memory, give the serial answers.
+func TestSearchTopAndConcurrency(t *testing.T) {
+	docs, qs := loadEval(t)
+	ix := NewIndex(docs)
+	want := make([][]Hit, len(qs))
+	for i, q := range qs {
+		all := ix.Search(q.Query, ix.Len(), nil)
+		want[i] = ix.Search(q.Query, 5, nil)
+		if len(all) < len(want[i]) || !slices.Equal(all[:len(want[i])], want[i]) {
+			t.Fatalf("Search(%q, 5) = %v, the full search starts %v", q.Query, want[i], all[:min(5, len(all))])
+		}
+		if !slices.IsSortedFunc(all, func(a, b Hit) int {
+			if less(a, b) {
+				return -1
+			}
+			return 1
+		}) {
+			t.Fatalf("Search(%q) is not best first: %v", q.Query, all)
+		}
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for i, q := range qs {
+				if got := ix.Search(q.Query, 5, nil); !slices.Equal(got, want[i]) {
+					t.Errorf("concurrent Search(%q) = %v, serially %v", q.Query, got, want[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
