@@ -88,6 +88,14 @@ var fieldWeight = [numFields]float64{
 	fieldParamText:   0.5,
 }
 
+// coordWeight rewards a document for the share of the query's words it
+// matches: its score is multiplied by 1 + coordWeight × matched / words.
+// BM25 alone adds up each word's evidence, so a tool that matches one
+// rare word of the query very well can outrank one that matches most of
+// them; the factor (the coordination factor of classic Lucene scoring)
+// tilts that back.
+const coordWeight = 1
+
 // BM25's saturation and length normalisation.
 const (
 	k1 = 1.2
@@ -122,11 +130,11 @@ type posting struct {
 // Index ranks a fixed set of tools. It is read-only once built: searches
 // may run concurrently.
 type Index struct {
-	docs       []Doc
-	postings   map[string][]posting
-	idf        map[string]float64
-	noFamilies bool      // only the query's own words (the evaluation's baseline)
-	scratch    sync.Pool // of *scratch
+	docs     []Doc
+	postings map[string][]posting
+	idf      map[string]float64
+	plain    bool      // BM25F alone: no families, compounds or coordination (the evaluation's baseline)
+	scratch  sync.Pool // of *scratch
 }
 
 // NewIndex indexes docs; a Hit's Doc is a position in docs.
@@ -186,13 +194,15 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 	if limit <= 0 || len(ix.docs) == 0 {
 		return nil
 	}
-	terms := Tokens(query)
+	terms := append(Tokens(query), ix.compounds(query)...)
 	slices.Sort(terms)
 	terms = slices.Compact(terms)
 	sc := ix.getScratch()
 	defer ix.putScratch(sc)
 	scores, best, seen := sc.scores, sc.best, sc.seen
-	for _, group := range ix.expand(terms) {
+	groups := ix.expand(terms)
+	ngroups := len(groups)
+	for _, group := range groups {
 		sc.touched = sc.touched[:0]
 		for _, wt := range group {
 			idf := ix.idf[wt.term]
@@ -206,6 +216,7 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 			}
 		}
 		for _, d := range sc.touched {
+			sc.count[d]++
 			scores[d] += best[d]
 			best[d] = 0
 			if !seen[d] {
@@ -217,7 +228,11 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 	hits := make([]Hit, 0, min(len(sc.matched), limit))
 	for _, d := range sc.matched {
 		if keep == nil || keep(int(d)) {
-			hits = pushTop(hits, Hit{Doc: int(d), Score: scores[d]}, limit)
+			score := scores[d]
+			if !ix.plain {
+				score *= 1 + coordWeight*float64(sc.count[d])/float64(ngroups)
+			}
+			hits = pushTop(hits, Hit{Doc: int(d), Score: score}, limit)
 		}
 	}
 	return hits
@@ -228,6 +243,7 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 type scratch struct {
 	scores, best     []float64 // by document: the score, a query word's best
 	seen             []bool    // by document: in matched
+	count            []int32   // by document: the query words it matched
 	touched, matched []int32
 }
 
@@ -236,7 +252,7 @@ func (ix *Index) getScratch() *scratch {
 		return sc
 	}
 	n := len(ix.docs)
-	return &scratch{scores: make([]float64, n), best: make([]float64, n), seen: make([]bool, n)}
+	return &scratch{scores: make([]float64, n), best: make([]float64, n), seen: make([]bool, n), count: make([]int32, n)}
 }
 
 // putScratch clears what a search wrote and returns sc to the pool.
@@ -244,6 +260,7 @@ func (ix *Index) putScratch(sc *scratch) {
 	for _, d := range sc.matched {
 		sc.scores[d] = 0
 		sc.seen[d] = false
+		sc.count[d] = 0
 	}
 	sc.matched = sc.matched[:0]
 	ix.scratch.Put(sc)
@@ -273,6 +290,28 @@ func pushTop(top []Hit, h Hit, limit int) []Hit {
 	return slices.Insert(top, i, h)
 }
 
+// compounds are the words of query that, written together, make a term
+// the index knows: "look up" finds lookup, "screen shot" screenshot,
+// "data base" database.
+func (ix *Index) compounds(query string) []string {
+	if ix.plain {
+		return nil
+	}
+	var out []string
+	var prev string
+	forEachWord(query, func(w string) {
+		if prev != "" {
+			if t := token(prev + w); t != "" {
+				if _, ok := ix.postings[t]; ok {
+					out = append(out, t)
+				}
+			}
+		}
+		prev = w
+	})
+	return out
+}
+
 // weighted is a term a query looks for, and how much it counts.
 type weighted struct {
 	term   string
@@ -299,7 +338,7 @@ func (ix *Index) expand(terms []string) [][]weighted {
 			g = append(g, weighted{term, w})
 		}
 		add(t, 1)
-		if !ix.noFamilies {
+		if !ix.plain {
 			for _, f := range family[t] {
 				add(f, expandWeight)
 			}
@@ -310,3 +349,5 @@ func (ix *Index) expand(terms []string) [][]weighted {
 	}
 	return groups
 }
+
+var CoverAlpha = 2.0

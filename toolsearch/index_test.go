@@ -37,6 +37,8 @@ func TestSearch(t *testing.T) {
 		DocOf("github", "create_issue", "Create issue", "Create a new issue in a GitHub repository.", json.RawMessage(`{"properties":{"owner":{},"repo":{},"title":{},"body":{}}}`), nil),
 		DocOf("github", "search_code", "", "Search for code across GitHub repositories.", json.RawMessage(`{"properties":{"q":{"description":"search query"}}}`), nil),
 		DocOf("weather", "forecast", "", "Weather forecast for a place.", json.RawMessage(`{"properties":{"units":{"enum":["celsius","fahrenheit"]}}}`), []string{"temperature", "rain"}),
+		DocOf("db", "delete_record", "", "Delete a record.", nil, nil),
+		DocOf("dictionary", "lookup_word", "", "Definitions of a word.", nil, nil),
 	}
 	ix := NewIndex(docs)
 	tests := []struct {
@@ -49,6 +51,11 @@ func TestSearch(t *testing.T) {
 		{"will it rain tomorrow", "forecast"},
 		{"temperature in fahrenheit", "forecast"},
 		{"find code that calls parseConfig", "search_code"},
+		// Families: remove is delete's, folder directory's.
+		{"remove the record", "delete_record"},
+		{"what is in this folder", "list_directory"},
+		// A compound: "look up" finds lookup.
+		{"look up the meaning of serendipity", "lookup_word"},
 	}
 	for _, tt := range tests {
 		hits := ix.Search(tt.query, 3, nil)
