@@ -23,6 +23,9 @@ type corpusFile struct {
 			Title       string          `json:"title"`
 			Description string          `json:"description"`
 			InputSchema json.RawMessage `json:"inputSchema"`
+			Annotations struct {
+				Title string `json:"title"`
+			} `json:"annotations"`
 		} `json:"tools"`
 	} `json:"servers"`
 }
@@ -50,7 +53,12 @@ func loadEval(tb testing.TB) ([]Doc, []evalQuery) {
 	known := map[string]bool{}
 	for _, s := range c.Servers {
 		for _, t := range s.Tools {
-			docs = append(docs, DocOf(s.Name, t.Name, t.Title, t.Description, t.InputSchema, nil))
+			// The title a client shows: the tool's, else its annotations'.
+			title := t.Title
+			if title == "" {
+				title = t.Annotations.Title
+			}
+			docs = append(docs, DocOf(s.Name, t.Name, title, t.Description, t.InputSchema, nil))
 			known[s.Name+"__"+t.Name] = true
 		}
 	}
@@ -145,9 +153,10 @@ func evaluate(tb testing.TB, docs []Doc, qs []evalQuery, search func(string) []H
 // The floors TestRecall holds the ranker to, a few points under what it
 // reaches (BENCHMARKS.md, "Tool search: recall and latency"); the margin
 // absorbs a changed corpus or a reworded request, not a worse ranker.
+// It reaches R@1 69.0 and R@5 94.4 on the whole set.
 const (
-	floorAt1 = 0
-	floorAt5 = 0
+	floorAt1 = 65
+	floorAt5 = 90
 )
 
 // TestRecall measures the ranker on the evaluation set of
