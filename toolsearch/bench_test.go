@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -84,6 +85,49 @@ func BenchmarkNewIndex(b *testing.B) {
 			for b.Loop() {
 				NewIndex(big)
 			}
+		})
+	}
+}
+
+// bagEmbedder embeds in process with bagOfWords: no model, no HTTP, so
+// BenchmarkFusedSearch times what the fusion itself costs.
+type bagEmbedder int
+
+func (dim bagEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = bagOfWords(t, int(dim))
+	}
+	return out, nil
+}
+
+// BenchmarkFusedSearch is BenchmarkSearch through a Fused index with
+// 384-dimensional vectors (a common small embedding model's size): the
+// lexical search, a brute-force cosine over every tool and the fusion,
+// without the embedding model's own time for the query.
+func BenchmarkFusedSearch(b *testing.B) {
+	docs, qs := loadEval(b)
+	ctx := context.Background()
+	for _, n := range []int{1000, 10000} {
+		f, err := NewFused(ctx, NewIndex(synthesize(docs, n)), bagEmbedder(384), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			var took []time.Duration
+			for b.Loop() {
+				for _, q := range qs {
+					start := time.Now()
+					if _, err := f.Search(ctx, q.Query, 5, nil); err != nil {
+						b.Fatal(err)
+					}
+					took = append(took, time.Since(start))
+				}
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(took[len(took)*95/100].Microseconds()), "p95-µs")
+			b.ReportMetric(0, "ns/op")
 		})
 	}
 }

@@ -134,19 +134,32 @@ func (f *Fused) embedQuery(ctx context.Context, query string) ([]float32, error)
 
 // nearest is the top documents by cosine with the unit vector q.
 func (f *Fused) nearest(q []float32, limit int, keep func(doc int) bool) []Hit {
-	hits := make([]Hit, 0, len(f.vecs))
+	hits := make([]Hit, 0, min(limit, len(f.vecs)))
 	for d, v := range f.vecs {
 		if keep != nil && !keep(d) {
 			continue
 		}
-		var dot float32
-		for i := range v {
-			dot += v[i] * q[i]
-		}
-		hits = append(hits, Hit{Doc: d, Score: float64(dot)})
+		hits = pushTop(hits, Hit{Doc: d, Score: float64(dot(v, q))}, limit)
 	}
-	sortHits(hits)
-	return hits[:min(limit, len(hits))]
+	return hits
+}
+
+// dot is the dot product of two vectors of one length, four lanes at a
+// time.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
 }
 
 // unit is v scaled to length 1, in a new slice: v may be an embedder's
