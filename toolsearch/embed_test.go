@@ -295,3 +295,56 @@ func TestFusedOverHTTP(t *testing.T) {
 		t.Errorf("fused recall collapsed: %v", all)
 	}
 }
+
+// fixedEmbedder returns the same vectors whatever it is asked.
+type fixedEmbedder [][]float32
+
+func (f fixedEmbedder) Embed(context.Context, []string) ([][]float32, error) { return f, nil }
+
+func TestFusedBadVectors(t *testing.T) {
+	ctx := context.Background()
+	docs := []Doc{DocOf("s", "read_file", "", "Read a file.", nil, nil), DocOf("s", "write_file", "", "Write a file.", nil, nil)}
+	tests := []struct {
+		name  string
+		build Embedder // for the tools
+		query Embedder // for the query; nil: no index is built
+		want  string
+	}{
+		{"too few for the tools", fixedEmbedder{{1}}, nil, "returned 1 vectors for 2 tools"},
+		{"dimensions differ", fixedEmbedder{{1, 0}, {1}}, nil, "the vector of tool s__write_file has 1 dimensions, the first has 2"},
+		{"empty", fixedEmbedder{{}, {}}, nil, "has 0 dimensions"},
+		{"two for the query", fixedEmbedder{{1, 0}, {0, 1}}, fixedEmbedder{{1, 0}, {0, 1}}, "returned 2 vectors for the query"},
+		{"query dimension", fixedEmbedder{{1, 0}, {0, 1}}, fixedEmbedder{{1, 0, 0}}, "the query's vector has 3 dimensions, the tools' 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := NewFused(ctx, NewIndex(docs), tt.build, nil)
+			if tt.query == nil {
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("NewFused: %v, want an error with %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.emb = tt.query
+			hits, err := f.Search(ctx, "read file", 5, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Search: %v, want an error with %q", err, tt.want)
+			}
+			if len(hits) == 0 {
+				t.Errorf("a failed query embedding returned no lexical hits")
+			}
+		})
+	}
+	// No tools at all: a search finds nothing and does not fail.
+	f, err := NewFused(ctx, NewIndex(nil), fixedEmbedder{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.emb = fixedEmbedder{{1}}
+	if hits, err := f.Search(ctx, "anything", 5, nil); err != nil || len(hits) != 0 {
+		t.Errorf("an empty index: %v, %v", hits, err)
+	}
+}

@@ -122,12 +122,11 @@ func (f *Fused) embedQuery(ctx context.Context, query string) ([]float32, error)
 	if err != nil {
 		return nil, fmt.Errorf("toolsearch: embedding the query: %w", err)
 	}
-	if len(vs) != 1 || len(f.vecs) > 0 && len(vs[0]) != len(f.vecs[0]) {
-		var dim int
-		if len(vs) == 1 {
-			dim = len(vs[0])
-		}
-		return nil, fmt.Errorf("toolsearch: the query's vector (%d vectors, %d dimensions) does not match the tools' (%d dimensions)", len(vs), dim, len(f.vecs[0]))
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("toolsearch: the embedder returned %d vectors for the query", len(vs))
+	}
+	if len(f.vecs) > 0 && len(vs[0]) != len(f.vecs[0]) {
+		return nil, fmt.Errorf("toolsearch: the query's vector has %d dimensions, the tools' %d", len(vs[0]), len(f.vecs[0]))
 	}
 	return unit(vs[0]), nil
 }
