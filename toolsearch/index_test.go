@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"encoding/json"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -36,6 +37,8 @@ func TestSearch(t *testing.T) {
 		DocOf("github", "create_issue", "Create issue", "Create a new issue in a GitHub repository.", json.RawMessage(`{"properties":{"owner":{},"repo":{},"title":{},"body":{}}}`), nil),
 		DocOf("github", "search_code", "", "Search for code across GitHub repositories.", json.RawMessage(`{"properties":{"q":{"description":"search query"}}}`), nil),
 		DocOf("weather", "forecast", "", "Weather forecast for a place.", json.RawMessage(`{"properties":{"units":{"enum":["celsius","fahrenheit"]}}}`), []string{"temperature", "rain"}),
+		DocOf("db", "delete_record", "", "Delete a record.", nil, nil),
+		DocOf("dictionary", "lookup_word", "", "Definitions of a word.", nil, nil),
 	}
 	ix := NewIndex(docs)
 	tests := []struct {
@@ -48,6 +51,11 @@ func TestSearch(t *testing.T) {
 		{"will it rain tomorrow", "forecast"},
 		{"temperature in fahrenheit", "forecast"},
 		{"find code that calls parseConfig", "search_code"},
+		// Families: remove is delete's, folder directory's.
+		{"remove the record", "delete_record"},
+		{"what is in this folder", "list_directory"},
+		// A compound: "look up" finds lookup.
+		{"look up the meaning of serendipity", "lookup_word"},
 	}
 	for _, tt := range tests {
 		hits := ix.Search(tt.query, 3, nil)
@@ -68,4 +76,39 @@ func TestSearch(t *testing.T) {
 	if hits := ix.Search("file", 1, nil); len(hits) != 1 {
 		t.Errorf("limit 1 gave %d hits", len(hits))
 	}
+}
+
+// TestSearchTopAndConcurrency checks that a short search is the head of a
+// full one (the top-k selection against a full sort), and that concurrent
+// searches, which share pooled scratch memory, give the serial answers.
+func TestSearchTopAndConcurrency(t *testing.T) {
+	docs, qs := loadEval(t)
+	ix := NewIndex(docs)
+	want := make([][]Hit, len(qs))
+	for i, q := range qs {
+		all := ix.Search(q.Query, ix.Len(), nil)
+		want[i] = ix.Search(q.Query, 5, nil)
+		if len(all) < len(want[i]) || !slices.Equal(all[:len(want[i])], want[i]) {
+			t.Fatalf("Search(%q, 5) = %v, the full search starts %v", q.Query, want[i], all[:min(5, len(all))])
+		}
+		if !slices.IsSortedFunc(all, func(a, b Hit) int {
+			if less(a, b) {
+				return -1
+			}
+			return 1
+		}) {
+			t.Fatalf("Search(%q) is not best first: %v", q.Query, all)
+		}
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for i, q := range qs {
+				if got := ix.Search(q.Query, 5, nil); !slices.Equal(got, want[i]) {
+					t.Errorf("concurrent Search(%q) = %v, serially %v", q.Query, got, want[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

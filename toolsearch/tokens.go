@@ -11,51 +11,83 @@ import (
 // boundaries (getUserProfile: get user profile; HTTPServer: http server),
 // lower-cased, without stop words and one-letter words, each stemmed.
 func Tokens(text string) []string {
-	var out []string
-	for _, w := range words(text) {
-		w = strings.ToLower(w)
-		if utf8.RuneCountInString(w) < 2 || stopWords[w] {
-			continue
+	return appendTokens(nil, text, nil)
+}
+
+// appendTokens appends the tokens of text to out; memo, when not nil,
+// remembers the token of each word seen (an empty one for a dropped word),
+// which spares an index build most of the lower-casing and stemming.
+func appendTokens(out []string, text string, memo map[string]string) []string {
+	forEachWord(text, func(w string) {
+		if memo != nil {
+			if t, ok := memo[w]; ok {
+				if t != "" {
+					out = append(out, t)
+				}
+				return
+			}
 		}
-		out = append(out, stem(w))
-	}
+		t := token(w)
+		if memo != nil {
+			memo[w] = t
+		}
+		if t != "" {
+			out = append(out, t)
+		}
+	})
 	return out
+}
+
+// token is the index's word for w, or "" when w is dropped.
+func token(w string) string {
+	w = strings.ToLower(w)
+	if utf8.RuneCountInString(w) < 2 || stopWords[w] {
+		return ""
+	}
+	return stem(w)
 }
 
 // words splits text at non-alphanumerics and case boundaries.
 func words(text string) []string {
 	var out []string
-	rs := []rune(text)
+	forEachWord(text, func(w string) { out = append(out, w) })
+	return out
+}
+
+// forEachWord calls fn with each word of text, in order: runs of letters
+// and digits, split where a lower-case letter or digit meets an upper-case
+// one (getUser: get User) and before the last capital of a run of
+// capitals that a lower-case letter follows (HTTPServer: HTTP Server).
+func forEachWord(text string, fn func(string)) {
 	start := -1
-	flush := func(end int) {
-		if start >= 0 && end > start {
-			out = append(out, string(rs[start:end]))
-		}
-		start = -1
-	}
-	for i, r := range rs {
+	var prev rune
+	for i, r := range text {
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush(i)
+			if start >= 0 {
+				fn(text[start:i])
+			}
+			start = -1
 			continue
 		}
 		if start < 0 {
-			start = i
+			start, prev = i, r
 			continue
 		}
-		prev := rs[i-1]
 		switch {
 		case (unicode.IsLower(prev) || unicode.IsDigit(prev)) && unicode.IsUpper(r):
-			// getUser: a new word at U.
-			flush(i)
+			fn(text[start:i])
 			start = i
-		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
-			// HTTPServer: a new word at the S.
-			flush(i)
-			start = i
+		case unicode.IsUpper(prev) && unicode.IsUpper(r):
+			if next, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):]); unicode.IsLower(next) {
+				fn(text[start:i])
+				start = i
+			}
 		}
+		prev = r
 	}
-	flush(len(rs))
-	return out
+	if start >= 0 {
+		fn(text[start:])
+	}
 }
 
 // stopWords are words that say nothing about which tool is meant.
@@ -94,10 +126,11 @@ func stem(w string) string {
 	return w
 }
 
-// undouble turns "runn" (from "running") back into "run".
+// undouble turns "runn" (from "running") back into "run"; it looks at
+// ASCII only, so that it never cuts a multi-byte character in two.
 func undouble(w string) string {
 	n := len(w)
-	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("lsz", rune(w[n-1])) {
+	if n >= 3 && w[n-1] == w[n-2] && w[n-1] < utf8.RuneSelf && !strings.ContainsRune("lsz", rune(w[n-1])) {
 		return w[:n-1]
 	}
 	return w
