@@ -278,7 +278,7 @@ func (t *table) index() *toolsearch.Index {
 		docs := make([]toolsearch.Doc, 0, len(t.cat.Tools))
 		for _, gt := range t.cat.Tools {
 			tl := gt.Tool
-			docs = append(docs, toolsearch.DocOf(gt.Server, tl.Name, tl.Title, tl.Description, tl.InputSchema, t.cat.Hints[gt.Server]))
+			docs = append(docs, toolsearch.ToolDoc(gt.Server, tl, t.cat.Hints[gt.Server]))
 		}
 		t.search.ix = toolsearch.NewIndex(docs)
 	})

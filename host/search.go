@@ -135,7 +135,7 @@ func (h *Host) searchIndexOf(g *generation.Gen, principal string) *searchIndex {
 				t.App = &link
 			}
 			si.tools = append(si.tools, t)
-			docs = append(docs, toolsearch.DocOf(p.server, mt.Name, mt.Title, mt.Description, mt.InputSchema, hints))
+			docs = append(docs, toolsearch.ToolDoc(p.server, mt, hints))
 		}
 	}
 	si.ix = toolsearch.NewIndex(docs)

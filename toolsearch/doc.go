@@ -4,8 +4,8 @@
 //
 // It owns the index and the ranking, nothing else: what a caller may see
 // is the caller's to say (Search takes a filter), and what a tool is comes
-// from the host as a [Doc] (give it the title a client shows: the tool's
-// title, else its annotations' title). An [Index] is built once per
+// from the host as a [Doc] ([ToolDoc] gives it the title a client shows:
+// the tool's title, else its annotations' title). An [Index] is built once per
 // catalog, in memory, and is read-only afterwards, so every caller may
 // search it at once. The ranking is lexical and deterministic: BM25F over
 // the server and its hints, the tool name split into words, title,

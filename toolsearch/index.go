@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Doc is one tool as the index sees it.
@@ -23,6 +25,16 @@ type Param struct {
 	Name        string
 	Description string
 	Enum        []string // its values, when it lists strings
+}
+
+// ToolDoc is the Doc of t, a tool of server: its title is the one a client
+// shows (the tool's title, else its annotations' title).
+func ToolDoc(server string, t *mcp.Tool, hints []string) Doc {
+	title := t.Title
+	if title == "" && t.Annotations != nil {
+		title = t.Annotations.Title
+	}
+	return DocOf(server, t.Name, title, t.Description, t.InputSchema, hints)
 }
 
 // DocOf builds the Doc of a tool from its parts; inputSchema is the tool's
