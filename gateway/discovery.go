@@ -267,22 +267,24 @@ func (e *endpoint) listSearch(v *view) *mcp.ListToolsResult {
 	return &mcp.ListToolsResult{Tools: v.searchList, Cacheable: private()}
 }
 
-// searchIndex is a table's tool search index: document i is cat.Tools[i].
+// searchIndex is a table's tool search ranker: document i is
+// cat.Tools[i].
 type searchIndex struct {
 	once sync.Once
-	ix   *toolsearch.Index
+	rank toolsearch.Ranker
 }
 
-func (t *table) index() *toolsearch.Index {
+// ranker builds the table's ranker on the first search (with the config's
+// embeddings, when it has a search_embeddings block: host.SearchRanker).
+func (t *table) ranker(ctx context.Context, h *host.Host) toolsearch.Ranker {
 	t.search.once.Do(func() {
 		docs := make([]toolsearch.Doc, 0, len(t.cat.Tools))
 		for _, gt := range t.cat.Tools {
-			tl := gt.Tool
-			docs = append(docs, toolsearch.ToolDoc(gt.Server, tl, t.cat.Hints[gt.Server]))
+			docs = append(docs, toolsearch.ToolDoc(gt.Server, gt.Tool, t.cat.Hints[gt.Server]))
 		}
-		t.search.ix = toolsearch.NewIndex(docs)
+		t.search.rank = h.SearchRanker(ctx, docs)
 	})
-	return t.search.ix
+	return t.search.rank
 }
 
 // metaHandler answers a call of one meta-tool.
@@ -389,7 +391,7 @@ func (e *endpoint) searchTools(ctx context.Context, v *view, raw json.RawMessage
 		}
 		total, limit = len(names), len(names)
 	} else {
-		ix := v.t.index()
+		rank := v.t.ranker(ctx, e.g.h)
 		keep := func(doc int) bool {
 			gt := v.t.cat.Tools[doc]
 			if len(in.Servers) > 0 && !slices.Contains(in.Servers, gt.Server) {
@@ -397,9 +399,9 @@ func (e *endpoint) searchTools(ctx context.Context, v *view, raw json.RawMessage
 			}
 			return v.names[gt.Name] != nil
 		}
-		hits := ix.Search(query, ix.Len(), keep)
-		total = len(hits)
-		for _, h := range hits[:min(limit, len(hits))] {
+		var hits []toolsearch.Hit
+		hits, total = rank.Rank(ctx, query, limit, keep)
+		for _, h := range hits {
 			names = append(names, v.t.cat.Tools[h.Doc].Name)
 		}
 		e.g.log.Debug("gateway: search_tools", "endpoint", e.path, "query_bytes", len(query), "total", total)

@@ -119,6 +119,7 @@ type Host struct {
 	cache   *cache.Cache
 	relays  relays        // the singleton servers' relays (relayserver.go)
 	search  searchIndexes // the tool search's indexes (search.go)
+	embed   embedders     // the tool search's embedder (searchrank.go)
 	credKey []byte        // derives WebShell credentials (principal.go)
 }
 

@@ -35,7 +35,7 @@ type searchIndexes struct {
 type searchIndex struct {
 	key   []any
 	tools []Tool
-	ix    *toolsearch.Index
+	rank  toolsearch.Ranker
 }
 
 // SearchTools ranks the tools c may see (the list phase of the policies,
@@ -55,7 +55,7 @@ func (h *Host) SearchTools(ctx context.Context, c Caller, query string, servers 
 		}
 	}
 	g.StartSessions(ctx, c.Name)
-	si := h.searchIndexOf(g, c.Name)
+	si := h.searchIndexOf(ctx, g, c.Name)
 	l := g.Lister(c)
 	keep := func(i int) bool {
 		t := si.tools[i]
@@ -68,15 +68,10 @@ func (h *Host) SearchTools(ctx context.Context, c Caller, query string, servers 
 		conn, ok := g.ByName[t.Server]
 		return ok && l.Tool(ctx, conn, t.Tool)
 	}
-	hits := si.ix.Search(query, si.ix.Len(), keep)
+	hits, total := si.rank.Rank(ctx, query, max(limit, 0), keep)
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err // a rule may have been cut short
 	}
-	total = len(hits)
-	if limit < 0 {
-		limit = 0
-	}
-	hits = hits[:min(limit, len(hits))]
 	tools = make([]Tool, 0, len(hits))
 	for _, hit := range hits {
 		tools = append(tools, si.tools[hit.Doc])
@@ -86,7 +81,7 @@ func (h *Host) SearchTools(ctx context.Context, c Caller, query string, servers 
 
 // searchIndexOf returns the index of the catalogs principal sees in g,
 // building it when one of them changed since the last.
-func (h *Host) searchIndexOf(g *generation.Gen, principal string) *searchIndex {
+func (h *Host) searchIndexOf(ctx context.Context, g *generation.Gen, principal string) *searchIndex {
 	key := []any{g}
 	type part struct {
 		server string
@@ -138,7 +133,7 @@ func (h *Host) searchIndexOf(g *generation.Gen, principal string) *searchIndex {
 			docs = append(docs, toolsearch.ToolDoc(p.server, mt, hints))
 		}
 	}
-	si.ix = toolsearch.NewIndex(docs)
+	si.rank = h.SearchRanker(ctx, docs)
 
 	sx.mu.Lock()
 	defer sx.mu.Unlock()

@@ -112,3 +112,21 @@ func TestSearchTopAndConcurrency(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestRanker: a lexical Ranker is the index's search with its count; the
+// zero Ranker matches nothing.
+func TestRanker(t *testing.T) {
+	docs := []Doc{
+		DocOf("fs", "read_file", "", "Read a file.", nil, nil),
+		DocOf("fs", "write_file", "", "Write a file.", nil, nil),
+		DocOf("web", "fetch", "", "Fetch a URL.", nil, nil),
+	}
+	r := Lexical(NewIndex(docs))
+	hits, total := r.Rank(t.Context(), "read a file", 1, nil)
+	if len(hits) != 1 || docs[hits[0].Doc].Name != "read_file" || total < 2 {
+		t.Errorf("Rank = %v, %d; want read_file first of at least 2", hits, total)
+	}
+	if hits, total := (Ranker{}).Rank(t.Context(), "file", 5, nil); hits != nil || total != 0 {
+		t.Errorf("the zero Ranker: %v, %d", hits, total)
+	}
+}

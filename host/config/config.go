@@ -167,6 +167,10 @@ type Config struct {
 	// Telemetry is the `telemetry` block (traces off without one).
 	Telemetry Telemetry
 
+	// SearchEmbeddings is the `search_embeddings` block: the tool search's
+	// embedding tier (off, the zero value, without one).
+	SearchEmbeddings SearchEmbeddings
+
 	// Sandbox is the top-level `sandbox` block: what every stdio server
 	// gets of the machine. Each stdio server's Sandbox holds the result.
 	Sandbox Sandbox
@@ -196,6 +200,16 @@ type Config struct {
 	// an error). The attributes that read them are missing from this
 	// Config: it must not serve while Unset is not empty.
 	Unset []UnsetEnv
+}
+
+// SearchEmbeddings is the `search_embeddings` block: an OpenAI-compatible
+// embeddings endpoint (POST URL with {"model", "input"}) whose vectors the
+// tool search fuses with its lexical ranking by reciprocal rank. Off when
+// URL is "".
+type SearchEmbeddings struct {
+	URL   string // `url`: the endpoint, such as "http://127.0.0.1:11434/v1/embeddings"
+	Model string // `model`: the model the endpoint runs
+	Token string // `token`: sent as a bearer token when set
 }
 
 // Telemetry is the `telemetry` block: OpenTelemetry traces, off (an empty

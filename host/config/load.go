@@ -233,6 +233,7 @@ func (l *loader) load(src []byte, filename string) (*Config, hcl.Diagnostics) {
 	l.decodeTop(cfg, &fsch)
 	l.decodeStore(cfg, fsch.Store)
 	l.decodeTelemetry(cfg, fsch.Telemetry)
+	l.decodeSearchEmbeddings(cfg, fsch.SearchEmbeddings)
 	l.decodeTopSandbox(cfg, fsch.Sandbox)
 
 	l.decodeServers(cfg, fsch.Servers)

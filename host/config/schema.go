@@ -83,6 +83,10 @@ type fileSchema struct {
 
 	Telemetry []*telemetryBlock `hcl:"telemetry,block"`
 
+	// search_embeddings: an embedding model for the tool search; at most
+	// one.
+	SearchEmbeddings []*searchEmbeddingsBlock `hcl:"search_embeddings,block"`
+
 	// sandbox: what every stdio server gets of the machine (defaults that
 	// a server's own sandbox block overrides); at most one.
 	Sandbox []*sandboxBlock `hcl:"sandbox,block"`
@@ -285,6 +289,19 @@ type storeBlock struct {
 	// the store lives there instead of in data_dir's SQLite file.
 	Postgres      hcl.Expression `hcl:"postgres,optional"`
 	PostgresRange hcl.Range      `hcl:"postgres,attr_value_range"`
+}
+
+// searchEmbeddingsBlock is the `search_embeddings` block: an
+// OpenAI-compatible embeddings endpoint whose vectors the tool search fuses
+// with its lexical ranking.
+type searchEmbeddingsBlock struct {
+	DeclRange hcl.Range `hcl:",def_range"`
+
+	URL        hcl.Expression `hcl:"url,optional"`
+	URLRange   hcl.Range      `hcl:"url,attr_value_range"`
+	Model      hcl.Expression `hcl:"model,optional"`
+	ModelRange hcl.Range      `hcl:"model,attr_value_range"`
+	Token      hcl.Expression `hcl:"token,optional"`
 }
 
 // telemetryBlock is the `telemetry` block: where traces go.
