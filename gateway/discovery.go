@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -57,7 +58,8 @@ var selfDeferringClients = []string{"claude-code"}
 type discovery struct {
 	mode      string // config.DiscoveryList, Search or Auto
 	pin       []string
-	threshold int // bytes, for auto
+	threshold int    // bytes, for auto
+	server    string // a passthrough endpoint's one server; "" on an aggregate
 }
 
 // discoveryOf returns the endpoint's discovery settings in cfg.
@@ -67,7 +69,70 @@ func (e *endpoint) discoveryOf(cfg config.Gateway) discovery {
 		name = ""
 	}
 	mode, pin := cfg.DiscoveryOf(name)
-	return discovery{mode: mode, pin: pin, threshold: cfg.DiscoveryThreshold}
+	return discovery{mode: mode, pin: pin, threshold: cfg.DiscoveryThreshold, server: e.codec.server}
+}
+
+// pinned returns the view's tool a pin names: the tool of that served
+// name or, on a passthrough endpoint (/mcp/servers/NAME, whose tools keep
+// their plain names), the tool SERVER__TOOL names when SERVER is the
+// endpoint's one server.
+func (d discovery) pinned(v *view, pin string) *mcp.Tool {
+	if t := v.names[pin]; t != nil || d.server == "" {
+		return t
+	}
+	if plain, ok := strings.CutPrefix(pin, d.server+"__"); ok {
+		return v.names[plain]
+	}
+	return nil
+}
+
+// The ?discovery= query parameter of an MCP URL overrides the endpoint's
+// mode for the request, for a client that can set nothing but a URL.
+const discoveryParam = "discovery"
+
+// discoveryExtraKey carries, in a request's auth.TokenInfo, the mode its
+// URL asked for (see tokenVerifier).
+const discoveryExtraKey = "mcphost.discovery"
+
+type discoveryKey struct{}
+
+// discoveryOverride returns the mode the request's URL asks for ("" when
+// it asks none), or an error that names the accepted values.
+func discoveryOverride(r *http.Request) (string, error) {
+	vals, ok := r.URL.Query()[discoveryParam]
+	if !ok {
+		return "", nil
+	}
+	if len(vals) == 1 {
+		switch vals[0] {
+		case config.DiscoveryList, config.DiscoverySearch, config.DiscoveryAuto:
+			return vals[0], nil
+		}
+	}
+	return "", fmt.Errorf("the %s query parameter is %q; it must be given once, as \"search\" (the search_tools, describe_tools and call_tool meta-tools are listed), \"list\" (every tool is listed) or \"auto\"",
+		discoveryParam, clip(strings.Join(vals, ","), 100))
+}
+
+// refuseDiscovery answers a request whose ?discovery= is not a mode with
+// HTTP 400 and a JSON-RPC error (the request has not been read, so its id
+// is unknown).
+func refuseDiscovery(w http.ResponseWriter, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": codeInvalidParams, "message": err.Error()}})
+}
+
+// discoveryFor returns the discovery settings of req on the view's table:
+// the endpoint's, with the mode its URL asked for.
+func discoveryFor(v *view, req mcp.Request) discovery {
+	d := v.t.disc
+	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+		if m, ok := extra.TokenInfo.Extra[discoveryExtraKey].(string); ok && m != "" {
+			d.mode = m
+		}
+	}
+	return d
 }
 
 func isMetaTool(name string) bool {
@@ -96,8 +161,10 @@ func (v *view) prepare() {
 		v.size = len(mustJSON(v.tools))
 		search := metaTools()
 		search[0] = withDescription(search[0], searchDescription(v))
+		listed := map[*mcp.Tool]bool{}
 		for _, name := range v.t.disc.pin {
-			if tool := v.names[name]; tool != nil {
+			if tool := v.t.disc.pinned(v, name); tool != nil && !listed[tool] {
+				listed[tool] = true
 				cp := *tool
 				cp.Meta = withAlwaysLoad(tool.Meta)
 				search = append(search, &cp)
@@ -261,6 +328,47 @@ func topWords(counts map[string]int, n int) []string {
 	return ws[:min(n, len(ws))]
 }
 
+// instruct adds to an initialize or server/discover result, in search
+// mode, instructions that say how the caller reaches its tools: through
+// the meta-tools, and which servers are behind them.
+func (e *endpoint) instruct(ctx context.Context, c host.Caller, req mcp.Request, res mcp.Result) {
+	v := e.view(ctx, c)
+	if !discoveryFor(v, req).searching(v, c) {
+		return
+	}
+	text := searchInstructions(v)
+	switch r := res.(type) {
+	case *mcp.InitializeResult:
+		r.Instructions = joinInstructions(r.Instructions, text)
+	case *mcp.DiscoverResult:
+		r.Instructions = joinInstructions(r.Instructions, text)
+	}
+}
+
+func joinInstructions(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n\n" + b
+}
+
+// searchInstructions is the short text of instruct for a view.
+func searchInstructions(v *view) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "This gateway lists its tools through three tools: search_tools finds the tools you need by what they do (with their input schemas), describe_tools returns whole definitions, and call_tool calls a found tool by name with its arguments. Search before saying a capability is unavailable. %d tools", len(v.tools))
+	if n := len(v.servers); n > 0 {
+		names := v.servers[:min(n, serversInSearch)]
+		fmt.Fprintf(&b, " of these servers are behind them: %s", strings.Join(names, ", "))
+		if n > len(names) {
+			fmt.Fprintf(&b, " and %d more", n-len(names))
+		}
+	} else {
+		b.WriteString(" are behind them")
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
 // listSearch is tools/list in search mode.
 func (e *endpoint) listSearch(v *view) *mcp.ListToolsResult {
 	v.prepare()
@@ -295,8 +403,8 @@ func (e *endpoint) metaHandler(name string) mcp.ToolHandler {
 			return nil, err
 		}
 		v := e.view(ctx, c)
-		if v.t.disc.mode == config.DiscoveryList {
-			return nil, unknownTool(name) // a reload turned search off
+		if discoveryFor(v, r).mode == config.DiscoveryList {
+			return nil, unknownTool(name) // list mode, by the config or the URL
 		}
 		var raw json.RawMessage
 		if r.Params != nil {

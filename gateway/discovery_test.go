@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -110,6 +111,12 @@ func TestSearchMode(t *testing.T) {
 			})
 			if got := cs.InitializeResult().ProtocolVersion; got != version {
 				t.Fatalf("negotiated %s, want %s", got, version)
+			}
+			instr := cs.InitializeResult().Instructions
+			for _, s := range []string{"search_tools", "describe_tools", "call_tool", "fx", "alt"} {
+				if !strings.Contains(instr, s) {
+					t.Errorf("the instructions lack %q: %q", s, instr)
+				}
 			}
 			res, err := cs.ListTools(t.Context(), nil)
 			if err != nil {
@@ -269,6 +276,9 @@ func TestListModeUnchanged(t *testing.T) {
 		if !slices.Contains(names, "fx__echo") || slices.Contains(names, "search_tools") {
 			t.Fatalf("%s: list mode lists %v", version, names)
 		}
+		if instr := cs.InitializeResult().Instructions; instr != "" {
+			t.Errorf("%s: list mode has instructions %q", version, instr)
+		}
 		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "echo"}}); err == nil {
 			t.Fatalf("%s: search_tools answered in list mode", version)
 		}
@@ -325,5 +335,105 @@ func TestMetaToolNameTaken(t *testing.T) {
 	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "echo", "text": "x"}})
 	if err != nil || textOf(res) == "x" {
 		t.Fatalf("search_tools reached the server's tool: %+v, %v", res, err)
+	}
+}
+
+// TestSearchPinPassthrough: a pin (SERVER__TOOL) lists the tool on its
+// server's passthrough endpoint too, under the plain name it has there;
+// another server's pin is not listed there.
+func TestSearchPinPassthrough(t *testing.T) {
+	e := searchEnv(t, config.DiscoverySearch, 0)
+	for _, version := range []string{legacyVersion, modernVersion} {
+		if names := toolNames(t, e.connect(t, "/mcp/servers/fx", aliceToken, version, nil)); !slices.Equal(names, []string{"search_tools", "describe_tools", "call_tool", "add"}) {
+			t.Errorf("%s: /mcp/servers/fx lists %v, want the meta-tools and add", version, names)
+		}
+		if names := toolNames(t, e.connect(t, "/mcp/servers/alt", aliceToken, version, nil)); !slices.Equal(names, []string{"search_tools", "describe_tools", "call_tool"}) {
+			t.Errorf("%s: /mcp/servers/alt lists %v, want the meta-tools alone", version, names)
+		}
+	}
+}
+
+// TestDiscoveryParam: ?discovery= on the URL overrides the endpoint's
+// mode for a client that can set nothing else, in both eras and both
+// ways; a value that is no mode is refused with 400 and a JSON-RPC error.
+func TestDiscoveryParam(t *testing.T) {
+	list := searchEnv(t, config.DiscoveryList, 0)
+	search := searchEnv(t, config.DiscoverySearch, 0)
+	for _, version := range []string{legacyVersion, modernVersion} {
+		t.Run(version, func(t *testing.T) {
+			cs := list.connect(t, "/mcp?discovery=search", aliceToken, version, nil)
+			if names := toolNames(t, cs); !slices.Equal(names, []string{"search_tools", "describe_tools", "call_tool", "fx__add"}) {
+				t.Fatalf("list mode with ?discovery=search lists %v", names)
+			}
+			if instr := cs.InitializeResult().Instructions; !strings.Contains(instr, "search_tools") {
+				t.Errorf("instructions with ?discovery=search: %q", instr)
+			}
+			var found searchOut
+			metaCall(t, cs, "search_tools", map[string]any{"query": "echo text unchanged"}, &found)
+			if len(found.Tools) == 0 || !strings.HasSuffix(found.Tools[0].Name, "__echo") {
+				t.Fatalf("search_tools with ?discovery=search: %+v", found)
+			}
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "fx__echo", "arguments": map[string]any{"text": "via url"}}})
+			if err != nil || textOf(res) != "via url" {
+				t.Fatalf("call_tool with ?discovery=search: %+v, %v", res, err)
+			}
+			// The passthrough endpoint takes it too.
+			if names := toolNames(t, list.connect(t, "/mcp/servers/fx?discovery=search", aliceToken, version, nil)); !slices.Equal(names, []string{"search_tools", "describe_tools", "call_tool", "add"}) {
+				t.Errorf("/mcp/servers/fx?discovery=search lists %v", names)
+			}
+
+			// Without the parameter the same daemon lists every tool and
+			// has no meta-tool.
+			plain := list.connect(t, "/mcp", aliceToken, version, nil)
+			if names := toolNames(t, plain); slices.Contains(names, "search_tools") || !slices.Contains(names, "fx__echo") {
+				t.Fatalf("list mode lists %v", names)
+			}
+			if _, err := plain.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "echo"}}); err == nil || !strings.Contains(err.Error(), `unknown tool "search_tools"`) {
+				t.Fatalf("search_tools in list mode: %v, want unknown tool", err)
+			}
+
+			// ?discovery=list on a search endpoint: the whole list, no meta-tool.
+			full := search.connect(t, "/mcp?discovery=list", aliceToken, version, nil)
+			if names := toolNames(t, full); slices.Contains(names, "search_tools") || !slices.Contains(names, "alt__echo") {
+				t.Fatalf("search mode with ?discovery=list lists %v", names)
+			}
+			if _, err := full.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "fx__echo"}}); err == nil {
+				t.Fatalf("call_tool answered with ?discovery=list")
+			}
+		})
+	}
+	for _, q := range []string{"discovery=all", "discovery=", "discovery=SEARCH", "discovery=search&discovery=list"} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, list.base+"/mcp?"+q,
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Authorization", "Bearer "+aliceToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var msg struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(body, &msg) != nil || msg.JSONRPC != "2.0" || msg.Error.Code != -32602 ||
+			!strings.Contains(msg.Error.Message, "discovery") || !strings.Contains(msg.Error.Message, `"search"`) {
+			t.Errorf("?%s: %d %s, want 400 and a JSON-RPC error naming the modes", q, resp.StatusCode, body)
+		}
+	}
+	// An anonymous request is refused for its token first.
+	resp, err := http.Post(list.base+"/mcp?discovery=all", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("anonymous ?discovery=all: %d, want 401", resp.StatusCode)
 	}
 }

@@ -156,7 +156,10 @@ func (e *endpoint) mirror() {
 		cat.Tools = slices.DeleteFunc(slices.Clone(cat.Tools), func(gt host.GatewayTool) bool { _, ok := t.byName[gt.Name]; return !ok })
 		t.cat = cat
 	}
-	e.table.Store(t)
+	prev := e.table.Swap(t)
+	// A new mode or new pins change what tools/list answers, though what
+	// is registered may be the same.
+	discChanged := prev.disc.mode != t.disc.mode || !slices.Equal(prev.disc.pin, t.disc.pin)
 	for server, cs := range cat.Collisions {
 		for _, c := range cs {
 			e.g.log.Warn("gateway: two tools have the same name; neither is served under it",
@@ -180,8 +183,12 @@ func (e *endpoint) mirror() {
 	for name, tool := range t.advertised {
 		want[name] = mustJSON(tool)
 	}
-	if t.disc.mode != config.DiscoveryList {
-		for _, m := range metaTools() {
+	// The meta-tools are registered in every mode, so that a request
+	// whose URL asks for search (?discovery=search) can call them; in list
+	// mode they answer as unknown (metaHandler). Only a passthrough
+	// server's own tool of that name, in list mode, keeps it.
+	for _, m := range metaTools() {
+		if _, taken := want[m.Name]; !taken {
 			want[m.Name] = mustJSON(m)
 		}
 	}
@@ -194,7 +201,7 @@ func (e *endpoint) mirror() {
 		tool := t.advertised[name]
 		e.register(func() { e.server.AddTool(tool, e.toolHandler) }, "tool", name)
 	}
-	if !diff(e.shadow.tools, want, addTool, func(names []string) { e.server.RemoveTools(names...) }) && told.Tools > 0 {
+	if !diff(e.shadow.tools, want, addTool, func(names []string) { e.server.RemoveTools(names...) }) && (told.Tools > 0 || discChanged) {
 		touch(e.shadow.tools, addTool)
 	}
 

@@ -283,8 +283,17 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.notFound(w, path)
 		return
 	}
+	mode, err := discoveryOverride(r)
+	if err != nil {
+		g.log.Debug("gateway: a request's ?discovery= is refused", "principal", caller.Name, "endpoint", path)
+		refuseDiscovery(w, err)
+		return
+	}
 	ctx := context.WithValue(r.Context(), callerKey{}, caller)
 	ctx = context.WithValue(ctx, holderKey{}, newHolder(token, caller))
+	if mode != "" {
+		ctx = context.WithValue(ctx, discoveryKey{}, mode)
+	}
 	g.front.ServeHTTP(w, r.WithContext(ctx))
 }
 
@@ -427,8 +436,11 @@ func tokenVerifier(ctx context.Context, _ string, _ *http.Request) (*auth.TokenI
 	if !ok {
 		return nil, auth.ErrInvalidToken
 	}
-	return &auth.TokenInfo{UserID: c.Name, Expiration: time.Now().Add(tokenInfoExpiry),
-		Extra: map[string]any{callerExtraKey: c, requestExtraKey: ctx}}, nil
+	extra := map[string]any{callerExtraKey: c, requestExtraKey: ctx}
+	if mode, ok := ctx.Value(discoveryKey{}).(string); ok {
+		extra[discoveryExtraKey] = mode // the URL's ?discovery=
+	}
+	return &auth.TokenInfo{UserID: c.Name, Expiration: time.Now().Add(tokenInfoExpiry), Extra: extra}, nil
 }
 
 // callerOf returns the authenticated caller of a request: the one its

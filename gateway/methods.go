@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/oauth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,6 +52,18 @@ func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				// reserved (held.go).
 				ss, _ := req.GetSession().(*mcp.ServerSession)
 				e.g.sessionOpened(ctx, ss)
+				if ok {
+					if r, isInit := req.(*mcp.InitializeRequest); isInit && c.Client.Name == "" && r.Params != nil && r.Params.ClientInfo != nil {
+						c.Client = host.ClientInfo{Name: clip(r.Params.ClientInfo.Name, 100), Version: clip(r.Params.ClientInfo.Version, 50)}
+					}
+					e.instruct(ctx, c, req, res)
+				}
+			}
+			return res, err
+		case "server/discover":
+			res, err := next(ctx, method, req)
+			if err == nil && ok {
+				e.instruct(ctx, c, req, res)
 			}
 			return res, err
 		default:
@@ -98,6 +111,11 @@ func (e *endpoint) toolHandler(ctx context.Context, r *mcp.CallToolRequest) (*mc
 	c, err := requestCaller(ctx, r)
 	if err != nil {
 		return nil, err
+	}
+	if r.Params != nil && isMetaTool(r.Params.Name) && discoveryFor(e.view(ctx, c), r).mode != config.DiscoveryList {
+		// A passthrough server's own tool of a meta-tool's name, in list
+		// mode, with the URL asking for search: the meta-tool answers.
+		return e.metaHandler(r.Params.Name)(ctx, r)
 	}
 	return e.callTool(ctx, c, r)
 }
@@ -156,7 +174,7 @@ func (e *endpoint) listTools(ctx context.Context, c host.Caller, r *mcp.ListTool
 		}
 	}
 	v := e.view(ctx, c)
-	if v.t.disc.searching(v, c) {
+	if discoveryFor(v, r).searching(v, c) {
 		return e.listSearch(v), nil
 	}
 	return &mcp.ListToolsResult{Tools: v.tools, Cacheable: private()}, nil

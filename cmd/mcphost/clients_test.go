@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,12 +40,18 @@ const clientBound = 90 * time.Second
 // `gateway config` only) and returns it with its config.
 func startTeamDaemon(t *testing.T, bin string) (*daemon, string) {
 	t.Helper()
+	return startTeamDaemonWith(t, bin, "")
+}
+
+// startTeamDaemonWith is startTeamDaemon with extra appended to the config.
+func startTeamDaemonWith(t *testing.T, bin, extra string) (*daemon, string) {
+	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("ALICE_TOKEN", aliceToken)
 	t.Setenv("BOB_TOKEN", bobToken)
 	t.Setenv(tokenEnv, "")
 	cfg := writeDaemonConfig(t, dir, "127.0.0.1:0", filepath.Join(dir, "state"),
-		"\nprincipal \"alice\" {\n  token = env(\"ALICE_TOKEN\")\n}\n\nprincipal \"bob\" {\n  token = env(\"BOB_TOKEN\")\n}\n")
+		"\nprincipal \"alice\" {\n  token = env(\"ALICE_TOKEN\")\n}\n\nprincipal \"bob\" {\n  token = env(\"BOB_TOKEN\")\n}\n"+extra)
 	d := startDaemon(t, bin, cfg)
 	return d, cfg
 }
@@ -290,4 +297,71 @@ func connected(out string) bool {
 		}
 	}
 	return false
+}
+
+// TestGatewaySearchClients runs a real client against a daemon whose
+// gateway is in search mode (discovery = "search"), with alice's snippet
+// of `gateway config inspector` as printed, over HTTP and over the stdio
+// bridge. Qwen Code's and Gemini CLI's `mcp list` print each server's
+// health only (name, URL, Connected; read in their bundles), never its
+// tools, and Claude Code's prints the same one line a server, so
+// the client that shows the tools is the MCP Inspector's CLI: its
+// tools/list must be exactly search_tools, describe_tools and call_tool,
+// and its tools/call of search_tools with --tool-arg must return the
+// fixture's echo tool (fx__echo) with its input schema.
+func TestGatewaySearchClients(t *testing.T) {
+	bin := testbin.Build(t, mcphostPkg)
+	dir := testbin.Interop(t, "../..", inspectorPkg)
+	d, cfg := startTeamDaemonWith(t, bin, "\ngateway {\n  discovery = \"search\"\n}\n")
+	configHome := t.TempDir()
+	for _, flags := range [][]string{{"inspector"}, {"inspector", "-stdio"}} {
+		t.Run(strings.Join(flags, "_"), func(t *testing.T) {
+			snippet := snippetOf(t, bin, configHome, append([]string{flags[0], "-config", cfg, "-as", "alice", "-url", d.base}, flags[1:]...)...)
+			home := t.TempDir()
+			inspect := func(out any, args ...string) {
+				t.Helper()
+				cmd := inspectorConfig(t, dir, home, snippet)
+				ctx, cancel := context.WithTimeout(t.Context(), clientBound)
+				defer cancel()
+				// inspectorConfig's command ends in --method tools/list.
+				run := exec.CommandContext(ctx, cmd.Path, append(cmd.Args[1:len(cmd.Args)-2], args...)...)
+				run.Dir = home
+				run.Env = append(clientEnv(home, nil), "MCP_CLIENT_CONFIG_PATH="+filepath.Join(home, "client.json"))
+				run.WaitDelay = 5 * time.Second
+				var stdout, stderr bytes.Buffer
+				run.Stdout, run.Stderr = &stdout, &stderr
+				err := run.Run()
+				report := fmt.Sprintf("snippet:\n%s\n%s: %v\nstdout:\n%s\nstderr:\n%s", snippet, strings.Join(run.Args, " "), err, stdout.String(), stderr.String())
+				var env struct{ Result json.RawMessage }
+				if err != nil || json.Unmarshal(stdout.Bytes(), &env) != nil || env.Result == nil || json.Unmarshal(env.Result, out) != nil {
+					t.Fatalf("no {\"result\": ...} from the Inspector; %s", report)
+				}
+			}
+			var list struct {
+				Tools []struct{ Name string } `json:"tools"`
+			}
+			inspect(&list, "--method", "tools/list")
+			var names []string
+			for _, tool := range list.Tools {
+				names = append(names, tool.Name)
+			}
+			if want := []string{"search_tools", "describe_tools", "call_tool"}; !slices.Equal(names, want) {
+				t.Fatalf("tools/list through the Inspector = %v, want %v", names, want)
+			}
+			var call struct {
+				StructuredContent struct {
+					Tools []struct {
+						Name        string         `json:"name"`
+						InputSchema map[string]any `json:"inputSchema"`
+					} `json:"tools"`
+				} `json:"structuredContent"`
+				IsError bool `json:"isError"`
+			}
+			inspect(&call, "--method", "tools/call", "--tool-name", "search_tools", "--tool-arg", "query=returns its text unchanged")
+			found := call.StructuredContent.Tools
+			if call.IsError || len(found) == 0 || found[0].Name != "fx__echo" || found[0].InputSchema["type"] != "object" {
+				t.Fatalf("search_tools through the Inspector: isError %v, found %+v; want fx__echo first with its schema", call.IsError, found)
+			}
+		})
+	}
 }

@@ -65,6 +65,49 @@ export async function exercise(client) {
   return summary;
 }
 
+// The natural request the search run makes, and the text it echoes.
+export const SEARCH_QUERY = "return my text unchanged";
+export const SEARCH_TEXT = "found by search";
+
+// exerciseSearch runs the steps of a client against an endpoint in search
+// mode (gateway/interop_test.go, TestInteropTypeScriptSearch): list tools
+// (the meta-tools and the pinned ones), search_tools with a natural
+// request, describe_tools and call_tool of the first tool found.
+export async function exerciseSearch(client) {
+  const summary = { errors: {}, instructions: client.getInstructions?.() ?? null };
+  const step = async (name, fn) => {
+    try {
+      await fn();
+    } catch (err) {
+      summary.errors[name] = message(err);
+    }
+  };
+  const structured = (res, name) => {
+    if (res.isError) throw new Error(`${name} answered isError: ${texts(res.content)}`);
+    return res.structuredContent ?? JSON.parse(texts(res.content));
+  };
+  await step("tools/list", async () => {
+    const res = await client.listTools();
+    summary.tools = res.tools.map((t) => t.name);
+  });
+  await step("search_tools", async () => {
+    const res = await client.callTool({ name: "search_tools", arguments: { query: SEARCH_QUERY } });
+    const out = structured(res, "search_tools");
+    summary.found = out.tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema ?? null }));
+  });
+  const first = summary.found?.[0]?.name;
+  await step("describe_tools", async () => {
+    const res = await client.callTool({ name: "describe_tools", arguments: { names: [first] } });
+    const out = structured(res, "describe_tools");
+    summary.described = out.tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema ?? null }));
+  });
+  await step("call_tool", async () => {
+    const res = await client.callTool({ name: "call_tool", arguments: { name: first, arguments: { text: SEARCH_TEXT } } });
+    summary.called = { isError: res.isError === true, text: texts(res.content) };
+  });
+  return summary;
+}
+
 // main runs connect (which returns a connected client and a function that
 // describes the connection), exercise and close, prints the summary as one
 // JSON line on stdout and exits 0; only a failure to connect exits 1 (with
@@ -83,7 +126,9 @@ export async function main(connect) {
     process.stdout.write(JSON.stringify(summary) + "\n");
     process.exit(1);
   }
-  summary = { ...conn.describe(), ...(await exercise(conn.client)) };
+  // MCPHOST_EXERCISE=search runs exerciseSearch instead.
+  const run = process.env.MCPHOST_EXERCISE === "search" ? exerciseSearch : exercise;
+  summary = { ...conn.describe(), ...(await run(conn.client)) };
   try {
     await conn.close();
   } catch (err) {
