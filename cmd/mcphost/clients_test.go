@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -361,6 +365,117 @@ func TestGatewaySearchClients(t *testing.T) {
 			found := call.StructuredContent.Tools
 			if call.IsError || len(found) == 0 || found[0].Name != "fx__echo" || found[0].InputSchema["type"] != "object" {
 				t.Fatalf("search_tools through the Inspector: isError %v, found %+v; want fx__echo first with its schema", call.IsError, found)
+			}
+		})
+	}
+}
+
+// fakeModel is an OpenAI-compatible chat completions endpoint on loopback
+// that answers "done" to every request (streamed when asked) and keeps
+// what each request carried.
+type fakeModel struct {
+	url  string
+	mu   sync.Mutex
+	reqs [][]byte
+}
+
+func newFakeModel(t *testing.T) *fakeModel {
+	m := &fakeModel{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+		m.mu.Lock()
+		m.reqs = append(m.reqs, body)
+		m.mu.Unlock()
+		var req struct {
+			Model  string `json:"model"`
+			Stream bool   `json:"stream"`
+		}
+		_ = json.Unmarshal(body, &req)
+		choice := func(delta bool, finish any) map[string]any {
+			msg := map[string]any{"role": "assistant", "content": "done"}
+			c := map[string]any{"index": 0, "finish_reason": finish}
+			if delta {
+				if finish != nil {
+					msg = map[string]any{}
+				}
+				c["delta"] = msg
+			} else {
+				c["message"] = msg
+			}
+			return c
+		}
+		usage := map[string]int{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+		if !req.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"id": "c1", "object": "chat.completion", "created": 1, "model": req.Model,
+				"choices": []any{choice(false, "stop")}, "usage": usage})
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, chunk := range []map[string]any{
+			{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": req.Model, "choices": []any{choice(true, nil)}},
+			{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": req.Model, "choices": []any{choice(true, "stop")}, "usage": usage},
+		} {
+			b, _ := json.Marshal(chunk)
+			fmt.Fprintf(w, "data: %s\n\n", b)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	m.url = srv.URL + "/v1"
+	return m
+}
+
+// sent is everything the client sent the model, as one text.
+func (m *fakeModel) sent() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return string(bytes.Join(m.reqs, []byte("\n")))
+}
+
+// TestQwenCodeSeesTheMetaTools runs Qwen Code from npm headless (-p) with
+// alice's snippet of `gateway config qwen` as printed, against a daemon in
+// search mode and a fake model on loopback: what Qwen Code offers its
+// model must name mcphost's three meta-tools (mcp__mcphost__search_tools,
+// …describe_tools, …call_tool) and none of the servers' own tools, over
+// HTTP and over the stdio bridge. (Its `mcp list` prints only health.)
+func TestQwenCodeSeesTheMetaTools(t *testing.T) {
+	bin := testbin.Build(t, mcphostPkg)
+	dir := testbin.Interop(t, "../..", "@qwen-code/qwen-code")
+	d, cfg := startTeamDaemonWith(t, bin, "\ngateway {\n  discovery = \"search\"\n}\n")
+	configHome := t.TempDir()
+	for _, flags := range [][]string{{"qwen"}, {"qwen", "-stdio"}} {
+		t.Run(strings.Join(flags, "_"), func(t *testing.T) {
+			snippet := snippetOf(t, bin, configHome, append([]string{flags[0], "-config", cfg, "-as", "alice", "-url", d.base}, flags[1:]...)...)
+			var settings map[string]any
+			if err := json.Unmarshal([]byte(snippet), &settings); err != nil {
+				t.Fatalf("the qwen snippet is not JSON: %v\n%s", err, snippet)
+			}
+			settings["security"] = map[string]any{"auth": map[string]any{"selectedType": "openai"}}
+			b, _ := json.Marshal(settings)
+			home := t.TempDir()
+			writeIn(t, home, ".qwen/settings.json", string(b))
+			model := newFakeModel(t)
+
+			ctx, cancel := context.WithTimeout(t.Context(), clientBound)
+			defer cancel()
+			run := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "qwen"), "-p", "what was the revenue of the third quarter?")
+			run.Dir = home
+			run.Env = clientEnv(home, []string{"OPENAI_API_KEY=test", "OPENAI_BASE_URL=" + model.url, "OPENAI_MODEL=fake-model"})
+			run.WaitDelay = 5 * time.Second
+			out, err := run.CombinedOutput()
+			sent := model.sent()
+			report := fmt.Sprintf("snippet:\n%s\nqwen -p: %v\n%s", snippet, err, out)
+			if err != nil || sent == "" {
+				t.Fatalf("Qwen Code did not run to its model; %s", report)
+			}
+			for _, name := range []string{"mcp__mcphost__search_tools", "mcp__mcphost__describe_tools", "mcp__mcphost__call_tool"} {
+				if !strings.Contains(sent, name) {
+					t.Errorf("Qwen Code offered its model no %s; %s", name, report)
+				}
+			}
+			if strings.Contains(sent, "mcp__mcphost__fx__echo") {
+				t.Errorf("Qwen Code offered its model fx__echo itself: the gateway listed more than the meta-tools")
 			}
 		})
 	}
