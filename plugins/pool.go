@@ -164,7 +164,7 @@ func describe(ctx context.Context, err error, stderr string) error {
 		case sys.ExitCodeDeadlineExceeded:
 			return errTimedOut
 		case sys.ExitCodeContextCanceled:
-			return fmt.Errorf("cancelled: %w", context.Cause(ctx))
+			return cancelled(ctx)
 		}
 		return withStderr(fmt.Errorf("exited with code %d", exit.ExitCode()), stderr)
 	}
@@ -177,9 +177,20 @@ func describe(ctx context.Context, err error, stderr string) error {
 		return fmt.Errorf("host call refused: %s", clip(m, maxMessageBytes))
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("cancelled: %w", context.Cause(ctx))
+		return cancelled(ctx)
 	}
 	return fmt.Errorf("plugin error: %s", clip(msg, maxMessageBytes))
+}
+
+// cancelled is the error of a call whose context ended: a timeout when its
+// deadline passed (also when that happened before the guest ran, as on a
+// loaded machine, where wazero's exit code does not say it), else the
+// caller's cancellation.
+func cancelled(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return errTimedOut
+	}
+	return fmt.Errorf("cancelled: %w", context.Cause(ctx))
 }
 
 func withStderr(err error, stderr string) error {
