@@ -2,8 +2,6 @@ package gateway_test
 
 import (
 	"encoding/json"
-	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -37,21 +35,8 @@ type foundEntry struct {
 // MCPHOST_EXERCISE=search against url and returns its summary.
 func runSearchScript(t *testing.T, dir, url, token string, script ...string) searchSummary {
 	t.Helper()
-	args := append([]string{filepath.Join("gateway", script[0])}, script[1:]...)
-	run := runNode(t, dir, []string{"MCPHOST_URL=" + url, "MCPHOST_TOKEN=" + token, "MCPHOST_EXERCISE=search"}, args...)
-	lines := strings.Split(strings.TrimSpace(run.stdout), "\n")
 	var s searchSummary
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil {
-		t.Fatalf("no JSON summary on the last line of stdout (%v): %s", err, run)
-	}
-	if run.err != nil || len(s.Errors) > 0 {
-		var steps []string
-		for step, msg := range s.Errors {
-			steps = append(steps, fmt.Sprintf("\n  %s: %s", step, msg))
-		}
-		slices.Sort(steps)
-		t.Errorf("%s (search) failed steps:%s\n%s", script[0], strings.Join(steps, ""), run)
-	}
+	runScriptInto(t, dir, []string{"MCPHOST_URL=" + url, "MCPHOST_TOKEN=" + token, "MCPHOST_EXERCISE=search"}, script[0]+" (search)", &s, script...)
 	t.Logf("%s (search): protocol %s, era %q, tools %v", script[0], s.ProtocolVersion, s.Era, s.Tools)
 	return s
 }

@@ -140,23 +140,36 @@ type message struct {
 // returns its summary.
 func runScript(t *testing.T, dir, url, token string, script ...string) summary {
 	t.Helper()
-	args := append([]string{filepath.Join("gateway", script[0])}, script[1:]...)
-	run := runNode(t, dir, []string{"MCPHOST_URL=" + url, "MCPHOST_TOKEN=" + token}, args...)
-	lines := strings.Split(strings.TrimSpace(run.stdout), "\n")
 	var s summary
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil {
+	runScriptInto(t, dir, []string{"MCPHOST_URL=" + url, "MCPHOST_TOKEN=" + token}, script[0], &s, script...)
+	t.Logf("%s: protocol %s, era %q, %d tools", script[0], s.ProtocolVersion, s.Era, len(s.Tools))
+	return s
+}
+
+// runScriptInto runs a client script of testdata/interop/gateway with env,
+// decodes the JSON summary on the last line of its stdout into out, and
+// fails the test with each step the summary's "errors" names (label says
+// which run it was).
+func runScriptInto(t *testing.T, dir string, env []string, label string, out any, script ...string) {
+	t.Helper()
+	args := append([]string{filepath.Join("gateway", script[0])}, script[1:]...)
+	run := runNode(t, dir, env, args...)
+	lines := strings.Split(strings.TrimSpace(run.stdout), "\n")
+	last := []byte(lines[len(lines)-1])
+	var failed struct {
+		Errors map[string]string `json:"errors"`
+	}
+	if err := json.Unmarshal(last, out); err != nil || json.Unmarshal(last, &failed) != nil {
 		t.Fatalf("no JSON summary on the last line of stdout (%v): %s", err, run)
 	}
-	if run.err != nil || len(s.Errors) > 0 {
+	if run.err != nil || len(failed.Errors) > 0 {
 		var steps []string
-		for step, msg := range s.Errors {
+		for step, msg := range failed.Errors {
 			steps = append(steps, fmt.Sprintf("\n  %s: %s", step, msg))
 		}
 		slices.Sort(steps)
-		t.Errorf("%s failed steps:%s\n%s", script[0], strings.Join(steps, ""), run)
+		t.Errorf("%s failed steps:%s\n%s", label, strings.Join(steps, ""), run)
 	}
-	t.Logf("%s: protocol %s, era %q, %d tools", script[0], s.ProtocolVersion, s.Era, len(s.Tools))
-	return s
 }
 
 // checkSummary checks what every client must have seen, whatever its era.

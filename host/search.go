@@ -41,7 +41,8 @@ type searchIndex struct {
 // SearchTools ranks the tools c may see (the list phase of the policies,
 // as [Host.ToolsFor] returns them) against query, best first, and returns
 // at most limit of them, of the named servers only when servers is not
-// empty; total is how many matched. A query with no word any tool has
+// empty (a server c may not see is an UnknownServerError, like a missing
+// one); total is how many matched. A query with no word any tool has
 // matches nothing. The index is built once per set of catalogs and kept
 // until one of them changes; c's view filters it.
 func (h *Host) SearchTools(ctx context.Context, c Caller, query string, servers []string, limit int) (tools []Tool, total int, err error) {
@@ -50,7 +51,8 @@ func (h *Host) SearchTools(ctx context.Context, c Caller, query string, servers 
 	}
 	g := h.gen()
 	for _, s := range servers {
-		if _, err := g.Conn(s); err != nil {
+		// A server c may not see is unknown to it, as on every route.
+		if _, err := g.VisibleConn(ctx, c, s); err != nil {
 			return nil, 0, err
 		}
 	}

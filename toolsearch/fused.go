@@ -94,8 +94,17 @@ func (f *Fused) Search(ctx context.Context, query string, limit int, keep func(d
 	if limit <= 0 {
 		return nil, nil
 	}
-	depth := max(limit*5, 50)
-	lexical := f.ix.Search(query, depth, keep)
+	return f.fuse(ctx, query, f.ix.Search(query, fuseDepth(limit), keep), limit, keep)
+}
+
+// fuseDepth is how many hits of each ranking the fusion of limit reads.
+func fuseDepth(limit int) int { return max(limit*5, 50) }
+
+// fuse is Search with the lexical ranking already made (its first
+// fuseDepth(limit) hits are read).
+func (f *Fused) fuse(ctx context.Context, query string, lexical []Hit, limit int, keep func(doc int) bool) ([]Hit, error) {
+	depth := fuseDepth(limit)
+	lexical = lexical[:min(depth, len(lexical))]
 	qv, err := f.embedQuery(ctx, query)
 	if err != nil {
 		f.log.Warn("toolsearch: embedding a query failed; lexical ranking only", "err", err)

@@ -15,9 +15,6 @@ func Lexical(ix *Index) Ranker { return Ranker{ix: ix} }
 // WithEmbeddings is the Ranker of f: f's index, fused with its vectors.
 func WithEmbeddings(f *Fused) Ranker { return Ranker{ix: f.Index(), fused: f} }
 
-// Index is the lexical index under r.
-func (r Ranker) Index() *Index { return r.ix }
-
 // Rank returns up to limit documents among those keep accepts, best first,
 // and total, how many documents match a word of query (the lexical
 // ranking's count: with embeddings every document is somewhat near, so
@@ -34,6 +31,6 @@ func (r Ranker) Rank(ctx context.Context, query string, limit int, keep func(doc
 	if r.fused == nil || limit == 0 {
 		return lexical[:min(limit, len(lexical))], total
 	}
-	hits, _ = r.fused.Search(ctx, query, limit, keep)
+	hits, _ = r.fused.fuse(ctx, query, lexical, limit, keep)
 	return hits, max(total, len(hits))
 }

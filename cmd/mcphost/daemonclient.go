@@ -209,18 +209,21 @@ func daemonTools(ctx context.Context, d *apiclient.Client, server string) ([]hos
 }
 
 // toolViews decodes the daemon's tools, keeping each input schema as the
-// daemon wrote it.
+// daemon wrote it (a map would sort its properties), in one pass: the
+// outer InputSchema takes the field from the embedded view.
 func toolViews(raw []json.RawMessage) ([]host.ToolView, error) {
 	tools := make([]host.ToolView, len(raw))
 	for i, r := range raw {
-		var schema struct {
+		var v struct {
+			host.ToolView
 			InputSchema json.RawMessage `json:"inputSchema"`
 		}
-		if err := json.Unmarshal(r, &tools[i]); err != nil {
+		if err := json.Unmarshal(r, &v); err != nil {
 			return nil, fmt.Errorf("the daemon's tool %d: %w", i, err)
 		}
-		if json.Unmarshal(r, &schema) == nil && len(schema.InputSchema) > 0 {
-			tools[i].InputSchema = schema.InputSchema
+		tools[i] = v.ToolView
+		if len(v.InputSchema) > 0 {
+			tools[i].InputSchema = v.InputSchema
 		}
 	}
 	return tools, nil

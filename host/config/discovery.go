@@ -49,51 +49,12 @@ func (l *loader) decodeSearchHint(b *serverBlock) []string {
 	return out
 }
 
-// evalSize reads a size attribute: a whole number of bytes or a size
-// string such as "48KiB", from 1 to most. example is a size to suggest.
+// evalSize reads a size attribute (evalBytes) from 1 to most bytes.
+// example is a size to suggest.
 func (l *loader) evalSize(expr hcl.Expression, name string, rng hcl.Range, most int64, example string) (int, valState) {
-	v, st := l.eval(expr, name, cty.DynamicPseudoType)
+	n, text, st := l.evalBytes(expr, name, rng, example)
 	if st != valid {
 		return 0, st
-	}
-	var n int64
-	var text string
-	switch v.Type() {
-	case cty.Number:
-		bf := v.AsBigFloat()
-		if !bf.IsInt() {
-			l.add(notWholeNumber(name, `, or a size such as `+example, rng))
-			return 0, invalid
-		}
-		i, acc := bf.Int64()
-		if acc != 0 {
-			i = math.MaxInt64
-			if bf.Sign() < 0 {
-				i = math.MinInt64
-			}
-		}
-		n, text = i, bf.Text('f', 0)
-	case cty.String:
-		u, err := parseBytes(v.AsString())
-		if err != nil {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid size",
-				Detail: fmt.Sprintf("The %s %s is not a size%s. Write a number of bytes or a number with a unit, such as %s.",
-					name, quoted(expr, v.AsString()), because(expr, err), example),
-				Subject: rng.Ptr(),
-			})
-			return 0, invalid
-		}
-		n, text = int64(min(u, math.MaxInt64)), strconv.Quote(v.AsString())
-	default:
-		l.add(&hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Incorrect attribute value type",
-			Detail:   fmt.Sprintf("Inappropriate value for attribute %q: a number of bytes or a size string such as %s is required.", name, example),
-			Subject:  rng.Ptr(),
-		})
-		return 0, invalid
 	}
 	if n < 1 || n > most {
 		l.add(&hcl.Diagnostic{
@@ -105,4 +66,51 @@ func (l *loader) evalSize(expr hcl.Expression, name string, rng hcl.Range, most 
 		return 0, invalid
 	}
 	return int(n), valid
+}
+
+// evalBytes reads a size as written: a whole number of bytes or a size
+// string such as example ("48KiB"), with the text to show of it in a
+// diagnostic. Another type, a fraction or a bad size string is an error at
+// rng; the range is the caller's to check.
+func (l *loader) evalBytes(expr hcl.Expression, name string, rng hcl.Range, example string) (n int64, text string, st valState) {
+	v, st := l.eval(expr, name, cty.DynamicPseudoType)
+	if st != valid {
+		return 0, "", st
+	}
+	switch v.Type() {
+	case cty.Number:
+		bf := v.AsBigFloat()
+		if !bf.IsInt() {
+			l.add(notWholeNumber(name, `, or a size such as `+example, rng))
+			return 0, "", invalid
+		}
+		i, acc := bf.Int64()
+		if acc != 0 {
+			i = math.MaxInt64 // far too large either way
+			if bf.Sign() < 0 {
+				i = math.MinInt64
+			}
+		}
+		return i, bf.Text('f', 0), valid
+	case cty.String:
+		u, err := parseBytes(v.AsString())
+		if err != nil {
+			l.add(&hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid size",
+				Detail: fmt.Sprintf("The %s %s is not a size%s. Write a number of bytes or a number with a unit, such as %s.",
+					name, quoted(expr, v.AsString()), because(expr, err), example),
+				Subject: rng.Ptr(),
+			})
+			return 0, "", invalid
+		}
+		return int64(min(u, math.MaxInt64)), strconv.Quote(v.AsString()), valid
+	}
+	l.add(&hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Incorrect attribute value type",
+		Detail:   fmt.Sprintf("Inappropriate value for attribute %q: a number of bytes or a size string such as %s is required.", name, example),
+		Subject:  rng.Ptr(),
+	})
+	return 0, "", invalid
 }

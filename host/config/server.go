@@ -2,14 +2,11 @@ package config
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // serverNameRE is the rule for server names. Tools are addressed as
@@ -617,48 +614,9 @@ func remoteOnly(attr, server string, rng hcl.Range) *hcl.Diagnostic {
 // to 1 with a warning, as before.
 func (l *loader) evalAppResourceMaxBytes(expr hcl.Expression, rng hcl.Range) (int, valState) {
 	const name = "app_resource_max_bytes"
-	v, st := l.eval(expr, name, cty.DynamicPseudoType)
+	n, text, st := l.evalBytes(expr, name, rng, `"16MiB"`)
 	if st != valid {
 		return 0, st
-	}
-	var n int64
-	var text string
-	switch v.Type() {
-	case cty.Number:
-		bf := v.AsBigFloat()
-		if !bf.IsInt() {
-			l.add(notWholeNumber(name, `, or a size such as "16MiB"`, rng))
-			return 0, invalid
-		}
-		i, acc := bf.Int64()
-		if acc != 0 {
-			i = math.MaxInt64 // far too large either way
-			if bf.Sign() < 0 {
-				i = math.MinInt64
-			}
-		}
-		n, text = i, bf.Text('f', 0)
-	case cty.String:
-		u, err := parseBytes(v.AsString())
-		if err != nil {
-			l.add(&hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid size",
-				Detail: fmt.Sprintf("The %s %s is not a size%s. Write a number of bytes or a number with a unit, such as \"4MiB\" (at most \"16MiB\").",
-					name, quoted(expr, v.AsString()), because(expr, err)),
-				Subject: rng.Ptr(),
-			})
-			return 0, invalid
-		}
-		n, text = int64(min(u, math.MaxInt64)), strconv.Quote(v.AsString())
-	default:
-		l.add(&hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Incorrect attribute value type",
-			Detail:   fmt.Sprintf("Inappropriate value for attribute %q: a number of bytes or a size string such as \"16MiB\" is required.", name),
-			Subject:  rng.Ptr(),
-		})
-		return 0, invalid
 	}
 	switch {
 	case n > MaxAppResourceMaxBytes:

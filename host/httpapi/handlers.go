@@ -72,11 +72,16 @@ func (a *api) tools(c *gin.Context) {
 		a.fail(c, err)
 		return
 	}
+	c.JSON(http.StatusOK, gin.H{"tools": toolViews(tools)})
+}
+
+// toolViews is how the API shows tools.
+func toolViews(tools []host.Tool) []host.ToolView {
 	out := make([]host.ToolView, 0, len(tools))
 	for _, t := range tools {
 		out = append(out, t.View())
 	}
-	c.JSON(http.StatusOK, gin.H{"tools": out})
+	return out
 }
 
 // The bounds of a tool search (GET /api/v1/tools?search=...).
@@ -110,25 +115,14 @@ func (a *api) searchTools(c *gin.Context, origin string) {
 		}
 		limit = n
 	}
-	ctx, who := c.Request.Context(), caller(c)
+	who := caller(c)
 	who.Origin = origin
-	servers := c.QueryArray("server")
-	for _, s := range servers {
-		if err := a.h.CheckVisible(ctx, who, s); err != nil {
-			a.fail(c, err)
-			return
-		}
-	}
-	tools, total, err := a.h.SearchTools(ctx, who, query, servers, limit)
+	tools, total, err := a.h.SearchTools(c.Request.Context(), who, query, c.QueryArray("server"), limit)
 	if err != nil {
 		a.fail(c, err)
 		return
 	}
-	out := make([]host.ToolView, 0, len(tools))
-	for _, t := range tools {
-		out = append(out, t.View())
-	}
-	c.JSON(http.StatusOK, gin.H{"tools": out, "total": total})
+	c.JSON(http.StatusOK, gin.H{"tools": toolViews(tools), "total": total})
 }
 
 func (a *api) prompts(c *gin.Context) {
