@@ -57,7 +57,41 @@ func startTeamDaemonWith(t *testing.T, bin, extra string) (*daemon, string) {
 	cfg := writeDaemonConfig(t, dir, "127.0.0.1:0", filepath.Join(dir, "state"),
 		"\nprincipal \"alice\" {\n  token = env(\"ALICE_TOKEN\")\n}\n\nprincipal \"bob\" {\n  token = env(\"BOB_TOKEN\")\n}\n"+extra)
 	d := startDaemon(t, bin, cfg)
+	waitServersReady(t, d, aliceToken)
 	return d, cfg
+}
+
+// waitServersReady waits until every server token may see on d is ready:
+// the daemon prints its URL before its servers have connected, and a
+// client that lists tools sooner gets an empty list.
+func waitServersReady(t *testing.T, d *daemon, token string) {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	defer client.CloseIdleConnections()
+	deadline := time.Now().Add(daemonBound)
+	for {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, d.base+"/api/v1/servers", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		var list struct {
+			Servers []serverStatus `json:"servers"`
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&list)
+			resp.Body.Close()
+		}
+		ready := err == nil && len(list.Servers) > 0
+		for _, s := range list.Servers {
+			ready = ready && s.Status == "ready"
+		}
+		if ready {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon's servers are not ready after %s: %+v (%v)\nstderr:\n%s", daemonBound, list.Servers, err, d.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond) // polling the daemon's status
+	}
 }
 
 // snippetOf runs `mcphost gateway config ARGS...` with the test's
