@@ -168,10 +168,12 @@ func (n *Node) newProxy() http.Handler {
 			switch {
 			case r.Context().Err() != nil:
 				return // the client went away
-			case errors.Is(err, syscall.ECONNREFUSED):
+			case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE):
 				// Nothing listens at the owner's address: its process,
 				// and the session with it, are gone, unless it now runs
-				// elsewhere (the handler decides, and answers).
+				// elsewhere (the handler decides, and answers). A broken
+				// pipe is the same news on a kept-alive connection the
+				// old process closed: the request was never delivered.
 				t.refused = true
 			default:
 				n.log.Warn("cluster: forwarding to a session's owner failed", "owner", t.owner, "err", err)
