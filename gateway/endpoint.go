@@ -26,6 +26,7 @@ type endpoint struct {
 	codec codec
 
 	server  *mcp.Server
+	impl    *mcp.Implementation // the gateway, as its results name it
 	handler http.Handler
 
 	// table is the endpoint's catalog as of the last mirror.
@@ -43,7 +44,10 @@ type table struct {
 	cat        host.GatewayCatalog
 	byName     map[string]host.GatewayTool
 	advertised map[string]*mcp.Tool
-	views      views // by caller
+	// bound are the tools whose input schema binds a parameter to an HTTP
+	// header (x-mcp-header), which go-sdk checks on each call.
+	bound map[string]bool
+	views views // by caller
 
 	disc   discovery   // how tools/list answers (discovery.go)
 	search searchIndex // the tool search's index, built on first use
@@ -83,7 +87,8 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.G
 		// "<replica>.<random>": any replica can tell the owner.
 		sessionID = g.opts.Cluster.SessionID
 	}
-	e.server = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Title: "mcphost gateway", Version: g.opts.Version}, &mcp.ServerOptions{
+	e.impl = &mcp.Implementation{Name: "mcphost", Title: "mcphost gateway", Version: g.opts.Version}
+	e.server = mcp.NewServer(e.impl, &mcp.ServerOptions{
 		Capabilities: caps,
 		GetSessionID: sessionID,
 		Logger:       g.log,
@@ -111,7 +116,8 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.G
 	legacy := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Logger:              g.log,
 		MaxRequestBodyBytes: maxBodyBytes,
-		SessionTimeout:      sessionTimeout(cfg),
+		// No SessionTimeout: the gateway keeps each session's idle time
+		// (idle.go), since it answers some of its requests itself.
 		// A legacy client whose SSE stream dropped resumes it with
 		// Last-Event-ID (on this daemon: the store is in memory).
 		EventStore: g.events,
@@ -151,6 +157,12 @@ func (e *endpoint) mirror() {
 		}
 		t.byName[gt.Name] = gt
 		t.advertised[gt.Name] = e.advertise(gt)
+		if schema, _ := t.advertised[gt.Name].InputSchema.(json.RawMessage); bytes.Contains(schema, []byte(`"x-mcp-header"`)) {
+			if t.bound == nil {
+				t.bound = map[string]bool{}
+			}
+			t.bound[gt.Name] = true
+		}
 	}
 	if len(t.byName) < len(cat.Tools) {
 		cat.Tools = slices.DeleteFunc(slices.Clone(cat.Tools), func(gt host.GatewayTool) bool { _, ok := t.byName[gt.Name]; return !ok })

@@ -103,6 +103,11 @@ func New(h *host.Host, opts Options) *Gateway {
 		endpoints: map[string]*endpoint{}, done: make(chan struct{}), closedCh: make(chan struct{}), events: mcp.NewMemoryEventStore(nil),
 		stall: writeStall}
 	g.sessions.h = h
+	g.held.timeout = func() time.Duration { return sessionTimeout(h.GatewayConfig()) }
+	g.held.expire = func(ss *mcp.ServerSession) {
+		g.log.Debug("gateway: a session ended: idle for session_timeout", "session_id", clip(ss.ID(), 100))
+		go func() { _ = g.closeSession(ss) }() // Close waits for its handlers
+	}
 	g.front = g.opts.Cluster.Handler(http.HandlerFunc(g.serve), stateless)
 	key := h.GatewaySealKey()
 	if len(opts.SealKey) > 0 {
@@ -322,6 +327,17 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 	// on the connection's own ResponseWriter can tell net/http to close
 	// the connection after the refusal rather than read the rest.
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid != "" && r.Method == http.MethodPost && !stateless(r) {
+		// The session's idle time stops while it has a request (idle.go).
+		defer g.held.busy(sid, caller.Name)()
+	}
+	if sl == nil {
+		if fc := e.takeCall(r, caller); fc != nil {
+			g.serveCall(w, r, e, fc, caller, who)
+			return
+		}
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	if sl != nil {
@@ -329,7 +345,6 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 		// finds the slot there when initialize succeeds (held.go).
 		ctx = context.WithValue(ctx, slotKey{}, sl)
 	}
-	sid := r.Header.Get("Mcp-Session-Id")
 	// go-sdk writes to the stream, never to the connection (stream.go).
 	s := g.newStream(w, cancel, "principal", caller.Name, "endpoint", e.path, "session_id", clip(sid, 100))
 	if sl != nil {

@@ -71,6 +71,11 @@ func newHolder(token string, c host.Caller) holder {
 // held is everything callers hold open: their requests in flight and
 // their legacy sessions, with the session slots of each principal.
 type held struct {
+	// timeout is session_timeout now; expire ends a session idle that
+	// long (idle.go). Both are set once, by New.
+	timeout func() time.Duration
+	expire  func(*mcp.ServerSession)
+
 	mu       sync.Mutex
 	requests map[*heldRequest]struct{}
 	sessions map[*slot]struct{} // slots whose session is open
@@ -92,6 +97,13 @@ type slot struct {
 	holder
 	state slotState // under held.mu
 	ss    *mcp.ServerSession
+	// Once open (all under held.mu): the endpoint the session is on,
+	// whether its client set a log level, its requests in flight and the
+	// timer that ends it when none has been for session_timeout (idle.go).
+	ep      *endpoint
+	logging bool
+	busy    int
+	idle    *time.Timer
 }
 
 type slotState int
@@ -171,12 +183,13 @@ func (r *held) reserve(h holder, perPrincipal, total int) (*slot, error) {
 // must be closed instead: s was released already, because its request
 // returned first (the client went away before its answer) or its
 // credential was revoked.
-func (r *held) claim(s *slot, ss *mcp.ServerSession) (watch, close bool) {
+func (r *held) claim(s *slot, ss *mcp.ServerSession, e *endpoint) (watch, close bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch s.state {
 	case slotReserved:
-		s.state, s.ss = slotOpen, ss
+		s.state, s.ss, s.ep = slotOpen, ss, e
+		r.startIdleLocked(s)
 		if r.sessions == nil {
 			r.sessions, r.byID = map[*slot]struct{}{}, map[string]*slot{}
 		}
@@ -202,6 +215,9 @@ func (r *held) releaseLocked(s *slot) {
 		return
 	}
 	s.state = slotReleased
+	if s.idle != nil {
+		s.idle.Stop()
+	}
 	if s.ss != nil {
 		delete(r.sessions, s)
 		if r.byID[s.ss.ID()] == s {
@@ -311,12 +327,12 @@ func (g *Gateway) admitSession(w http.ResponseWriter, h holder) *slot {
 // sessionOpened gives the slot of the request that opened ss to ss, once
 // its initialize has been answered (the middleware calls it); a session
 // opened without a slot (on stdio) has none to take.
-func (g *Gateway) sessionOpened(ctx context.Context, ss *mcp.ServerSession) {
+func (g *Gateway) sessionOpened(ctx context.Context, e *endpoint, ss *mcp.ServerSession) {
 	s, ok := ctx.Value(slotKey{}).(*slot)
 	if !ok || ss == nil {
 		return
 	}
-	watch, closeIt := g.held.claim(s, ss)
+	watch, closeIt := g.held.claim(s, ss, e)
 	switch {
 	case watch:
 		go func() {

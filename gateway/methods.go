@@ -42,6 +42,9 @@ func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "logging/setLevel":
 			res, err := next(ctx, method, req) // the session's own level
 			if err == nil {
+				if ss, _ := req.GetSession().(*mcp.ServerSession); ss != nil {
+					e.g.held.logging(ss.ID())
+				}
 				e.setLogLevel(ctx, req)
 			}
 			return res, err
@@ -51,7 +54,7 @@ func (e *endpoint) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				// The session is open: it takes the slot its request
 				// reserved (held.go).
 				ss, _ := req.GetSession().(*mcp.ServerSession)
-				e.g.sessionOpened(ctx, ss)
+				e.g.sessionOpened(ctx, e, ss)
 				if ok {
 					if r, isInit := req.(*mcp.InitializeRequest); isInit && c.Client.Name == "" && r.Params != nil && r.Params.ClientInfo != nil {
 						c.Client = host.ClientInfo{Name: clip(r.Params.ClientInfo.Name, 100), Version: clip(r.Params.ClientInfo.Version, 50)}

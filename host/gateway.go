@@ -15,6 +15,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/pipeline"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/negotiate"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -147,6 +148,19 @@ func (h *Host) GatewayCatalog(ep GatewayEndpoint) GatewayCatalog {
 		cat.Changes[conn.Cfg.Name] = ListChanges{Tools: t, Prompts: p, Resources: r}
 	}
 	return cat
+}
+
+// GatewayMayAskInput reports whether a call to server may come back
+// input_required: whether the server speaks the 2026-07-28 era now (or is
+// not known). The gateway answers a legacy client's call itself only when
+// it cannot: such a round needs the client's own request stream.
+func (h *Host) GatewayMayAskInput(server string) bool {
+	conn, ok := h.gen().ByName[server]
+	if !ok {
+		return true
+	}
+	era, _ := conn.Protocol()
+	return era != negotiate.EraLegacy
 }
 
 // GatewayAppsOn reports whether a server of ep may serve MCP Apps (its

@@ -1,0 +1,304 @@
+package gateway
+
+// The gateway's own path for tools/call.
+//
+// Most of what an agent sends is tools/call, and go-sdk's server side is
+// most of what one costs the gateway beyond the pipeline: a 2026-07-28
+// request gets a session of its own, connected and closed; a legacy one
+// an SSE stream with event ids kept for resumption, a handler goroutine
+// and the gateway's stream writer (research/bakeoff.md §5). When nothing
+// but its answer can go back on a call's response, none of that is
+// needed, and the gateway answers the call itself: it decodes the request
+// once (the envelope as go-sdk does, then the parameters), runs the same
+// handler the go-sdk path runs (endpoint.callTool, so the same pipeline:
+// policies, approvals, plugins, App contexts, the transcript) and writes
+// the JSON-RPC answer as one application/json body, which the Streamable
+// HTTP transport allows for any request.
+//
+// Anything else goes to go-sdk as before, the body put back unread: a
+// batch, another method, a request go-sdk would refuse or answer with an
+// error of its own (wrong headers, unknown tool), a discovery meta-tool,
+// the retry of an input_required round, a call with a progress token or
+// (2026-07-28) a log level, which may send notifications on the call's
+// stream; and, on a 2025-11-25 session, a call whose client set a log
+// level or can be asked (elicitation, sampling: an `ask` rule or the
+// server may ask it on the call's stream), or whose server may answer
+// input_required (its rounds are asked on that stream too).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sjson "github.com/segmentio/encoding/json"
+)
+
+// A fastCall is a tools/call the gateway answers itself.
+type fastCall struct {
+	id     jsonrpc.ID
+	params *mcp.CallToolParamsRaw
+	modern bool
+	ss     *mcp.ServerSession // the legacy session; nil for 2026-07-28
+	sid    string
+}
+
+// takeCall returns the tools/call r carries when the gateway may answer it
+// itself (see above); otherwise nil, with r's body as it was.
+func (e *endpoint) takeCall(r *http.Request, c host.Caller) *fastCall {
+	fc := &fastCall{modern: stateless(r)}
+	if !fc.modern {
+		fc.sid = r.Header.Get("Mcp-Session-Id")
+		if fc.sid == "" {
+			return nil
+		}
+	}
+	if r.Method != http.MethodPost || !fastHeaders(r.Header) {
+		return nil
+	}
+	body, err := io.ReadAll(r.Body)
+	// Put back what was read: the reader's error (a body over the limit)
+	// comes after it, for go-sdk to answer.
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if err != nil || !bytes.Contains(body, []byte(`"tools/call"`)) {
+		return nil
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		return nil
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() || req.Method != "tools/call" || len(req.Params) == 0 {
+		return nil
+	}
+	fc.id = req.ID
+	if fc.params, ok = decodeCallParams(req.Params); !ok {
+		return nil
+	}
+	if !e.fastEligible(r, c, fc) {
+		return nil
+	}
+	return fc
+}
+
+// fastHeaders reports whether a POST's headers are those go-sdk serves
+// without a word: a JSON body, an answer as JSON or SSE, no resumption.
+func fastHeaders(h http.Header) bool {
+	ct, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil || ct != "application/json" || len(h.Values("Last-Event-ID")) > 0 {
+		return false
+	}
+	var jsonOK, sseOK bool
+	for _, v := range h.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			base, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json":
+				jsonOK = true
+			case "text/event-stream":
+				sseOK = true
+			}
+		}
+	}
+	return jsonOK && sseOK
+}
+
+// decodeCallParams decodes tools/call parameters as go-sdk does (field
+// names matched exactly); the arguments stay raw.
+func decodeCallParams(raw json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
+	dec := sjson.NewDecoder(bytes.NewReader(raw))
+	dec.DontMatchCaseInsensitiveStructFields()
+	var p mcp.CallToolParamsRaw
+	if err := dec.Decode(&p); err != nil {
+		return nil, false
+	}
+	return &p, true
+}
+
+// fastEligible reports whether nothing but its answer can go back on the
+// call's response, and go-sdk would run it as it is (see the file's
+// comment).
+func (e *endpoint) fastEligible(r *http.Request, c host.Caller, fc *fastCall) bool {
+	p := fc.params
+	if p.GetProgressToken() != nil || p.InputResponses != nil || p.RequestState != "" || isMetaTool(p.Name) {
+		return false
+	}
+	t := e.table.Load()
+	gt, ok := t.byName[p.Name]
+	if !ok || t.bound[p.Name] {
+		return false // go-sdk's own answer, or its check of the tool's parameter headers
+	}
+	if fc.modern {
+		version, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string)
+		_, logs := p.Meta[mcp.MetaKeyLogLevel]
+		return !logs && version != "" && version == r.Header.Get("Mcp-Protocol-Version") &&
+			r.Header.Get("Mcp-Method") == "tools/call" && r.Header.Get("Mcp-Name") == p.Name
+	}
+	if _, ok := p.Meta[mcp.MetaKeyProtocolVersion]; ok {
+		return false // go-sdk's header check
+	}
+	ss, logging := e.g.held.session(fc.sid, c.Name, e)
+	if ss == nil || logging {
+		return false
+	}
+	ip := ss.InitializeParams()
+	if ip == nil || ip.ProtocolVersion >= modernVersion || (ip.Capabilities != nil && (ip.Capabilities.Elicitation != nil || ip.Capabilities.Sampling != nil)) {
+		return false
+	}
+	if e.g.h.GatewayMayAskInput(gt.Server) {
+		return false
+	}
+	fc.ss = ss
+	return true
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// serveCall answers fc, a tools/call of caller on e, as the go-sdk path
+// would, held like any request (a reload that revokes its credential
+// cancels it).
+func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, e *endpoint, fc *fastCall, caller host.Caller, who holder) {
+	// As go-sdk's request would carry: the caller, and the HTTP request's
+	// context for the approvals it may wait on (leave.go).
+	ctx, cancel := context.WithCancel(host.WithClient(r.Context(), r.Context()))
+	defer cancel()
+	q := g.held.hold(who, cancel, nil)
+	defer g.held.drop(q)
+	if !g.h.StillValid(caller) {
+		unauthorized(w, r)
+		return
+	}
+	if fc.ss != nil {
+		defer g.handlers.add(fc.sid, cancel)() // ended with its session (leave.go)
+	}
+	ti, _ := tokenVerifier(r.Context(), "", r)
+	req := &mcp.CallToolRequest{Session: fc.ss, Params: fc.params, Extra: &mcp.RequestExtra{TokenInfo: ti, Header: r.Header}}
+	c := caller
+	c.Client = clientOf(req)
+	res, err := e.callTool(ctx, c, req)
+	if err == nil && fc.modern {
+		res = withServerInfo(res, e.impl)
+	}
+	status, body := encodeAnswer(fc.id, res, err, fc.modern)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	// A client that does not read holds this handler only, for at most
+	// the stall every stream has.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.stall))
+	w.WriteHeader(status)
+	if _, err := w.Write(append(body, '\n')); err != nil {
+		g.log.Debug("gateway: writing a call's answer failed", "principal", caller.Name, "endpoint", e.path, "err", err)
+	}
+}
+
+// encodeAnswer is the JSON-RPC answer to a call, and its HTTP status: as
+// go-sdk's handling of a registered tool writes it (an empty content list
+// rather than null; on 2026-07-28 the result's type, and the status the
+// error's code maps to).
+func encodeAnswer(id jsonrpc.ID, res *mcp.CallToolResult, err error, modern bool) (int, []byte) {
+	var result json.RawMessage
+	if err == nil {
+		result, err = encodeResult(res, modern)
+	}
+	resp := &jsonrpc.Response{ID: id, Result: result, Error: err}
+	if err != nil {
+		resp.Result = nil
+	}
+	data, encErr := jsonrpc.EncodeMessage(resp)
+	if encErr != nil {
+		data, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: codeInternal, Message: "gateway: encoding the answer: " + encErr.Error()}})
+	}
+	status := http.StatusOK
+	var je *jsonrpc.Error
+	if modern && errors.As(err, &je) {
+		switch je.Code {
+		case jsonrpc.CodeMethodNotFound:
+			status = http.StatusNotFound
+		case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+			status = http.StatusBadRequest
+		}
+	}
+	return status, data
+}
+
+// withServerInfo returns res naming the gateway in its _meta, as go-sdk
+// names its server in every 2026-07-28 result (SEP-2575), unless the
+// result names one already.
+func withServerInfo(res *mcp.CallToolResult, impl *mcp.Implementation) *mcp.CallToolResult {
+	if res == nil {
+		return nil
+	}
+	if _, ok := res.Meta[mcp.MetaKeyServerInfo]; ok {
+		return res
+	}
+	cp := *res
+	cp.Meta = make(mcp.Meta, len(res.Meta)+1)
+	maps.Copy(cp.Meta, res.Meta)
+	cp.Meta[mcp.MetaKeyServerInfo] = impl
+	return &cp
+}
+
+// plainResult is a CallToolResult without its own encoding, which writes
+// the result type go-sdk keeps unexported.
+type plainResult mcp.CallToolResult
+
+// encodeResult encodes a tool's result for a legacy or a 2026-07-28 client.
+func encodeResult(res *mcp.CallToolResult, modern bool) (json.RawMessage, error) {
+	if res == nil {
+		return nil, &jsonrpc.Error{Code: codeInternal, Message: "gateway: the call has no result"}
+	}
+	asks := res.InputRequests != nil
+	if asks && len(res.Content) > 0 {
+		return nil, &jsonrpc.Error{Code: codeInternal, Message: "server bug: result has both content and inputRequests"}
+	}
+	if res.Content == nil && !asks && !res.NeedsInput() {
+		cp := *res
+		cp.Content = []mcp.Content{}
+		res = &cp
+	}
+	if !modern {
+		return json.Marshal(res)
+	}
+	// go-sdk writes the result type and the input requests after the
+	// other members, and the requests even when there are none (a
+	// retry-later round).
+	cp := *res
+	cp.InputRequests = nil
+	b, err := json.Marshal((*plainResult)(&cp))
+	if err != nil || len(b) < 2 || b[len(b)-1] != '}' {
+		return nil, errors.Join(errors.New("gateway: encoding the result"), err)
+	}
+	kind := `"complete"`
+	if asks || res.NeedsInput() {
+		kind = `"input_required"`
+	}
+	out := b[:len(b)-1]
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"resultType":`...)
+	out = append(out, kind...)
+	if asks {
+		ir, err := json.Marshal(res.InputRequests)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: encoding the input requests: %w", err)
+		}
+		out = append(out, `,"inputRequests":`...)
+		out = append(out, ir...)
+	}
+	return append(out, '}'), nil
+}
