@@ -29,8 +29,9 @@ const undeclaredListTimeout = 2 * time.Second
 // after a list_changed notification. Its lists are immutable once built; only the schema cache fills in.
 type Catalog struct {
 	schemaMu sync.Mutex
-	schemas  map[string]*jsonschema.Resolved // compiled input schemas, filled lazily
-	outputs  map[string]*jsonschema.Resolved // compiled output schemas, filled lazily
+	schemas  map[string]*jsonschema.Resolved    // compiled input schemas, filled lazily
+	outputs  map[string]*jsonschema.Resolved    // compiled output schemas, filled lazily
+	flats    map[*jsonschema.Resolved]flatCheck // the input schemas' flat checks, filled lazily
 
 	Tools     []*mcp.Tool
 	ToolIndex map[string]*mcp.Tool

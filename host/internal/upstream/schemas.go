@@ -28,7 +28,11 @@ func (cat *Catalog) Validate(tool *mcp.Tool, args json.RawMessage) (any, error) 
 	if err := json.Unmarshal(args, &v); err != nil {
 		return nil, &ArgumentsError{Reason: err.Error()}
 	}
-	if err := rs.Validate(withoutOptionalNulls(v, rs.Schema())); err != nil {
+	w := withoutOptionalNulls(v, rs.Schema())
+	if check := cat.flat(rs); check != nil && check(w) {
+		return v, nil
+	}
+	if err := rs.Validate(w); err != nil {
 		why := readableMismatch(rs.Schema(), v)
 		if why == "" {
 			why = err.Error()
@@ -133,6 +137,22 @@ func withoutOptionalNulls(args any, s *jsonschema.Schema) any {
 		return args
 	}
 	return out
+}
+
+// flat returns the flat check of a compiled schema, nil when it is not
+// flat (flatschema.go); made once per catalog and schema.
+func (cat *Catalog) flat(rs *jsonschema.Resolved) flatCheck {
+	cat.schemaMu.Lock()
+	defer cat.schemaMu.Unlock()
+	check, ok := cat.flats[rs]
+	if !ok {
+		if cat.flats == nil {
+			cat.flats = map[*jsonschema.Resolved]flatCheck{}
+		}
+		check = newFlatCheck(rs.Schema())
+		cat.flats[rs] = check
+	}
+	return check
 }
 
 // Schema returns the compiled input schema of a tool; nil when it cannot
