@@ -10,10 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-)
 
-// modulePath is the module the tool builds mcphost and the upstream from.
-const modulePath = "github.com/mcphost/mcphost"
+	"github.com/mcphost/mcphost/internal/gotool"
+)
 
 // TBXark/mcp-proxy, built from the Go module proxy in a scratch module of
 // its own, so that none of its code or requirements reaches this module.
@@ -30,42 +29,10 @@ type binaries struct {
 	TBX         string `json:"tbx,omitempty"`
 }
 
-// repoRoot finds the module root (the directory whose go.mod declares
-// modulePath) at or above the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module "+modulePath+"\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod of %s at or above the working directory; run from the repository or pass -bin-dir", modulePath)
-		}
-		dir = parent
-	}
-}
-
-// goTool returns the go command: the one on PATH, else $GOROOT/bin/go
-// (which `go test` sets).
-func goTool() (string, error) {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p, nil
-	}
-	p := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no go command on PATH or in %s", filepath.Dir(p))
-	}
-	return p, nil
-}
-
 // runGo runs the go command with args in dir, with env added, bounded by
 // limit, and returns its combined output in the error when it fails.
 func runGo(ctx context.Context, dir string, env []string, limit time.Duration, logger *slog.Logger, args ...string) error {
-	goCmd, err := goTool()
+	goCmd, err := gotool.Go()
 	if err != nil {
 		return err
 	}
@@ -88,7 +55,7 @@ func runGo(ctx context.Context, dir string, env []string, limit time.Duration, l
 //
 //	go build -o DIR/ ./testdata/servers/wellbehaved ./cmd/mcphost
 func buildOwn(ctx context.Context, dir string, logger *slog.Logger) (binaries, error) {
-	root, err := repoRoot()
+	root, err := gotool.RepoRoot()
 	if err != nil {
 		return binaries{}, err
 	}

@@ -79,36 +79,3 @@ func ownGroup() *syscall.SysProcAttr {
 
 // signalGroup sends sig to the process group pgid.
 func signalGroup(pgid int, sig syscall.Signal) error { return syscall.Kill(-pgid, sig) }
-
-// machineInfo describes this machine from /proc.
-func machineInfo() machine {
-	m := machine{Kernel: readFirst("/proc/sys/kernel/osrelease")}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for line := range strings.SplitSeq(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPU = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for line := range strings.SplitSeq(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-				if f := strings.Fields(v); len(f) > 0 {
-					kb, _ := strconv.ParseInt(f[0], 10, 64)
-					m.MemBytes = kb * 1024
-				}
-			}
-		}
-	}
-	return m
-}
-
-// loadAvg returns the first three fields of /proc/loadavg, or "".
-func loadAvg() string {
-	f := strings.Fields(readFirst("/proc/loadavg"))
-	if len(f) < 3 {
-		return ""
-	}
-	return strings.Join(f[:3], " ")
-}

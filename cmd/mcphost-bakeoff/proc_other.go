@@ -16,7 +16,5 @@ func procCPU(int) (time.Duration, error)    { return 0, errNoProc }
 func resetPeakRSS(int) error                { return errNoProc }
 func procStatus(int, string) (int64, error) { return 0, errNoProc }
 func ownGroup() *syscall.SysProcAttr        { return &syscall.SysProcAttr{Setpgid: true} }
-func machineInfo() machine                  { return machine{} }
-func loadAvg() string                       { return "" }
 
 func signalGroup(pgid int, sig syscall.Signal) error { return syscall.Kill(-pgid, sig) }

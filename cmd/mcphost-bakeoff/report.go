@@ -131,7 +131,9 @@ func report(res *results) string {
 	b.WriteString("## Machine and versions\n\n| what | value |\n|---|---|\n")
 	m := res.Machine
 	fmt.Fprintf(&b, "| CPU | %s, %d cores |\n", orDash(m.CPU), m.Cores)
-	fmt.Fprintf(&b, "| memory | %.1f GiB |\n", float64(m.MemBytes)/(1<<30))
+	if m.MemBytes > 0 {
+		fmt.Fprintf(&b, "| memory | %.1f GiB |\n", float64(m.MemBytes)/(1<<30))
+	}
 	fmt.Fprintf(&b, "| kernel | Linux %s |\n", orDash(m.Kernel))
 	fmt.Fprintf(&b, "| load average before / after | %s / %s |\n", orDash(m.LoadBefore), orDash(m.LoadAfter))
 	fmt.Fprintf(&b, "| mcphost | `%s` |\n", res.Commit)

@@ -17,7 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/gotool"
 	"github.com/mcphost/mcphost/internal/shellquote"
+	"github.com/mcphost/mcphost/internal/sysinfo"
 )
 
 // Exit statuses.
@@ -79,12 +81,10 @@ func (r *runner) run(ctx context.Context) {
 	}()
 	res := r.res
 	res.Started = time.Now()
-	res.Machine = machineInfo()
-	res.Machine.Cores = runtime.NumCPU()
-	res.Machine.LoadBefore = loadAvg()
+	res.Machine = machine{CPU: sysinfo.CPUModel(), Cores: runtime.NumCPU(), MemBytes: sysinfo.MemTotal(), Kernel: sysinfo.Kernel(), LoadBefore: sysinfo.LoadAvg()}
 	defer func() {
 		res.Finished = time.Now()
-		res.Machine.LoadAfter = loadAvg()
+		res.Machine.LoadAfter = sysinfo.LoadAvg()
 	}()
 	fail := func(err error) {
 		r.logger.Error("bake-off failed", "err", err)
@@ -239,7 +239,7 @@ func (r *runner) logPath(name string) string { return filepath.Join(r.o.Out, "lo
 // commit is the repository's short commit, marked when the work tree has
 // changes; "unknown" outside a git checkout.
 func commit() string {
-	root, err := repoRoot()
+	root, err := gotool.RepoRoot()
 	if err != nil {
 		return "unknown"
 	}
