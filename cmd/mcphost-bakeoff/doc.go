@@ -1,7 +1,7 @@
 // Command mcphost-bakeoff times mcphost's /mcp gateway next to the MCP
 // proxies it is compared with, in one run, on loopback only: the core of
-// the harness behind docs/research/bakeoff.md (issue 33, "The peer in the
-// benchmark"), kept as a project tool.
+// the harness behind ../shared/docs/research/bakeoff.md (issue 33, "The
+// peer in the benchmark"), kept as a project tool.
 //
 // # Sides
 //
