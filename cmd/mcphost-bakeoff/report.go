@@ -123,9 +123,11 @@ func report(res *results) string {
 	}
 	b.WriteString("\n")
 
-	for _, e := range res.Eras {
-		latencySection(&b, &e, o)
-		throughputSection(&b, &e, o)
+	for i := range res.Eras {
+		latencySection(&b, &res.Eras[i], o, eraLabel(i, len(res.Eras)))
+	}
+	for i := range res.Eras {
+		throughputSection(&b, &res.Eras[i], o, eraLabel(i, len(res.Eras)))
 	}
 
 	b.WriteString("## Machine and versions\n\n| what | value |\n|---|---|\n")
@@ -167,12 +169,12 @@ func report(res *results) string {
 }
 
 // latencySection writes an era's latency tables.
-func latencySection(b *strings.Builder, e *eraResult, o options) {
+func latencySection(b *strings.Builder, e *eraResult, o options, label string) {
 	if len(e.Latency) == 0 {
 		return
 	}
 	sides := e.measured()
-	fmt.Fprintf(b, "## 1. Latency of one `tools/call`, one caller, %s\n\n", e.Version)
+	fmt.Fprintf(b, "## 1%s. Latency of one `tools/call`, one caller, %s\n\n", label, e.Version)
 	fmt.Fprintf(b, "%d warm-up rounds, then %d batches of %d rounds; each round calls every side once, the starting side rotating. "+
 		"Per batch each side's p50 and p99 and their ratios to the relay's and TBXark's of the same batch.\n\n", o.Warmup, len(e.Latency), o.Rounds)
 	col := func(pick func(latencyBatch) map[string]float64, name string) []float64 {
@@ -209,12 +211,12 @@ func latencySection(b *strings.Builder, e *eraResult, o options) {
 }
 
 // throughputSection writes an era's throughput tables.
-func throughputSection(b *strings.Builder, e *eraResult, o options) {
+func throughputSection(b *strings.Builder, e *eraResult, o options, label string) {
 	if len(e.Throughput) == 0 {
 		return
 	}
 	sides := e.measured()
-	fmt.Fprintf(b, "## 2. Throughput, CPU per call and memory, %s\n\n", e.Version)
+	fmt.Fprintf(b, "## 2%s. Throughput, CPU per call and memory, %s\n\n", label, e.Version)
 	fmt.Fprintf(b, "Each side alone for %v with N callers (one session and one http.Transport each, connected and warmed before the window), "+
 		"the order of the sides rotating per repetition (%d). CPU is the proxy process's per 1,000 calls (direct has none); peak RSS its VmHWM "+
 		"in the window, reset through clear_refs before it. Ratios per repetition.\n\n", o.Window, o.Reps)
@@ -275,6 +277,15 @@ func throughputSection(b *strings.Builder, e *eraResult, o options) {
 		fmt.Fprintf(b, "\nPeak RSS of %s is VmRSS at the end of the window: clear_refs could not reset VmHWM.\n", strings.Join(notes, ", "))
 	}
 	b.WriteString("\n")
+}
+
+// eraLabel is the letter of era i of n in section numbers ("a", "b"), or
+// "" for a run of one era.
+func eraLabel(i, n int) string {
+	if n < 2 {
+		return ""
+	}
+	return string(rune('a' + i))
 }
 
 // references are the sides ratios are taken to: the relay and TBXark,
