@@ -11,15 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-)
 
-// modulePath is the module the tool builds its fixtures from.
-const modulePath = "github.com/mcphost/mcphost"
+	"github.com/mcphost/mcphost/internal/gotool"
+)
 
 // The fixture programs, as packages of the module and as file names in the
 // binary directory.
@@ -50,42 +48,6 @@ func (b binaries) httpCommand(k kind) []string {
 	return []string{b.Wellbehaved, "-http", "127.0.0.1:0"}
 }
 
-// repoRoot finds the module root (the directory whose go.mod declares
-// modulePath) at or above the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module "+modulePath+"\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod of %s at or above the working directory; run from the repository or pass -bin-dir", modulePath)
-		}
-		dir = parent
-	}
-}
-
-// goTool returns the go command: the one on PATH, else $GOROOT/bin/go
-// (which `go test` sets).
-func goTool() (string, error) {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p, nil
-	}
-	exe := "go"
-	if runtime.GOOS == "windows" {
-		exe += ".exe"
-	}
-	p := filepath.Join(os.Getenv("GOROOT"), "bin", exe)
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no go command on PATH or in %s", filepath.Dir(p))
-	}
-	return p, nil
-}
-
 // buildFixtures compiles the fixture servers, mcphost itself withMcphost
 // (the cluster run's replicas) and, unless plugin is "none", the example
 // plugin into dir:
@@ -93,7 +55,7 @@ func goTool() (string, error) {
 //	go build -o DIR/ ./testdata/servers/wellbehaved ./testdata/servers/modernonly [./cmd/mcphost]
 //	cd examples/plugins && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o DIR/PLUGIN.wasm ./PLUGIN
 func buildFixtures(ctx context.Context, root, dir, plugin string, withMcphost bool, logger *slog.Logger) (binaries, error) {
-	goCmd, err := goTool()
+	goCmd, err := gotool.Go()
 	if err != nil {
 		return binaries{}, err
 	}

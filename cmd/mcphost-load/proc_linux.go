@@ -190,61 +190,6 @@ func procRSS(pid string) int64 {
 	return -1
 }
 
-// loadAvg returns the first three fields of /proc/loadavg, or "".
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return ""
-	}
-	return strings.Join(f[:3], " ")
-}
-
-// cpuModel returns the first "model name" of /proc/cpuinfo, or "".
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
-// memTotal returns MemTotal of /proc/meminfo in bytes, or -1.
-func memTotal() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return -1
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			f := strings.Fields(v)
-			if len(f) >= 1 {
-				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-					return kb * 1024
-				}
-			}
-		}
-	}
-	return -1
-}
-
-// kernel returns the kernel release, or "".
-func kernel() string {
-	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
-
 // dieWithParent makes cmd's process receive SIGKILL when the thread that
 // started it exits, so fixtures never outlive a load tool that crashed.
 func dieWithParent(cmd *exec.Cmd) {

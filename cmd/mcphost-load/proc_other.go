@@ -20,9 +20,5 @@ type childCount struct {
 
 func children(func(pid int) bool) childCount { return childCount{-1, -1} }
 func rssBytes() int64                        { return -1 }
-func loadAvg() string                        { return "" }
-func cpuModel() string                       { return "" }
-func memTotal() int64                        { return -1 }
-func kernel() string                         { return "" }
 func dieWithParent(*exec.Cmd)                {}
 func cpuTime() time.Duration                 { return -1 }

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/sysinfo"
 )
 
 // results is everything one run measured; it is written as results.json.
@@ -102,9 +104,9 @@ var reportedModules = []string{
 func describeMachine() machine {
 	m := machine{
 		OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
-		CPUModel: cpuModel(), Kernel: kernel(), Go: runtime.Version(), LoadAvgStart: loadAvg(),
+		CPUModel: sysinfo.CPUModel(), Kernel: sysinfo.Kernel(), Go: runtime.Version(), LoadAvgStart: sysinfo.LoadAvg(),
 	}
-	if t := memTotal(); t > 0 {
+	if t := sysinfo.MemTotal(); t > 0 {
 		m.MemTotalBytes = t
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {

@@ -15,7 +15,9 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/apiclient"
+	"github.com/mcphost/mcphost/internal/gotool"
 	"github.com/mcphost/mcphost/internal/shellquote"
+	"github.com/mcphost/mcphost/internal/sysinfo"
 )
 
 // Exit codes.
@@ -75,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		r.fail("%v", err)
 	}
 	r.res.Finished = time.Now().UTC()
-	r.res.Machine.LoadAvgEnd = loadAvg()
+	r.res.Machine.LoadAvgEnd = sysinfo.LoadAvg()
 	r.res.Pass = len(r.res.Failures) == 0
 	summary := r.res.summary()
 	if err := r.res.write(o.Out, summary); err != nil {
@@ -132,7 +134,7 @@ func (r *runner) run(ctx context.Context) error {
 	if o.BinDir != "" {
 		bins, err = prebuilt(o.BinDir, o.Plugin, o.Cluster)
 	} else {
-		root, err = repoRoot()
+		root, err = gotool.RepoRoot()
 		if err == nil {
 			bins, err = buildFixtures(ctx, root, filepath.Join(o.Out, "bin"), o.Plugin, o.Cluster, logger)
 		}
@@ -141,7 +143,7 @@ func (r *runner) run(ctx context.Context) error {
 		return fmt.Errorf("fixtures: %w", err)
 	}
 	if root == "" {
-		root, _ = repoRoot()
+		root, _ = gotool.RepoRoot()
 	}
 	r.res.Machine.Commit = commitOf(root)
 	if o.Cluster {
