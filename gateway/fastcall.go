@@ -73,16 +73,8 @@ func (e *endpoint) takeCall(r *http.Request, c host.Caller) *fastCall {
 	if err != nil || !bytes.Contains(body, []byte(`"tools/call"`)) {
 		return nil
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
-	if err != nil {
-		return nil
-	}
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok || !req.IsCall() || req.Method != "tools/call" || len(req.Params) == 0 {
-		return nil
-	}
-	fc.id = req.ID
-	if fc.params, ok = decodeCallParams(req.Params); !ok {
+	var ok bool
+	if fc.id, fc.params, ok = decodeCall(body); !ok {
 		return nil
 	}
 	if !e.fastEligible(r, c, fc) {
@@ -113,16 +105,73 @@ func fastHeaders(h http.Header) bool {
 	return jsonOK && sseOK
 }
 
-// decodeCallParams decodes tools/call parameters as go-sdk does (field
-// names matched exactly); the arguments stay raw.
-func decodeCallParams(raw json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
-	dec := sjson.NewDecoder(bytes.NewReader(raw))
-	dec.DontMatchCaseInsensitiveStructFields()
-	var p mcp.CallToolParamsRaw
-	if err := dec.Decode(&p); err != nil {
-		return nil, false
+// wireCall is a JSON-RPC request as go-sdk decodes one (the method kept
+// raw: its presence makes a request).
+type wireCall struct {
+	Version string          `json:"jsonrpc"`
+	ID      any             `json:"id,omitempty"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+// maxDepth is go-sdk's bound on a message's nesting.
+const maxDepth = 1000
+
+// decodeCall decodes a tools/call request as go-sdk does (field names
+// matched exactly, its nesting bound, an id that is a number or a
+// string), its arguments left raw. It uses the decoder go-sdk uses, but
+// not through a stream: a stream decoder allocates a buffer of its own for
+// every message.
+func decodeCall(body []byte) (jsonrpc.ID, *mcp.CallToolParamsRaw, bool) {
+	const flags = sjson.DontMatchCaseInsensitiveStructFields
+	var w wireCall
+	if tooDeep(body) {
+		return jsonrpc.ID{}, nil, false
 	}
-	return &p, true
+	if _, err := sjson.Parse(body, &w, flags); err != nil || w.Version != "2.0" || w.ID == nil || len(w.Params) == 0 {
+		return jsonrpc.ID{}, nil, false
+	}
+	var method string
+	if _, err := sjson.Parse(w.Method, &method, flags); err != nil || method != "tools/call" {
+		return jsonrpc.ID{}, nil, false
+	}
+	id, err := jsonrpc.MakeID(w.ID)
+	if err != nil {
+		return jsonrpc.ID{}, nil, false
+	}
+	var p mcp.CallToolParamsRaw
+	if _, err := sjson.Parse(w.Params, &p, flags); err != nil {
+		return jsonrpc.ID{}, nil, false
+	}
+	return id, &p, true
+}
+
+// tooDeep reports whether JSON nests arrays and objects deeper than
+// maxDepth (strings skipped).
+func tooDeep(b []byte) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > maxDepth {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
 }
 
 // fastEligible reports whether nothing but its answer can go back on the

@@ -56,6 +56,10 @@ func TestTakeCall(t *testing.T) {
 		{"another method", strings.Replace(modernEcho, `tools/call`, `tools/list`, 1), nil, false},
 		{"no params", `{"jsonrpc":"2.0","id":7,"method":"tools/call"}`, nil, false},
 		{"broken JSON", modernEcho[:40], nil, false},
+		{"nested deeper than go-sdk takes", strings.Replace(modernEcho, `{"text":"x"}`, strings.Repeat("[", 1001)+strings.Repeat("]", 1001), 1), nil, false},
+		{"nested as deep as go-sdk takes", strings.Replace(modernEcho, `{"text":"x"}`, strings.Repeat("[", 997)+strings.Repeat("]", 997), 1), nil, true},
+		{"an id that is an object", strings.Replace(modernEcho, `"id":7`, `"id":{}`, 1), nil, false},
+		{"jsonrpc 1.0", strings.Replace(modernEcho, `"2.0"`, `"1.0"`, 1), nil, false},
 		{"a form body", modernEcho, map[string]string{"Content-Type": "text/plain"}, false},
 		{"JSON only accepted", modernEcho, map[string]string{"Accept": "application/json"}, false},
 		{"a resumption", modernEcho, map[string]string{"Last-Event-ID": "x_1"}, false},
@@ -130,6 +134,9 @@ func FuzzTakeCall(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"fx__echo","arguments":[[[[]]]]}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fx__echo","name":"x"}}`))
 	f.Add([]byte(`[{"jsonrpc":"2.0"}]`))
+	f.Add([]byte(strings.Replace(modernEcho, `{"text":"x"}`, strings.Repeat("[", 1001)+strings.Repeat("]", 1001), 1)))
+	f.Add([]byte(strings.Replace(modernEcho, `{"text":"x"}`, strings.Repeat("[", 997)+strings.Repeat("]", 997), 1)))
+	f.Add([]byte(strings.Replace(modernEcho, `"x"`, `"\u00e9\"]]]"`, 1)))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r := modernRequest(body, "fx__echo")
 		fc := fastEndpoint().takeCall(r, host.Caller{})
