@@ -20,7 +20,10 @@
 // receiving middleware answers the lists (per caller: view.go) and
 // completions; tools/call, prompts/get and resources/read go through
 // go-sdk's handling of the entries the gateway registers (so 2026-07-28
-// results carry their resultType) into handlers that ask the host. The
+// results carry their resultType) into handlers that ask the host, except
+// a tools/call that can get nothing back but its answer: the gateway
+// decodes it, runs the same handler and writes the answer itself
+// (fastcall.go), and keeps legacy sessions' idle time (idle.go). The
 // catalogs are mirrored into the *mcp.Server (AddTool, RemoveTools, …) by
 // diffing on every change, which is how go-sdk sends list_changed to
 // legacy sessions and listen streams without ever an empty window.
