@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -197,13 +199,19 @@ func (s *Store) writeGroup(group []*appendReq) {
 	}
 }
 
-// tryGroup writes group in one transaction. Each entry has a savepoint, so
-// one that fails on its own is undone alone. When SQLite has rolled back
-// the whole transaction after an entry's error (it does on a full disk and
-// some I/O errors, and then the savepoint is gone too), that entry keeps its
-// error and the others are returned to be tried again in a new transaction:
-// none of them may be reported as stored, nor failed for another entry's
-// sake.
+// tryGroup writes group in one transaction. An entry without audit
+// records is one statement, which SQLite applies whole or not at all; one
+// with audit records gets a savepoint (in a group of more than one), so
+// that it is undone alone. The sessions' counters are bumped once per
+// session at the end of the group (touchSessions), for the entries stored.
+//
+// When an entry fails with an error of SQLite's (rather than ErrNotFound,
+// which writes nothing), the transaction may be gone: SQLite rolls it back
+// whole on a full disk and some I/O errors, savepoints included. Unless
+// the entry's savepoint could be rolled back to, that entry keeps its
+// error, the transaction is rolled back and the others are returned to be
+// tried again in a new one: none of them may be reported as stored, nor
+// failed for another entry's sake.
 func (s *Store) tryGroup(group []*appendReq) (retry []*appendReq) {
 	fail := func(err error) {
 		for _, r := range group {
@@ -217,23 +225,30 @@ func (s *Store) tryGroup(group []*appendReq) (retry []*appendReq) {
 	// must not roll back the others' entries. It is bounded by the
 	// connection's busy_timeout.
 	ctx := context.Background()
+	now := s.now().UnixNano()
 	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn)
 	if err != nil {
 		fail(err)
 		return nil
 	}
-	savepoints := len(group) > 1 // one entry alone needs none: its failure is the transaction's
+	st := &groupStmts{tx: tx}
+	exec := func(bound **sql.Stmt, stmt *sql.Stmt) error {
+		_, err := st.get(ctx, bound, stmt).ExecContext(ctx)
+		return err
+	}
 	for i, r := range group {
-		if savepoints {
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT entry"); err != nil {
+		savepoint := len(group) > 1 && len(r.e.Audit) > 0
+		if savepoint {
+			if err := exec(&st.savepoint, s.stmtSavepoint); err != nil {
 				tx.Rollback()
 				fail(err)
 				return nil
 			}
 		}
-		if r.seq, r.err = s.insertEntry(ctx, tx, r); r.err == nil {
-			if savepoints {
-				if _, err := tx.ExecContext(ctx, "RELEASE entry"); err != nil {
+		r.seq, r.err = s.insertEntry(ctx, st, r)
+		if r.err == nil || errors.Is(r.err, ErrNotFound) {
+			if savepoint {
+				if err := exec(&st.release, s.stmtRelease); err != nil {
 					tx.Rollback()
 					fail(err)
 					return nil
@@ -242,19 +257,19 @@ func (s *Store) tryGroup(group []*appendReq) (retry []*appendReq) {
 			continue
 		}
 		r.seq = 0
-		if !savepoints {
+		if len(group) == 1 {
 			tx.Rollback()
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, "ROLLBACK TO entry"); err == nil {
-			if _, err := tx.ExecContext(ctx, "RELEASE entry"); err != nil {
+		if savepoint && exec(&st.rollback, s.stmtRollbackTo) == nil {
+			if err := exec(&st.release, s.stmtRelease); err != nil {
 				tx.Rollback()
 				fail(err)
 				return nil
 			}
 			continue
 		}
-		// The transaction is gone: retry everyone who has not failed.
+		// The transaction may be gone: retry everyone who has not failed.
 		tx.Rollback()
 		for j, o := range group {
 			if j != i && o.err == nil {
@@ -266,8 +281,34 @@ func (s *Store) tryGroup(group []*appendReq) (retry []*appendReq) {
 			"session", r.e.SessionID, "error", r.err, "retrying", len(retry))
 		return retry
 	}
+	if err := s.touchSessions(ctx, st, group, now); err != nil {
+		tx.Rollback()
+		fail(err)
+		return nil
+	}
 	if err := tx.Commit(); err != nil {
 		fail(err)
+	}
+	return nil
+}
+
+// touchSessions bumps, for each session with entries stored in group, its
+// entry count by their number and its UpdatedAt to now: one UPDATE per
+// session rather than one per entry.
+func (s *Store) touchSessions(ctx context.Context, st *groupStmts, group []*appendReq, now int64) error {
+	for i, r := range group {
+		if r.err != nil || slices.ContainsFunc(group[:i], func(o *appendReq) bool { return o.err == nil && o.e.SessionID == r.e.SessionID }) {
+			continue // failed, or its session was counted with an earlier entry
+		}
+		n := 1
+		for _, o := range group[i+1:] {
+			if o.err == nil && o.e.SessionID == r.e.SessionID {
+				n++
+			}
+		}
+		if _, err := st.get(ctx, &st.touch, s.stmtTouchSession).ExecContext(ctx, now, n, r.e.SessionID); err != nil {
+			return err
+		}
 	}
 	return nil
 }

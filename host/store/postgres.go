@@ -484,9 +484,9 @@ func (s *Store) pgGroupBatch(group []*appendReq, notify bool) *pgx.Batch {
 			started = e.StartedAt.UnixNano()
 		}
 		b.Queue(pgStmtEntry, r.id, e.SessionID, e.CallID, e.Principal, e.Origin, e.Server, e.Tool,
-			jsonText(e.Arguments), e.Status, jsonText(e.Result), e.Error, e.Era, e.ProtocolVersion,
-			started, e.DurationMs, jsonText(e.Display), jsonText(e.Trail),
-			r.kind, e.AppEntryID, jsonText(e.Message), r.htmlBytes, now)
+			jsonBytes(e.Arguments), e.Status, jsonBytes(e.Result), e.Error, e.Era, e.ProtocolVersion,
+			started, e.DurationMs, jsonBytes(e.Display), jsonBytes(e.Trail),
+			r.kind, e.AppEntryID, jsonBytes(e.Message), r.htmlBytes, now)
 		for _, a := range e.Audit {
 			at, reason := s.auditValues(a)
 			b.Queue(pgStmtAudit, at, e.Principal, e.SessionID, r.id, a.CallID, a.Origin, a.Server, a.Tool,

@@ -94,9 +94,10 @@ type Store struct {
 
 	now func() time.Time // time.Now; tests substitute a fake clock
 
-	// The append path's statements, prepared once on w: re-parsing the
-	// SQL cost more CPU than the rest of an append.
-	stmtLastSeq, stmtInsertEntry, stmtTouchSession *sql.Stmt
+	// The append path's statements, prepared once on w (SQLite only):
+	// re-parsing the SQL cost more CPU than the rest of an append.
+	stmtInsertEntry, stmtTouchSession, stmtInsertAudit *sql.Stmt
+	stmtSavepoint, stmtRelease, stmtRollbackTo         *sql.Stmt
 
 	// commit is the group-commit queue every entry append goes through.
 	commit *committer
