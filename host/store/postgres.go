@@ -329,9 +329,9 @@ RETURNING seq`
 // pgAppendAudit adds one decision of an entry, only when the entry was
 // inserted just before in the same transaction.
 const pgAppendAudit = `
-INSERT INTO audit (at, principal, session_id, entry_id, call_id, origin, server, tool, phase, rule, effect, reason, error, duration_us)
+INSERT INTO audit (at, principal, session_id, entry_id, call_id, origin, server, tool, phase, rule, effect, reason, error, duration_us, op)
 SELECT $1::bigint, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text,
-	$13::boolean, $14::double precision
+	$13::boolean, $14::double precision, $15::text
 WHERE EXISTS (SELECT 1 FROM entries WHERE id = $4::text)`
 
 // pgNotifyEntry pokes the other replicas about an entry ([PokeEntry]),
@@ -490,7 +490,7 @@ func (s *Store) pgGroupBatch(group []*appendReq, notify bool) *pgx.Batch {
 		for _, a := range e.Audit {
 			at, reason := s.auditValues(a)
 			b.Queue(pgStmtAudit, at, e.Principal, e.SessionID, r.id, a.CallID, a.Origin, a.Server, a.Tool,
-				a.Phase, a.Rule, a.Effect, reason, a.Error, a.DurationUs)
+				a.Phase, a.Rule, a.Effect, reason, a.Error, a.DurationUs, a.Op)
 		}
 		if notify {
 			id := r.id
