@@ -2,8 +2,9 @@ package store
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,11 +20,16 @@ import (
 //
 // What an append promises does not change: AppendEntry returns nil only
 // after the group holding its entry has committed, and an error means its
-// entry is not stored. Within a group each entry has its own savepoint, so
-// an entry that fails on its own (its session is missing or someone else's,
-// a constraint) is rolled back alone and the others commit. When the
-// transaction itself fails (a full disk, an I/O error, a failed commit)
-// every entry of the group gets the error and none is stored.
+// entry is not stored. An entry that fails on its own (its session is
+// missing or someone else's, a constraint) is undone alone and the others
+// commit: it wrote nothing, or its savepoint is rolled back to, or (when
+// neither can be known) the others are written again in a new
+// transaction (see tryGroup). When the transaction itself fails (a full
+// disk, an I/O error, a failed commit) every entry of the group gets the
+// error and none is stored.
+//
+// On SQLite the committer writes through the writer connection's driver
+// connection, with statements prepared on it once (writer.go).
 
 const (
 	// maxGroupEntries and maxGroupBytes bound one group, so that a burst of
@@ -225,52 +231,78 @@ func (s *Store) tryGroup(group []*appendReq) (retry []*appendReq) {
 	// must not roll back the others' entries. It is bounded by the
 	// connection's busy_timeout.
 	ctx := context.Background()
-	now := s.now().UnixNano()
-	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn)
+	conn, err := s.w.Conn(ctx) // the writer connection, once the other writers are done
 	if err != nil {
 		fail(err)
 		return nil
 	}
-	st := &groupStmts{tx: tx}
-	exec := func(bound **sql.Stmt, stmt *sql.Stmt) error {
-		_, err := st.get(ctx, bound, stmt).ExecContext(ctx)
-		return err
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*writerConn)
+		if !ok {
+			return fmt.Errorf("the writer's connection is a %T", dc)
+		}
+		var usable bool
+		retry, usable = s.tryGroupOn(ctx, c, group)
+		if !usable {
+			return driver.ErrBadConn // database/sql closes it; the next group gets a new one
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, driver.ErrBadConn) {
+		fail(err)
+	}
+	return retry
+}
+
+// tryGroupOn is tryGroup on the writer's connection c. usable is false
+// when c may have been left inside a transaction.
+func (s *Store) tryGroupOn(ctx context.Context, c *writerConn, group []*appendReq) (retry []*appendReq, usable bool) {
+	fail := func(err error) {
+		for _, r := range group {
+			if r.err == nil {
+				r.seq, r.err = 0, err
+			}
+		}
+	}
+	abort := func(err error) bool {
+		ok := c.rollback(ctx)
+		fail(err)
+		return ok
+	}
+	now := s.now().UnixNano()
+	if err := c.exec(ctx, stBegin); err != nil { // BEGIN IMMEDIATE
+		fail(err)
+		return nil, true
 	}
 	for i, r := range group {
 		savepoint := len(group) > 1 && len(r.e.Audit) > 0
 		if savepoint {
-			if err := exec(&st.savepoint, s.stmtSavepoint); err != nil {
-				tx.Rollback()
-				fail(err)
-				return nil
+			if err := c.exec(ctx, stSavepoint); err != nil {
+				return nil, abort(err)
 			}
 		}
-		r.seq, r.err = s.insertEntry(ctx, st, r)
+		r.seq, r.err = s.insertEntry(ctx, c, r)
 		if r.err == nil || errors.Is(r.err, ErrNotFound) {
 			if savepoint {
-				if err := exec(&st.release, s.stmtRelease); err != nil {
-					tx.Rollback()
-					fail(err)
-					return nil
+				if err := c.exec(ctx, stRelease); err != nil {
+					return nil, abort(err)
 				}
 			}
 			continue
 		}
 		r.seq = 0
 		if len(group) == 1 {
-			tx.Rollback()
-			return nil
+			return nil, c.rollback(ctx)
 		}
-		if savepoint && exec(&st.rollback, s.stmtRollbackTo) == nil {
-			if err := exec(&st.release, s.stmtRelease); err != nil {
-				tx.Rollback()
-				fail(err)
-				return nil
+		if savepoint && c.exec(ctx, stRollbackTo) == nil {
+			if err := c.exec(ctx, stRelease); err != nil {
+				return nil, abort(err)
 			}
 			continue
 		}
 		// The transaction may be gone: retry everyone who has not failed.
-		tx.Rollback()
+		usable = c.rollback(ctx)
 		for j, o := range group {
 			if j != i && o.err == nil {
 				o.seq = 0
@@ -279,34 +311,33 @@ func (s *Store) tryGroup(group []*appendReq) (retry []*appendReq) {
 		}
 		s.logger.Warn("an entry's failure rolled back its group's transaction; writing the others again",
 			"session", r.e.SessionID, "error", r.err, "retrying", len(retry))
-		return retry
+		return retry, usable
 	}
-	if err := s.touchSessions(ctx, st, group, now); err != nil {
-		tx.Rollback()
-		fail(err)
-		return nil
+	if err := s.touchSessions(ctx, c, group, now); err != nil {
+		return nil, abort(err)
 	}
-	if err := tx.Commit(); err != nil {
-		fail(err)
+	if err := c.exec(ctx, stCommit); err != nil {
+		// A failed COMMIT can leave the transaction open (SQLITE_BUSY).
+		return nil, abort(err)
 	}
-	return nil
+	return nil, true
 }
 
 // touchSessions bumps, for each session with entries stored in group, its
 // entry count by their number and its UpdatedAt to now: one UPDATE per
 // session rather than one per entry.
-func (s *Store) touchSessions(ctx context.Context, st *groupStmts, group []*appendReq, now int64) error {
+func (s *Store) touchSessions(ctx context.Context, c *writerConn, group []*appendReq, now int64) error {
 	for i, r := range group {
 		if r.err != nil || slices.ContainsFunc(group[:i], func(o *appendReq) bool { return o.err == nil && o.e.SessionID == r.e.SessionID }) {
 			continue // failed, or its session was counted with an earlier entry
 		}
-		n := 1
+		n := int64(1)
 		for _, o := range group[i+1:] {
 			if o.err == nil && o.e.SessionID == r.e.SessionID {
 				n++
 			}
 		}
-		if _, err := st.get(ctx, &st.touch, s.stmtTouchSession).ExecContext(ctx, now, n, r.e.SessionID); err != nil {
+		if err := c.exec(ctx, stTouchSession, now, n, r.e.SessionID); err != nil {
 			return err
 		}
 	}

@@ -15,8 +15,9 @@ import (
 func queueGroup(t *testing.T, s *Store, first *Entry, entries []*Entry) []error {
 	t.Helper()
 	release := holdCommitter(t, s)
+	taken := s.commit.taken.Load()
 	firstErr := appendAsync(t.Context(), s, first)
-	waitTaken(t, s, s.commit.taken.Load()+1)
+	waitTaken(t, s, taken+1)
 	var chans []<-chan error
 	for i, e := range entries {
 		chans = append(chans, appendAsync(t.Context(), s, e))

@@ -149,31 +149,31 @@ func (e *Entry) check() error {
 }
 
 // insertEntry writes r's entry, and its audit records, in the committer's
-// group transaction and returns its seq; [ErrNotFound], with nothing
+// group transaction on c and returns its seq; [ErrNotFound], with nothing
 // written, when its session is missing or someone else's. The session's
 // counters are the group's to bump (touchSessions), once per session.
-func (s *Store) insertEntry(ctx context.Context, st *groupStmts, r *appendReq) (seq int64, err error) {
+func (s *Store) insertEntry(ctx context.Context, c *writerConn, r *appendReq) (seq int64, err error) {
 	e := r.e
 	var started any // NULL for a zero time
 	if !e.StartedAt.IsZero() {
 		started = e.StartedAt.UnixNano()
 	}
-	err = st.get(ctx, &st.insert, s.stmtInsertEntry).QueryRowContext(ctx,
+	seq, ok, err := c.queryInt64(ctx, stInsertEntry,
 		r.id, e.CallID, e.Origin, e.Server, e.Tool,
 		jsonBytes(e.Arguments), e.Status, jsonBytes(e.Result), e.Error, e.Era, e.ProtocolVersion,
 		started, e.DurationMs, jsonBytes(e.Display), jsonBytes(e.Trail),
 		r.kind, e.AppEntryID, jsonBytes(e.Message), r.htmlBytes,
-		e.SessionID, e.Principal).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, ErrNotFound
-	}
+		e.SessionID, e.Principal)
 	if err != nil {
 		return 0, err
+	}
+	if !ok {
+		return 0, ErrNotFound
 	}
 	for _, a := range e.Audit {
 		a.SessionID, a.EntryID, a.Principal = e.SessionID, r.id, e.Principal
 		at, reason := s.auditValues(a)
-		if _, err = st.get(ctx, &st.audit, s.stmtInsertAudit).ExecContext(ctx, auditArgs(a, at, reason)...); err != nil {
+		if err = c.exec(ctx, stInsertAudit, auditArgs(a, at, reason)...); err != nil {
 			return 0, err
 		}
 	}
@@ -196,44 +196,6 @@ SELECT ?, id, (SELECT coalesce(max(seq), 0) + 1 FROM entries WHERE session_id = 
 	?, ?, CAST(? AS TEXT), ?
 FROM sessions WHERE id = ? AND principal = ?
 RETURNING seq`
-
-// prepareStatements prepares the append path's statements on the writer.
-// database/sql keeps each prepared on the writer's connection, and
-// prepares it again on a new one should the connection be replaced.
-func (s *Store) prepareStatements(ctx context.Context) error {
-	for _, p := range []struct {
-		stmt **sql.Stmt
-		sql  string
-	}{
-		{&s.stmtInsertEntry, sqliteInsertEntry},
-		{&s.stmtTouchSession, `UPDATE sessions SET updated_at = ?, entries = entries + ? WHERE id = ?`},
-		{&s.stmtInsertAudit, insertAuditSQL},
-		{&s.stmtSavepoint, `SAVEPOINT entry`},
-		{&s.stmtRelease, `RELEASE entry`},
-		{&s.stmtRollbackTo, `ROLLBACK TO entry`},
-	} {
-		var err error
-		if *p.stmt, err = s.w.PrepareContext(ctx, p.sql); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// groupStmts are the append statements bound to one group's transaction,
-// each bound on first use and then reused by every entry of the group.
-type groupStmts struct {
-	tx                                                 sqlTx
-	insert, touch, audit, savepoint, release, rollback *sql.Stmt
-}
-
-// get returns *bound, binding stmt to the transaction first if needed.
-func (st *groupStmts) get(ctx context.Context, bound **sql.Stmt, stmt *sql.Stmt) *sql.Stmt {
-	if *bound == nil {
-		*bound = st.tx.StmtContext(ctx, stmt)
-	}
-	return *bound
-}
 
 // nullJSON is what a nil or empty JSON field is stored as.
 var nullJSON = []byte("null")
