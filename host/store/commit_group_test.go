@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"testing"
 
@@ -195,11 +197,13 @@ func TestGroupCommitEntryFails(t *testing.T) {
 	}
 }
 
-// TestAppendAfterReconnect: the append path's prepared statements survive
-// the writer's connection being replaced (database/sql prepares them again
-// on the new one).
+// TestAppendAfterReconnect: the committer's statements survive the
+// writer's connection being replaced (the new one prepares its own), and
+// are finalized with their connection: Close, closing the last one,
+// checkpoints and removes the WAL, which SQLite does only once no
+// statement is left.
 func TestAppendAfterReconnect(t *testing.T) {
-	s, _ := openTest(t)
+	s, path := openTest(t)
 	sess := mustCreate(t, s, "alice", "a")
 	mustAppend(t, s, sampleEntry(sess.ID, "alice", 1))
 	// With no idle connection allowed, the writer's connection is closed
@@ -219,5 +223,12 @@ func TestAppendAfterReconnect(t *testing.T) {
 	}
 	if got := mustEntries(t, s, "alice", sess.ID); len(got) != 4 {
 		t.Errorf("%d entries, want 4", len(got))
+	}
+	mustAppend(t, s, sampleEntry(sess.ID, "alice", 5))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after Close, the WAL is still there (%v): a statement outlived its connection", err)
 	}
 }
