@@ -5,7 +5,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -328,18 +327,23 @@ func (s *Store) tryGroupOn(ctx context.Context, c *writerConn, group []*appendRe
 // session rather than one per entry.
 func (s *Store) touchSessions(ctx context.Context, c *writerConn, group []*appendReq, now int64) error {
 	for i, r := range group {
-		if r.err != nil || slices.ContainsFunc(group[:i], func(o *appendReq) bool { return o.err == nil && o.e.SessionID == r.e.SessionID }) {
+		if r.err != nil || storedIn(group[:i], r.e.SessionID) > 0 {
 			continue // failed, or its session was counted with an earlier entry
 		}
-		n := int64(1)
-		for _, o := range group[i+1:] {
-			if o.err == nil && o.e.SessionID == r.e.SessionID {
-				n++
-			}
-		}
-		if err := c.exec(ctx, stTouchSession, now, n, r.e.SessionID); err != nil {
+		if err := c.exec(ctx, stTouchSession, now, storedIn(group[i:], r.e.SessionID), r.e.SessionID); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// storedIn counts the entries of group stored in session sessionID.
+func storedIn(group []*appendReq, sessionID string) int64 {
+	var n int64
+	for _, r := range group {
+		if r.err == nil && r.e.SessionID == sessionID {
+			n++
+		}
+	}
+	return n
 }
