@@ -24,7 +24,7 @@ import (
 // The statements belong to the connection (writerConn) and are finalized
 // when database/sql closes it; a new connection prepares its own.
 
-// Statements of appendStmts, by index.
+// The committer's statements, by their index in writerConn.stmts.
 const (
 	stBegin = iota
 	stCommit
