@@ -46,13 +46,21 @@ func (s *Store) auditValues(a Audit) (at int64, reason string) {
 	return t.UnixNano(), reason
 }
 
+// insertAuditSQL adds one audit record (both backends; rebound on
+// PostgreSQL); its arguments are auditArgs.
+const insertAuditSQL = `INSERT INTO audit (at, principal, session_id, entry_id, call_id, origin, server, op, tool, phase, rule, effect, reason, error, duration_us)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// auditArgs are the arguments of insertAuditSQL for a, with its time
+// and reason from auditValues.
+func auditArgs(a Audit, at int64, reason string) []any {
+	return []any{at, a.Principal, a.SessionID, a.EntryID, a.CallID, a.Origin, a.Server, a.Op, a.Tool,
+		a.Phase, a.Rule, a.Effect, reason, a.Error, a.DurationUs}
+}
+
 func (s *Store) insertAudit(ctx context.Context, tx sqlTx, a Audit) error {
 	at, reason := s.auditValues(a)
-	_, err := tx.ExecContext(ctx,
-		`INSERT INTO audit (at, principal, session_id, entry_id, call_id, origin, server, op, tool, phase, rule, effect, reason, error, duration_us)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		at, a.Principal, a.SessionID, a.EntryID, a.CallID, a.Origin, a.Server, a.Op, a.Tool,
-		a.Phase, a.Rule, a.Effect, reason, a.Error, a.DurationUs)
+	_, err := tx.ExecContext(ctx, insertAuditSQL, auditArgs(a, at, reason)...)
 	return err
 }
 

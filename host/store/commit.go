@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -17,11 +19,16 @@ import (
 //
 // What an append promises does not change: AppendEntry returns nil only
 // after the group holding its entry has committed, and an error means its
-// entry is not stored. Within a group each entry has its own savepoint, so
-// an entry that fails on its own (its session is missing or someone else's,
-// a constraint) is rolled back alone and the others commit. When the
-// transaction itself fails (a full disk, an I/O error, a failed commit)
-// every entry of the group gets the error and none is stored.
+// entry is not stored. An entry that fails on its own (its session is
+// missing or someone else's, a constraint) is undone alone and the others
+// commit: it wrote nothing, or its savepoint is rolled back to, or (when
+// neither can be known) the others are written again in a new
+// transaction (see tryGroup). When the transaction itself fails (a full
+// disk, an I/O error, a failed commit) every entry of the group gets the
+// error and none is stored.
+//
+// On SQLite the committer writes through the writer connection's driver
+// connection, with statements prepared on it once (writer.go).
 
 const (
 	// maxGroupEntries and maxGroupBytes bound one group, so that a burst of
@@ -197,13 +204,19 @@ func (s *Store) writeGroup(group []*appendReq) {
 	}
 }
 
-// tryGroup writes group in one transaction. Each entry has a savepoint, so
-// one that fails on its own is undone alone. When SQLite has rolled back
-// the whole transaction after an entry's error (it does on a full disk and
-// some I/O errors, and then the savepoint is gone too), that entry keeps its
-// error and the others are returned to be tried again in a new transaction:
-// none of them may be reported as stored, nor failed for another entry's
-// sake.
+// tryGroup writes group in one transaction. An entry without audit
+// records is one statement, which SQLite applies whole or not at all; one
+// with audit records gets a savepoint (in a group of more than one), so
+// that it is undone alone. The sessions' counters are bumped once per
+// session at the end of the group (touchSessions), for the entries stored.
+//
+// When an entry fails with an error of SQLite's (rather than ErrNotFound,
+// which writes nothing), the transaction may be gone: SQLite rolls it back
+// whole on a full disk and some I/O errors, savepoints included. Unless
+// the entry's savepoint could be rolled back to, that entry keeps its
+// error, the transaction is rolled back and the others are returned to be
+// tried again in a new one: none of them may be reported as stored, nor
+// failed for another entry's sake.
 func (s *Store) tryGroup(group []*appendReq) (retry []*appendReq) {
 	fail := func(err error) {
 		for _, r := range group {
@@ -217,45 +230,78 @@ func (s *Store) tryGroup(group []*appendReq) (retry []*appendReq) {
 	// must not roll back the others' entries. It is bounded by the
 	// connection's busy_timeout.
 	ctx := context.Background()
-	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn)
+	conn, err := s.w.Conn(ctx) // the writer connection, once the other writers are done
 	if err != nil {
 		fail(err)
 		return nil
 	}
-	savepoints := len(group) > 1 // one entry alone needs none: its failure is the transaction's
-	for i, r := range group {
-		if savepoints {
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT entry"); err != nil {
-				tx.Rollback()
-				fail(err)
-				return nil
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*writerConn)
+		if !ok {
+			return fmt.Errorf("the writer's connection is a %T", dc)
+		}
+		var usable bool
+		retry, usable = s.tryGroupOn(ctx, c, group)
+		if !usable {
+			return driver.ErrBadConn // database/sql closes it; the next group gets a new one
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, driver.ErrBadConn) {
+		fail(err)
+	}
+	return retry
+}
+
+// tryGroupOn is tryGroup on the writer's connection c. usable is false
+// when c may have been left inside a transaction.
+func (s *Store) tryGroupOn(ctx context.Context, c *writerConn, group []*appendReq) (retry []*appendReq, usable bool) {
+	fail := func(err error) {
+		for _, r := range group {
+			if r.err == nil {
+				r.seq, r.err = 0, err
 			}
 		}
-		if r.seq, r.err = s.insertEntry(ctx, tx, r); r.err == nil {
-			if savepoints {
-				if _, err := tx.ExecContext(ctx, "RELEASE entry"); err != nil {
-					tx.Rollback()
-					fail(err)
-					return nil
+	}
+	abort := func(err error) bool {
+		ok := c.rollback(ctx)
+		fail(err)
+		return ok
+	}
+	now := s.now().UnixNano()
+	if err := c.exec(ctx, stBegin); err != nil { // BEGIN IMMEDIATE
+		fail(err)
+		return nil, true
+	}
+	for i, r := range group {
+		savepoint := len(group) > 1 && len(r.e.Audit) > 0
+		if savepoint {
+			if err := c.exec(ctx, stSavepoint); err != nil {
+				return nil, abort(err)
+			}
+		}
+		r.seq, r.err = s.insertEntry(ctx, c, r)
+		if r.err == nil || errors.Is(r.err, ErrNotFound) {
+			if savepoint {
+				if err := c.exec(ctx, stRelease); err != nil {
+					return nil, abort(err)
 				}
 			}
 			continue
 		}
 		r.seq = 0
-		if !savepoints {
-			tx.Rollback()
-			return nil
+		if len(group) == 1 {
+			return nil, c.rollback(ctx)
 		}
-		if _, err := tx.ExecContext(ctx, "ROLLBACK TO entry"); err == nil {
-			if _, err := tx.ExecContext(ctx, "RELEASE entry"); err != nil {
-				tx.Rollback()
-				fail(err)
-				return nil
+		if savepoint && c.exec(ctx, stRollbackTo) == nil {
+			if err := c.exec(ctx, stRelease); err != nil {
+				return nil, abort(err)
 			}
 			continue
 		}
-		// The transaction is gone: retry everyone who has not failed.
-		tx.Rollback()
+		// The transaction may be gone: retry everyone who has not failed.
+		usable = c.rollback(ctx)
 		for j, o := range group {
 			if j != i && o.err == nil {
 				o.seq = 0
@@ -264,10 +310,40 @@ func (s *Store) tryGroup(group []*appendReq) (retry []*appendReq) {
 		}
 		s.logger.Warn("an entry's failure rolled back its group's transaction; writing the others again",
 			"session", r.e.SessionID, "error", r.err, "retrying", len(retry))
-		return retry
+		return retry, usable
 	}
-	if err := tx.Commit(); err != nil {
-		fail(err)
+	if err := s.touchSessions(ctx, c, group, now); err != nil {
+		return nil, abort(err)
+	}
+	if err := c.exec(ctx, stCommit); err != nil {
+		// A failed COMMIT can leave the transaction open (SQLITE_BUSY).
+		return nil, abort(err)
+	}
+	return nil, true
+}
+
+// touchSessions bumps, for each session with entries stored in group, its
+// entry count by their number and its UpdatedAt to now: one UPDATE per
+// session rather than one per entry.
+func (s *Store) touchSessions(ctx context.Context, c *writerConn, group []*appendReq, now int64) error {
+	for i, r := range group {
+		if r.err != nil || storedIn(group[:i], r.e.SessionID) > 0 {
+			continue // failed, or its session was counted with an earlier entry
+		}
+		if err := c.exec(ctx, stTouchSession, now, storedIn(group[i:], r.e.SessionID), r.e.SessionID); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// storedIn counts the entries of group stored in session sessionID.
+func storedIn(group []*appendReq, sessionID string) int64 {
+	var n int64
+	for _, r := range group {
+		if r.err == nil && r.e.SessionID == sessionID {
+			n++
+		}
+	}
+	return n
 }

@@ -148,74 +148,69 @@ func (e *Entry) check() error {
 	return nil
 }
 
-// insertEntry writes r's entry in tx (the committer's group transaction)
-// and returns its seq.
-func (s *Store) insertEntry(ctx context.Context, tx sqlTx, r *appendReq) (seq int64, err error) {
-	id, e := r.id, r.e
-	var owner string
-	var last int64
-	err = tx.StmtContext(ctx, s.stmtLastSeq).QueryRowContext(ctx, e.SessionID).Scan(&owner, &last)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && owner != e.Principal {
-		return 0, ErrNotFound
-	}
-	if err != nil {
-		return 0, err
-	}
-	seq = last + 1
-
+// insertEntry writes r's entry, and its audit records, in the committer's
+// group transaction on c and returns its seq; [ErrNotFound], with nothing
+// written, when its session is missing or someone else's. The session's
+// counters are the group's to bump (touchSessions), once per session.
+func (s *Store) insertEntry(ctx context.Context, c *writerConn, r *appendReq) (seq int64, err error) {
+	e := r.e
 	var started any // NULL for a zero time
 	if !e.StartedAt.IsZero() {
 		started = e.StartedAt.UnixNano()
 	}
-	_, err = tx.StmtContext(ctx, s.stmtInsertEntry).ExecContext(ctx,
-		id, e.SessionID, seq, e.CallID, e.Principal, e.Origin, e.Server, e.Tool,
-		jsonText(e.Arguments), e.Status, jsonText(e.Result), e.Error, e.Era, e.ProtocolVersion,
-		started, e.DurationMs, jsonText(e.Display), jsonText(e.Trail),
-		r.kind, e.AppEntryID, jsonText(e.Message), r.htmlBytes)
+	seq, ok, err := c.queryInt64(ctx, stInsertEntry,
+		r.id, e.CallID, e.Origin, e.Server, e.Tool,
+		jsonBytes(e.Arguments), e.Status, jsonBytes(e.Result), e.Error, e.Era, e.ProtocolVersion,
+		started, e.DurationMs, jsonBytes(e.Display), jsonBytes(e.Trail),
+		r.kind, e.AppEntryID, jsonBytes(e.Message), r.htmlBytes,
+		e.SessionID, e.Principal)
 	if err != nil {
 		return 0, err
 	}
-	_, err = tx.StmtContext(ctx, s.stmtTouchSession).ExecContext(ctx, s.now().UnixNano(), e.SessionID)
-	if err != nil {
-		return 0, err
+	if !ok {
+		return 0, ErrNotFound
 	}
 	for _, a := range e.Audit {
-		a.SessionID, a.EntryID, a.Principal = e.SessionID, id, e.Principal
-		if err = s.insertAudit(ctx, tx, a); err != nil {
+		a.SessionID, a.EntryID, a.Principal = e.SessionID, r.id, e.Principal
+		at, reason := s.auditValues(a)
+		if err = c.exec(ctx, stInsertAudit, auditArgs(a, at, reason)...); err != nil {
 			return 0, err
 		}
 	}
 	return seq, nil
 }
 
-// prepareStatements prepares the append path's statements on the writer.
-func (s *Store) prepareStatements(ctx context.Context) error {
-	var err error
-	if s.stmtLastSeq, err = s.w.PrepareContext(ctx,
-		`SELECT principal, (SELECT coalesce(max(seq), 0) FROM entries WHERE session_id = sessions.id)
-		 FROM sessions WHERE id = ?`); err != nil {
-		return err
-	}
-	if s.stmtInsertEntry, err = s.w.PrepareContext(ctx,
-		`INSERT INTO entries (id, session_id, seq, call_id, principal, origin, server, tool,
-			arguments, status, result, error, era, protocol_version, started_at, duration_ms, display, trail,
-			kind, app_entry_id, message, app_html_bytes)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
-		return err
-	}
-	s.stmtTouchSession, err = s.w.PrepareContext(ctx,
-		`UPDATE sessions SET updated_at = ?, entries = entries + 1 WHERE id = ?`)
-	return err
-}
+// sqliteInsertEntry appends an entry to its session, the one statement of
+// an entry without audit records: the session must be the principal's (a
+// missing one or someone else's selects no row, so nothing is inserted
+// and nothing returned), and the seq is one more than the session's last,
+// read in the (session_id, seq) index. SQLite applies a statement whole or
+// not at all, so such an entry needs no savepoint of its own in a group.
+//
+// The JSON fields are bound as []byte and cast to TEXT (see jsonBytes).
+const sqliteInsertEntry = `INSERT INTO entries (id, session_id, seq, call_id, principal, origin, server, tool,
+	arguments, status, result, error, era, protocol_version, started_at, duration_ms, display, trail,
+	kind, app_entry_id, message, app_html_bytes)
+SELECT ?, id, (SELECT coalesce(max(seq), 0) + 1 FROM entries WHERE session_id = sessions.id), ?, principal, ?, ?, ?,
+	CAST(? AS TEXT), ?, CAST(? AS TEXT), ?, ?, ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT),
+	?, ?, CAST(? AS TEXT), ?
+FROM sessions WHERE id = ? AND principal = ?
+RETURNING seq`
 
-// jsonText is the TEXT stored for a JSON field. It is bound as a string, not
-// []byte, so SQLite stores TEXT rather than a BLOB (which its JSON functions
-// would read as JSONB).
-func jsonText(raw json.RawMessage) string {
+// nullJSON is what a nil or empty JSON field is stored as.
+var nullJSON = []byte("null")
+
+// jsonBytes is the value bound for a JSON field: its bytes, or "null" for
+// nil or empty. They are bound as []byte, which the driver copies straight
+// into SQLite's memory (a string would first be copied on the Go heap:
+// the largest allocation of an append), and the statement casts them to
+// TEXT, so SQLite stores TEXT rather than a BLOB (which its JSON functions
+// would read as JSONB, and a STRICT table refuses).
+func jsonBytes(raw json.RawMessage) []byte {
 	if len(raw) == 0 {
-		return "null"
+		return nullJSON
 	}
-	return string(raw)
+	return raw
 }
 
 // Entries returns up to limit entries of principal's session sessionID whose

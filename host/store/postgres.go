@@ -329,9 +329,9 @@ RETURNING seq`
 // pgAppendAudit adds one decision of an entry, only when the entry was
 // inserted just before in the same transaction.
 const pgAppendAudit = `
-INSERT INTO audit (at, principal, session_id, entry_id, call_id, origin, server, tool, phase, rule, effect, reason, error, duration_us)
+INSERT INTO audit (at, principal, session_id, entry_id, call_id, origin, server, tool, phase, rule, effect, reason, error, duration_us, op)
 SELECT $1::bigint, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text,
-	$13::boolean, $14::double precision
+	$13::boolean, $14::double precision, $15::text
 WHERE EXISTS (SELECT 1 FROM entries WHERE id = $4::text)`
 
 // pgNotifyEntry pokes the other replicas about an entry ([PokeEntry]),
@@ -484,13 +484,13 @@ func (s *Store) pgGroupBatch(group []*appendReq, notify bool) *pgx.Batch {
 			started = e.StartedAt.UnixNano()
 		}
 		b.Queue(pgStmtEntry, r.id, e.SessionID, e.CallID, e.Principal, e.Origin, e.Server, e.Tool,
-			jsonText(e.Arguments), e.Status, jsonText(e.Result), e.Error, e.Era, e.ProtocolVersion,
-			started, e.DurationMs, jsonText(e.Display), jsonText(e.Trail),
-			r.kind, e.AppEntryID, jsonText(e.Message), r.htmlBytes, now)
+			jsonBytes(e.Arguments), e.Status, jsonBytes(e.Result), e.Error, e.Era, e.ProtocolVersion,
+			started, e.DurationMs, jsonBytes(e.Display), jsonBytes(e.Trail),
+			r.kind, e.AppEntryID, jsonBytes(e.Message), r.htmlBytes, now)
 		for _, a := range e.Audit {
 			at, reason := s.auditValues(a)
 			b.Queue(pgStmtAudit, at, e.Principal, e.SessionID, r.id, a.CallID, a.Origin, a.Server, a.Tool,
-				a.Phase, a.Rule, a.Effect, reason, a.Error, a.DurationUs)
+				a.Phase, a.Rule, a.Effect, reason, a.Error, a.DurationUs, a.Op)
 		}
 		if notify {
 			id := r.id

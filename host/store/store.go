@@ -94,10 +94,6 @@ type Store struct {
 
 	now func() time.Time // time.Now; tests substitute a fake clock
 
-	// The append path's statements, prepared once on w: re-parsing the
-	// SQL cost more CPU than the rest of an append.
-	stmtLastSeq, stmtInsertEntry, stmtTouchSession *sql.Stmt
-
 	// commit is the group-commit queue every entry append goes through.
 	commit *committer
 	// beforeGroup, when set (by tests only), runs in the committer before
@@ -225,10 +221,11 @@ func open(ctx context.Context, path string, logger *slog.Logger, opts Options, m
 		return nil, wrap(err)
 	}
 
-	w, err := sql.Open("sqlite", dsn(abs, synchronous, true))
+	wc, err := newWriterConnector(dsn(abs, synchronous, true))
 	if err != nil {
 		return nil, wrap(err)
 	}
+	w := sql.OpenDB(wc)
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
@@ -254,11 +251,6 @@ func open(ctx context.Context, path string, logger *slog.Logger, opts Options, m
 		return nil, wrap(err)
 	}
 	s.r = sqlDB{r, sqliteDialect}
-	if err := s.prepareStatements(ctx); err != nil {
-		r.Close()
-		w.Close()
-		return nil, wrap(err)
-	}
 	s.startCommitter()
 	return s, nil
 }
