@@ -635,7 +635,8 @@ func (c *Conn) wrapSession(t mcp.Transport, owner func() logOwner) mcp.Transport
 }
 
 // httpClient returns the HTTP client of a remote server: the default
-// transport's connection limits and timeouts plus the configured headers.
+// transport's timeouts and limits (idle connections: as many to the one
+// host as in all) plus the configured headers.
 // Every request goes through headerShim (configured headers, and the
 // standard MCP headers legacy sessions lack), then answerCheck (the ids of
 // the answers to go-sdk's calls).
@@ -644,5 +645,9 @@ func (c *Conn) wrapSession(t mcp.Transport, owner func() logOwner) mcp.Transport
 func httpClient(headers map[string]string, onMessage func(req *http.Request, data []byte)) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.ResponseHeaderTimeout = 0
+	// Calls from many callers share one server's connections: with the
+	// default two idle ones per host, a third caller's connection was
+	// closed after each call and the next call dialled again.
+	base.MaxIdleConnsPerHost = base.MaxIdleConns
 	return &http.Client{Transport: transport.HeaderShim{Base: transport.AnswerCheck{Base: base, OnMessage: onMessage}, Static: headers}}
 }

@@ -45,6 +45,7 @@ func (c *Conn) relaySpec(ctx context.Context, spec *negotiate.Spec, on string) e
 func (c *Conn) relayClient(on string) *http.Client {
 	c.relayOnce.Do(func() {
 		base := http.DefaultTransport.(*http.Transport).Clone()
+		base.MaxIdleConnsPerHost = base.MaxIdleConns // see httpClient
 		base.Proxy = nil // replicas talk directly
 		c.relayc = &http.Client{Transport: transport.AnswerCheck{Base: base, OnMessage: c.readRelayMessage}}
 	})
