@@ -49,7 +49,13 @@ func runRelay(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 func serveRelay(ctx context.Context, upstream, listen, version, tool string, stdout io.Writer) error {
 	client := mcp.NewClient(&mcp.Implementation{Name: "bakeoff-relay", Version: "1"}, nil)
-	hc := &http.Client{Transport: newTransport()}
+	// Every caller's call shares this one session: its idle pool must
+	// hold a connection per concurrent call, as mcphost's does, or the
+	// relay dials again for most calls beyond four callers and the run
+	// measures the dialling.
+	tr := newTransport()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 100, 100
+	hc := &http.Client{Transport: tr}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	up, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: upstream, HTTPClient: hc},
 		&mcp.ClientSessionOptions{ProtocolVersion: version})
