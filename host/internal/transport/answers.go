@@ -289,7 +289,10 @@ func (a AnswerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &jsonAnswerCheck{body: resp.Body, id: id}
 	case ct == "text/event-stream":
 		// A GET stream answers no call: its messages are only heard.
-		s := &sseAnswerCheck{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 64<<10), id: id, hearOnly: !ok}
+		// bufio's default size, as go-sdk reads the stream: a longer
+		// line is read in parts (step), and a 64 KB buffer for every
+		// answer was a third of the bytes a call allocated.
+		s := &sseAnswerCheck{body: resp.Body, br: bufio.NewReader(resp.Body), id: id, hearOnly: !ok}
 		if a.OnMessage != nil {
 			s.hear = func(data []byte) { a.OnMessage(req, data) }
 		}
