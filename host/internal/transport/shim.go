@@ -28,6 +28,11 @@ const maxShimBody = 4 << 20
 type HeaderShim struct {
 	Base   http.RoundTripper
 	Static map[string]string // configured headers, set on every request
+	// Traced says whether traces are on (upstream.Tracing): only then is
+	// the trace context injected. Without a tracer provider the global
+	// propagator is a no-op behind a mutex that every request took.
+	// nil: always inject.
+	Traced func() bool
 }
 
 // CloseIdleConnections closes the base transport's idle connections:
@@ -44,7 +49,9 @@ func (s HeaderShim) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	// The trace of the call this request belongs to, when traces are on
 	// (tracing.go): the W3C traceparent header.
-	otel.GetTextMapPropagator().Inject(req.Context(), propagation.HeaderCarrier(req.Header))
+	if s.Traced == nil || s.Traced() {
+		otel.GetTextMapPropagator().Inject(req.Context(), propagation.HeaderCarrier(req.Header))
+	}
 	for k, v := range s.Static {
 		if req.Header.Get(k) == "" {
 			req.Header.Set(k, v)

@@ -644,5 +644,5 @@ func (c *Conn) wrapSession(t mcp.Transport, owner func() logOwner) mcp.Transport
 func httpClient(headers map[string]string, onMessage func(req *http.Request, data []byte)) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.ResponseHeaderTimeout = 0
-	return &http.Client{Transport: transport.HeaderShim{Base: transport.AnswerCheck{Base: base, OnMessage: onMessage}, Static: headers}}
+	return &http.Client{Transport: transport.HeaderShim{Base: transport.AnswerCheck{Base: base, OnMessage: onMessage}, Static: headers, Traced: Tracing}}
 }
