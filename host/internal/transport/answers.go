@@ -302,9 +302,10 @@ func (a AnswerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // postedCallID returns the id of the JSON-RPC call a POST carries when it
-// is an integer. go-sdk writes "id" and "method" before "params", so only
-// the start of the body is decoded; a body that cannot be read again
-// (no GetBody) is not checked.
+// is an integer; a body that cannot be read again (no GetBody) is not
+// checked. go-sdk writes "id" and "method" before "params", so only the
+// start of the body is looked at (scanMembers), and decoded (decodeCallID)
+// when the look cannot tell.
 func postedCallID(req *http.Request) (int64, bool) {
 	if req.Method != http.MethodPost || req.GetBody == nil {
 		return 0, false
@@ -314,6 +315,39 @@ func postedCallID(req *http.Request) (int64, bool) {
 		return 0, false
 	}
 	defer body.Close()
+	head := make([]byte, callHeadMax)
+	n, _ := io.ReadFull(body, head)
+	head = head[:n]
+	if id, ok, sure := scanCallID(head); sure {
+		return id, ok
+	}
+	return decodeCallID(io.MultiReader(bytes.NewReader(head), body))
+}
+
+// callHeadMax is how much of a POST's body postedCallID looks at first:
+// go-sdk's {"jsonrpc":"2.0","id":N,"method":"…" fits.
+const callHeadMax = 256
+
+// callNames are the members postedCallID needs.
+var callNames = []string{"id", "method"}
+
+// scanCallID is decodeCallID from a look at head, the start of a body;
+// sure is false when the look cannot tell.
+func scanCallID(head []byte) (id int64, ok, sure bool) {
+	var v [2][]byte
+	if !scanMembers(head, callNames, v[:], false) {
+		return 0, false, false
+	}
+	if v[0] == nil || v[1] == nil {
+		return 0, false, true
+	}
+	id, err := strconv.ParseInt(string(v[0]), 10, 64)
+	return id, err == nil, true
+}
+
+// decodeCallID decodes the start of body, a call, up to its "id" and
+// "method", and returns the id when it is an integer.
+func decodeCallID(body io.Reader) (int64, bool) {
 	dec := json.NewDecoder(io.LimitReader(body, maxShimBody))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return 0, false
@@ -350,6 +384,32 @@ func postedCallID(req *http.Request) (int64, bool) {
 // id to deliver instead. Anything else (a request, a notification, not
 // JSON) is go-sdk's to handle.
 func strayAnswer(data []byte, id int64) ([]byte, bool) {
+	if answersCall(data, id) {
+		return nil, false
+	}
+	return decodeStray(data, id)
+}
+
+// answerNames are the members decodeStray decodes.
+var answerNames = []string{"id", "method", "error"}
+
+// answersCall reports, from a look at its top level (scanMembers), that
+// data is certainly no stray answer to call id: a response with that very
+// id, or a message with a method. False when the look cannot tell.
+func answersCall(data []byte, id int64) bool {
+	var v [3][]byte
+	if !scanMembers(data, answerNames, v[:], true) {
+		return false
+	}
+	if v[1] != nil {
+		return string(v[1]) != "null"
+	}
+	var want [20]byte
+	return bytes.Equal(v[0], strconv.AppendInt(want[:0], id, 10))
+}
+
+// decodeStray is strayAnswer by decoding data.
+func decodeStray(data []byte, id int64) ([]byte, bool) {
 	var f struct {
 		ID     *json.RawMessage `json:"id"`
 		Method *json.RawMessage `json:"method"`

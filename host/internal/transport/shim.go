@@ -73,16 +73,9 @@ func (s HeaderShim) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Too large to look into: send it unchanged.
 		return s.Base.RoundTrip(withBody(req, body))
 	}
-	var msg struct {
-		Method string `json:"method"`
-		Params struct {
-			Name            string `json:"name"`
-			URI             string `json:"uri"`
-			ProtocolVersion string `json:"protocolVersion"`
-		} `json:"params"`
-	}
 	req = withBody(req, body)
-	if json.Unmarshal(body, &msg) != nil || msg.Method == "" {
+	msg, ok := readShimMessage(body)
+	if !ok || msg.Method == "" {
 		return s.Base.RoundTrip(req)
 	}
 	setIfEmpty := func(k, v string) {
@@ -109,4 +102,60 @@ func withBody(req *http.Request, b []byte) *http.Request {
 	req.ContentLength = int64(len(b))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	return req
+}
+
+// shimMessage is what HeaderShim reads of a request.
+type shimMessage struct {
+	Method string `json:"method"`
+	Params struct {
+		Name            string `json:"name"`
+		URI             string `json:"uri"`
+		ProtocolVersion string `json:"protocolVersion"`
+	} `json:"params"`
+}
+
+var (
+	shimNames      = []string{"method", "params"}
+	shimParamNames = []string{"name", "uri", "protocolVersion"}
+)
+
+// readShimMessage reads body as json.Unmarshal into a shimMessage would,
+// ok false where it fails. It looks at the members it needs
+// (scanMembers) and decodes the body only when the look cannot tell. The
+// look does not check the values it skips (the arguments): a body that is
+// not JSON could get headers that json.Unmarshal would not have given it,
+// but the body is go-sdk's encoding, which compacts (and so checks) even
+// the raw arguments it is given.
+func readShimMessage(body []byte) (msg shimMessage, ok bool) {
+	if scanShimMessage(body, &msg) {
+		return msg, true
+	}
+	msg = shimMessage{}
+	return msg, json.Unmarshal(body, &msg) == nil
+}
+
+// scanShimMessage is readShimMessage from a look at body's members; false
+// when the look cannot tell.
+func scanShimMessage(body []byte, msg *shimMessage) bool {
+	var top [2][]byte
+	if !scanMembers(body, shimNames, top[:], true) {
+		return false
+	}
+	var ok bool
+	if msg.Method, ok = plainString(top[0]); !ok {
+		return false
+	}
+	if top[1] == nil || string(top[1]) == "null" {
+		return true
+	}
+	var p [3][]byte
+	if !scanMembers(top[1], shimParamNames, p[:], true) {
+		return false
+	}
+	for i, f := range []*string{&msg.Params.Name, &msg.Params.URI, &msg.Params.ProtocolVersion} {
+		if *f, ok = plainString(p[i]); !ok {
+			return false
+		}
+	}
+	return true
 }
