@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/http"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -51,7 +52,7 @@ func FuzzAnswerCheck(f *testing.F) {
 		rc := io.NopCloser(bytes.NewReader(body))
 		// Each message is also handed to the progress reader (the host's
 		// is fuzzed by FuzzProgressMessage).
-		sse := &sseAnswerCheck{body: rc, br: bufio.NewReaderSize(rc, 16), id: id, hear: func([]byte) {}}
+		sse := &sseAnswerCheck{body: rc, br: bufio.NewReaderSize(rc, 16), id: id, onMessage: func(*http.Request, []byte) {}}
 		out, err = io.ReadAll(sse)
 		if err != nil {
 			t.Fatalf("event stream: %v", err)
@@ -124,7 +125,7 @@ func FuzzMessageScan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const id = 7
-		if answersCall(data, id) {
+		if lookAt(data, id) != lookUnsure {
 			if _, stray := decodeStray(data, id); stray {
 				t.Fatalf("the look says %q answers call %d, the decoding says it is a stray answer", data, id)
 			}
