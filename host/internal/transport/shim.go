@@ -64,11 +64,18 @@ func (s HeaderShim) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !need {
 		return s.Base.RoundTrip(req)
 	}
-	body, err := io.ReadAll(io.LimitReader(req.Body, maxShimBody+1))
+	// Read into one buffer of the size the request says (go-sdk's do),
+	// not one that io.ReadAll grows four times for a 2 KB call.
+	var buf bytes.Buffer
+	if req.ContentLength > 0 {
+		buf.Grow(int(req.ContentLength) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(io.LimitReader(req.Body, maxShimBody+1))
 	req.Body.Close()
 	if err != nil {
 		return nil, err
 	}
+	body := buf.Bytes()
 	if len(body) > maxShimBody {
 		// Too large to look into: send it unchanged.
 		return s.Base.RoundTrip(withBody(req, body))
