@@ -49,6 +49,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -279,6 +280,11 @@ func (a AnswerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok && (req.Method != http.MethodGet || a.OnMessage == nil) {
 		return a.Base.RoundTrip(req)
 	}
+	heard := req
+	var held heldStream
+	if ok {
+		req, held = holdStream(req)
+	}
 	resp, err := a.Base.RoundTrip(req)
 	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp, err
@@ -289,19 +295,69 @@ func (a AnswerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &jsonAnswerCheck{body: resp.Body, id: id}
 	case ct == "text/event-stream":
 		// A GET stream answers no call: its messages are only heard.
-		s := &sseAnswerCheck{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 64<<10), id: id, hearOnly: !ok}
-		if a.OnMessage != nil {
-			s.hear = func(data []byte) { a.OnMessage(req, data) }
-		}
-		resp.Body = s
+		// bufio's default size, as go-sdk reads the stream: a longer
+		// line is read in parts (step), and a 64 KB buffer for every
+		// answer was a third of the bytes a call allocated.
+		resp.Body = &sseAnswerCheck{body: resp.Body, br: bufio.NewReader(resp.Body), id: id, hearOnly: !ok,
+			onMessage: a.OnMessage, req: heard, held: held}
 	}
 	return resp, nil
 }
 
+// streamDrainMax bounds how long the event stream of a call's POST is
+// read after the call's answer, for its end (heldStream).
+var streamDrainMax = 250 * time.Millisecond
+
+// heldStream keeps the event stream of a call's POST from being cut when
+// the call ends just after its answer. go-sdk returns a call as soon as it
+// has read the answer, and its caller then ends the call's context (the
+// host's call_timeout), while go-sdk's reader drains what is left of the
+// stream (the server ends it just after the answer) so that the
+// connection can carry the next request. A request whose context ends
+// before its body has been read to the end loses its connection
+// (net/http), so about one call in seven dialled a new connection
+// (BenchmarkUpstreamCall in host/internal/upstream; a bare go-sdk client
+// whose context outlives the call does not). So the request is made with
+// a context of its own: the call's end cancels it until the answer has
+// been read, as before; after that, only Close or streamDrainMax do.
+type heldStream struct {
+	stop   func() bool // stops the call's end from cancelling the request
+	cancel context.CancelFunc
+	timer  *time.Timer // after the answer: the end of the drain
+}
+
+// holdStream returns req with a context of its own, cancelled when req's
+// ends, and the hold on it.
+func holdStream(req *http.Request) (*http.Request, heldStream) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(req.Context()))
+	return req.WithContext(ctx), heldStream{stop: context.AfterFunc(req.Context(), cancel), cancel: cancel}
+}
+
+// answered is called once the call's answer has been passed on: the rest
+// of the stream gets streamDrainMax, whenever the call ends.
+func (h *heldStream) answered() {
+	if h.stop != nil && h.timer == nil && h.stop() {
+		h.timer = time.AfterFunc(streamDrainMax, h.cancel)
+	}
+}
+
+// release ends the hold when the body is closed.
+func (h *heldStream) release() {
+	if h.stop == nil {
+		return
+	}
+	h.stop()
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	h.cancel()
+}
+
 // postedCallID returns the id of the JSON-RPC call a POST carries when it
-// is an integer. go-sdk writes "id" and "method" before "params", so only
-// the start of the body is decoded; a body that cannot be read again
-// (no GetBody) is not checked.
+// is an integer; a body that cannot be read again (no GetBody) is not
+// checked. go-sdk writes "id" and "method" before "params", so only the
+// start of the body is looked at (scanMembers), and decoded (decodeCallID)
+// when the look cannot tell.
 func postedCallID(req *http.Request) (int64, bool) {
 	if req.Method != http.MethodPost || req.GetBody == nil {
 		return 0, false
@@ -311,6 +367,39 @@ func postedCallID(req *http.Request) (int64, bool) {
 		return 0, false
 	}
 	defer body.Close()
+	head := make([]byte, callHeadMax)
+	n, _ := io.ReadFull(body, head)
+	head = head[:n]
+	if id, ok, sure := scanCallID(head); sure {
+		return id, ok
+	}
+	return decodeCallID(io.MultiReader(bytes.NewReader(head), body))
+}
+
+// callHeadMax is how much of a POST's body postedCallID looks at first:
+// go-sdk's {"jsonrpc":"2.0","id":N,"method":"…" fits.
+const callHeadMax = 256
+
+// callNames are the members postedCallID needs.
+var callNames = []string{"id", "method"}
+
+// scanCallID is decodeCallID from a look at head, the start of a body;
+// sure is false when the look cannot tell.
+func scanCallID(head []byte) (id int64, ok, sure bool) {
+	var v [2][]byte
+	if !scanMembers(head, callNames, v[:], false) {
+		return 0, false, false
+	}
+	if v[0] == nil || v[1] == nil {
+		return 0, false, true
+	}
+	id, err := strconv.ParseInt(string(v[0]), 10, 64)
+	return id, err == nil, true
+}
+
+// decodeCallID decodes the start of body, a call, up to its "id" and
+// "method", and returns the id when it is an integer.
+func decodeCallID(body io.Reader) (int64, bool) {
 	dec := json.NewDecoder(io.LimitReader(body, maxShimBody))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return 0, false
@@ -347,6 +436,45 @@ func postedCallID(req *http.Request) (int64, bool) {
 // id to deliver instead. Anything else (a request, a notification, not
 // JSON) is go-sdk's to handle.
 func strayAnswer(data []byte, id int64) ([]byte, bool) {
+	if lookAt(data, id) != lookUnsure {
+		return nil, false
+	}
+	return decodeStray(data, id)
+}
+
+// answerNames are the members decodeStray decodes.
+var answerNames = []string{"id", "method", "error"}
+
+// What a look at a message's top level says of it, for call id.
+const (
+	lookUnsure  = iota // it cannot tell: decodeStray decides
+	lookAnswer         // a response with the call's very id
+	lookRequest        // a message with a method: no answer at all
+)
+
+// lookAt looks at the top level of data, one message (scanMembers), for
+// what it is to call id. Where it is sure, decodeStray finds no stray
+// answer either (FuzzMessageScan).
+func lookAt(data []byte, id int64) int {
+	var v [3][]byte
+	if !scanMembers(data, answerNames, v[:], true) {
+		return lookUnsure
+	}
+	if v[1] != nil {
+		if string(v[1]) == "null" {
+			return lookUnsure
+		}
+		return lookRequest
+	}
+	var want [20]byte
+	if bytes.Equal(v[0], strconv.AppendInt(want[:0], id, 10)) {
+		return lookAnswer
+	}
+	return lookUnsure
+}
+
+// decodeStray is strayAnswer by decoding data.
+func decodeStray(data []byte, id int64) ([]byte, bool) {
 	var f struct {
 		ID     *json.RawMessage `json:"id"`
 		Method *json.RawMessage `json:"method"`
@@ -427,7 +555,13 @@ type sseAnswerCheck struct {
 	// hearOnly: the stream answers no call (a GET stream), so nothing is
 	// checked; hear hears each message passed on (AnswerCheck.OnMessage).
 	hearOnly bool
-	hear     func(data []byte)
+	// onMessage (AnswerCheck.OnMessage) hears each message passed on,
+	// with req, the request that opened the stream.
+	onMessage func(req *http.Request, data []byte)
+	req       *http.Request
+	// held keeps the stream of a call past the call's end (heldStream);
+	// Read and Close are called by one goroutine (go-sdk's reader).
+	held heldStream
 
 	out       []byte // ready for the reader
 	event     []byte // the raw lines of the event being read
@@ -453,7 +587,11 @@ func (s *sseAnswerCheck) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (s *sseAnswerCheck) Close() error { return s.body.Close() }
+func (s *sseAnswerCheck) Close() error {
+	err := s.body.Close()
+	s.held.release()
+	return err
+}
 
 // step reads the next line (or the next part of a long one) and, at the
 // blank line that ends an event, checks the event.
@@ -489,16 +627,22 @@ func (s *sseAnswerCheck) step() {
 	}
 	event, data, other := s.event, s.data, s.other
 	s.event, s.data, s.lineStart, s.other = nil, nil, 0, false
-	if answer, ok := strayAnswer(data, s.id); ok && !other && !s.hearOnly {
-		s.out = append(append([]byte("event: message\ndata: "), answer...), '\n', '\n')
-		s.err = io.EOF
-		return
+	look := lookAt(data, s.id)
+	if look == lookUnsure && !other && !s.hearOnly {
+		if answer, ok := decodeStray(data, s.id); ok {
+			s.out = append(append([]byte("event: message\ndata: "), answer...), '\n', '\n')
+			s.err = io.EOF
+			return
+		}
 	}
-	if s.hear != nil && !other {
-		s.hear(data)
+	if s.onMessage != nil && !other {
+		s.onMessage(s.req, data)
 	}
 	if !other && !s.hearOnly {
 		NoteToolsAnswer(data, false) // schemaorder.go
+		if look == lookAnswer {
+			s.held.answered()
+		}
 	}
 	s.out = event
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"strings"
 	"time"
@@ -92,7 +93,11 @@ func (c *Conn) CallTool(ctx context.Context, cs *mcp.ClientSession, tool string,
 		c.logger.Warn("tool call failed", "tool", tool, "err", err, "duration", time.Since(start))
 		return nil, err
 	}
-	c.logger.Debug("tool call", "tool", tool, "is_error", res.IsError, "duration", time.Since(start))
+	// Built only when logged: the attributes cost allocations on every
+	// call, and the level is rarely debug.
+	if c.logger.Enabled(ctx, slog.LevelDebug) {
+		c.logger.Debug("tool call", "tool", tool, "is_error", res.IsError, "duration", time.Since(start))
+	}
 	return res, nil
 }
 

@@ -649,5 +649,5 @@ func httpClient(headers map[string]string, onMessage func(req *http.Request, dat
 	// default two idle ones per host, a third caller's connection was
 	// closed after each call and the next call dialled again.
 	base.MaxIdleConnsPerHost = base.MaxIdleConns
-	return &http.Client{Transport: transport.HeaderShim{Base: transport.AnswerCheck{Base: base, OnMessage: onMessage}, Static: headers}}
+	return &http.Client{Transport: transport.HeaderShim{Base: transport.AnswerCheck{Base: base, OnMessage: onMessage}, Static: headers, Traced: Tracing}}
 }
