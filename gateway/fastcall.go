@@ -34,7 +34,9 @@ import (
 	"io"
 	"maps"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -63,7 +65,7 @@ func (e *endpoint) takeCall(r *http.Request, c host.Caller) *fastCall {
 			return nil
 		}
 	}
-	if r.Method != http.MethodPost || !fastHeaders(r.Header) {
+	if r.Method != http.MethodPost || !fastHeaders(r.Header) || !hostAllowed(r) {
 		return nil
 	}
 	body, err := readBody(r)
@@ -204,6 +206,9 @@ func (e *endpoint) fastEligible(r *http.Request, c host.Caller, fc *fastCall) bo
 	if ip == nil || ip.ProtocolVersion >= modernVersion || (ip.Capabilities != nil && (ip.Capabilities.Elicitation != nil || ip.Capabilities.Sampling != nil)) {
 		return false
 	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v != ip.ProtocolVersion {
+		return false // go-sdk refuses a version it does not speak
+	}
 	if e.g.h.GatewayMayAskInput(gt.Server) {
 		return false
 	}
@@ -221,6 +226,31 @@ func readBody(r *http.Request) ([]byte, error) {
 		return buf[:k], err
 	}
 	return io.ReadAll(r.Body)
+}
+
+// hostAllowed is go-sdk's guard against DNS rebinding: a request that
+// reached a loopback listener must name a loopback host (go-sdk answers
+// 403 to one that does not).
+func hostAllowed(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || la == nil || !isLoopback(la.String()) {
+		return true
+	}
+	return isLoopback(r.Host)
+}
+
+// isLoopback reports whether a host, with or without a port, is
+// localhost or a loopback address.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 type readCloser struct {

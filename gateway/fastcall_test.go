@@ -180,6 +180,25 @@ func TestFastCallStaysOffTheStream(t *testing.T) {
 		if a := e.send(t, http.MethodPost, "/mcp", aliceToken, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":`); a.status != http.StatusBadRequest {
 			t.Errorf("a broken body: %d %s, want go-sdk's 400", a.status, clipBody(a.body))
 		}
+		// DNS rebinding: a loopback listener reached under another name.
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.base+"/mcp", strings.NewReader(echo))
+		req.Host = "attacker.example"
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+aliceToken)
+		req.Header.Set("Mcp-Session-Id", sid)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("a call naming another host: %s, want go-sdk's 403", resp.Status)
+		}
+		a := e.send(t, http.MethodPost, "/mcp", aliceToken, sid, echo)
+		if _, mt := a.message(t); mt != "application/json" {
+			t.Fatalf("the same call under its own name: %s, want the gateway's answer", mt)
+		}
 		body := strings.Replace(echo, `"params":{`, `"params":{"_meta":{"`+mcp.MetaKeyProtocolVersion+`":"`+modernVersion+`"},`, 1)
 		if a := e.sendModern(t, "fx__other", body); a.status != http.StatusBadRequest {
 			t.Errorf("Mcp-Name naming another tool: %d %s, want go-sdk's 400", a.status, clipBody(a.body))
