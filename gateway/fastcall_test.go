@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -258,5 +260,32 @@ func TestSessionIdleWithFastCalls(t *testing.T) {
 			t.Fatalf("the session is still open after %s idle", waitBound)
 		}
 		time.Sleep(time.Second) // idle now
+	}
+}
+
+// TestFastCallCancelled: a client that gives up a call the gateway
+// answers itself (no progress token) cancels it upstream, in both eras,
+// and the entry says cancelled: the call ends with its HTTP request, as
+// go-sdk's client and the TypeScript SDK's end it.
+func TestFastCallCancelled(t *testing.T) {
+	e := newEnv(t, []string{"fx"})
+	for _, version := range []string{legacyVersion, modernVersion} {
+		t.Run(version, func(t *testing.T) {
+			cs := e.connect(t, "/mcp", aliceToken, version, nil)
+			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			defer cancel()
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fx__slow", Arguments: map[string]any{"ms": 60000}}); err == nil {
+				t.Fatal("a cancelled call succeeded")
+			}
+			deadline := time.Now().Add(waitBound)
+			for {
+				if st := lastStatus(t, e, "slow"); st == store.StatusCancelled {
+					break
+				} else if time.Now().After(deadline) {
+					t.Fatalf("last slow entry is %q, want cancelled", st)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
 	}
 }
