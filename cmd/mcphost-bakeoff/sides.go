@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/benchrules"
 	"github.com/mcphost/mcphost/negotiate"
 )
 
@@ -156,64 +157,6 @@ func (r *runner) startTBX(ctx context.Context, version string) (*side, error) {
 	return nil, lastErr
 }
 
-// benchCallRules are ten call-phase policy rules none of which matches the
-// bake-off's calls (an echo of a short text by the principal "bench"), so
-// each runs on every call: internal/benchrules' rules made all call-phase,
-// its two result rules rewritten over the arguments.
-const benchCallRules = `
-policy "r1" {
-  phase  = "call"
-  effect = "deny"
-  when   = "tool.name.startsWith('admin_') && !('admins' in principal.groups)"
-}
-policy "r2" {
-  phase  = "call"
-  effect = "deny"
-  when   = "server == 'prod' && origin == 'app'"
-}
-policy "r3" {
-  phase  = "call"
-  effect = "deny"
-  when   = "has(args.path) && args.path.startsWith('/etc')"
-}
-policy "r4" {
-  phase  = "call"
-  effect = "deny"
-  when   = "!tool.annotations.readOnlyHint && principal.name == 'guest'"
-}
-policy "r5" {
-  phase  = "call"
-  effect = "deny"
-  when   = "has(args.text) && size(args.text) > 100000"
-}
-policy "r6" {
-  phase   = "call"
-  effect  = "deny"
-  when    = "'blocked' in principal.groups"
-  message = "the blocked group may not call tools"
-}
-policy "r7" {
-  phase  = "call"
-  effect = "deny"
-  when   = "era == 'modern' && tool.name == 'drop_table'"
-}
-policy "r8" {
-  phase  = "call"
-  effect = "deny"
-  when   = "has(args.url) && args.url.startsWith('http://')"
-}
-policy "r9" {
-  phase  = "call"
-  effect = "deny"
-  when   = "has(args.text) && args.text.contains('PRIVATE KEY')"
-}
-policy "r10" {
-  phase  = "call"
-  effect = "deny"
-  when   = "tool.name == 'never' && principal.name == 'nobody'"
-}
-`
-
 // mcphostConfig renders the daemon's configuration for the era of
 // version: one principal with unbounded limits, the transcript with sync
 // "normal", the gateway, one server block to the shared upstream, and the
@@ -232,7 +175,7 @@ func mcphostConfig(dataDir, upstream, token, version string) string {
 	// principal: 0 is no bound.
 	fmt.Fprintf(&b, "\nprincipal \"bench\" {\n  token  = %q\n  groups = [\"bench\"]\n  rate_limit {\n    calls_per_second = 0\n    concurrent_calls = 0\n  }\n}\n", token)
 	b.WriteString("\ngateway {\n  enabled = true\n}\n")
-	b.WriteString(benchCallRules)
+	b.WriteString(benchrules.CallHCL)
 	return b.String()
 }
 

@@ -2,8 +2,11 @@
 // and the load tool (cmd/mcphost-load) evaluate on every call: rules of the
 // list, call and result phases, none of which matches their calls (an echo
 // by a principal outside the "blocked" group), so each rule runs each time;
-// r6 denies the blocked group, which the load tool checks.
+// r6 denies the blocked group, which the load tool checks. CallHCL is the
+// same ten in the call phase, for the gateway bake-off's "ten call rules".
 package benchrules
+
+import "strings"
 
 // HCL is the rules as policy blocks.
 const HCL = `
@@ -59,3 +62,19 @@ policy "r10" {
   when   = "result.isError && tool.name == 'never'"
 }
 `
+
+// CallHCL is HCL with every rule in the call phase: the list rule as it
+// is, the two result rules over the arguments instead of the result.
+var CallHCL = strings.NewReplacer(
+	`phase  = "list"`, `phase  = "call"`,
+	`phase  = "result"
+  effect = "deny"
+  when   = "result.text.contains('PRIVATE KEY')"`, `phase  = "call"
+  effect = "deny"
+  when   = "has(args.text) && args.text.contains('PRIVATE KEY')"`,
+	`phase  = "result"
+  effect = "deny"
+  when   = "result.isError && tool.name == 'never'"`, `phase  = "call"
+  effect = "deny"
+  when   = "tool.name == 'never' && principal.name == 'nobody'"`,
+).Replace(HCL)
