@@ -46,7 +46,7 @@ func (c *Conn) relayClient(on string) *http.Client {
 	c.relayOnce.Do(func() {
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		base.MaxIdleConnsPerHost = base.MaxIdleConns // see httpClient
-		base.Proxy = nil // replicas talk directly
+		base.Proxy = nil                             // replicas talk directly
 		c.relayc = &http.Client{Transport: transport.AnswerCheck{Base: base, OnMessage: c.readRelayMessage}}
 	})
 	return &http.Client{Transport: hopSigner{base: c.relayc.Transport, node: c.deps.Cluster, to: on}}
