@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
 	"github.com/mcphost/mcphost/internal/testbin"
@@ -241,13 +242,13 @@ func clipBody(b []byte) string {
 func TestSessionIdleWithFastCalls(t *testing.T) {
 	bin := testbin.Build(t, wellbehavedPkg)
 	e := newEnvConfig(t, &config.Config{Servers: []config.Server{stdioServer("fx", bin)},
-		Gateway: config.Gateway{SessionTimeout: 400 * time.Millisecond}})
+		Gateway: config.Gateway{SessionTimeout: 2 * time.Second}})
 	sid := e.mustOpen(t, aliceToken)
-	for i := range 8 { // 1.2 s of calls, three times the timeout
+	for i := range 10 { // 3 s of calls, half as long again as the timeout, 300 ms apart
 		if _, mt := e.rawCall(t, legacyVersion, sid, "fx__echo", `{"text":"x"}`, false).message(t); mt != "application/json" {
 			t.Fatalf("call %d: %s, want the gateway's own answer", i, mt)
 		}
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond)
 	}
 	deadline := time.Now().Add(waitBound)
 	for {
@@ -259,7 +260,7 @@ func TestSessionIdleWithFastCalls(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the session is still open after %s idle", waitBound)
 		}
-		time.Sleep(time.Second) // idle now
+		time.Sleep(3 * time.Second) // idle now, longer than the timeout
 	}
 }
 
@@ -272,20 +273,42 @@ func TestFastCallCancelled(t *testing.T) {
 	for _, version := range []string{legacyVersion, modernVersion} {
 		t.Run(version, func(t *testing.T) {
 			cs := e.connect(t, "/mcp", aliceToken, version, nil)
-			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			before := cancelledSlow(t, e)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 			defer cancel()
 			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fx__slow", Arguments: map[string]any{"ms": 60000}}); err == nil {
 				t.Fatal("a cancelled call succeeded")
 			}
 			deadline := time.Now().Add(waitBound)
-			for {
-				if st := lastStatus(t, e, "slow"); st == store.StatusCancelled {
-					break
-				} else if time.Now().After(deadline) {
-					t.Fatalf("last slow entry is %q, want cancelled", st)
+			for cancelledSlow(t, e) == before {
+				if time.Now().After(deadline) {
+					t.Fatalf("no new cancelled entry of slow (last: %q)", lastStatus(t, e, "slow"))
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
 		})
 	}
+}
+
+// cancelledSlow counts alice's cancelled entries of the slow tool.
+func cancelledSlow(t *testing.T, e *env) int {
+	t.Helper()
+	p := host.Principal{Name: "alice"}
+	sessions, err := e.h.Sessions(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range sessions {
+		entries, _, err := e.h.Entries(t.Context(), p, s.ID, 0, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, en := range entries {
+			if en.Tool == "slow" && en.Status == store.StatusCancelled {
+				n++
+			}
+		}
+	}
+	return n
 }
