@@ -288,10 +288,20 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, e *endpoint,
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-cache, no-transform")
 	// A client that does not read holds this handler only, for at most
-	// the stall every stream has.
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.stall))
+	// the stall every stream has: the answer is flushed under the
+	// deadline, which is then lifted, so that nothing later on a
+	// kept-alive connection inherits it (as stream.go does).
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(g.stall))
 	w.WriteHeader(status)
-	if _, err := w.Write(append(body, '\n')); err != nil {
+	_, err = w.Write(append(body, '\n'))
+	if err == nil {
+		if err = rc.Flush(); errors.Is(err, http.ErrNotSupported) {
+			err = nil
+		}
+	}
+	_ = rc.SetWriteDeadline(time.Time{})
+	if err != nil {
 		g.log.Debug("gateway: writing a call's answer failed", "principal", caller.Name, "endpoint", e.path, "err", err)
 	}
 }

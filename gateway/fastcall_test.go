@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcphost/mcphost/gateway"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/store"
@@ -311,4 +312,22 @@ func cancelledSlow(t *testing.T, e *env) int {
 		}
 	}
 	return n
+}
+
+// TestFastCallKeepAlive: the write deadline of an answer the gateway
+// writes itself does not outlive it: a kept-alive connection's next
+// answer, later than the stall, is whole.
+func TestFastCallKeepAlive(t *testing.T) {
+	defer gateway.SetWriteStall(300 * time.Millisecond)()
+	e := newEnv(t, []string{"fx"})
+	sid := e.mustOpen(t, aliceToken)
+	for i := range 3 {
+		if i > 0 {
+			time.Sleep(600 * time.Millisecond) // twice the stall, on the same connection
+		}
+		a := e.rawCall(t, legacyVersion, sid, "fx__echo", `{"text":"x"}`, false)
+		if m, mt := a.message(t); mt != "application/json" || m["result"] == nil {
+			t.Fatalf("call %d: %s %v, want the gateway's own answer", i, mt, m)
+		}
+	}
 }
