@@ -65,7 +65,7 @@ type shadow struct {
 	changes map[string]host.ListChanges
 }
 
-func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint, cfg config.Gateway) *endpoint {
+func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint) *endpoint {
 	e := &endpoint{g: g, path: path, sel: sel}
 	if !sel.Prefix {
 		e.codec = codec{server: sel.Servers[0]}

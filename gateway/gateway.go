@@ -215,7 +215,7 @@ func (g *Gateway) sync() bool {
 	}
 	for path, sel := range want {
 		if _, ok := g.endpoints[path]; !ok {
-			g.endpoints[path] = newEndpoint(g, path, sel, cfg)
+			g.endpoints[path] = newEndpoint(g, path, sel)
 		}
 	}
 	eps := make([]*endpoint, 0, len(g.endpoints))
