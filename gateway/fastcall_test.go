@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -38,28 +37,17 @@ func (e *env) rawCall(t *testing.T, version, sid, tool, args string, progress bo
 	}
 	m, _ := json.Marshal(meta)
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":%s,"name":%q,"arguments":%s}}`, m, tool, args)
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.base+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+aliceToken)
-	req.Header.Set("Mcp-Protocol-Version", version)
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+aliceToken)
+	h.Set("Mcp-Protocol-Version", version)
 	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
+		h.Set("Mcp-Session-Id", sid)
 	}
 	if version >= modernVersion {
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", tool)
+		h.Set("Mcp-Method", "tools/call")
+		h.Set("Mcp-Name", tool)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{status: resp.StatusCode, header: resp.Header, body: b}
+	return e.do(t, http.MethodPost, "/mcp", h, body)
 }
 
 // message returns the JSON-RPC answer to request 7 in a, whether it came
@@ -185,19 +173,12 @@ func TestFastCallStaysOffTheStream(t *testing.T) {
 			t.Errorf("a broken body: %d %s, want go-sdk's 400", a.status, clipBody(a.body))
 		}
 		// DNS rebinding: a loopback listener reached under another name.
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.base+"/mcp", strings.NewReader(echo))
-		req.Host = "attacker.example"
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+aliceToken)
-		req.Header.Set("Mcp-Session-Id", sid)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusForbidden {
-			t.Errorf("a call naming another host: %s, want go-sdk's 403", resp.Status)
+		h := http.Header{}
+		h.Set("Host", "attacker.example")
+		h.Set("Authorization", "Bearer "+aliceToken)
+		h.Set("Mcp-Session-Id", sid)
+		if a := e.do(t, http.MethodPost, "/mcp", h, echo); a.status != http.StatusForbidden {
+			t.Errorf("a call naming another host: %d %s, want go-sdk's 403", a.status, clipBody(a.body))
 		}
 		a := e.send(t, http.MethodPost, "/mcp", aliceToken, sid, echo)
 		if _, mt := a.message(t); mt != "application/json" {
@@ -214,20 +195,12 @@ func TestFastCallStaysOffTheStream(t *testing.T) {
 // name it (Mcp-Name: name).
 func (e *env) sendModern(t *testing.T, name, body string) answer {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.base+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+aliceToken)
-	req.Header.Set("Mcp-Protocol-Version", modernVersion)
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", name)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return answer{status: resp.StatusCode, header: resp.Header, body: b}
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+aliceToken)
+	h.Set("Mcp-Protocol-Version", modernVersion)
+	h.Set("Mcp-Method", "tools/call")
+	h.Set("Mcp-Name", name)
+	return e.do(t, http.MethodPost, "/mcp", h, body)
 }
 
 func clipBody(b []byte) string {

@@ -20,6 +20,21 @@ import (
 // send sends one raw request to the gateway; token and sid may be empty.
 func (e *env) send(t *testing.T, method, path, token, sid, body string) answer {
 	t.Helper()
+	h := http.Header{}
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	if sid != "" {
+		h.Set("Mcp-Session-Id", sid)
+		h.Set("Mcp-Protocol-Version", legacyVersion)
+	}
+	return e.do(t, method, path, h, body)
+}
+
+// do sends one raw request to the gateway with a JSON body (when body is
+// not empty), accepting JSON or an event stream, and the headers h.
+func (e *env) do(t *testing.T, method, path string, h http.Header, body string) answer {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -27,12 +42,11 @@ func (e *env) send(t *testing.T, method, path, token, sid, body string) answer {
 	req, _ := http.NewRequestWithContext(t.Context(), method, e.base+path, rd)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	for k, v := range h {
+		req.Header[k] = v
 	}
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", legacyVersion)
+	if host := h.Get("Host"); host != "" {
+		req.Host = host
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
