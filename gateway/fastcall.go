@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/jsonlex"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sjson "github.com/segmentio/encoding/json"
@@ -116,9 +117,6 @@ type wireCall struct {
 	Params  json.RawMessage `json:"params,omitempty"`
 }
 
-// maxDepth is go-sdk's bound on a message's nesting.
-const maxDepth = 1000
-
 // decodeCall decodes a tools/call request as go-sdk does (field names
 // matched exactly, its nesting bound, an id that is a number or a
 // string), its arguments left raw. It uses the decoder go-sdk uses, but
@@ -127,7 +125,7 @@ const maxDepth = 1000
 func decodeCall(body []byte) (jsonrpc.ID, *mcp.CallToolParamsRaw, bool) {
 	const flags = sjson.DontMatchCaseInsensitiveStructFields
 	var w wireCall
-	if tooDeep(body) {
+	if jsonlex.TooDeep(body, jsonlex.MaxDepth) {
 		return jsonrpc.ID{}, nil, false
 	}
 	if _, err := sjson.Parse(body, &w, flags); err != nil || w.Version != "2.0" || w.ID == nil || len(w.Params) == 0 {
@@ -146,34 +144,6 @@ func decodeCall(body []byte) (jsonrpc.ID, *mcp.CallToolParamsRaw, bool) {
 		return jsonrpc.ID{}, nil, false
 	}
 	return id, &p, true
-}
-
-// tooDeep reports whether JSON nests arrays and objects deeper than
-// maxDepth (strings skipped).
-func tooDeep(b []byte) bool {
-	depth, inString, escaped := 0, false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			if depth++; depth > maxDepth {
-				return true
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return false
 }
 
 // fastEligible reports whether nothing but its answer can go back on the

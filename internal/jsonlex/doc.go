@@ -3,6 +3,8 @@
 // the scanners that must agree with encoding/json on what is valid (the
 // policies' lazy arguments, the argument key check of internal/jsonkeys).
 //
+// It also bounds the nesting of a message (TooDeep), as go-sdk does.
+//
 // It imports nothing of mcphost's. It must never accept what
 // encoding/json refuses.
 package jsonlex
