@@ -61,7 +61,11 @@ func (c *Conn) CallTool(ctx context.Context, cs *mcp.ClientSession, tool string,
 	cctx, cancel := context.WithTimeout(ctx, c.Cfg.CallTimeout)
 	defer cancel()
 	start := time.Now()
-	res, err = cs.CallTool(cctx, params)
+	if c.ownCallable(cs, params) {
+		res, err = c.ownCall(cctx, cs, params)
+	} else {
+		res, err = cs.CallTool(cctx, params)
+	}
 	if isHeaderMismatch(err) && cctx.Err() == nil {
 		// -32020: the server rejected a header derived from the tool's
 		// definition (Mcp-Param-*), which go-sdk takes from this session's

@@ -65,6 +65,11 @@ type Conn struct {
 	cat     *Catalog
 	refresh chan struct{} // list_changed signals for the current session
 
+	// ownIDs counts the calls the Conn made itself (owncall.go);
+	// sdkCalls sends every call through go-sdk instead (tests).
+	ownIDs   atomic.Int64
+	sdkCalls atomic.Bool
+
 	// logLevel is the level the gateway asked the server for ("" none).
 	logLevel mcp.LoggingLevel // under mu
 
@@ -302,12 +307,6 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *tra
 	defer cancel()
 
 	refresh := make(chan struct{}, 1)
-	notify := func() {
-		select {
-		case refresh <- struct{}{}:
-		default:
-		}
-	}
 	// Elicitation (form and url) is answered for the call in flight
 	// (inflight.go: serverRequests, which answers elicitation/create
 	// before go-sdk would, so no ElicitationHandler); roots only when the block declares some; sampling is
@@ -328,30 +327,17 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *tra
 		// it is (NeedsInput): the gateway relays it to its client, and
 		// every other door answers its rounds in the pipeline (rounds.go).
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		// A change notification invalidates the cached list before the
-		// catalog is fetched again, so the refetch reaches the server.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			c.lists.c.Invalidate(c.lists.server, "tools/list")
-			c.listChanged.tools.Add(1)
-			notify()
+			c.listChangedHeard("tools/list", refresh)
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			c.lists.c.Invalidate(c.lists.server, "prompts/list")
-			c.listChanged.prompts.Add(1)
-			notify()
+			c.listChangedHeard("prompts/list", refresh)
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			c.lists.c.Invalidate(c.lists.server, "resources/list")
-			c.listChanged.resources.Add(1)
-			notify()
+			c.listChangedHeard("resources/list", refresh)
 		},
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			if req.Params != nil {
-				c.lists.c.InvalidateURI(c.lists.server, req.Params.URI)
-				if c.deps.OnResourceUpdated != nil && !c.retired.Load() && c.parent == nil {
-					c.deps.OnResourceUpdated(ctx, c.Cfg.Name, req.Params.URI)
-				}
-			}
+			c.resourceUpdatedHeard(ctx, req.Params)
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			c.deliverProgress(req.Params)
@@ -611,6 +597,38 @@ func (c *Conn) deliverProgress(p *mcp.ProgressNotificationParams) {
 	}
 	if w, ok := c.progress.Load(key); ok {
 		w.(*progressWatch).send(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	}
+}
+
+// listChangedHeard handles the server's notification that list (its
+// method, "tools/list") changed: the cached list is invalidated before the
+// catalog is fetched again (the session's refresh is signalled), so that
+// the refetch reaches the server.
+func (c *Conn) listChangedHeard(list string, refresh chan struct{}) {
+	c.lists.c.Invalidate(c.lists.server, list)
+	switch list {
+	case "tools/list":
+		c.listChanged.tools.Add(1)
+	case "prompts/list":
+		c.listChanged.prompts.Add(1)
+	case "resources/list":
+		c.listChanged.resources.Add(1)
+	}
+	select {
+	case refresh <- struct{}{}:
+	default:
+	}
+}
+
+// resourceUpdatedHeard handles notifications/resources/updated: the
+// resource's cached reads are dropped and its subscribers told.
+func (c *Conn) resourceUpdatedHeard(ctx context.Context, p *mcp.ResourceUpdatedNotificationParams) {
+	if p == nil {
+		return
+	}
+	c.lists.c.InvalidateURI(c.lists.server, p.URI)
+	if c.deps.OnResourceUpdated != nil && !c.retired.Load() && c.parent == nil {
+		c.deps.OnResourceUpdated(ctx, c.Cfg.Name, p.URI)
 	}
 }
 
