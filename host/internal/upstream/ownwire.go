@@ -68,14 +68,78 @@ func (m *ownMessage) result() (*mcp.CallToolResult, error) {
 	if m.Error != nil {
 		return nil, fmt.Errorf("calling %q: %w", ownMethod, m.Error)
 	}
-	res := &mcp.CallToolResult{}
 	if len(m.Result) == 0 || string(m.Result) == "null" {
-		return res, nil
+		return &mcp.CallToolResult{}, nil
 	}
-	if err := res.UnmarshalJSON(m.Result); err != nil {
+	res, err := decodeResult(m.Result)
+	if err != nil {
 		return nil, fmt.Errorf("calling %q: %w", ownMethod, err)
 	}
 	return res, nil
+}
+
+// resultWire is a tools/call result on the wire, as far as decodeResult
+// reads it itself: every member go-sdk decodes, with the types go-sdk
+// decodes them into, so that both refuse the same results.
+type resultWire struct {
+	Meta              mcp.Meta        `json:"_meta"`
+	Content           []*contentWire  `json:"content"`
+	StructuredContent any             `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+	InputRequests     json.RawMessage `json:"inputRequests"`
+	RequestState      string          `json:"requestState"`
+	ResultType        json.RawMessage `json:"resultType"`
+}
+
+// contentWire is one content block on the wire, every member of every
+// type, with the types go-sdk decodes them into.
+type contentWire struct {
+	Type              string                `json:"type"`
+	Text              string                `json:"text"`
+	MIMEType          string                `json:"mimeType"`
+	Data              []byte                `json:"data"`
+	Resource          *mcp.ResourceContents `json:"resource"`
+	URI               string                `json:"uri"`
+	Name              string                `json:"name"`
+	Title             string                `json:"title"`
+	Description       string                `json:"description"`
+	Size              *int64                `json:"size"`
+	Meta              mcp.Meta              `json:"_meta"`
+	Annotations       *mcp.Annotations      `json:"annotations"`
+	Icons             []mcp.Icon            `json:"icons"`
+	ID                string                `json:"id"`
+	Input             map[string]any        `json:"input"`
+	ToolUseID         string                `json:"toolUseId"`
+	NestedContent     []*contentWire        `json:"content"`
+	StructuredContent any                   `json:"structuredContent"`
+	IsError           bool                  `json:"isError"`
+}
+
+// decodeResult decodes a tools/call result as go-sdk's
+// CallToolResult.UnmarshalJSON does, without the 32 KB buffer its decoder
+// takes for every value: a result whose content is text (nearly all) is
+// decoded here, any other (images, resources, a result type or input
+// requests) by go-sdk. FuzzOwnResult holds the two to the same outcome.
+func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var w resultWire
+	if _, err := sjson.Parse(raw, &w, sjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		return nil, err
+	}
+	res := &mcp.CallToolResult{Meta: w.Meta, StructuredContent: w.StructuredContent, IsError: w.IsError,
+		RequestState: w.RequestState, Content: make([]mcp.Content, 0, len(w.Content))}
+	simple := len(w.InputRequests) == 0 && len(w.ResultType) == 0
+	for _, c := range w.Content {
+		if !simple || c == nil || c.Type != "text" {
+			simple = false
+			break
+		}
+		res.Content = append(res.Content, &mcp.TextContent{Text: c.Text, Meta: c.Meta, Annotations: c.Annotations})
+	}
+	if simple {
+		return res, nil
+	}
+	res = &mcp.CallToolResult{}
+	return res, res.UnmarshalJSON(raw)
 }
 
 // eventStream reads the message events of a server-sent event stream:

@@ -3,9 +3,13 @@ package upstream
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"testing"
 
+	"github.com/mcphost/mcphost/internal/jsonlex"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // FuzzOwnAnswer holds the own call's decoding of a message to go-sdk's:
@@ -68,5 +72,41 @@ func FuzzEventStream(f *testing.F) {
 			}
 		}
 		t.Fatalf("the stream of %d bytes did not end", len(stream))
+	})
+}
+
+// FuzzOwnResult holds decodeResult to go-sdk's CallToolResult.UnmarshalJSON:
+// the same error or the same result.
+func FuzzOwnResult(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"hi","annotations":{"priority":1},"_meta":{"a":1}}],"structuredContent":{"n":1},"isError":true,"_meta":{"m":"x"}}`,
+		`{"content":null}`,
+		`{}`,
+		`{"content":[{"type":"text","text":"a","size":"not a number"}]}`,
+		`{"content":[{"type":"image","data":"aGk=","mimeType":"image/png"}]}`,
+		`{"content":[{"type":"text","text":"a"},{"type":"resource_link","uri":"x","name":"n"}]}`,
+		`{"content":[null]}`,
+		`{"content":[{"type":"bogus"}]}`,
+		`{"resultType":"input_required","inputRequests":{}}`,
+		`{"requestState":"s","Content":[]}`,
+		`{"content":{"type":"text","text":"one"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if jsonlex.TooDeep(data, jsonlex.MaxDepth) {
+			return
+		}
+		got, gotErr := decodeResult(data)
+		want := &mcp.CallToolResult{}
+		wantErr := want.UnmarshalJSON(data)
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("%q: decodeResult err %v, go-sdk err %v", data, gotErr, wantErr)
+		}
+		if gotErr == nil && !reflect.DeepEqual(got, want) {
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			t.Fatalf("%q:\ndecodeResult %s\ngo-sdk       %s", data, g, w)
+		}
 	})
 }
