@@ -46,6 +46,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -295,13 +296,29 @@ func (a AnswerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &jsonAnswerCheck{body: resp.Body, id: id}
 	case ct == "text/event-stream":
 		// A GET stream answers no call: its messages are only heard.
-		// bufio's default size, as go-sdk reads the stream: a longer
-		// line is read in parts (step), and a 64 KB buffer for every
-		// answer was a third of the bytes a call allocated.
-		resp.Body = &sseAnswerCheck{body: resp.Body, br: bufio.NewReader(resp.Body), id: id, hearOnly: !ok,
+		resp.Body = &sseAnswerCheck{body: resp.Body, br: NewStreamReader(resp.Body), id: id, hearOnly: !ok,
 			onMessage: a.OnMessage, req: heard, held: held}
 	}
 	return resp, nil
+}
+
+// streamReaders are the read buffers of event streams, bufio's default
+// size, as go-sdk reads a stream: a longer line is read in parts, and a
+// 64 KB buffer for every answer was a third of the bytes a call
+// allocated. They are reused: one per call is still 4 KB.
+var streamReaders = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
+
+// NewStreamReader returns a read buffer for an event stream, r.
+func NewStreamReader(r io.Reader) *bufio.Reader {
+	br := streamReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br
+}
+
+// FreeStreamReader gives back br, which its stream no longer reads.
+func FreeStreamReader(br *bufio.Reader) {
+	br.Reset(nil)
+	streamReaders.Put(br)
 }
 
 // streamDrainMax bounds how long the event stream of a call's POST is
@@ -573,6 +590,9 @@ type sseAnswerCheck struct {
 }
 
 func (s *sseAnswerCheck) Read(p []byte) (int, error) {
+	if s.br == nil {
+		return 0, net.ErrClosed
+	}
 	for len(s.out) == 0 {
 		switch {
 		case s.err != nil:
@@ -590,6 +610,10 @@ func (s *sseAnswerCheck) Read(p []byte) (int, error) {
 func (s *sseAnswerCheck) Close() error {
 	err := s.body.Close()
 	s.held.release()
+	if s.br != nil {
+		FreeStreamReader(s.br)
+		s.br, s.err, s.pass, s.out = nil, net.ErrClosed, false, nil
+	}
 	return err
 }
 

@@ -45,7 +45,6 @@ package upstream
 // keep ids in them.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -59,6 +58,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/internal/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sjson "github.com/segmentio/encoding/json"
 )
@@ -111,6 +111,12 @@ func (c *Conn) ownCall(ctx context.Context, cs *mcp.ClientSession, params *mcp.C
 	req, err := c.sessionRequest(ctx, cs, http.MethodPost, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("calling %q: %w", ownMethod, err)
+	}
+	// The standard headers the header shim would add after reading the
+	// body again (transport.HeaderShim).
+	req.Header.Set("Mcp-Method", ownMethod)
+	if plainHeader(params.Name) {
+		req.Header.Set("Mcp-Name", params.Name)
 	}
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
@@ -176,6 +182,16 @@ func (c *Conn) sessionRequest(ctx context.Context, cs *mcp.ClientSession, method
 		req.Header.Set("Mcp-Session-Id", sid)
 	}
 	return req, nil
+}
+
+// plainHeader reports whether v can go out as a header value as it is.
+func plainHeader(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] == 0x7f {
+			return false
+		}
+	}
+	return v != ""
 }
 
 // encodeOwnCall is the tools/call request id for params, as go-sdk
@@ -266,7 +282,8 @@ func (c *Conn) postSession(ctx context.Context, cs *mcp.ClientSession, body []by
 // is left of the stream after the answer is drained off the caller's way,
 // so that the connection can carry the next request.
 func (c *Conn) ownStream(ctx context.Context, cs *mcp.ClientSession, id int64, resp *http.Response) (ownMessage, error) {
-	es := &eventStream{br: bufio.NewReader(resp.Body)}
+	es := &eventStream{br: transport.NewStreamReader(resp.Body)}
+	defer transport.FreeStreamReader(es.br)
 	body := resp.Body
 	lastID, failed := "", 0
 	for {
