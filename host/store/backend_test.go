@@ -65,9 +65,9 @@ func onBackends(t *testing.T, test func(t *testing.T, b backend)) {
 	}
 }
 
-// holdCommitter makes the committer wait before it writes its next group,
-// so that the appends made meanwhile queue up into one group. Calling the
-// returned function lets it go on.
+// holdCommitter makes the leader wait before it writes its next group
+// (holding the leadership), so that the appends made meanwhile queue up
+// into one group. Calling the returned function lets it go on.
 func holdCommitter(t *testing.T, s *Store) (release func()) {
 	t.Helper()
 	ch := make(chan struct{})

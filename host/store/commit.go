@@ -9,26 +9,47 @@ import (
 	"sync/atomic"
 )
 
-// Group commit. Every entry append goes through one committer goroutine,
-// which takes the appends that are waiting, writes them in one transaction
-// and commits once: one fsync (with SyncFull) for the whole group instead
-// of one per entry. There is no deliberate delay: while a commit is being
-// written the next appends queue up, and they form the next group. One
-// append alone is therefore written exactly as before, and under load the
-// groups grow with the load.
+// Group commit. Entry appends are written in groups: the appends that are
+// waiting are written in one transaction and committed once: one fsync
+// (with SyncFull) for the whole group instead of one per entry.
+//
+// There is no committer goroutine: the callers write the groups
+// themselves, one group at a time. A caller queues its append, then
+// waits for whichever comes first: its append being done, the leadership
+// (committer.lead), which one caller at a time holds, or its context
+// ending (it gives up if its append is still queued). The leader writes
+// groups, each made of what waits at the head of the queue when it is
+// taken, up to the bounds, until its own append is done; then it lets go
+// of the leadership, and one of the callers still waiting takes it and
+// writes the next group. An append made while nobody is committing is
+// therefore written on its caller's goroutine, in a group of one, without
+// waking any other goroutine; the appends made while a group is being
+// written queue up and form the next group. There is no deliberate delay:
+// under load the groups grow with the load.
+//
+// No queued append is left without a leader: its caller waits for the
+// leadership as long as it waits for the append, and a leader lets go of
+// it only after the groups it took are done. An append whose caller gave
+// up is skipped by the next leader; a caller that finds the queue full
+// while nobody leads (their callers all gave up) writes a group itself to
+// make room. Close takes the leadership, writes what is still queued and
+// keeps it.
 //
 // What an append promises does not change: AppendEntry returns nil only
 // after the group holding its entry has committed, and an error means its
-// entry is not stored. An entry that fails on its own (its session is
-// missing or someone else's, a constraint) is undone alone and the others
-// commit: it wrote nothing, or its savepoint is rolled back to, or (when
-// neither can be known) the others are written again in a new
+// entry is not stored. The transaction is not bound to any caller's
+// context, the leader's included: a leader whose context ends while it
+// writes finishes the group. An entry that fails on its own (its session
+// is missing or someone else's, a constraint) is undone alone and the
+// others commit: it wrote nothing, or its savepoint is rolled back to, or
+// (when neither can be known) the others are written again in a new
 // transaction (see tryGroup). When the transaction itself fails (a full
 // disk, an I/O error, a failed commit) every entry of the group gets the
 // error and none is stored.
 //
-// On SQLite the committer writes through the writer connection's driver
-// connection, with statements prepared on it once (writer.go).
+// On SQLite the leader writes through the writer connection's driver
+// connection, with statements prepared on it once (writer.go); on
+// PostgreSQL through the append path's own connection (postgres.go).
 
 const (
 	// maxGroupEntries and maxGroupBytes bound one group, so that a burst of
@@ -36,15 +57,20 @@ const (
 	// that every caller in it waits for.
 	maxGroupEntries = 128
 	maxGroupBytes   = 8 << 20
-	// queueLen is how many appends may wait for the committer; beyond it
+	// queueLen is how many appends may wait to be written; beyond it
 	// AppendEntry blocks (honouring its context).
 	queueLen = 1024
 )
 
-// errClosed is the error of an append made after Close.
-var errClosed = errors.New("store is closed")
+var (
+	// errClosed is the error of an append made after Close.
+	errClosed = errors.New("store is closed")
+	// errGroupPanicked is the error of the appends of a group whose
+	// writing panicked (a bug): their callers must not wait for ever.
+	errGroupPanicked = errors.New("writing the group panicked")
+)
 
-// appendReq is one entry waiting for the committer.
+// appendReq is one entry waiting to be written.
 type appendReq struct {
 	id   string
 	kind string
@@ -54,9 +80,9 @@ type appendReq struct {
 	// measured before the entry is queued.
 	htmlBytes int64
 
-	// state moves once, from pending to taken (the committer will write
-	// it) or to abandoned (its caller gave up first); whoever wins the
-	// swap decides.
+	// state moves once, from pending to taken (a leader will write it)
+	// or to abandoned (its caller gave up first); whoever wins the swap
+	// decides.
 	state atomic.Int32
 
 	seq  int64
@@ -70,124 +96,188 @@ const (
 	reqAbandoned
 )
 
-// committer is the group-commit queue and its goroutine.
+// committer is the group-commit queue and its leadership.
 type committer struct {
-	mu     sync.RWMutex // held for reading while enqueueing; Close takes it to close reqs
+	mu     sync.RWMutex // held for reading while enqueueing; Close takes it to set closed
 	closed bool
 	reqs   chan *appendReq
-	exited chan struct{}
+	// lead is the leadership: a send takes it, a receive gives it back.
+	// Its holder alone writes groups and uses carry and group.
+	lead chan struct{}
+	// carry is the request that did not fit in the last group; group is
+	// the slice the groups are built in, reused.
+	carry *appendReq
+	group []*appendReq
 
-	// taken counts the appends the committer has taken, groups the
-	// commits and grouped the entries in them: for tests and benchmarks.
+	// taken counts the appends taken into groups, groups the commits and
+	// grouped the entries in them: for tests and benchmarks.
 	taken, groups, grouped atomic.Int64
 }
 
 func (s *Store) startCommitter() {
-	c := &committer{reqs: make(chan *appendReq, queueLen), exited: make(chan struct{})}
-	s.commit = c
-	go func() {
-		defer close(c.exited)
-		s.runCommitter(c)
-	}()
+	s.commit = &committer{
+		reqs:  make(chan *appendReq, queueLen),
+		lead:  make(chan struct{}, 1),
+		group: make([]*appendReq, 0, maxGroupEntries),
+	}
 }
 
-// stopCommitter lets the appends already queued finish, then stops the
-// goroutine. Appends made afterwards fail with errClosed.
+// stopCommitter writes the appends already queued, after the group being
+// written if there is one, and keeps the leadership: nothing is written
+// afterwards. Appends made afterwards fail with errClosed.
 func (s *Store) stopCommitter() {
 	c := s.commit
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
-	if !c.closed {
-		c.closed = true
-		close(c.reqs)
-	}
+	stopped := c.closed
+	c.closed = true
 	c.mu.Unlock()
-	<-c.exited
+	if stopped {
+		return
+	}
+	// Nothing can be queued any more: once the leader of the moment, if
+	// any, lets go, drain the queue.
+	c.lead <- struct{}{}
+	for s.commitNext(c) {
+	}
 }
 
-// enqueue hands r to the committer and waits for its outcome. It gives up
-// with ctx's error only while r is still waiting in the queue: once the
-// committer has taken r, the outcome is the transaction's, and returning
-// early could report an entry as failed that is then stored.
+// enqueue queues r and waits for its outcome, writing groups itself when
+// it takes the leadership. It gives up with ctx's error only while r is
+// still waiting in the queue: once a leader has taken r, the outcome is
+// the transaction's, and returning early could report an entry as failed
+// that is then stored.
 func (s *Store) enqueue(ctx context.Context, r *appendReq) (int64, error) {
 	c := s.commit
-	c.mu.RLock()
-	if c.closed {
-		c.mu.RUnlock()
-		return 0, errClosed
-	}
-	select {
-	case c.reqs <- r:
-		c.mu.RUnlock()
-	case <-ctx.Done():
-		c.mu.RUnlock()
-		return 0, ctx.Err()
+	if err := s.push(ctx, c, r); err != nil {
+		return 0, err
 	}
 	select {
 	case <-r.done:
-		return r.seq, r.err
+	case c.lead <- struct{}{}:
+		s.leadUntil(c, r)
 	case <-ctx.Done():
 		if r.state.CompareAndSwap(reqPending, reqAbandoned) {
 			return 0, ctx.Err()
 		}
-		<-r.done
-		return r.seq, r.err
+	}
+	<-r.done
+	return r.seq, r.err
+}
+
+// push puts r in the queue, under c.mu held for reading so that Close
+// cannot pass it. When the queue is full and nobody leads (the callers of
+// what it holds gave up), the caller takes the leadership and writes a
+// group to make room.
+func (s *Store) push(ctx context.Context, c *committer, r *appendReq) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return errClosed
+	}
+	for {
+		select {
+		case c.reqs <- r:
+			return nil
+		default:
+		}
+		select {
+		case c.reqs <- r:
+			return nil
+		case c.lead <- struct{}{}:
+			s.leadOnce(c)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
-// runCommitter writes groups until reqs is closed and drained.
-func (s *Store) runCommitter(c *committer) {
-	group := make([]*appendReq, 0, maxGroupEntries)
-	var carry *appendReq // the request that did not fit in the last group
-	for {
-		group = group[:0]
-		size := 0
-		add := func(r *appendReq) {
-			if !r.state.CompareAndSwap(reqPending, reqTaken) {
-				return // abandoned by its caller: skip it
-			}
-			group = append(group, r)
-			size += r.size
-			c.taken.Add(1)
-		}
-		if carry != nil {
-			add(carry)
-			carry = nil
-		} else {
-			r, ok := <-c.reqs
-			if !ok {
-				return
-			}
-			add(r)
-		}
-	fill:
-		for len(group) < maxGroupEntries && size < maxGroupBytes {
-			select {
-			case r, ok := <-c.reqs:
-				if !ok {
-					break fill
+// leadUntil writes groups, holding the leadership, until r is done, then
+// lets go of it. Until then r is in the queue or is the carry: leaders let
+// go only after their groups are done, r's caller (the one leading) has
+// not abandoned it, and the queue is first in, first out.
+func (s *Store) leadUntil(c *committer, r *appendReq) {
+	defer func() { <-c.lead }()
+	for !isDone(r) && s.commitNext(c) {
+	}
+}
+
+// leadOnce writes one group, holding the leadership, then lets go of it.
+func (s *Store) leadOnce(c *committer) {
+	defer func() { <-c.lead }()
+	s.commitNext(c)
+}
+
+func isDone(r *appendReq) bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// commitNext writes the next group and lets its callers go; false when no
+// append was waiting. Only the leader calls it.
+func (s *Store) commitNext(c *committer) bool {
+	group := c.nextGroup()
+	if len(group) == 0 {
+		return false
+	}
+	written := false
+	defer func() {
+		if !written { // writeGroup panicked: fail the group rather than leave it waiting
+			for _, r := range group {
+				if r.err == nil {
+					r.seq, r.err = 0, errGroupPanicked
 				}
-				if len(group) > 0 && size+r.size > maxGroupBytes {
-					carry = r
-					break fill
-				}
-				add(r)
-			default:
-				break fill
 			}
 		}
-		if len(group) == 0 {
-			continue
-		}
-		s.writeGroup(group)
 		c.groups.Add(1)
 		c.grouped.Add(int64(len(group)))
 		for _, r := range group {
 			close(r.done)
 		}
+		clear(group) // the entries are their callers' again
+	}()
+	s.writeGroup(group)
+	written = true
+	return true
+}
+
+// nextGroup takes the carry, then what waits in the queue, up to the
+// group's bounds, skipping the requests their callers abandoned.
+func (c *committer) nextGroup() []*appendReq {
+	group, size := c.group[:0], 0
+	add := func(r *appendReq) {
+		if !r.state.CompareAndSwap(reqPending, reqTaken) {
+			return // abandoned by its caller: skip it
+		}
+		group = append(group, r)
+		size += r.size
+		c.taken.Add(1)
 	}
+	if c.carry != nil {
+		add(c.carry)
+		c.carry = nil
+	}
+fill:
+	for len(group) < maxGroupEntries && size < maxGroupBytes {
+		select {
+		case r := <-c.reqs:
+			if len(group) > 0 && size+r.size > maxGroupBytes {
+				c.carry = r
+				break fill
+			}
+			add(r)
+		default:
+			break fill
+		}
+	}
+	c.group = group
+	return group
 }
 
 // writeGroup stores the group's entries and sets each request's seq or err.

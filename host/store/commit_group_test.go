@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// queueGroup appends first, waits until the committer holds it, queues
-// entries behind it (one group) and lets the committer go. It returns
+// queueGroup appends first, waits until its caller leads and holds it,
+// queues entries behind it (one group) and lets the leader go. It returns
 // each queued append's error, in order.
 func queueGroup(t *testing.T, s *Store, first *Entry, entries []*Entry) []error {
 	t.Helper()
@@ -38,7 +38,7 @@ func queueGroup(t *testing.T, s *Store, first *Entry, entries []*Entry) []error 
 
 // TestGroupCommitSessionsAndAudit: in one group spread over two sessions,
 // with and without audit records, each session's count and UpdatedAt are
-// bumped for its stored entries only (the committer updates each session
+// bumped for its stored entries only (the leader updates each session
 // once per group), and the audit records of an entry that was refused are
 // not stored while those of the others are, whole.
 func TestGroupCommitSessionsAndAudit(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// holdWriter takes the store's only writer connection, so the committer
+// holdWriter takes the store's only writer connection, so the leader
 // blocks on its next transaction and the appends made meanwhile queue up
 // into one group. Calling the returned function gives the connection back.
 func holdWriter(t *testing.T, s *Store) (*sql.Conn, func()) {
@@ -29,7 +29,8 @@ func holdWriter(t *testing.T, s *Store) (*sql.Conn, func()) {
 	return conn, release
 }
 
-// waitQueued waits until n appends wait in the committer's queue.
+// waitQueued waits until n appends wait in the queue, not yet taken into a
+// group.
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -47,13 +48,13 @@ func (c *committer) isClosed() bool {
 	return c.closed
 }
 
-// waitTaken waits until the committer has taken n appends in all.
+// waitTaken waits until leaders have taken n appends into groups in all.
 func waitTaken(t *testing.T, s *Store, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for s.commit.taken.Load() < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("the committer took %d appends, want %d", s.commit.taken.Load(), n)
+			t.Fatalf("%d appends were taken into groups, want %d", s.commit.taken.Load(), n)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -73,8 +74,9 @@ func TestGroupCommit(t *testing.T) {
 		bob := mustCreate(t, s, "bob", "b")
 		release := holdCommitter(t, s)
 
-		// The first append is taken by the committer, which then waits for
-		// the writer; the next ones queue behind it and form one group.
+		// The first append's caller leads: it takes its append and waits
+		// in the hook; the next ones queue behind it and form one group,
+		// written by one of their callers.
 		first := sampleEntry(alice.ID, "alice", 0)
 		firstErr := appendAsync(t.Context(), s, first)
 		waitTaken(t, s, 1)

@@ -92,9 +92,10 @@
 // "html" string for compaction; JSON is stored as text on both backends,
 // never as jsonb), never decides who may see what beyond matching the
 // principal, never logs entry contents (arguments and results may hold
-// secrets) nor a password, and never imports host, a leaf package or gin. Its
-// goroutines are the group committer, which [Store.Close] stops after the
-// queued appends, and one watcher per PostgreSQL [Lease] (Close releases
-// the leases first); it sets no process-wide driver knobs (such as
-// sqlite.Fdatasync); those belong to main.
+// secrets) nor a password, and never imports host, a leaf package or gin.
+// Its only goroutines are one watcher per PostgreSQL [Lease] ([Store.Close]
+// releases the leases first): the groups of appends are written by the
+// appending callers themselves (commit.go), and Close writes what is still
+// queued before it closes the database. It sets no process-wide driver
+// knobs (such as sqlite.Fdatasync); those belong to main.
 package store

@@ -112,8 +112,9 @@ func (s *Store) AppendEntry(ctx context.Context, e *Entry) error {
 	if kind == "" {
 		kind = KindCall
 	}
-	// Everything derived from the entry is worked out here, by the caller,
-	// not in the committer's open transaction that every append waits on.
+	// Everything derived from the entry is worked out here, before it is
+	// queued, not in the open transaction of its group, which every append
+	// in the group waits on.
 	size := len(e.Arguments) + len(e.Result) + len(e.Display) + len(e.Trail) + len(e.Message)
 	seq, err := s.enqueue(ctx, &appendReq{id: id, kind: kind, e: e, size: size, htmlBytes: htmlBytes(e.Display), done: make(chan struct{})})
 	if errors.Is(err, ErrNotFound) {

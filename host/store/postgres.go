@@ -273,8 +273,8 @@ type pgBackend struct {
 	// the counting of round trips, which is the append path's.
 	listenCfg *pgx.ConnConfig
 
-	// conn is the committer's connection: only the committer goroutine
-	// uses it once the store is open. nil after a connection failure,
+	// conn is the committer's connection: only the leader of the group
+	// commit (commit.go) uses it once the store is open. nil after a connection failure,
 	// until the next group dials again.
 	conn *pgx.Conn
 

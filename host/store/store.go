@@ -96,8 +96,9 @@ type Store struct {
 
 	// commit is the group-commit queue every entry append goes through.
 	commit *committer
-	// beforeGroup, when set (by tests only), runs in the committer before
-	// it writes each group: a test holds it to let appends queue up.
+	// beforeGroup, when set (by tests only), runs on the leader's
+	// goroutine before it writes each group (commit.go): a test holds it
+	// to let appends queue up.
 	beforeGroup atomic.Pointer[func()]
 
 	// locks are the leases of TryLead and RefreshCredential's locks.

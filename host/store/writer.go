@@ -91,7 +91,7 @@ func (c writerConnector) Connect(ctx context.Context) (driver.Conn, error) {
 }
 
 // writerConn is a writer connection with the committer's statements,
-// prepared on first use. Only the committer uses them, holding the
+// prepared on first use. Only the group's leader uses them, holding the
 // connection (sql.Conn.Raw); database/sql closes a connection only when
 // no one holds it.
 type writerConn struct {
