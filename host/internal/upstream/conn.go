@@ -69,6 +69,9 @@ type Conn struct {
 	// sdkCalls sends every call through go-sdk instead (tests).
 	ownIDs   atomic.Int64
 	sdkCalls atomic.Bool
+	// sharedCaps are the capabilities the shared session's client
+	// declared (under mu), which own calls on a 2026-07-28 session send.
+	sharedCaps *mcp.ClientCapabilities
 
 	// logLevel is the level the gateway asked the server for ("" none).
 	logLevel mcp.LoggingLevel // under mu
@@ -347,6 +350,9 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *tra
 
 	client.AddReceivingMiddleware(c.serverRequests)
 	client.AddRoots(ConfigRoots(roots)...)
+	c.mu.Lock()
+	c.sharedCaps = caps
+	c.mu.Unlock()
 	c.rootsMu.Lock()
 	c.client = client
 	c.rootsMu.Unlock()

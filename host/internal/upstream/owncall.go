@@ -15,11 +15,11 @@ package upstream
 // event stream) on the caller's goroutine, decoding each message once.
 // The common case (ownCallable) is a call on the server's shared session
 // (a per-client session's questions go to the gateway's client, through
-// handlers of its own), over Streamable HTTP at a legacy revision (a
-// 2026-07-28 session adds metadata and headers of go-sdk's making to each
-// request), of a server that is not a singleton (its session may be a
-// relay through another replica), with no input to relay. Every other
-// call goes through go-sdk as before.
+// handlers of its own), over Streamable HTTP, of a server that is not a
+// singleton (its session may be a relay through another replica), with
+// no input to relay; on a 2026-07-28 session, of a tool whose schema binds
+// no headers (x-mcp-header), with the metadata go-sdk adds to each
+// request (modernMeta). Every other call goes through go-sdk as before.
 //
 // The call does what go-sdk's does:
 //   - the same POST through the server's HTTP client: its configured
@@ -51,6 +51,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"mime"
 	"net/http"
@@ -81,6 +82,10 @@ const (
 	ownMethod = "tools/call"
 )
 
+// rejected is go-sdk's words for a request the server refused without
+// breaking the session (jsonrpc2.ErrRejected), which its errors carry.
+const rejected = "rejected by transport"
+
 // errNoAnswer is go-sdk's words for a call stream that ended without the
 // answer and cannot be resumed (streamCut recognises them).
 var errNoAnswer = errors.New("request terminated without response")
@@ -92,18 +97,78 @@ func (c *Conn) ownCallable(cs *mcp.ClientSession, params *mcp.CallToolParams) bo
 		c.place != nil || c.Cfg.Transport != config.TransportStreamableHTTP {
 		return false
 	}
-	if ir := cs.InitializeResult(); ir == nil || ir.ProtocolVersion >= modernProtocolVersion {
+	ir := cs.InitializeResult()
+	if ir == nil {
 		return false
 	}
 	c.mu.Lock()
-	shared := c.session == cs
+	shared, cat, caps := c.session == cs, c.cat, c.sharedCaps
 	c.mu.Unlock()
-	return shared
+	if !shared {
+		return false
+	}
+	if ir.ProtocolVersion >= modernProtocolVersion {
+		// go-sdk sends the headers a tool's schema binds (x-mcp-header),
+		// and the metadata of every modern request (modernMeta).
+		t := cat.ToolIndex[params.Name]
+		return caps != nil && (t == nil || !bindsHeaders(t))
+	}
+	return true
+}
+
+// bindsHeaders reports whether t's input schema binds arguments to
+// headers (x-mcp-header, SEP-2243).
+func bindsHeaders(t *mcp.Tool) bool {
+	schema, ok := t.InputSchema.(json.RawMessage)
+	if !ok {
+		var err error
+		if schema, err = json.Marshal(t.InputSchema); err != nil {
+			return true
+		}
+	}
+	return bytes.Contains(schema, []byte(`"x-mcp-header"`))
+}
+
+// modernMeta is params' metadata with what go-sdk adds to every request
+// of a 2026-07-28 session (injectRequestMeta): the protocol version, the
+// client's name and version and its capabilities, each unless params
+// carry it already (a gateway client's capabilities, relayed).
+func (c *Conn) modernMeta(params *mcp.CallToolParams, version string) mcp.Meta {
+	c.mu.Lock()
+	caps := c.sharedCaps
+	c.mu.Unlock()
+	m := maps.Clone(params.Meta)
+	if m == nil {
+		m = mcp.Meta{}
+	}
+	if _, ok := m[mcp.MetaKeyProtocolVersion]; !ok {
+		m[mcp.MetaKeyProtocolVersion] = version
+	}
+	if _, ok := m[mcp.MetaKeyClientInfo]; !ok {
+		m[mcp.MetaKeyClientInfo] = &mcp.Implementation{Name: "mcphost", Version: c.deps.Version}
+	}
+	if _, ok := m[mcp.MetaKeyClientCapabilities]; !ok {
+		m[mcp.MetaKeyClientCapabilities] = &capabilitiesV2{ClientCapabilities: *caps, Roots: caps.RootsV2}
+	}
+	return m
+}
+
+// capabilitiesV2 is how go-sdk writes a client's capabilities in a
+// request's metadata: roots from RootsV2.
+type capabilitiesV2 struct {
+	mcp.ClientCapabilities
+	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 }
 
 // ownCall makes the tools/call of params on cs itself.
 func (c *Conn) ownCall(ctx context.Context, cs *mcp.ClientSession, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	id := ownIDBase + c.ownIDs.Add(1)
+	version := cs.InitializeResult().ProtocolVersion
+	if version >= modernProtocolVersion {
+		p := *params
+		p.Meta = c.modernMeta(params, version)
+		params = &p
+	}
 	body, err := encodeOwnCall(id, params)
 	if err != nil {
 		return nil, fmt.Errorf("calling %q: %w", ownMethod, err)
@@ -123,7 +188,7 @@ func (c *Conn) ownCall(ctx context.Context, cs *mcp.ClientSession, params *mcp.C
 		if ctx.Err() != nil {
 			return nil, c.ownCancelled(ctx, cs, id)
 		}
-		return nil, fmt.Errorf("calling %q: sending %q: %w", ownMethod, ownMethod, err)
+		return nil, fmt.Errorf("calling %q: sending %q: %s: %w", ownMethod, ownMethod, rejected, err)
 	}
 	if err := c.ownStatus(cs, resp); err != nil {
 		return nil, fmt.Errorf("calling %q: %w", ownMethod, err)
@@ -229,12 +294,12 @@ func (c *Conn) ownStatus(cs *mcp.ClientSession, resp *http.Response) error {
 	summary := fmt.Sprintf("sending %q", ownMethod)
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return fmt.Errorf("%s: %s", summary, http.StatusText(resp.StatusCode))
+		return fmt.Errorf("%s: %s: %s", rejected, summary, http.StatusText(resp.StatusCode))
 	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var m ownMessage
 	if m.decode(data) == nil && m.Error != nil && len(m.Method) == 0 {
-		return fmt.Errorf("%s: %w: %s", summary, m.Error, http.StatusText(resp.StatusCode))
+		return fmt.Errorf("%s: %w: %s: %s", summary, m.Error, rejected, http.StatusText(resp.StatusCode))
 	}
 	go cs.Close()
 	if sid := cs.ID(); resp.StatusCode == http.StatusNotFound && sid != "" {

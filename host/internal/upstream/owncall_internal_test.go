@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,12 +34,18 @@ type ownServer struct {
 	raw func(w http.ResponseWriter, r *http.Request, tool string, id json.RawMessage) bool
 
 	mu        sync.Mutex
+	calls     []string // the tools/call POSTs: headers, then the body with its id cut out
 	posted    []string // bodies POSTed that are not calls (answers, notifications)
 	cancelled chan struct{}
 	gets      []string // Last-Event-ID of each GET
 }
 
 func startOwnServer(t *testing.T) *ownServer {
+	return startOwnServerWith(t, &mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)})
+}
+
+// startOwnServerWith is startOwnServer with go-sdk's handler options.
+func startOwnServerWith(t *testing.T, opts *mcp.StreamableHTTPOptions) *ownServer {
 	t.Helper()
 	s := &ownServer{cancelled: make(chan struct{}, 8)}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "own", Version: "1"}, nil)
@@ -96,8 +103,7 @@ func startOwnServer(t *testing.T) *ownServer {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "from go-sdk"}}}, nil
 		})
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -132,15 +138,35 @@ func (s *ownServer) hook(w http.ResponseWriter, r *http.Request) {
 		} `json:"params"`
 	}
 	_ = json.Unmarshal(body, &m)
-	if m.Method == "" || strings.HasPrefix(m.Method, "notifications/") {
-		s.mu.Lock()
+	s.mu.Lock()
+	switch {
+	case m.Method == "" || strings.HasPrefix(m.Method, "notifications/"):
 		s.posted = append(s.posted, string(body))
-		s.mu.Unlock()
+	case m.Method == "tools/call":
+		b := progressToken.ReplaceAllString(strings.Replace(string(body), string(m.ID), "ID", 1), `"progressToken":"T"`)
+		s.calls = append(s.calls, fmt.Sprintf("%s %s %s %s %s", r.Header.Get("Mcp-Method"), r.Header.Get("Mcp-Name"),
+			r.Header.Get("Mcp-Protocol-Version"), r.Header.Get("Mcp-Session-Id"), b))
 	}
+	s.mu.Unlock()
 	if m.Method == "tools/call" && strings.HasPrefix(m.Params.Name, "raw") && s.raw != nil && s.raw(w, r, m.Params.Name, m.ID) {
 		return
 	}
 	h.ServeHTTP(w, r)
+}
+
+// progressToken is a call's progress token, which differs from call to
+// call.
+var progressToken = regexp.MustCompile(`"progressToken":"[^"]*"`)
+
+// sameCalls fails unless the last two tools/call requests were the same
+// (headers and body, id and progress token aside).
+func (s *ownServer) sameCalls(t *testing.T) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.calls); n < 2 || s.calls[n-2] != s.calls[n-1] {
+		t.Fatalf("the requests differ:\nown:    %s\ngo-sdk: %s", s.calls[n-2], s.calls[n-1])
+	}
 }
 
 // postedLike returns the non-call bodies POSTed so far that contain sub.
@@ -159,10 +185,15 @@ func (s *ownServer) postedLike(sub string) []string {
 // ownConn connects a Conn to url (a legacy Streamable HTTP session) with
 // roots and an Elicit that accepts with the name "ada".
 func ownConn(t *testing.T, url string, roots []string) *Conn {
+	return ownConnAt(t, url, roots, config.NegotiationLegacy)
+}
+
+// ownConnAt is ownConn with the block's version_negotiation.
+func ownConnAt(t *testing.T, url string, roots []string, negotiation string) *Conn {
 	t.Helper()
 	s := config.Server{Name: "fx", Transport: config.TransportStreamableHTTP, URL: url, Enabled: true, Roots: roots,
 		DiscoveryTimeout: 20 * time.Second, CallTimeout: time.Minute,
-		VersionNegotiation: config.NegotiationLegacy, HTTPProbeTimeout: config.HTTPProbeTimeoutFallback}
+		VersionNegotiation: negotiation, HTTPProbeTimeout: config.HTTPProbeTimeoutFallback}
 	deps := &Deps{Logger: slog.New(slog.DiscardHandler), Version: "test", OAuth: &OAuthRef{}, Restart: true, BackoffMin: 10 * time.Millisecond,
 		Elicit: func(_ context.Context, call *Call, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ada for " + call.Tool}}, nil
@@ -200,8 +231,8 @@ func callOn(ctx context.Context, c *Conn, tool string, sdk bool) (string, error)
 	return string(out) + " progress: " + strings.Join(heard, ", "), err
 }
 
-// TestOwnCallAnswersAsGoSDK makes each call both ways and compares: the
-// result, a tool error, a JSON-RPC error (an unknown tool), calls during
+// TestOwnCallAnswersAsGoSDK makes each call both ways and compares the
+// requests (headers and body) and the outcomes: the result, a tool error, a JSON-RPC error (an unknown tool), calls during
 // which the server asks (elicitation, ping, roots/list), and progress.
 func TestOwnCallAnswersAsGoSDK(t *testing.T) {
 	s := startOwnServer(t)
@@ -230,6 +261,7 @@ func TestOwnCallAnswersAsGoSDK(t *testing.T) {
 			if !strings.Contains(own+fmt.Sprint(ownErr), tc.want) {
 				t.Fatalf("got %s (err %v), want %q in it", own, ownErr, tc.want)
 			}
+			s.sameCalls(t)
 		})
 	}
 }
@@ -320,10 +352,10 @@ func TestOwnCallHostileAndOdd(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(id)+`,"error":{"code":-32602,"message":"bad arguments"}}`)
-		}, `bad arguments: Bad Request`, nil},
+		}, `bad arguments: rejected by transport: Bad Request`, nil},
 		{"busy", func(w http.ResponseWriter, _ json.RawMessage) {
 			w.WriteHeader(http.StatusServiceUnavailable)
-		}, `Service Unavailable`, nil},
+		}, `rejected by transport: sending "tools/call": Service Unavailable`, nil},
 		{"the stream ends before the answer", func(w http.ResponseWriter, _ json.RawMessage) {
 			sse(w, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
 		}, `request terminated without response`, nil},
@@ -431,5 +463,34 @@ func TestOwnCallSessionGone(t *testing.T) {
 	s.raw = nil
 	if got, err := callOn(t.Context(), c, "echo", false); err != nil || !strings.Contains(got, `"n":1`) {
 		t.Fatalf("after the new session: %s (err %v)", got, err)
+	}
+}
+
+// TestOwnCallModernAsGoSDK: on a 2026-07-28 session the own call sends
+// what go-sdk sends (the same body, metadata included, and headers) and
+// gets the same outcome.
+func TestOwnCallModernAsGoSDK(t *testing.T) {
+	s := startOwnServerWith(t, &mcp.StreamableHTTPOptions{Stateless: true})
+	c := ownConnAt(t, s.url, []string{"file:///r"}, config.NegotiationAuto)
+	cs, _, err := c.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v < modernProtocolVersion {
+		t.Fatalf("negotiated %s, want 2026-07-28", v)
+	}
+	for _, tool := range []string{"echo", "fail", "nosuch", "progress"} {
+		t.Run(tool, func(t *testing.T) {
+			before := c.ownIDs.Load()
+			own, ownErr := callOn(t.Context(), c, tool, false)
+			sdk, sdkErr := callOn(t.Context(), c, tool, true)
+			if c.ownIDs.Load() != before+1 {
+				t.Fatalf("own calls: %d, want 1", c.ownIDs.Load()-before)
+			}
+			if fmt.Sprint(ownErr) != fmt.Sprint(sdkErr) || own != sdk {
+				t.Fatalf("own call: %s (err %v)\ngo-sdk:   %s (err %v)", own, ownErr, sdk, sdkErr)
+			}
+			s.sameCalls(t)
+		})
 	}
 }
