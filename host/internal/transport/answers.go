@@ -46,7 +46,6 @@ import (
 	"io"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -296,16 +295,17 @@ func (a AnswerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &jsonAnswerCheck{body: resp.Body, id: id}
 	case ct == "text/event-stream":
 		// A GET stream answers no call: its messages are only heard.
-		resp.Body = &sseAnswerCheck{body: resp.Body, br: NewStreamReader(resp.Body), id: id, hearOnly: !ok,
+		// Its read buffer is not pooled: go-sdk's SSE transport closes a
+		// stream from another goroutine than the one reading it.
+		resp.Body = &sseAnswerCheck{body: resp.Body, br: bufio.NewReader(resp.Body), id: id, hearOnly: !ok,
 			onMessage: a.OnMessage, req: heard, held: held}
 	}
 	return resp, nil
 }
 
-// streamReaders are the read buffers of event streams, bufio's default
-// size, as go-sdk reads a stream: a longer line is read in parts, and a
-// 64 KB buffer for every answer was a third of the bytes a call
-// allocated. They are reused: one per call is still 4 KB.
+// streamReaders are the read buffers of the event streams mcphost reads
+// itself, one goroutine at a time (upstream's own calls), bufio's default
+// size, as go-sdk reads a stream: a longer line is read in parts.
 var streamReaders = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
 
 // NewStreamReader returns a read buffer for an event stream, r.
@@ -576,8 +576,11 @@ type sseAnswerCheck struct {
 	// with req, the request that opened the stream.
 	onMessage func(req *http.Request, data []byte)
 	req       *http.Request
-	// held keeps the stream of a call past the call's end (heldStream);
-	// Read and Close are called by one goroutine (go-sdk's reader).
+	// held keeps the stream of a call past the call's end (heldStream):
+	// a call's stream is read and closed by one goroutine at a time
+	// (go-sdk's reader, or an own call's and then its drain). A GET
+	// stream holds nothing: go-sdk's SSE transport closes it while its
+	// reader reads.
 	held heldStream
 
 	out       []byte // ready for the reader
@@ -590,9 +593,6 @@ type sseAnswerCheck struct {
 }
 
 func (s *sseAnswerCheck) Read(p []byte) (int, error) {
-	if s.br == nil {
-		return 0, net.ErrClosed
-	}
 	for len(s.out) == 0 {
 		switch {
 		case s.err != nil:
@@ -610,10 +610,6 @@ func (s *sseAnswerCheck) Read(p []byte) (int, error) {
 func (s *sseAnswerCheck) Close() error {
 	err := s.body.Close()
 	s.held.release()
-	if s.br != nil {
-		FreeStreamReader(s.br)
-		s.br, s.err, s.pass, s.out = nil, net.ErrClosed, false, nil
-	}
 	return err
 }
 
