@@ -193,38 +193,43 @@ func (c *Conn) ownCall(ctx context.Context, cs *mcp.ClientSession, params *mcp.C
 	if err := c.ownStatus(cs, resp); err != nil {
 		return nil, fmt.Errorf("calling %q: %w", ownMethod, err)
 	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	var m ownMessage
-	switch ct {
-	case "application/json":
-		data, rerr := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if rerr != nil {
-			if ctx.Err() != nil {
-				return nil, c.ownCancelled(ctx, cs, id)
-			}
-			return nil, fmt.Errorf("calling %q: %w", ownMethod, errNoAnswer)
+	m, err := c.ownAnswer(ctx, cs, id, resp)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, c.ownCancelled(ctx, cs, id)
 		}
-		if err := m.decode(data); err != nil {
-			return nil, fmt.Errorf("calling %q: %w", ownMethod, err)
-		}
-		if !m.answers(id) {
-			return nil, fmt.Errorf("calling %q: the server's JSON answer is not the answer to the call", ownMethod)
-		}
-	case "text/event-stream":
-		m, err = c.ownStream(ctx, cs, id, resp)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, c.ownCancelled(ctx, cs, id)
-			}
-			return nil, fmt.Errorf("calling %q: %w", ownMethod, err)
-		}
-	default:
-		resp.Body.Close()
-		go cs.Close() // go-sdk's connection breaks on this
-		return nil, fmt.Errorf("calling %q: sending %q: unsupported content type %q", ownMethod, ownMethod, ct)
+		return nil, fmt.Errorf("calling %q: %w", ownMethod, err)
 	}
 	return m.result()
+}
+
+// ownAnswer reads the answer to call id from resp, a 2xx response: one
+// JSON message, or an event stream (ownStream). Another content type
+// breaks go-sdk's connection, so the session is closed.
+func (c *Conn) ownAnswer(ctx context.Context, cs *mcp.ClientSession, id int64, resp *http.Response) (ownMessage, error) {
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return ownMessage{}, errNoAnswer
+		}
+		var m ownMessage
+		if err := m.decode(data); err != nil {
+			return ownMessage{}, err
+		}
+		if !m.answers(id) {
+			return ownMessage{}, errors.New("the server's JSON answer is not the answer to the call")
+		}
+		return m, nil
+	case "text/event-stream":
+		return c.ownStream(ctx, cs, id, resp)
+	default:
+		resp.Body.Close()
+		go cs.Close()
+		return ownMessage{}, fmt.Errorf("sending %q: unsupported content type %q", ownMethod, ct)
+	}
 }
 
 // sessionRequest is a request of method on cs's session, as go-sdk makes

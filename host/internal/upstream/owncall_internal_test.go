@@ -356,9 +356,17 @@ func TestOwnCallHostileAndOdd(t *testing.T) {
 		{"busy", func(w http.ResponseWriter, _ json.RawMessage) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}, `rejected by transport: sending "tools/call": Service Unavailable`, nil},
+		{"an event larger than go-sdk accepts", func(w http.ResponseWriter, _ json.RawMessage) {
+			sse(w, strings.Repeat("x", mcp.DefaultMaxEventSize+1))
+		}, fmt.Sprintf("an event of more than %d bytes", mcp.DefaultMaxEventSize), nil},
 		{"the stream ends before the answer", func(w http.ResponseWriter, _ json.RawMessage) {
 			sse(w, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
 		}, `request terminated without response`, nil},
+		// Last: it closes the session, as go-sdk breaks its connection.
+		{"a content type that is no MCP answer", func(w http.ResponseWriter, id json.RawMessage) {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, result(id, "html"))
+		}, `unsupported content type "text/html"`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s.raw = func(w http.ResponseWriter, _ *http.Request, _ string, id json.RawMessage) bool {
