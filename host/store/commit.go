@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Group commit. Entry appends are written in groups: the appends that are
@@ -204,6 +205,20 @@ func (s *Store) leadUntil(c *committer, r *appendReq) {
 	}
 }
 
+// hold takes the leadership without writing anything, so that no group is
+// written until release: the checkpointer's closing round. It returns
+// false, without it, when stop is closed first.
+func (c *committer) hold(stop <-chan struct{}) bool {
+	select {
+	case c.lead <- struct{}{}:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
+func (c *committer) release() { <-c.lead }
+
 // leadOnce writes one group, holding the leadership, then lets go of it.
 func (s *Store) leadOnce(c *committer) {
 	defer func() { <-c.lead }()
@@ -285,12 +300,21 @@ func (s *Store) writeGroup(group []*appendReq) {
 	if h := s.beforeGroup.Load(); h != nil {
 		(*h)()
 	}
-	for len(group) > 0 {
-		if s.pg != nil {
+	if s.pg != nil {
+		for len(group) > 0 {
 			group = s.tryGroupPostgres(group)
-			continue
 		}
+		return
+	}
+	n, bytes := len(group), 0
+	for _, r := range group {
+		bytes += r.size
+	}
+	for len(group) > 0 {
 		group = s.tryGroup(group)
+	}
+	if s.ckpt != nil {
+		s.ckpt.wrote(n, bytes)
 	}
 }
 
@@ -412,28 +436,35 @@ func (s *Store) tryGroupOn(ctx context.Context, c *writerConn, group []*appendRe
 	return nil, true
 }
 
-// touchSessions bumps, for each session with entries stored in group, its
-// entry count by their number and its UpdatedAt to now: one UPDATE per
-// session rather than one per entry.
+// touchEvery is how far a session's UpdatedAt may lag behind its last
+// append on SQLite. A group moves the time only when it is at least this
+// old, so that most appends write no page of the sessions table: the row
+// and its (principal, updated_at) index are two of the five pages an
+// append would otherwise write, and each page is a frame in the WAL.
+const touchEvery = int64(time.Second)
+
+// touchSessions moves, for each session with entries stored in group, its
+// UpdatedAt to now, once per session, unless it was moved less than
+// touchEvery ago. The session's entry count is not kept in the row: it is
+// the highest seq of its entries (sessionCols).
 func (s *Store) touchSessions(ctx context.Context, c *writerConn, group []*appendReq, now int64) error {
 	for i, r := range group {
-		if r.err != nil || storedIn(group[:i], r.e.SessionID) > 0 {
-			continue // failed, or its session was counted with an earlier entry
+		if r.err != nil || storedIn(group[:i], r.e.SessionID) {
+			continue // failed, or its session was touched with an earlier entry
 		}
-		if err := c.exec(ctx, stTouchSession, now, storedIn(group[i:], r.e.SessionID), r.e.SessionID); err != nil {
+		if err := c.exec(ctx, stTouchSession, now, r.e.SessionID, now-touchEvery); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// storedIn counts the entries of group stored in session sessionID.
-func storedIn(group []*appendReq, sessionID string) int64 {
-	var n int64
+// storedIn says whether an entry of group was stored in session sessionID.
+func storedIn(group []*appendReq, sessionID string) bool {
 	for _, r := range group {
 		if r.err == nil && r.e.SessionID == sessionID {
-			n++
+			return true
 		}
 	}
-	return n
+	return false
 }

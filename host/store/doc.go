@@ -94,8 +94,10 @@
 // principal, never logs entry contents (arguments and results may hold
 // secrets) nor a password, and never imports host, a leaf package or gin.
 // Its only goroutines are one watcher per PostgreSQL [Lease] ([Store.Close]
-// releases the leases first): the groups of appends are written by the
-// appending callers themselves (commit.go), and Close writes what is still
-// queued before it closes the database. It sets no process-wide driver
+// releases the leases first) and, on SQLite, the checkpointer, which copies
+// the WAL back into the database on a connection of its own so that no
+// append waits for it (checkpoint.go; Close stops it first): the groups of
+// appends are written by the appending callers themselves (commit.go), and
+// Close writes what is still queued before it closes the database. It sets no process-wide driver
 // knobs (such as sqlite.Fdatasync); those belong to main.
 package store

@@ -21,9 +21,17 @@ type Session struct {
 	Principal string    `json:"-"`
 	Title     string    `json:"title"`
 	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"` // the last append, or the creation
+	UpdatedAt time.Time `json:"updatedAt"` // the last append (on SQLite to within a second), or the creation
 	Entries   int       `json:"entries"`
 }
+
+// sessionCols are the columns scanSession reads, from the table sessions.
+// The entry count is the highest seq of the session's entries (they are
+// numbered 1, 2, 3… without gaps and deleted only with their session): one
+// lookup in the (session_id, seq) index. The sessions.entries column is not
+// read: SQLite no longer keeps it (touchSessions).
+const sessionCols = `sessions.id, sessions.principal, sessions.title, sessions.created_at, sessions.updated_at,
+	(SELECT coalesce(max(e.seq), 0) FROM entries e WHERE e.session_id = sessions.id)`
 
 // CreateSession creates an empty session owned by principal. The title is
 // trimmed of surrounding white space and cut to 200 runes; an empty one
@@ -54,7 +62,7 @@ func (s *Store) CreateSession(ctx context.Context, principal, title string) (Ses
 // empty, non-nil slice when there are none).
 func (s *Store) Sessions(ctx context.Context, principal string) ([]Session, error) {
 	rows, err := s.r.QueryContext(ctx,
-		`SELECT id, principal, title, created_at, updated_at, entries FROM sessions
+		`SELECT `+sessionCols+` FROM sessions
 		 WHERE principal = ? ORDER BY updated_at DESC, id`, principal)
 	if err != nil {
 		return nil, fmt.Errorf("store: sessions: %w", err)
@@ -78,7 +86,7 @@ func (s *Store) Sessions(ctx context.Context, principal string) ([]Session, erro
 // there is no such session and when another principal owns it.
 func (s *Store) Session(ctx context.Context, principal, id string) (Session, error) {
 	row := s.r.QueryRowContext(ctx,
-		`SELECT id, principal, title, created_at, updated_at, entries FROM sessions
+		`SELECT `+sessionCols+` FROM sessions
 		 WHERE id = ? AND principal = ?`, id, principal)
 	sess, err := scanSession(row)
 	if errors.Is(err, sql.ErrNoRows) {

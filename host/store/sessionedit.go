@@ -69,11 +69,11 @@ func (s *Store) SearchSessions(ctx context.Context, principal, q string) ([]Sess
 	if len(words) > 8 {
 		words = words[:8]
 	}
-	query := `SELECT id, principal, title, created_at, updated_at, entries FROM sessions s WHERE principal = ?`
+	query := `SELECT ` + sessionCols + ` FROM sessions WHERE principal = ?`
 	args := []any{principal}
 	for _, w := range words {
 		pat := "%" + likeEscape(w) + "%"
-		query += ` AND (lower(title) LIKE ? ESCAPE '\' OR EXISTS (SELECT 1 FROM entries e WHERE e.session_id = s.id
+		query += ` AND (lower(title) LIKE ? ESCAPE '\' OR EXISTS (SELECT 1 FROM entries e WHERE e.session_id = sessions.id
 			AND (lower(e.tool) LIKE ? ESCAPE '\' OR lower(e.server) LIKE ? ESCAPE '\')))`
 		args = append(args, pat, pat, pat)
 	}

@@ -96,6 +96,8 @@ type Store struct {
 
 	// commit is the group-commit queue every entry append goes through.
 	commit *committer
+	// ckpt makes the WAL checkpoints (SQLite only; checkpoint.go).
+	ckpt *checkpointer
 	// beforeGroup, when set (by tests only), runs on the leader's
 	// goroutine before it writes each group (commit.go): a test holds it
 	// to let appends queue up.
@@ -222,7 +224,7 @@ func open(ctx context.Context, path string, logger *slog.Logger, opts Options, m
 		return nil, wrap(err)
 	}
 
-	wc, err := newWriterConnector(dsn(abs, synchronous, true))
+	wc, err := newWriterConnector(dsn(abs, synchronous, roleWriter))
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -239,7 +241,7 @@ func open(ctx context.Context, path string, logger *slog.Logger, opts Options, m
 	}
 
 	readers := max(4, runtime.GOMAXPROCS(0))
-	r, err := sql.Open("sqlite", dsn(abs, synchronous, false))
+	r, err := sql.Open("sqlite", dsn(abs, synchronous, roleReader))
 	if err != nil {
 		w.Close()
 		return nil, wrap(err)
@@ -252,7 +254,14 @@ func open(ctx context.Context, path string, logger *slog.Logger, opts Options, m
 		return nil, wrap(err)
 	}
 	s.r = sqlDB{r, sqliteDialect}
+	k, err := sql.Open("sqlite", dsn(abs, synchronous, roleCheckpointer))
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, wrap(err)
+	}
 	s.startCommitter()
+	s.ckpt = startCheckpointer(k, logger, s.commit)
 	return s, nil
 }
 
@@ -260,9 +269,12 @@ func open(ctx context.Context, path string, logger *slog.Logger, opts Options, m
 // calls made after it fail. Calling it again returns the first result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.locks.close()   // leadership ends first: another replica takes over
-		s.stopCommitter() // the appends already queued are written first
+		s.locks.close() // leadership ends first: another replica takes over
 		var errs []error
+		if s.ckpt != nil {
+			errs = append(errs, s.ckpt.close()) // before it could wait for the committer's leadership
+		}
+		s.stopCommitter() // the appends already queued are written first
 		if s.pg != nil {
 			errs = append(errs, s.pg.close(), s.w.Close())
 		} else {
@@ -308,10 +320,21 @@ func createFile(path string) error {
 	return nil
 }
 
+// connRole is what a connection of the store is for.
+type connRole int
+
+const (
+	roleWriter       connRole = iota // the writer: transactions begin IMMEDIATE; no automatic checkpoint
+	roleReader                       // the readers: query_only
+	roleCheckpointer                 // the checkpointer (checkpoint.go): no automatic checkpoint
+)
+
 // dsn builds a file: URI for modernc.org/sqlite. The path is escaped, so a
 // '?' or '#' in it cannot be taken for the query. Each pragma runs on every
 // new connection of the pool; synchronous is the mode ("FULL" or "NORMAL").
-func dsn(abs, synchronous string, writer bool) string {
+// Automatic checkpoints are off where a connection commits: the
+// checkpointer makes them instead.
+func dsn(abs, synchronous string, role connRole) string {
 	p := filepath.ToSlash(abs)
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p // a Windows volume: file:///C:/…
@@ -320,10 +343,14 @@ func dsn(abs, synchronous string, writer bool) string {
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous("+synchronous+")")
-	if writer {
+	switch role {
+	case roleWriter:
 		q.Set("_txlock", "immediate")
-	} else {
+		q.Add("_pragma", "wal_autocheckpoint(0)")
+	case roleReader:
 		q.Add("_pragma", "query_only(1)")
+	case roleCheckpointer:
+		q.Add("_pragma", "wal_autocheckpoint(0)")
 	}
 	u := url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}
 	return u.String()

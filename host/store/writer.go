@@ -44,7 +44,7 @@ var appendSQL = [nAppendStmts]string{
 	stCommit:       "COMMIT",
 	stRollback:     "ROLLBACK",
 	stInsertEntry:  sqliteInsertEntry,
-	stTouchSession: `UPDATE sessions SET updated_at = ?, entries = entries + ? WHERE id = ?`,
+	stTouchSession: `UPDATE sessions SET updated_at = ? WHERE id = ? AND updated_at <= ?`,
 	stInsertAudit:  insertAuditSQL,
 	stSavepoint:    "SAVEPOINT entry",
 	stRelease:      "RELEASE entry",
