@@ -79,37 +79,57 @@ func TestCheckpointsOffTheAppendPath(t *testing.T) {
 	}
 }
 
-// TestSessionTouchedOncePerSecond checks that on SQLite an append moves its
-// session's UpdatedAt only when it is a second old or more, and that the
-// entry count, read from the entries, is right either way.
+// TestSessionTouchedOncePerSecond checks that on SQLite an append leaves
+// its session's UpdatedAt alone only when it moved less than a second ago
+// and the session is already its principal's most recently updated, so
+// that Sessions lists them exactly as if every append moved it, and that
+// the entry count, read from the entries, is right either way.
 func TestSessionTouchedOncePerSecond(t *testing.T) {
 	s, _ := openTest(t)
 	var now atomic.Int64
 	now.Store(epoch.UnixNano())
 	s.now = func() time.Time { return time.Unix(0, now.Load()) }
-	sess := mustCreate(t, s, "alice", "touch")
-	tests := []struct {
-		after time.Duration // since the previous step
-		want  time.Duration // UpdatedAt, since epoch
-	}{
-		{400 * time.Millisecond, 0},
-		{500 * time.Millisecond, 0},
-		{100 * time.Millisecond, time.Second},   // a second since the creation
-		{999 * time.Millisecond, time.Second},   // 0.999 s since the last move
-		{1 * time.Millisecond, 2 * time.Second}, // exactly a second
-		{10 * time.Second, 12 * time.Second},    // an idle session moves at once
-		{-5 * time.Second, 12 * time.Second},    // the clock stepped back: left alone
-		{6 * time.Second, 13 * time.Second},     // a second past the last move
-	}
 	at := time.Duration(0)
+	step := func(d time.Duration) { at += d; now.Store(epoch.Add(at).UnixNano()) }
+	a := mustCreate(t, s, "alice", "a") // at +0
+	step(100 * time.Millisecond)
+	b := mustCreate(t, s, "alice", "b") // at +0.1s: on top
+	step(100 * time.Millisecond)
+	mustCreate(t, s, "bob", "other principal") // does not count for alice
+
+	tests := []struct {
+		in         string        // the session appended to
+		after      time.Duration // since the previous step
+		wantA      time.Duration // UpdatedAt of a, since epoch
+		wantB      time.Duration
+		wantFirst  string // the session Sessions lists first
+		wantCounts [2]int
+	}{
+		{"b", 100 * time.Millisecond, 0, 100 * time.Millisecond, "b", [2]int{0, 1}},                      // on top, moved 0.2 s ago: left
+		{"a", 100 * time.Millisecond, 400 * time.Millisecond, 100 * time.Millisecond, "a", [2]int{1, 1}}, // below b: moved at once
+		{"a", 500 * time.Millisecond, 400 * time.Millisecond, 100 * time.Millisecond, "a", [2]int{2, 1}}, // on top, 0.5 s: left
+		{"b", 100 * time.Millisecond, 400 * time.Millisecond, time.Second, "b", [2]int{2, 2}},            // below a: moved
+		{"b", 999 * time.Millisecond, 400 * time.Millisecond, time.Second, "b", [2]int{2, 3}},            // on top, 0.999 s: left
+		{"b", 1 * time.Millisecond, 400 * time.Millisecond, 2 * time.Second, "b", [2]int{2, 4}},          // a second: moved
+		{"b", -5 * time.Second, 400 * time.Millisecond, 2 * time.Second, "b", [2]int{2, 5}},              // the clock stepped back, on top: left
+		{"b", 6 * time.Second, 400 * time.Millisecond, 3 * time.Second, "b", [2]int{2, 6}},               // a second past the last move
+	}
 	for i, tt := range tests {
-		at += tt.after
-		now.Store(epoch.Add(at).UnixNano())
-		mustAppend(t, s, sampleEntry(sess.ID, "alice", i))
-		got := mustSession(t, s, "alice", sess.ID)
-		if want := epoch.Add(tt.want); !got.UpdatedAt.Equal(want) || got.Entries != i+1 {
-			t.Errorf("append %d at +%v: UpdatedAt +%v, %d entries; want +%v, %d",
-				i+1, at, got.UpdatedAt.Sub(epoch), got.Entries, tt.want, i+1)
+		step(tt.after)
+		id := map[string]string{"a": a.ID, "b": b.ID}[tt.in]
+		mustAppend(t, s, sampleEntry(id, "alice", i))
+		list, err := s.Sessions(t.Context(), "alice")
+		if err != nil || len(list) != 2 {
+			t.Fatalf("Sessions: %v, %v", list, err)
+		}
+		byID := map[string]Session{list[0].ID: list[0], list[1].ID: list[1]}
+		ga, gb := byID[a.ID], byID[b.ID]
+		first := map[string]string{a.ID: "a", b.ID: "b"}[list[0].ID]
+		if !ga.UpdatedAt.Equal(epoch.Add(tt.wantA)) || !gb.UpdatedAt.Equal(epoch.Add(tt.wantB)) || first != tt.wantFirst ||
+			ga.Entries != tt.wantCounts[0] || gb.Entries != tt.wantCounts[1] {
+			t.Errorf("append %d to %s at +%v: a +%v (%d entries), b +%v (%d entries), %s first; want a +%v, b +%v, %s first, %v entries",
+				i+1, tt.in, at, ga.UpdatedAt.Sub(epoch), ga.Entries, gb.UpdatedAt.Sub(epoch), gb.Entries, first,
+				tt.wantA, tt.wantB, tt.wantFirst, tt.wantCounts)
 		}
 	}
 }

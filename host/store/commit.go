@@ -437,15 +437,18 @@ func (s *Store) tryGroupOn(ctx context.Context, c *writerConn, group []*appendRe
 }
 
 // touchEvery is how far a session's UpdatedAt may lag behind its last
-// append on SQLite. A group moves the time only when it is at least this
-// old, so that most appends write no page of the sessions table: the row
-// and its (principal, updated_at) index are two of the five pages an
-// append would otherwise write, and each page is a frame in the WAL.
+// append on SQLite. Most appends write no page of the sessions table: the
+// row and its (principal, updated_at) index would be two of the five
+// pages of an append, and each page is a frame in the WAL.
 const touchEvery = int64(time.Second)
 
 // touchSessions moves, for each session with entries stored in group, its
 // UpdatedAt to now, once per session, unless it was moved less than
-// touchEvery ago. The session's entry count is not kept in the row: it is
+// touchEvery ago and the session is already its principal's most recently
+// updated: then leaving it changes no order (Sessions lists it first either
+// way), and the next append of another session moves that one above it, as
+// it would have. The check reads the index the order comes from, and
+// writes nothing. The session's entry count is not kept in the row: it is
 // the highest seq of its entries (sessionCols).
 func (s *Store) touchSessions(ctx context.Context, c *writerConn, group []*appendReq, now int64) error {
 	for i, r := range group {

@@ -44,7 +44,8 @@ var appendSQL = [nAppendStmts]string{
 	stCommit:       "COMMIT",
 	stRollback:     "ROLLBACK",
 	stInsertEntry:  sqliteInsertEntry,
-	stTouchSession: `UPDATE sessions SET updated_at = ? WHERE id = ? AND updated_at <= ?`,
+	stTouchSession: `UPDATE sessions SET updated_at = ?1 WHERE id = ?2 AND (updated_at <= ?3
+	OR EXISTS (SELECT 1 FROM sessions o WHERE o.principal = sessions.principal AND o.updated_at >= sessions.updated_at AND o.id <> sessions.id))`,
 	stInsertAudit:  insertAuditSQL,
 	stSavepoint:    "SAVEPOINT entry",
 	stRelease:      "RELEASE entry",
