@@ -78,6 +78,7 @@ type daemon struct {
 	browser     *http.Client
 	api         *http.Client
 	srv         *http.Server
+	dataDir     string // removed by close: it holds the daemon's secret key
 }
 
 // runAuth runs one auth/* scenario.
@@ -129,6 +130,7 @@ func startDaemon(ctx context.Context, scenario, url, wire string, sc map[string]
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		os.RemoveAll(dataDir)
 		return nil, err
 	}
 	addr := ln.Addr().String()
@@ -141,13 +143,14 @@ func startDaemon(ctx context.Context, scenario, url, wire string, sc map[string]
 	h, err := host.New(cfg, host.Options{Logger: logger, Version: "conformance", OwnerToken: token, OAuthBaseURL: "http://" + addr})
 	if err != nil {
 		ln.Close()
+		os.RemoveAll(dataDir)
 		return nil, err
 	}
 	handler := httpapi.New(h, httpapi.Options{Logger: logger, Hosts: []string{addr}, Version: "conformance"})
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	jar, _ := cookiejar.New(nil)
-	d := &daemon{session: &session{h: h}, base: "http://" + addr, token: token, srv: srv,
+	d := &daemon{session: &session{h: h}, base: "http://" + addr, token: token, srv: srv, dataDir: dataDir,
 		browser: &http.Client{Jar: jar, Timeout: 20 * time.Second},
 		api:     &http.Client{Timeout: 30 * time.Second}}
 	h.Start(ctx)
@@ -161,6 +164,7 @@ func startDaemon(ctx context.Context, scenario, url, wire string, sc map[string]
 func (d *daemon) close() {
 	_ = d.srv.Close()
 	_ = d.h.Close()
+	_ = os.RemoveAll(d.dataDir)
 }
 
 // status is the server's state once it has left connecting.
