@@ -39,15 +39,17 @@ func TestCheckpointsOffTheAppendPath(t *testing.T) {
 					t.Fatalf("append %d: %v", i, err)
 				}
 			}
-			// 4,000 commits of 3 or more frames of 4 KB each: about 50 MB of
-			// WAL without checkpoints. The checkpointer, kicked every 1,000
-			// estimated pages, lets the WAL start again from its beginning.
+			// 4,000 commits of 3 or more frames of 4 KB each, one after the
+			// other: about 57 MB of WAL without checkpoints, and as much with
+			// checkpoints that run beside the appends but never let the WAL
+			// start again from its beginning (no closing round). Here it
+			// stays under 8 MB.
 			deadline := time.Now().Add(30 * time.Second)
-			for s.ckpt.runs.Load() < 3 && time.Now().Before(deadline) {
+			for s.ckpt.runs.Load() == 0 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
-			if runs := s.ckpt.runs.Load(); runs < 3 {
-				t.Fatalf("%d checkpoints after %d appends, want at least 3", runs, n)
+			if s.ckpt.runs.Load() == 0 {
+				t.Fatalf("no checkpoint after %d appends", n)
 			}
 			if failed := s.ckpt.failed.Load(); failed != 0 {
 				t.Errorf("%d checkpoints failed", failed)

@@ -44,13 +44,17 @@ var appendSQL = [nAppendStmts]string{
 	stCommit:       "COMMIT",
 	stRollback:     "ROLLBACK",
 	stInsertEntry:  sqliteInsertEntry,
-	stTouchSession: `UPDATE sessions SET updated_at = ?1 WHERE id = ?2 AND (updated_at <= ?3
-	OR EXISTS (SELECT 1 FROM sessions o WHERE o.principal = sessions.principal AND o.updated_at >= sessions.updated_at AND o.id <> sessions.id))`,
+	stTouchSession: touchSessionSQL,
 	stInsertAudit:  insertAuditSQL,
 	stSavepoint:    "SAVEPOINT entry",
 	stRelease:      "RELEASE entry",
 	stRollbackTo:   "ROLLBACK TO entry",
 }
+
+// touchSessionSQL moves session ?2's UpdatedAt to ?1 unless it is later than
+// ?3 and no other session of its principal is as recent (touchSessions).
+const touchSessionSQL = `UPDATE sessions SET updated_at = ?1 WHERE id = ?2 AND (updated_at <= ?3
+	OR EXISTS (SELECT 1 FROM sessions o WHERE o.principal = sessions.principal AND o.updated_at >= sessions.updated_at AND o.id <> sessions.id))`
 
 // sqliteConn is what database/sql uses of the driver's connection.
 type sqliteConn interface {
