@@ -2,7 +2,9 @@ package confine_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -227,5 +229,35 @@ func TestLimits(t *testing.T) {
 	}
 	if got, want := strings.Fields(string(out)), []string{"77", fmt.Sprint((3 << 30) / 1024), "99", "3600", "0"}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("ulimit -n -v -p -t -c = %v, want %v", got, want)
+	}
+}
+
+// TestControlDirRemoved checks that the directory of the helpers' control
+// sockets is there while a start is on its way and gone once the helper
+// has connected, so that nothing is left in the temporary directory.
+func TestControlDirRemoved(t *testing.T) {
+	probe := requireLayers(t)
+	spec := confine.Spec{Server: "ctl", Network: confine.NetNone, Dir: filepath.Join(t.TempDir(), "ctl"), UID: 65534}
+	plan, err := confine.Prepare(spec, probe)
+	must(t, err)
+	base := exec.Command("/bin/true")
+	base.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd, err := plan.Command(base, nil)
+	must(t, err)
+	dir, users := confine.ControlDir()
+	if dir == "" || users != 1 {
+		t.Fatalf("before the start: control directory %q with %d sockets, want one", dir, users)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("control directory: %v", err)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got, users := confine.ControlDir(); got != "" || users != 0 {
+		t.Errorf("after the start: control directory %q with %d sockets, want none", got, users)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the control directory %s is still there: %v", dir, err)
 	}
 }

@@ -19,36 +19,69 @@ import (
 // that may never be started.
 const helloWait = 2 * time.Minute
 
-var (
-	ctlDirOnce sync.Once
-	ctlDir     string
-	ctlDirErr  error
-)
+// ctlDir is the directory of the control sockets: made for the first
+// socket and removed with the last, so that no directory is left in the
+// system's temporary directory when no helper is on its way (a process
+// that started sandboxed servers used to leave one behind for good).
+var ctlDir struct {
+	mu    sync.Mutex
+	path  string
+	users int // control sockets open in it
+}
+
+// control is one control socket; Close closes it and removes the
+// directory when it was the last.
+type control struct {
+	*net.UnixListener
+	once sync.Once
+}
+
+func (c *control) Close() error {
+	var err error
+	c.once.Do(func() {
+		err = c.UnixListener.Close()
+		ctlDir.mu.Lock()
+		defer ctlDir.mu.Unlock()
+		if ctlDir.users--; ctlDir.users == 0 {
+			_ = os.RemoveAll(ctlDir.path)
+			ctlDir.path = ""
+		}
+	})
+	return err
+}
 
 // listenControl listens on a new unix socket through which one helper
 // gets its Landlock ruleset and hands back its pid and the proxy's
 // listener. The sockets live in a directory of this process's own (0700,
 // under the system's temporary directory, short enough for a socket
 // path); the helper connects to it before it gives anything up.
-func listenControl() (*net.UnixListener, error) {
-	ctlDirOnce.Do(func() {
+func listenControl() (*control, error) {
+	ctlDir.mu.Lock()
+	defer ctlDir.mu.Unlock()
+	if ctlDir.users == 0 {
 		base := os.TempDir()
 		if len(base) > 60 {
 			base = "/tmp"
 		}
-		ctlDir, ctlDirErr = os.MkdirTemp(base, "mcphost-ctl-")
-	})
-	if ctlDirErr != nil {
-		return nil, ctlDirErr
+		dir, err := os.MkdirTemp(base, "mcphost-ctl-")
+		if err != nil {
+			return nil, err
+		}
+		ctlDir.path = dir
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(ctlDir, hex.EncodeToString(b[:])), Net: "unix"})
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(ctlDir.path, hex.EncodeToString(b[:])), Net: "unix"})
 	if err != nil {
+		if ctlDir.users == 0 {
+			_ = os.RemoveAll(ctlDir.path)
+			ctlDir.path = ""
+		}
 		return nil, err
 	}
 	ln.SetUnlinkOnClose(true)
-	return ln, nil
+	ctlDir.users++
+	return &control{UnixListener: ln}, nil
 }
 
 // watch runs beside one sandboxed start: it waits for the helper on the
@@ -56,7 +89,7 @@ func listenControl() (*net.UnixListener, error) {
 // proxy's listener when there is one), serves the listener, and closes it
 // when the server exits. A command never started is given up after
 // helloWait.
-func watch(ctl *net.UnixListener, ruleset *os.File, serve func(net.Listener), server string) {
+func watch(ctl *control, ruleset *os.File, serve func(net.Listener), server string) {
 	defer ctl.Close()
 	if ruleset != nil {
 		defer ruleset.Close()
