@@ -14,12 +14,12 @@ import (
 // beginning, and fsyncs them (in either sync mode). SQLite's own automatic
 // checkpoint runs inside the commit that takes the WAL past 1,000 pages, on
 // the goroutine that commits: with group commit that is an appending
-// caller, whose answer then waits for the copy and the fsync (a tenth of
-// the appends' mean time and most of their p99). So the writer connection
-// turns it off (wal_autocheckpoint=0, see dsn) and the store checkpoints
-// on a goroutine and a connection of its own instead, with PASSIVE
-// checkpoints: they take neither the write lock nor wait for readers, so
-// appends go on while one runs.
+// caller, whose answer then waits for the copy and the fsyncs (a third of
+// the serial appends' mean time and most of their p99). So the writer
+// connection turns it off (wal_autocheckpoint=0, see dsn) and the store
+// checkpoints on a goroutine and a connection of its own instead, with
+// PASSIVE checkpoints: they take neither the write lock nor wait for
+// readers, so appends go on while one runs.
 //
 // A checkpoint that runs while appends commit cannot let the WAL start
 // again: SQLite restarts it only at a write transaction that finds every
