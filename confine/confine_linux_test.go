@@ -54,7 +54,7 @@ type report struct {
 // within its reach.
 func TestHostileServer(t *testing.T) {
 	probe := requireLayers(t)
-	bin := os.Getenv(hostileBinEnv) // set when TestHostileServerAsNonRoot runs this test as uid 65534
+	bin := os.Getenv(hostileBinEnv) // set when TestHostileServerAsNonRoot runs this test as testUID
 	if bin == "" {
 		bin = testbin.Build(t, "github.com/mcphost/mcphost/testdata/servers/hostile")
 	}
@@ -110,7 +110,7 @@ func TestHostileServer(t *testing.T) {
 		Network:   confine.NetNone,
 		Protected: []string{data, config, secret},
 		Dir:       filepath.Join(data, "sandboxes", "hostile"),
-		UID:       65534,
+		UID:       testUID,
 	}
 	plan, err := confine.Prepare(spec, probe)
 	must(t, err)
@@ -145,8 +145,8 @@ func TestHostileServer(t *testing.T) {
 	if n, from, err := udp.ReadFrom(make([]byte, 64)); err == nil {
 		t.Errorf("the sandboxed server's datagram arrived (%d bytes from %v)", n, from)
 	}
-	if probe.Root && r.UID != 65534 {
-		t.Errorf("server ran as uid %d, want 65534", r.UID)
+	if probe.Root && r.UID != testUID {
+		t.Errorf("server ran as uid %d, want %d", r.UID, testUID)
 	}
 	if _, err := os.Stat(filepath.Join(home, ".bashrc")); err == nil {
 		t.Error(".bashrc was written")
@@ -164,13 +164,21 @@ func must(t *testing.T, err error) {
 // another uid, which cannot build it.
 const hostileBinEnv = "CONFINE_TEST_HOSTILE_BIN"
 
-// TestHostileServerAsNonRoot runs TestHostileServer again as uid 65534,
+// testUID is the uid these tests contain their servers as (and run the
+// non-root pass as), rather than 65534, mcphost's default sandbox uid.
+// Linux bounds processes per uid (RLIMIT_NPROC): TestHostileServer's fork
+// bomb fills its uid's bound on purpose, and other packages' tests, running
+// at the same time, start their contained servers as 65534; sharing the
+// uid made their starts fail with EAGAIN.
+const testUID = 64001
+
+// TestHostileServerAsNonRoot runs TestHostileServer again as testUID,
 // the way an operator runs mcphost as themselves: the sandbox then goes
 // through a user namespace, and every attempt must fail the same.
 func TestHostileServerAsNonRoot(t *testing.T) {
 	requireLayers(t)
 	if os.Geteuid() != 0 {
-		t.Skip("runs as root, to start the test again as uid 65534 (this run is already not root)")
+		t.Skip("runs as root, to start the test again as another uid (this run is already not root)")
 	}
 	if os.Getenv(hostileBinEnv) != "" {
 		t.Skip("already the non-root run")
@@ -193,14 +201,14 @@ func TestHostileServerAsNonRoot(t *testing.T) {
 	if os.Getenv("CI") != "" {
 		cmd.Env = append(cmd.Env, "CI="+os.Getenv("CI"))
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: testUID, Gid: testUID}}
 	out, err := cmd.CombinedOutput()
-	t.Logf("as uid 65534:\n%s", out)
+	t.Logf("as uid %d:\n%s", testUID, out)
 	if err != nil {
-		t.Fatalf("TestHostileServer as uid 65534: %v", err)
+		t.Fatalf("TestHostileServer as uid %d: %v", testUID, err)
 	}
 	if !strings.Contains(string(out), "--- PASS: TestHostileServer") {
-		t.Fatal("TestHostileServer did not pass as uid 65534 (skipped?)")
+		t.Fatalf("TestHostileServer did not pass as uid %d (skipped?)", testUID)
 	}
 }
 
@@ -215,7 +223,7 @@ func copyFile(from, to string) error {
 // TestLimits: a server's limits block reaches its process as rlimits.
 func TestLimits(t *testing.T) {
 	probe := requireLayers(t)
-	spec := confine.Spec{Server: "limited", Network: confine.NetNone, Dir: filepath.Join(t.TempDir(), "limited"), UID: 65534,
+	spec := confine.Spec{Server: "limited", Network: confine.NetNone, Dir: filepath.Join(t.TempDir(), "limited"), UID: testUID,
 		Limits: confine.Limits{OpenFiles: 77, Memory: 3 << 30, Pids: 99, CPU: 3600}}
 	plan, err := confine.Prepare(spec, probe)
 	must(t, err)
@@ -237,7 +245,7 @@ func TestLimits(t *testing.T) {
 // has connected, so that nothing is left in the temporary directory.
 func TestControlDirRemoved(t *testing.T) {
 	probe := requireLayers(t)
-	spec := confine.Spec{Server: "ctl", Network: confine.NetNone, Dir: filepath.Join(t.TempDir(), "ctl"), UID: 65534}
+	spec := confine.Spec{Server: "ctl", Network: confine.NetNone, Dir: filepath.Join(t.TempDir(), "ctl"), UID: testUID}
 	plan, err := confine.Prepare(spec, probe)
 	must(t, err)
 	base := exec.Command("/bin/true")
