@@ -240,6 +240,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	h.apps.compactor.Store, h.apps.compactor.Logger, h.apps.compactor.Settings = opts.Store, opts.Logger, opts.AppCompaction
 	h.opts = opts
 	if err := h.setupOAuth(cfg); err != nil {
+		h.dropSandboxDir()
 		return nil, err
 	}
 	g, _, err := h.newGeneration(context.Background(), cfg, nil)
@@ -247,10 +248,19 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		if h.wasm.pluginRT != nil {
 			h.wasm.pluginRT.Close(context.Background())
 		}
+		h.dropSandboxDir()
 		return nil, err
 	}
 	h.gens.cur.Store(g)
 	return h, nil
+}
+
+// dropSandboxDir removes the sandboxes' directory when New made it in the
+// temporary directory (no data_dir) and fails after: no Close will.
+func (h *Host) dropSandboxDir() {
+	if h.deps.DataDir == "" {
+		_ = os.RemoveAll(h.deps.SandboxDir)
+	}
 }
 
 // connDeps is what every server connection of the host gets: the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -140,9 +141,17 @@ plugin "bad" {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
+	// Without a data_dir New makes the servers' sandboxes a directory in
+	// the temporary directory; failing, it must not leave it there.
+	cfg.DataDir = ""
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	_, err := host.New(cfg, host.Options{})
 	var le *host.PluginLoadError
 	if !errors.As(err, &le) || len(le.Diagnostics) != 1 || le.Diagnostics[0].Subject.Start.Line != 3 {
 		t.Fatalf("New: %v, want a PluginLoadError at line 3", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the failed New left %v in the temporary directory", left)
 	}
 }
