@@ -42,12 +42,19 @@ func (c *control) Close() error {
 		err = c.UnixListener.Close()
 		ctlDir.mu.Lock()
 		defer ctlDir.mu.Unlock()
-		if ctlDir.users--; ctlDir.users == 0 {
-			_ = os.RemoveAll(ctlDir.path)
-			ctlDir.path = ""
-		}
+		ctlDir.users--
+		dropCtlDir()
 	})
 	return err
+}
+
+// dropCtlDir removes the directory when no socket is open in it. Its
+// caller holds ctlDir.mu.
+func dropCtlDir() {
+	if ctlDir.users == 0 && ctlDir.path != "" {
+		_ = os.RemoveAll(ctlDir.path)
+		ctlDir.path = ""
+	}
 }
 
 // listenControl listens on a new unix socket through which one helper
@@ -73,10 +80,7 @@ func listenControl() (*control, error) {
 	_, _ = rand.Read(b[:])
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(ctlDir.path, hex.EncodeToString(b[:])), Net: "unix"})
 	if err != nil {
-		if ctlDir.users == 0 {
-			_ = os.RemoveAll(ctlDir.path)
-			ctlDir.path = ""
-		}
+		dropCtlDir()
 		return nil, err
 	}
 	ln.SetUnlinkOnClose(true)

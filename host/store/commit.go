@@ -237,7 +237,7 @@ func isDone(r *appendReq) bool {
 // commitNext writes the next group and lets its callers go; false when no
 // append was waiting. Only the leader calls it.
 func (s *Store) commitNext(c *committer) bool {
-	group := c.nextGroup()
+	group, size := c.nextGroup()
 	if len(group) == 0 {
 		return false
 	}
@@ -257,15 +257,16 @@ func (s *Store) commitNext(c *committer) bool {
 		}
 		clear(group) // the entries are their callers' again
 	}()
-	s.writeGroup(group)
+	s.writeGroup(group, size)
 	written = true
 	return true
 }
 
 // nextGroup takes the carry, then what waits in the queue, up to the
-// group's bounds, skipping the requests their callers abandoned.
-func (c *committer) nextGroup() []*appendReq {
-	group, size := c.group[:0], 0
+// group's bounds, skipping the requests their callers abandoned; size is
+// the group's bytes of JSON.
+func (c *committer) nextGroup() (_ []*appendReq, size int) {
+	group := c.group[:0]
 	add := func(r *appendReq) {
 		if !r.state.CompareAndSwap(reqPending, reqTaken) {
 			return // abandoned by its caller: skip it
@@ -292,11 +293,12 @@ fill:
 		}
 	}
 	c.group = group
-	return group
+	return group, size
 }
 
-// writeGroup stores the group's entries and sets each request's seq or err.
-func (s *Store) writeGroup(group []*appendReq) {
+// writeGroup stores the group's entries, size bytes of JSON, and sets each
+// request's seq or err.
+func (s *Store) writeGroup(group []*appendReq, size int) {
 	if h := s.beforeGroup.Load(); h != nil {
 		(*h)()
 	}
@@ -306,15 +308,12 @@ func (s *Store) writeGroup(group []*appendReq) {
 		}
 		return
 	}
-	n, bytes := len(group), 0
-	for _, r := range group {
-		bytes += r.size
-	}
+	n := len(group)
 	for len(group) > 0 {
 		group = s.tryGroup(group)
 	}
 	if s.ckpt != nil {
-		s.ckpt.wrote(n, bytes)
+		s.ckpt.wrote(n, size)
 	}
 }
 

@@ -103,7 +103,7 @@ func runAuth(ctx context.Context, scenario, url, wire string, sc map[string]any)
 	return err
 }
 
-func startDaemon(ctx context.Context, scenario, url, wire string, sc map[string]any) (*daemon, error) {
+func startDaemon(ctx context.Context, scenario, url, wire string, sc map[string]any) (_ *daemon, err error) {
 	mode := config.NegotiationLegacy
 	if wire >= negotiate.ModernVersion {
 		mode = config.NegotiationAuto
@@ -117,6 +117,11 @@ func startDaemon(ctx context.Context, scenario, url, wire string, sc map[string]
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil { // it holds the daemon's secret key
+			os.RemoveAll(dataDir)
+		}
+	}()
 	str := func(k string) string { v, _ := sc[k].(string); return v }
 	a := &config.Auth{Type: config.AuthOAuth, Tokens: config.TokensPrincipal}
 	switch {
@@ -130,7 +135,6 @@ func startDaemon(ctx context.Context, scenario, url, wire string, sc map[string]
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		os.RemoveAll(dataDir)
 		return nil, err
 	}
 	addr := ln.Addr().String()
@@ -143,7 +147,6 @@ func startDaemon(ctx context.Context, scenario, url, wire string, sc map[string]
 	h, err := host.New(cfg, host.Options{Logger: logger, Version: "conformance", OwnerToken: token, OAuthBaseURL: "http://" + addr})
 	if err != nil {
 		ln.Close()
-		os.RemoveAll(dataDir)
 		return nil, err
 	}
 	handler := httpapi.New(h, httpapi.Options{Logger: logger, Hosts: []string{addr}, Version: "conformance"})
