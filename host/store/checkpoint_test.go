@@ -1,11 +1,15 @@
 package store
 
 import (
+	"bytes"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -143,4 +147,40 @@ func mustSession(t testing.TB, s *Store, principal, id string) Session {
 		t.Fatalf("Session(%q): %v", id, err)
 	}
 	return sess
+}
+
+// TestCheckpointFailureLosesNothing checks that a checkpoint that fails
+// (here its connection is gone; a full disk fails the same way) is logged,
+// leaves the group commit's leadership alone, and loses no entry: appends
+// go on and a later checkpoint moves everything.
+func TestCheckpointFailureLosesNothing(t *testing.T) {
+	s, path := openTest(t)
+	sess := mustCreate(t, s, "alice", "ckpt")
+	for i := range 50 {
+		mustAppend(t, s, sampleEntry(sess.ID, "alice", i))
+	}
+	gone, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone.Close()
+	var logged bytes.Buffer
+	k := &checkpointer{db: gone, logger: slog.New(slog.NewTextHandler(&logged, nil)), commit: s.commit,
+		kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	k.checkpoint()
+	if k.runs.Load() != 1 || k.failed.Load() != 1 {
+		t.Fatalf("runs %d, failed %d; want one failed run", k.runs.Load(), k.failed.Load())
+	}
+	if !strings.Contains(logged.String(), "WAL checkpoint failed") || !strings.Contains(logged.String(), "database is closed") {
+		t.Errorf("log: %q, want the failure and its cause", logged.String())
+	}
+	// The leadership is free: an append is written at once.
+	mustAppend(t, s, sampleEntry(sess.ID, "alice", 50))
+	s.ckpt.checkpoint()
+	if f := s.ckpt.failed.Load(); f != 0 {
+		t.Errorf("the store's own checkpoint failed %d times", f)
+	}
+	if got := mustSession(t, s, "alice", sess.ID); got.Entries != 51 {
+		t.Errorf("session has %d entries, want 51", got.Entries)
+	}
 }
