@@ -24,6 +24,9 @@ type AppContext struct {
 // principal's entries. ctxJSON must be valid JSON of at most
 // MaxAppContextBytes; the entry must exist.
 func (s *Store) SetAppContext(ctx context.Context, principal, entryID string, ctxJSON json.RawMessage, at time.Time) error {
+	if err := s.settle(ctx); err != nil {
+		return err
+	}
 	if !json.Valid(ctxJSON) {
 		return errors.New("store: set App context: not valid JSON")
 	}
@@ -57,6 +60,9 @@ func (s *Store) AppContextVersion() uint64 { return s.appContexts.Load() }
 // AppContextOf returns the model context the App of one of principal's
 // entries gave last, or ErrNotFound when it gave none.
 func (s *Store) AppContextOf(ctx context.Context, principal, entryID string) (AppContext, error) {
+	if err := s.settle(ctx); err != nil {
+		return AppContext{}, err
+	}
 	var raw string
 	var at int64
 	err := s.r.QueryRowContext(ctx, `SELECT context, updated_at FROM app_contexts WHERE entry_id = ? AND principal = ?`, entryID, principal).Scan(&raw, &at)
@@ -83,6 +89,9 @@ const maxSessionAppContexts = 16
 // SessionAppContexts returns the model contexts the Apps of principal's
 // session gave after since, oldest first, at most 16.
 func (s *Store) SessionAppContexts(ctx context.Context, principal, sessionID string, since time.Time) ([]SessionAppContext, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := s.r.QueryContext(ctx, `SELECT c.entry_id, c.context, c.updated_at, e.server, e.tool
 		FROM app_contexts c JOIN entries e ON e.id = c.entry_id
 		WHERE e.session_id = ? AND c.principal = ? AND c.updated_at > ?

@@ -29,6 +29,9 @@ type SessionAppHTML struct {
 // (limit <= 0 means 100; at most 500). Entries without a start time are
 // never returned.
 func (s *Store) AppHTMLStartedBefore(ctx context.Context, t time.Time, limit int) ([]AppHTML, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := s.r.QueryContext(ctx,
 		`SELECT id, session_id, principal, seq, started_at, app_html_bytes FROM entries
 		 WHERE app_html_bytes > 0 AND started_at < ? ORDER BY started_at LIMIT ?`,
@@ -56,6 +59,9 @@ func (s *Store) AppHTMLStartedBefore(ctx context.Context, t time.Time, limit int
 // SessionsOverAppHTML returns the sessions whose entries' App HTML adds up
 // to more than bound bytes, largest first.
 func (s *Store) SessionsOverAppHTML(ctx context.Context, bound int64) ([]SessionAppHTML, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := s.r.QueryContext(ctx,
 		`SELECT e.session_id, s.principal, CAST(sum(e.app_html_bytes) AS BIGINT) AS total
 		 FROM entries e JOIN sessions s ON s.id = e.session_id
@@ -82,6 +88,9 @@ func (s *Store) SessionsOverAppHTML(ctx context.Context, bound int64) ([]Session
 // AppHTMLOfSession returns a session's entries whose display record holds
 // App HTML, oldest (lowest seq) first.
 func (s *Store) AppHTMLOfSession(ctx context.Context, sessionID string) ([]AppHTML, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := s.r.QueryContext(ctx,
 		`SELECT id, session_id, principal, seq, coalesce(started_at, 0), app_html_bytes FROM entries
 		 WHERE session_id = ? AND app_html_bytes > 0 ORDER BY seq`, sessionID)

@@ -67,6 +67,9 @@ func (s *Store) insertAudit(ctx context.Context, tx sqlTx, a Audit) error {
 // AppendAudit adds decisions that belong to no entry (a call refused
 // before it was recorded) to the audit log, in one transaction.
 func (s *Store) AppendAudit(ctx context.Context, records ...Audit) error {
+	if err := s.settle(ctx); err != nil {
+		return err
+	}
 	if len(records) == 0 {
 		return nil
 	}
@@ -101,6 +104,9 @@ func (s *Store) AuditLogAll(ctx context.Context, before int64, limit int) ([]Aud
 // auditLog reads a page of records matching where (a condition followed
 // by "AND ", or "") with its arguments.
 func (s *Store) auditLog(ctx context.Context, where string, args []any, before int64, limit int) ([]Audit, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
 	limit = clampLimit(limit)
 	if before <= 0 {
 		before = 1<<63 - 1

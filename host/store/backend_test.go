@@ -14,9 +14,13 @@ type backend struct {
 	// same database again (with the real clock), for tests of what
 	// survives a Close.
 	open func(t testing.TB) (s *Store, reopen func(t testing.TB) *Store)
+	// logged says its appends go through the entry log (entrylog.go),
+	// whose applier alone feeds the group commit.
+	logged bool
 }
 
-// backends are the engines of the store contract: SQLite, and PostgreSQL
+// backends are the engines of the store contract: SQLite, SQLite with
+// SyncNormal (whose appends go through the entry log), and PostgreSQL
 // from pgtest's shared server (skipped when PostgreSQL is not installed,
 // failed instead when CI is set).
 func backends(t testing.TB) []backend {
@@ -29,6 +33,13 @@ func backends(t testing.TB) []backend {
 			s.now = fakeClock()
 			return s, func(t testing.TB) *Store { t.Helper(); return mustOpen(t, path) }
 		}},
+		{name: "sqlite-entrylog", open: func(t testing.TB) (*Store, func(testing.TB) *Store) {
+			t.Helper()
+			path := filepath.Join(t.TempDir(), "mcphost.db")
+			s := mustOpenWith(t, path, Options{Sync: SyncNormal})
+			s.now = fakeClock()
+			return s, func(t testing.TB) *Store { t.Helper(); return mustOpenWith(t, path, Options{Sync: SyncNormal}) }
+		}, logged: true},
 		{name: "postgres", open: func(t testing.TB) (*Store, func(testing.TB) *Store) {
 			t.Helper()
 			dsn := pgtest.Shared(t).NewDatabase(t)
@@ -62,6 +73,19 @@ func onBackends(t *testing.T, test func(t *testing.T, b backend)) {
 	t.Helper()
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) { test(t, b) })
+	}
+}
+
+// onCommitBackends is onBackends for the tests of the group commit seen
+// from its callers (who leads, what a caller waits for): the backends
+// whose appending callers write the groups, so not the entry log's, whose
+// applier does (its tests are in entrylog_test.go).
+func onCommitBackends(t *testing.T, test func(t *testing.T, b backend)) {
+	t.Helper()
+	for _, b := range backends(t) {
+		if !b.logged {
+			t.Run(b.name, func(t *testing.T) { test(t, b) })
+		}
 	}
 }
 

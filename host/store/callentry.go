@@ -11,6 +11,9 @@ import (
 // sessionID (the latest, should a client have reused the id), or
 // ErrNotFound: for a session that is not principal's too.
 func (s *Store) CallEntry(ctx context.Context, principal, sessionID, callID string) (Entry, error) {
+	if err := s.settle(ctx); err != nil {
+		return Entry{}, err
+	}
 	if _, err := s.Session(ctx, principal, sessionID); err != nil {
 		return Entry{}, err
 	}

@@ -89,6 +89,10 @@ type appendReq struct {
 	seq  int64
 	err  error
 	done chan struct{}
+	// logged is the seq the entry log assigned (entrylog.go), which the
+	// database must give it too, and at the time it logged it (Unix
+	// nanoseconds), its session's UpdatedAt; 0 without the log.
+	logged, at int64
 }
 
 const (
@@ -442,7 +446,8 @@ func (s *Store) tryGroupOn(ctx context.Context, c *writerConn, group []*appendRe
 const touchEvery = int64(time.Second)
 
 // touchSessions moves, for each session with entries stored in group, its
-// UpdatedAt to now, once per session, unless it was moved less than
+// UpdatedAt to the time of its last one (now, or when the entry log
+// logged it: r.at), once per session, unless it was moved less than
 // touchEvery ago and the session is already its principal's most recently
 // updated: then leaving it changes no order (Sessions lists it first either
 // way), and the next append of another session moves that one above it, as
@@ -450,11 +455,17 @@ const touchEvery = int64(time.Second)
 // writes nothing. The session's entry count is not kept in the row: it is
 // the highest seq of its entries (sessionCols).
 func (s *Store) touchSessions(ctx context.Context, c *writerConn, group []*appendReq, now int64) error {
+	// Each session at its last entry, so in the order of their last
+	// entries: the order in which one append per group would touch them.
 	for i, r := range group {
-		if r.err != nil || storedIn(group[:i], r.e.SessionID) {
-			continue // failed, or its session was touched with an earlier entry
+		if r.err != nil || storedIn(group[i+1:], r.e.SessionID) {
+			continue // failed, or its session is touched with a later entry
 		}
-		if err := c.exec(ctx, stTouchSession, now, r.e.SessionID, now-touchEvery); err != nil {
+		at := now
+		if r.at != 0 {
+			at = r.at
+		}
+		if err := c.exec(ctx, stTouchSession, at, r.e.SessionID, at-touchEvery); err != nil {
 			return err
 		}
 	}

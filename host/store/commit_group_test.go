@@ -42,7 +42,7 @@ func queueGroup(t *testing.T, s *Store, first *Entry, entries []*Entry) []error 
 // once per group), and the audit records of an entry that was refused are
 // not stored while those of the others are, whole.
 func TestGroupCommitSessionsAndAudit(t *testing.T) {
-	onBackends(t, func(t *testing.T, bk backend) {
+	onCommitBackends(t, func(t *testing.T, bk backend) {
 		s, _ := bk.open(t)
 		a := mustCreate(t, s, "alice", "a")
 		b := mustCreate(t, s, "alice", "b")

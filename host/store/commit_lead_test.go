@@ -82,7 +82,7 @@ func (a *tracedAppend) wait() (uint64, error) {
 // being written does not fail it: the transaction's outcome is the
 // append's.
 func TestAppendWrittenByItsCaller(t *testing.T) {
-	onBackends(t, func(t *testing.T, bk backend) {
+	onCommitBackends(t, func(t *testing.T, bk backend) {
 		s, _ := bk.open(t)
 		sess := mustCreate(t, s, "alice", "a")
 		leaders := watchLeaders(s, nil)
@@ -122,7 +122,7 @@ func TestAppendWrittenByItsCaller(t *testing.T) {
 // written form the next group, written by one of their own callers once
 // the first leader is done.
 func TestGroupLedByAWaitingCaller(t *testing.T) {
-	onBackends(t, func(t *testing.T, bk backend) {
+	onCommitBackends(t, func(t *testing.T, bk backend) {
 		s, _ := bk.open(t)
 		sess := mustCreate(t, s, "alice", "a")
 		hold := make(chan struct{})
@@ -166,7 +166,7 @@ func TestGroupLedByAWaitingCaller(t *testing.T) {
 // the first appends take at most 2 groups, and the others at most one
 // each.
 func TestConcurrentAppendsLeadGroups(t *testing.T) {
-	onBackends(t, func(t *testing.T, bk backend) {
+	onCommitBackends(t, func(t *testing.T, bk backend) {
 		const (
 			writers   = 8
 			perWriter = 30
@@ -247,7 +247,7 @@ func TestConcurrentAppendsLeadGroups(t *testing.T) {
 // context's error and is not stored, or returns nil and is stored, and
 // each session's sequence has no gap.
 func TestAppendsRaceCancelAndClose(t *testing.T) {
-	onBackends(t, func(t *testing.T, bk backend) {
+	onCommitBackends(t, func(t *testing.T, bk backend) {
 		const writers = 8
 		s, reopen := bk.open(t)
 		var sessions []Session

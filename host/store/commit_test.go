@@ -68,7 +68,7 @@ func appendAsync(ctx context.Context, s *Store, e *Entry) <-chan error {
 }
 
 func TestGroupCommit(t *testing.T) {
-	onBackends(t, func(t *testing.T, bk backend) {
+	onCommitBackends(t, func(t *testing.T, bk backend) {
 		s, _ := bk.open(t)
 		alice := mustCreate(t, s, "alice", "a")
 		bob := mustCreate(t, s, "bob", "b")
@@ -149,7 +149,7 @@ func TestGroupCommit(t *testing.T) {
 // still waits in the queue returns the context's error and is never
 // written; the rest of the queue is.
 func TestGroupCommitCancelWhileQueued(t *testing.T) {
-	onBackends(t, func(t *testing.T, bk backend) {
+	onCommitBackends(t, func(t *testing.T, bk backend) {
 		s, _ := bk.open(t)
 		sess := mustCreate(t, s, "alice", "a")
 		release := holdCommitter(t, s)
@@ -185,7 +185,7 @@ func TestGroupCommitCancelWhileQueued(t *testing.T) {
 // TestGroupCommitClose: Close writes the appends already queued before it
 // closes the database; appends after it fail.
 func TestGroupCommitClose(t *testing.T) {
-	onBackends(t, func(t *testing.T, bk backend) {
+	onCommitBackends(t, func(t *testing.T, bk backend) {
 		s, reopen := bk.open(t)
 		sess := mustCreate(t, s, "alice", "a")
 		release := holdCommitter(t, s)

@@ -38,7 +38,11 @@
 // # Guarantees
 //
 //   - Durability: [Store.AppendEntry] returns only after its transaction has
-//     committed. On SQLite (WAL mode) an acknowledged entry survives kill -9
+//     committed, or on SQLite with [SyncNormal] after its record is written
+//     to the entry log (path + "-entries"), the same promise for less:
+//     the applier writes it to the database in the order logged, every
+//     read first waits for what was logged before it, and the next open
+//     replays what a killed process left in the log. On SQLite (WAL mode) an acknowledged entry survives kill -9
 //     of the process; with [SyncFull] (the default) the commit is also
 //     fsynced, so it survives a power loss too, while [SyncNormal] leaves
 //     the last commits to a power loss or an OS crash (see [OpenWith]). On
@@ -94,7 +98,8 @@
 // principal, never logs entry contents (arguments and results may hold
 // secrets) nor a password, and never imports host, a leaf package or gin.
 // Its only goroutines are one watcher per PostgreSQL [Lease] ([Store.Close]
-// releases the leases first) and, on SQLite, the checkpointer, which copies
+// releases the leases first), with [SyncNormal] the entry log's applier
+// (Close lets it write everything first) and, on SQLite, the checkpointer, which copies
 // the WAL back into the database on a connection of its own so that no
 // append waits for it (checkpoint.go; Close stops it first): the groups of
 // appends are written by the appending callers themselves (commit.go), and

@@ -82,7 +82,10 @@ type Entry struct {
 
 // AppendEntry stores e at the end of its session's transcript in one
 // transaction, and returns only after that transaction has committed to
-// stable storage. It sets e.ID ("e_" and 16 hex digits) and e.Seq (one more
+// stable storage; on SQLite with [SyncNormal], only after its record is in
+// the entry log, from which the store writes it to the database right
+// after (entrylog.go; every read waits for it, and the next open replays
+// the log). It sets e.ID ("e_" and 16 hex digits) and e.Seq (one more
 // than the session's last entry) and bumps the session's UpdatedAt and entry
 // count; on error e is unchanged and nothing is stored.
 //
@@ -116,7 +119,20 @@ func (s *Store) AppendEntry(ctx context.Context, e *Entry) error {
 	// queued, not in the open transaction of its group, which every append
 	// in the group waits on.
 	size := len(e.Arguments) + len(e.Result) + len(e.Display) + len(e.Trail) + len(e.Message)
-	seq, err := s.enqueue(ctx, &appendReq{id: id, kind: kind, e: e, size: size, htmlBytes: htmlBytes(e.Display), done: make(chan struct{})})
+	r := &appendReq{id: id, kind: kind, e: e, size: size, htmlBytes: htmlBytes(e.Display)}
+	var seq int64
+	var err error
+	if l := s.elog; l != nil {
+		for i := range e.Audit {
+			if e.Audit[i].At.IsZero() {
+				e.Audit[i].At = s.now() // the time of the decision, not of the record's applying
+			}
+		}
+		seq, err = s.appendLogged(ctx, l, r)
+	} else {
+		r.done = make(chan struct{})
+		seq, err = s.enqueue(ctx, r)
+	}
 	if errors.Is(err, ErrNotFound) {
 		return ErrNotFound
 	}
@@ -283,6 +299,9 @@ func scanEntry(row interface{ Scan(...any) error }) (Entry, error) {
 // Entry returns one of principal's entries by id; [ErrNotFound] when there
 // is no such entry or it belongs to someone else.
 func (s *Store) Entry(ctx context.Context, principal, entryID string) (Entry, error) {
+	if err := s.settle(ctx); err != nil {
+		return Entry{}, err
+	}
 	row := s.r.QueryRowContext(ctx, `SELECT `+entryColumns+` FROM entries WHERE id = ? AND principal = ?`, entryID, principal)
 	e, err := scanEntry(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -324,6 +343,9 @@ func clampLimit(limit int) int {
 // host compacts App records this way). display must be valid JSON; the rest
 // of the entry never changes once stored.
 func (s *Store) SetDisplay(ctx context.Context, principal, entryID string, display json.RawMessage) error {
+	if err := s.settle(ctx); err != nil {
+		return err
+	}
 	if !json.Valid(display) {
 		return errors.New("store: set display: not valid JSON")
 	}

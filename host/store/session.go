@@ -61,6 +61,9 @@ func (s *Store) CreateSession(ctx context.Context, principal, title string) (Ses
 // Sessions returns principal's sessions, most recently updated first (an
 // empty, non-nil slice when there are none).
 func (s *Store) Sessions(ctx context.Context, principal string) ([]Session, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := s.r.QueryContext(ctx,
 		`SELECT `+sessionCols+` FROM sessions
 		 WHERE principal = ? ORDER BY updated_at DESC, id`, principal)
@@ -85,6 +88,9 @@ func (s *Store) Sessions(ctx context.Context, principal string) ([]Session, erro
 // Session returns principal's session id. It returns [ErrNotFound] when
 // there is no such session and when another principal owns it.
 func (s *Store) Session(ctx context.Context, principal, id string) (Session, error) {
+	if err := s.settle(ctx); err != nil {
+		return Session{}, err
+	}
 	row := s.r.QueryRowContext(ctx,
 		`SELECT `+sessionCols+` FROM sessions
 		 WHERE id = ? AND principal = ?`, id, principal)

@@ -10,6 +10,9 @@ import (
 // CreateSession cleans it) and returns the session; ErrNotFound for a
 // session that is not principal's.
 func (s *Store) RenameSession(ctx context.Context, principal, id, title string) (Session, error) {
+	if err := s.settle(ctx); err != nil {
+		return Session{}, err
+	}
 	sess, err := s.Session(ctx, principal, id)
 	if err != nil {
 		return Session{}, err
@@ -31,6 +34,12 @@ func (s *Store) RenameSession(ctx context.Context, principal, id, title string) 
 // of the session's calls: it is the record of what was decided, not part
 // of the transcript.
 func (s *Store) DeleteSession(ctx context.Context, principal, id string) (entries int, err error) {
+	// No entry may be logged for the session while it goes (entrylog.go).
+	release, err := s.holdLog(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release(id)
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("store: delete session %q: %w", id, err)
@@ -65,6 +74,9 @@ const maxSearchResults = 100
 // or tool of one of whose calls, contains every word of q (case-insensitive),
 // most recently updated first, at most 100.
 func (s *Store) SearchSessions(ctx context.Context, principal, q string) ([]Session, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
 	words := strings.Fields(strings.ToLower(q))
 	if len(words) > 8 {
 		words = words[:8]

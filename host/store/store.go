@@ -98,6 +98,8 @@ type Store struct {
 	commit *committer
 	// ckpt makes the WAL checkpoints (SQLite only; checkpoint.go).
 	ckpt *checkpointer
+	// elog is the entry log (SQLite with SyncNormal only; entrylog.go).
+	elog *entryLog
 	// beforeGroup, when set (by tests only), runs on the leader's
 	// goroutine before it writes each group (commit.go): a test holds it
 	// to let appends queue up.
@@ -262,6 +264,16 @@ func open(ctx context.Context, path string, logger *slog.Logger, opts Options, m
 	}
 	s.startCommitter()
 	s.ckpt = startCheckpointer(k, logger, s.commit)
+	if opts.Sync == SyncNormal {
+		if err := s.openEntryLog(ctx, abs); err != nil {
+			s.ckpt.close()
+			s.stopCommitter()
+			k.Close()
+			r.Close()
+			w.Close()
+			return nil, wrap(err)
+		}
+	}
 	return s, nil
 }
 
@@ -271,6 +283,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.locks.close() // leadership ends first: another replica takes over
 		var errs []error
+		errs = append(errs, s.closeEntryLog()) // while the committer still writes
 		if s.ckpt != nil {
 			errs = append(errs, s.ckpt.close()) // before it could wait for the committer's leadership
 		}
