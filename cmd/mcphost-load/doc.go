@@ -166,7 +166,9 @@
 // profile at its end (soak-heap.pprof) to OUT. -plugin-timeout sets the
 // plugin block's timeout (default mcphost's 250ms, which includes waiting
 // for a free instance: on a starved CPU a call can fail there, and the run
-// then fails, as any failed call does). `go run ./cmd/mcphost-load -h`
+// then fails, as any failed call does). -store-sync normal runs the single
+// daemon with `store { sync = "normal" }` (appends acknowledged from the
+// entry log; the default is full). `go run ./cmd/mcphost-load -h`
 // lists every flag.
 //
 // # Limits

@@ -37,6 +37,7 @@ type options struct {
 	SoakRate    float64       `json:"soakRate"`
 	Plugin      string        `json:"plugin"`
 	PluginTime  time.Duration `json:"pluginTimeout"`
+	StoreSync   string        `json:"storeSync"`
 	Policies    bool          `json:"policies"`
 	TextBytes   int           `json:"textBytes"`
 	WarmStart   bool          `json:"warmStart"`
@@ -109,6 +110,7 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 	fs.Float64Var(&o.SoakRate, "soak-rate", 200, "soak calls per second, all workers together; 0 calls as fast as the workers can")
 	fs.StringVar(&o.Plugin, "plugin", pluginRedact, "result plugin on every call: redact, identity or none")
 	fs.DurationVar(&o.PluginTime, "plugin-timeout", 0, "the plugin block's timeout (0: mcphost's default, 250ms); it includes waiting for a free instance")
+	fs.StringVar(&o.StoreSync, "store-sync", "full", "the single daemon's store { sync }: full (every commit fsynced) or normal (appends acknowledged from the entry log)")
 	fs.BoolVar(&o.Policies, "policies", true, "configure the ten policy rules")
 	fs.IntVar(&o.TextBytes, "text-bytes", 256, "size of the echo text of each call")
 	fs.BoolVar(&o.WarmStart, "warm-start", true, "start the daemon twice: cold (empty era cache), then warm on the same data_dir; load and soak run on the warm one")
@@ -233,6 +235,8 @@ func (o *options) check() string {
 	switch {
 	case o.Door != doorGateway && o.Door != doorAPI:
 		return "-door is gateway or api"
+	case o.StoreSync != "full" && o.StoreSync != "normal":
+		return "-store-sync is full or normal"
 	case o.Cluster && o.Door != doorGateway:
 		return "-cluster goes through the gateway only (-door gateway)"
 	case o.FaultDown <= 0 || o.FaultDown > time.Minute:

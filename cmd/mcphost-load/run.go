@@ -164,7 +164,9 @@ func (r *runner) run(ctx context.Context) error {
 		defer os.RemoveAll(dataDir)
 	}
 	cfgPath := filepath.Join(o.Out, "config.hcl")
-	if err := os.WriteFile(cfgPath, []byte(configHCL(dataDir, plan, principals, bins, o.Plugin, o.PluginTime, o.Policies)), 0o600); err != nil {
+	src := configHCL(dataDir, plan, principals, bins, o.Plugin, o.PluginTime, o.Policies) +
+		fmt.Sprintf("\nstore {\n  sync = %q\n}\n", o.StoreSync)
+	if err := os.WriteFile(cfgPath, []byte(src), 0o600); err != nil {
 		return err
 	}
 	cfg, diags := config.LoadFile(cfgPath, config.Options{})

@@ -61,7 +61,9 @@ func BenchmarkAppendEntry(b *testing.B) {
 // text, a short trail): what one caller of the gateway waits for. Its
 // pages, not its bytes, are most of the commit; the mean includes the
 // checkpoints, which no longer run on the appending goroutine
-// (checkpoint.go).
+// (checkpoint.go). With sync=normal an append returns once its record is
+// in the entry log (entrylog.go): ns/op, p50 and p99 are what a caller
+// waits for, while the applier writes the records behind it in groups.
 func BenchmarkAppendSmallEntry(b *testing.B) {
 	s := mustOpenWith(b, filepath.Join(b.TempDir(), "mcphost.db"), Options{Sync: SyncNormal})
 	sess := mustCreate(b, s, "alice", "bench")

@@ -110,7 +110,7 @@ func (s *Store) openEntryLog(ctx context.Context, db string) error {
 	}
 	if err := lockFile(f); err != nil {
 		f.Close()
-		return fmt.Errorf("the entry log %q is locked by another process (another mcphost on this data_dir?): %w", path, err)
+		return fmt.Errorf("the entry log %q is held by another process: with sync = \"normal\" one process at a time writes this data_dir's transcript (run one `mcphost serve` and let other commands use it, or use sync = \"full\"): %w", path, err)
 	}
 	l := &entryLog{path: path, logger: s.logger, f: f, sessions: make(map[string]logSession),
 		changed: make(chan struct{}), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}

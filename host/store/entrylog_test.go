@@ -221,7 +221,7 @@ func TestEntryLogOneOwner(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mcphost.db")
 	s := openLogged(t, path, nil)
 	mustAppend(t, s, sampleEntry(mustCreate(t, s, "alice", "a").ID, "alice", 1))
-	if _, err := OpenWith(t.Context(), path, nil, Options{Sync: SyncNormal}); err == nil || !strings.Contains(err.Error(), "locked by another process") {
+	if _, err := OpenWith(t.Context(), path, nil, Options{Sync: SyncNormal}); err == nil || !strings.Contains(err.Error(), "held by another process") {
 		t.Fatalf("second open: %v; want it refused", err)
 	}
 	if err := s.Close(); err != nil {
