@@ -42,6 +42,11 @@ import (
 //     the session from the database before the delete sees the generation
 //     move and reads it again.
 //
+// What waits to be applied is bounded (maxPending entries, maxPendingBytes):
+// past it an append waits for the applier, as it would for its commit
+// without the log, so a burst faster than the database grows neither the
+// memory nor the log without end.
+//
 // When the applier cannot write (a full disk), it keeps the records, logs
 // the error and tries again, backing off up to a minute; meanwhile appends
 // and reads fail with that error, which names how many entries wait, and
@@ -60,6 +65,13 @@ const (
 	logSessions = 1 << 14
 	// maxApplyBackoff bounds the wait between two failed attempts.
 	maxApplyBackoff = time.Minute
+	// maxPending and maxPendingBytes bound what waits to be applied:
+	// past them an append waits for the applier (honouring its context),
+	// as it would wait for its commit without the log, so that a burst
+	// faster than the database grows neither the memory nor the log
+	// without end.
+	maxPending      = queueLen
+	maxPendingBytes = 64 << 20
 )
 
 // logSession is what the log knows of a session: whose it is and its
@@ -88,6 +100,7 @@ type entryLog struct {
 	// moves.
 	amu     sync.Mutex
 	queue   []*appendReq
+	queued  int // bytes of JSON in queue
 	written uint64
 	applied uint64
 	err     error // the applier's last failure, nil once it succeeds
@@ -212,6 +225,8 @@ func (s *Store) applyGroup(l *entryLog, group []*appendReq) error {
 			}
 		}()
 		s.writeGroup(group, size)
+		c.groups.Add(1)
+		c.grouped.Add(int64(len(group)))
 	}()
 	failed := 0
 	for _, r := range group {
@@ -243,6 +258,9 @@ func (s *Store) applyGroup(l *entryLog, group []*appendReq) error {
 // record written before it returns.
 func (s *Store) appendLogged(ctx context.Context, l *entryLog, r *appendReq) (int64, error) {
 	e := r.e
+	if err := l.waitRoom(ctx); err != nil {
+		return 0, err
+	}
 	for {
 		l.mu.Lock()
 		if err := l.usable(); err != nil {
@@ -273,6 +291,29 @@ func (s *Store) appendLogged(ctx context.Context, l *entryLog, r *appendReq) (in
 		l.mu.Unlock()
 		return seq, err
 	}
+}
+
+// waitRoom waits while more than maxPending entries or maxPendingBytes
+// wait to be applied. The bound is loose: appends that find room at once
+// all go on.
+func (l *entryLog) waitRoom(ctx context.Context) error {
+	l.amu.Lock()
+	defer l.amu.Unlock()
+	for len(l.queue) >= maxPending || l.queued >= maxPendingBytes {
+		if l.err != nil {
+			return l.failing()
+		}
+		ch := l.changed
+		l.amu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			l.amu.Lock()
+			return ctx.Err()
+		}
+		l.amu.Lock()
+	}
+	return nil
 }
 
 // usable is nil when an append may be logged. Under l.mu.
@@ -339,6 +380,7 @@ func (s *Store) logRecord(l *entryLog, r *appendReq, sess logSession) (int64, er
 	l.sessions[r.e.SessionID] = sess
 	l.amu.Lock()
 	l.queue = append(l.queue, r)
+	l.queued += r.size
 	l.written++
 	l.amu.Unlock()
 	select {
@@ -382,6 +424,9 @@ func (s *Store) applyLoop(l *entryLog) {
 		err := s.applyGroup(l, group)
 		l.amu.Lock()
 		if err == nil {
+			for _, r := range group {
+				l.queued -= r.size
+			}
 			clear(l.queue[:n])
 			l.queue = l.queue[n:]
 			l.applied += uint64(n)

@@ -336,3 +336,28 @@ func TestEntryLogApplyFails(t *testing.T) {
 		t.Errorf("the failure is not logged:\n%s", logs.String())
 	}
 }
+
+// TestEntryLogBounded checks that appends wait for the applier once
+// maxPending entries wait to be applied: a burst faster than the database
+// grows neither the memory nor the log without end.
+func TestEntryLogBounded(t *testing.T) {
+	s := openLogged(t, filepath.Join(t.TempDir(), "mcphost.db"), nil)
+	sess := mustCreate(t, s, "alice", "burst")
+	release := holdCommitter(t, s)
+	for i := range maxPending { // waiting, the group the held applier took included
+		mustAppend(t, s, sampleEntry(sess.ID, "alice", i))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if err := s.AppendEntry(ctx, sampleEntry(sess.ID, "alice", 0)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("append past the bound: %v; want it to wait until its context ends", err)
+	}
+	release()
+	last := mustAppend(t, s, sampleEntry(sess.ID, "alice", 0))
+	if last.Seq != maxPending+1 {
+		t.Fatalf("seq after the wait = %d, want %d", last.Seq, maxPending+1)
+	}
+	if got := mustEntries(t, s, "alice", sess.ID); len(got) != maxPending+1 {
+		t.Fatalf("entries = %d, want %d", len(got), maxPending+1)
+	}
+}
