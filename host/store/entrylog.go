@@ -52,13 +52,13 @@ import (
 // and reads fail with that error, which names how many entries wait, and
 // nothing acknowledged is dropped. An entry that fails alone (its session is
 // gone, which the delete rule above rules out, or a constraint) is logged
-// with its id and dropped, since retrying cannot help. The log is truncated
-// when everything in it is applied and it has grown past logTruncateBytes,
-// at every delete, and at Close, which applies what remains and removes it.
+// with its id and dropped, since retrying cannot help. The log is emptied
+// when an append takes it past logTruncateBytes (that append holds the
+// others while the applier catches up, one group), at every delete, and
+// at Close, which applies what remains and removes it.
 
 const (
-	// logTruncateBytes is the size past which the log is truncated as
-	// soon as everything in it is applied.
+	// logTruncateBytes is the size past which the log is emptied.
 	logTruncateBytes = 4 << 20
 	// logSessions bounds the sessions the log keeps counts for; past it
 	// the counts are dropped when nothing waits to be applied.
@@ -288,6 +288,15 @@ func (s *Store) appendLogged(ctx context.Context, l *entryLog, r *appendReq) (in
 			sess = cur // another append logged one meanwhile
 		}
 		seq, err := s.logRecord(l, r, sess)
+		if err == nil && l.size >= logTruncateBytes {
+			// Empty the log: appends wait for this one while the applier
+			// catches up, one group, once per logTruncateBytes. Under a
+			// steady load the applier is never idle on its own, and the
+			// log would grow without end.
+			if s.settle(ctx) == nil {
+				l.truncate()
+			}
+		}
 		l.mu.Unlock()
 		return seq, err
 	}
@@ -446,23 +455,13 @@ func (s *Store) applyLoop(l *entryLog) {
 			backoff = min(2*backoff, maxApplyBackoff)
 			continue
 		}
-		s.truncateLog(l, false)
 	}
 }
 
-// truncateLog empties the log when everything in it is applied and, unless
-// held, it has grown past logTruncateBytes. held says the caller holds
-// l.mu; the applier does not, and skips the turn when someone does, for it
-// must never wait for l.mu: DeleteSession holds it while it waits for the
-// applier (and truncates itself).
-func (s *Store) truncateLog(l *entryLog, held bool) {
-	if !held {
-		if !l.mu.TryLock() {
-			return
-		}
-		defer l.mu.Unlock()
-	}
-	if l.size == 0 || (!held && l.size < logTruncateBytes) || !l.idle() {
+// truncateLog empties the log if everything in it is applied. Under
+// l.mu.
+func (l *entryLog) truncate() {
+	if l.size == 0 || !l.idle() {
 		return
 	}
 	if err := l.f.Truncate(0); err != nil {
@@ -519,7 +518,7 @@ func (s *Store) holdLog(ctx context.Context) (release func(forget string), err e
 			delete(l.sessions, forget)
 			l.gen++
 		}
-		s.truncateLog(l, true)
+		l.truncate()
 		l.mu.Unlock()
 	}, nil
 }

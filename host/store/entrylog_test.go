@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -359,5 +360,45 @@ func TestEntryLogBounded(t *testing.T) {
 	}
 	if got := mustEntries(t, s, "alice", sess.ID); len(got) != maxPending+1 {
 		t.Fatalf("entries = %d, want %d", len(got), maxPending+1)
+	}
+}
+
+// TestEntryLogStaysSmall checks that the log is emptied under a steady
+// stream of concurrent appends, when the applier is never idle on its
+// own: it never holds much more than logTruncateBytes.
+func TestEntryLogStaysSmall(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcphost.db")
+	s := openLogged(t, path, nil)
+	sess := mustCreate(t, s, "alice", "steady")
+	result := json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat("x", 4000) + `"}]}`)
+	const workers, each = 8, 400 // 3,200 entries of 4 KB: about three times the bound
+	var biggest atomic.Int64
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			for i := range each {
+				e := sampleEntry(sess.ID, "alice", i)
+				e.Result = result
+				if err := s.AppendEntry(t.Context(), e); err != nil {
+					errs <- err
+					return
+				}
+				if st, err := os.Stat(entryLogPath(path)); err == nil && st.Size() > biggest.Load() {
+					biggest.Store(st.Size())
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if most := biggest.Load(); most > logTruncateBytes+workers*8<<10 {
+		t.Errorf("the entry log reached %d bytes; want it emptied past %d", most, logTruncateBytes)
+	}
+	if got := mustEntries(t, s, "alice", sess.ID); len(got) != workers*each || got[len(got)-1].Seq != workers*each {
+		t.Errorf("%d entries, last seq %d; want %d", len(got), got[len(got)-1].Seq, workers*each)
 	}
 }
