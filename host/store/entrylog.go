@@ -114,10 +114,20 @@ type entryLog struct {
 func entryLogPath(db string) string { return db + "-entries" }
 
 // openEntryLog opens the log of the database at db, replays into s what it
-// holds, and starts the applier. It runs at open, before any append.
-func (s *Store) openEntryLog(ctx context.Context, db string) error {
+// holds, and starts the applier. It runs at open, before any append. With
+// keep false (SyncFull) there is no log to keep, but one left by a process
+// that ran with SyncNormal and was killed is replayed, then removed: the
+// mode can change between two runs without losing an acknowledged entry.
+func (s *Store) openEntryLog(ctx context.Context, db string, keep bool) error {
 	path := entryLogPath(db)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	flags := os.O_RDWR | os.O_APPEND
+	if keep {
+		flags |= os.O_CREATE
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
+	if !keep && errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("opening the entry log: %w", err)
 	}
@@ -130,6 +140,9 @@ func (s *Store) openEntryLog(ctx context.Context, db string) error {
 	if err := s.replay(ctx, l); err != nil {
 		f.Close()
 		return fmt.Errorf("replaying the entry log %q: %w", path, err)
+	}
+	if !keep {
+		return errors.Join(os.Remove(path), f.Close())
 	}
 	s.elog = l
 	go s.applyLoop(l)

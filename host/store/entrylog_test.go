@@ -76,7 +76,7 @@ func TestEntryLogReplay(t *testing.T) {
 	}
 	// The files as a kill -9 would leave them: the first entry applied,
 	// the other four only in the log (the applier waits on the hold).
-	crashed := copyFiles(t, path)
+	crashed, crashedFull := copyFiles(t, path), copyFiles(t, path)
 	release()
 
 	var logs bytes.Buffer
@@ -105,6 +105,17 @@ func TestEntryLogReplay(t *testing.T) {
 	}
 	if st, err := os.Stat(entryLogPath(crashed)); err != nil || st.Size() != 0 {
 		t.Errorf("entry log after replay: %v, %v; want empty", st, err)
+	}
+
+	// The operator switched to sync = "full" before the restart: the log
+	// is replayed all the same, then removed.
+	full := crashedFull
+	f := mustOpenWith(t, full, Options{Sync: SyncFull})
+	if got := mustEntries(t, f, "alice", sess.ID); len(got) != 4 || got[3].ID != told[3].ID {
+		t.Errorf("entries after replay under sync=full = %d", len(got))
+	}
+	if _, err := os.Stat(entryLogPath(full)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("entry log after opening with sync=full: %v; want it removed", err)
 	}
 }
 

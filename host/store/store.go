@@ -264,15 +264,12 @@ func open(ctx context.Context, path string, logger *slog.Logger, opts Options, m
 	}
 	s.startCommitter()
 	s.ckpt = startCheckpointer(k, logger, s.commit)
-	if opts.Sync == SyncNormal {
-		if err := s.openEntryLog(ctx, abs); err != nil {
-			s.ckpt.close()
-			s.stopCommitter()
-			k.Close()
-			r.Close()
-			w.Close()
-			return nil, wrap(err)
-		}
+	if err := s.openEntryLog(ctx, abs, opts.Sync == SyncNormal); err != nil {
+		s.ckpt.close() // and its connection
+		s.stopCommitter()
+		r.Close()
+		w.Close()
+		return nil, wrap(err)
 	}
 	return s, nil
 }
