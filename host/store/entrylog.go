@@ -23,7 +23,10 @@ import (
 // (commit.go), in the order they were logged. The next open replays what
 // the log holds and the database does not (a process killed before its
 // applier caught up), before anything else runs. With SyncFull there is no
-// log: the append commits and fsyncs as before.
+// log: the append commits and fsyncs as before (a log that a killed
+// SyncNormal process left is replayed at open all the same, then removed).
+// One process at a time holds the log (an exclusive flock): a second one
+// would keep counts of its own and interleave its records.
 //
 // Nothing can tell that an entry was not applied yet:
 //

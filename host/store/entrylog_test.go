@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,6 +27,16 @@ func openLogged(t *testing.T, path string, logger *slog.Logger) *Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// heldLog opens a store with an entry log, creates a session of alice's
+// and holds the applier (holdCommitter): what is appended waits in the log
+// until release.
+func heldLog(t *testing.T, title string) (*Store, Session, func()) {
+	t.Helper()
+	s := openLogged(t, filepath.Join(t.TempDir(), "mcphost.db"), nil)
+	sess := mustCreate(t, s, "alice", title)
+	return s, sess, holdCommitter(t, s)
 }
 
 // copyFiles copies the database, its WAL and its entry log from dir to a
@@ -71,7 +83,7 @@ func TestEntryLogReplay(t *testing.T) {
 		e.Audit = []Audit{{Origin: "user", Server: "revenue", Tool: "show_revenue_dashboard", Phase: "call", Effect: "allow", Reason: "r"}}
 		told = append(told, mustAppend(t, s, e))
 	}
-	if got := []int64{told[0].Seq, told[1].Seq, told[2].Seq, told[3].Seq}; !slices64Equal(got, []int64{2, 3, 1, 4}) {
+	if got := []int64{told[0].Seq, told[1].Seq, told[2].Seq, told[3].Seq}; !slices.Equal(got, []int64{2, 3, 1, 4}) {
 		t.Fatalf("seqs told = %v, want [2 3 1 4]", got)
 	}
 	// The files as a kill -9 would leave them: the first entry applied,
@@ -119,19 +131,7 @@ func TestEntryLogReplay(t *testing.T) {
 	}
 }
 
-func slices64Equal(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // TestEntryLogTornTail checks that a record cut short (a write a crash
 // interrupted, never acknowledged) ends the log: what precedes it is
@@ -179,9 +179,7 @@ func TestEntryLogTornTail(t *testing.T) {
 // TestEntryLogReadsWait checks that a read made after an append returned
 // sees the entry even when the applier has not written it yet: it waits.
 func TestEntryLogReadsWait(t *testing.T) {
-	s := openLogged(t, filepath.Join(t.TempDir(), "mcphost.db"), nil)
-	sess := mustCreate(t, s, "alice", "reads")
-	release := holdCommitter(t, s)
+	s, sess, release := heldLog(t, "reads")
 	e := mustAppend(t, s, sampleEntry(sess.ID, "alice", 1))
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
@@ -202,9 +200,7 @@ func TestEntryLogReadsWait(t *testing.T) {
 // it wait to be applied takes them with it, and that the log then refuses
 // appends to it as the database would.
 func TestEntryLogDeleteSession(t *testing.T) {
-	s := openLogged(t, filepath.Join(t.TempDir(), "mcphost.db"), nil)
-	sess := mustCreate(t, s, "alice", "doomed")
-	release := holdCommitter(t, s)
+	s, sess, release := heldLog(t, "doomed")
 	for i := 1; i <= 3; i++ {
 		mustAppend(t, s, sampleEntry(sess.ID, "alice", i))
 	}
@@ -353,9 +349,7 @@ func TestEntryLogApplyFails(t *testing.T) {
 // maxPending entries wait to be applied: a burst faster than the database
 // grows neither the memory nor the log without end.
 func TestEntryLogBounded(t *testing.T) {
-	s := openLogged(t, filepath.Join(t.TempDir(), "mcphost.db"), nil)
-	sess := mustCreate(t, s, "alice", "burst")
-	release := holdCommitter(t, s)
+	s, sess, release := heldLog(t, "burst")
 	for i := range maxPending { // waiting, the group the held applier took included
 		mustAppend(t, s, sampleEntry(sess.ID, "alice", i))
 	}
