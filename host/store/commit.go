@@ -90,7 +90,7 @@ type appendReq struct {
 	err  error
 	done chan struct{}
 	// logged is the seq the entry log assigned (entrylog.go), which the
-	// database must give it too, and at the time it logged it (Unix
+	// database must give it too, and at the time of the append (Unix
 	// nanoseconds), its session's UpdatedAt; 0 without the log.
 	logged, at int64
 }
@@ -446,8 +446,8 @@ func (s *Store) tryGroupOn(ctx context.Context, c *writerConn, group []*appendRe
 const touchEvery = int64(time.Second)
 
 // touchSessions moves, for each session with entries stored in group, its
-// UpdatedAt to the time of its last one (now, or when the entry log
-// logged it: r.at), once per session, unless it was moved less than
+// UpdatedAt to the time of its last one (now, or with the entry log the
+// time of its append: r.at), once per session, unless it was moved less than
 // touchEvery ago and the session is already its principal's most recently
 // updated: then leaving it changes no order (Sessions lists it first either
 // way), and the next append of another session moves that one above it, as

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -123,11 +124,8 @@ func (s *Store) AppendEntry(ctx context.Context, e *Entry) error {
 	var seq int64
 	var err error
 	if l := s.elog; l != nil {
-		for i := range e.Audit {
-			if e.Audit[i].At.IsZero() {
-				e.Audit[i].At = s.now() // the time of the decision, not of the record's applying
-			}
-		}
+		now := s.now()
+		r.e, r.at = ownCopy(e, now), now.UnixNano()
 		seq, err = s.appendLogged(ctx, l, r)
 	} else {
 		r.done = make(chan struct{})
@@ -141,6 +139,22 @@ func (s *Store) AppendEntry(ctx context.Context, e *Entry) error {
 	}
 	e.ID, e.Seq, e.Kind = id, seq, kind
 	return nil
+}
+
+// ownCopy is the entry the entry log's applier writes after AppendEntry
+// has returned, when the caller may change its own (the host clears
+// Audit): a copy of e whose audit records are its own, with now as the
+// time of those that have none (the time of the decision, not of the
+// applying). The JSON fields are shared: callers never change their bytes.
+func ownCopy(e *Entry, now time.Time) *Entry {
+	c := *e
+	c.Audit = slices.Clone(e.Audit)
+	for i := range c.Audit {
+		if c.Audit[i].At.IsZero() {
+			c.Audit[i].At = now
+		}
+	}
+	return &c
 }
 
 func (e *Entry) check() error {

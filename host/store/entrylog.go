@@ -378,7 +378,7 @@ func (s *Store) logSessionOf(ctx context.Context, id string) (logSession, error)
 // logRecord writes r's record with the session's next seq and queues it
 // for the applier. Under l.mu.
 func (s *Store) logRecord(l *entryLog, r *appendReq, sess logSession) (int64, error) {
-	r.logged, r.at = sess.seq+1, s.now().UnixNano()
+	r.logged = sess.seq + 1
 	buf, err := appendRecord(l.buf[:0], r)
 	if err != nil {
 		return 0, err

@@ -407,3 +407,24 @@ func TestEntryLogStaysSmall(t *testing.T) {
 		t.Errorf("%d entries, last seq %d; want %d", len(got), got[len(got)-1].Seq, workers*each)
 	}
 }
+
+// TestEntryLogOwnsTheEntry checks that what the caller does with its
+// entry after AppendEntry returned (the host clears Audit and publishes
+// it) does not change what the applier writes afterwards.
+func TestEntryLogOwnsTheEntry(t *testing.T) {
+	s, sess, release := heldLog(t, "owned")
+	e := sampleEntry(sess.ID, "alice", 1)
+	e.Audit = []Audit{{Origin: "user", Server: "revenue", Tool: "show_revenue_dashboard", Phase: "call", Effect: "allow", Reason: "kept"}}
+	mustAppend(t, s, e)
+	e.Audit[0].Reason = "changed"
+	e.Audit, e.Tool = nil, "changed"
+	release()
+	got := mustEntries(t, s, "alice", sess.ID)
+	if len(got) != 1 || got[0].Tool != "show_revenue_dashboard" {
+		t.Fatalf("entries = %+v", got)
+	}
+	audit, err := s.AuditLog(t.Context(), "alice", 0, 10)
+	if err != nil || len(audit) != 1 || audit[0].Reason != "kept" || audit[0].EntryID != got[0].ID {
+		t.Fatalf("audit = %+v, %v; want the record as appended", audit, err)
+	}
+}

@@ -10,9 +10,6 @@ import (
 // CreateSession cleans it) and returns the session; ErrNotFound for a
 // session that is not principal's.
 func (s *Store) RenameSession(ctx context.Context, principal, id, title string) (Session, error) {
-	if err := s.settle(ctx); err != nil {
-		return Session{}, err
-	}
 	sess, err := s.Session(ctx, principal, id)
 	if err != nil {
 		return Session{}, err
