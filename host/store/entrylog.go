@@ -55,7 +55,10 @@ import (
 // and reads fail with that error, which names how many entries wait, and
 // nothing acknowledged is dropped. An entry that fails alone (its session is
 // gone, which the delete rule above rules out, or a constraint) is logged
-// with its id and dropped, since retrying cannot help. The log is emptied
+// with its id and dropped, since retrying cannot help. (An error that only
+// one entry would always meet, written alone, cannot be told from a
+// failing database, so it is retried like one; entries are validated
+// before they are logged, and none is known.) The log is emptied
 // when an append takes it past logTruncateBytes (that append holds the
 // others while the applier catches up, one group), at every delete, and
 // at Close, which applies what remains and removes it.
