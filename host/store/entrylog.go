@@ -100,6 +100,7 @@ type entryLog struct {
 	gen      uint64 // moved by every delete
 	buf      []byte
 	closed   bool
+	broken   error // set by fail: appends fail with it
 
 	// amu guards the queue of logged records not yet applied and the
 	// counts; changed is closed (and replaced) whenever applied or err
@@ -299,6 +300,10 @@ func (s *Store) appendLogged(ctx context.Context, l *entryLog, r *appendReq) (in
 			return 0, ErrNotFound
 		}
 		l.mu.Lock()
+		if err := l.shut(); err != nil {
+			l.mu.Unlock()
+			return 0, err // Close came meanwhile: the applier may be gone
+		}
 		if l.gen != gen {
 			l.mu.Unlock()
 			continue // a session was deleted meanwhile: read it again
@@ -346,8 +351,8 @@ func (l *entryLog) waitRoom(ctx context.Context) error {
 
 // usable is nil when an append may be logged. Under l.mu.
 func (l *entryLog) usable() error {
-	if l.closed {
-		return errClosed
+	if err := l.shut(); err != nil {
+		return err
 	}
 	l.amu.Lock()
 	defer l.amu.Unlock()
@@ -355,6 +360,14 @@ func (l *entryLog) usable() error {
 		return l.failing()
 	}
 	return nil
+}
+
+// shut is the error of an append made after Close or fail. Under l.mu.
+func (l *entryLog) shut() error {
+	if l.closed {
+		return errClosed
+	}
+	return l.broken
 }
 
 // failing is the applier's failure for callers. Under l.amu.
@@ -420,7 +433,7 @@ func (s *Store) logRecord(l *entryLog, r *appendReq, sess logSession) (int64, er
 
 // fail marks the log unusable: appends fail from now on. Under l.mu.
 func (l *entryLog) fail(err error) {
-	l.closed = true
+	l.broken = fmt.Errorf("the entry log cannot be written: %w", err)
 	l.logger.Error("the entry log cannot be written any more; appends fail until mcphost restarts", "path", l.path, "err", err)
 }
 
