@@ -67,11 +67,11 @@ func (s *Store) insertAudit(ctx context.Context, tx sqlTx, a Audit) error {
 // AppendAudit adds decisions that belong to no entry (a call refused
 // before it was recorded) to the audit log, in one transaction.
 func (s *Store) AppendAudit(ctx context.Context, records ...Audit) error {
-	if err := s.settle(ctx); err != nil {
-		return err
-	}
 	if len(records) == 0 {
 		return nil
+	}
+	if err := s.settle(ctx); err != nil { // after the entries logged before: ids keep the order
+		return err
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {

@@ -287,43 +287,44 @@ func (s *Store) appendLogged(ctx context.Context, l *entryLog, r *appendReq) (in
 			l.mu.Unlock()
 			return 0, err
 		}
-		sess, known := l.sessions[e.SessionID]
+		if sess, known := l.sessions[e.SessionID]; known {
+			seq, err := s.logKnown(ctx, l, r, sess)
+			l.mu.Unlock()
+			return seq, err
+		}
+		// The log has no record of the session that is not applied: read
+		// it from the database, learn it unless a delete (or the counts'
+		// clearing) moved the generation meanwhile, and go round again.
 		gen := l.gen
 		l.mu.Unlock()
-		if !known {
-			var err error
-			if sess, err = s.logSessionOf(ctx, e.SessionID); err != nil {
-				return 0, err
-			}
-		}
-		if sess.principal != e.Principal {
-			return 0, ErrNotFound
+		sess, err := s.logSessionOf(ctx, e.SessionID)
+		if err != nil {
+			return 0, err
 		}
 		l.mu.Lock()
-		if err := l.shut(); err != nil {
-			l.mu.Unlock()
-			return 0, err // Close came meanwhile: the applier may be gone
-		}
-		if l.gen != gen {
-			l.mu.Unlock()
-			continue // a session was deleted meanwhile: read it again
-		}
-		if cur, ok := l.sessions[e.SessionID]; ok {
-			sess = cur // another append logged one meanwhile
-		}
-		seq, err := s.logRecord(l, r, sess)
-		if err == nil && l.size >= logTruncateBytes {
-			// Empty the log: appends wait for this one while the applier
-			// catches up, one group, once per logTruncateBytes. Under a
-			// steady load the applier is never idle on its own, and the
-			// log would grow without end.
-			if s.settle(ctx) == nil {
-				l.truncate()
-			}
+		if _, known := l.sessions[e.SessionID]; !known && l.gen == gen {
+			l.sessions[e.SessionID] = sess
 		}
 		l.mu.Unlock()
-		return seq, err
 	}
+}
+
+// logKnown logs r in session sess, which the log knows. Under l.mu.
+func (s *Store) logKnown(ctx context.Context, l *entryLog, r *appendReq, sess logSession) (int64, error) {
+	if sess.principal != r.e.Principal {
+		return 0, ErrNotFound
+	}
+	seq, err := s.logRecord(l, r, sess)
+	if err == nil && l.size >= logTruncateBytes {
+		// Empty the log: appends wait for this one while the applier
+		// catches up, one group, once per logTruncateBytes. Under a
+		// steady load the applier is never idle on its own, and the log
+		// would grow without end.
+		if s.settle(ctx) == nil {
+			l.truncate()
+		}
+	}
+	return seq, err
 }
 
 // waitRoom waits while more than maxPending entries or maxPendingBytes
@@ -351,8 +352,11 @@ func (l *entryLog) waitRoom(ctx context.Context) error {
 
 // usable is nil when an append may be logged. Under l.mu.
 func (l *entryLog) usable() error {
-	if err := l.shut(); err != nil {
-		return err
+	if l.closed {
+		return errClosed
+	}
+	if l.broken != nil {
+		return l.broken
 	}
 	l.amu.Lock()
 	defer l.amu.Unlock()
@@ -360,14 +364,6 @@ func (l *entryLog) usable() error {
 		return l.failing()
 	}
 	return nil
-}
-
-// shut is the error of an append made after Close or fail. Under l.mu.
-func (l *entryLog) shut() error {
-	if l.closed {
-		return errClosed
-	}
-	return l.broken
 }
 
 // failing is the applier's failure for callers. Under l.amu.
