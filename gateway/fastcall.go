@@ -37,6 +37,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -254,9 +255,16 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, e *endpoint,
 		res = withServerInfo(res, e.impl)
 	}
 	status, body := encodeAnswer(fc.id, res, err, fc.modern)
+	body = append(body, '\n')
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-cache, no-transform")
+	// With its length known, the answer goes out whole in one write when
+	// flushed below; without it the flush would start a chunked body whose
+	// end is written only after this handler returns, which the client
+	// waits for (a second write, and a second wake of the client, per
+	// call).
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	// A client that does not read holds this handler only, for at most
 	// the stall every stream has: the answer is flushed under the
 	// deadline, which is then lifted, so that nothing later on a
@@ -264,7 +272,7 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, e *endpoint,
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Now().Add(g.stall))
 	w.WriteHeader(status)
-	_, err = w.Write(append(body, '\n'))
+	_, err = w.Write(body)
 	if err == nil {
 		if err = rc.Flush(); errors.Is(err, http.ErrNotSupported) {
 			err = nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,8 @@ func (a answer) message(t *testing.T) (map[string]any, string) {
 // with the status, result or error that go-sdk's path gives the same call
 // with a progress token (as an event stream), in both eras: a result, a
 // policy's refusal, a server's tool error, arguments the schema refuses,
-// a tool the caller may not see and one that does not exist.
+// a tool the caller may not see and one that does not exist. The gateway's
+// own answer names its length.
 func TestFastCallAnswersAsGoSDK(t *testing.T) {
 	e := newEnv(t, []string{"fx"},
 		policies.Rule{Name: "no-shouting", Phase: policies.PhaseCall, Effect: policies.EffectDeny, When: `has(args.text) && args.text == "SHOUT"`, Message: "no shouting"},
@@ -112,6 +114,9 @@ func TestFastCallAnswersAsGoSDK(t *testing.T) {
 				}
 				if fastType != "application/json" && tc.name != "unknown" { // go-sdk answers a name it does not have
 					t.Errorf("without one: %s, want the gateway's own JSON answer", fastType)
+				}
+				if tc.name != "unknown" && fast.header.Get("Content-Length") != strconv.Itoa(len(fast.body)) {
+					t.Errorf("Content-Length %q for a %d-byte answer, want its length: the answer goes out whole, not as a chunked body", fast.header.Get("Content-Length"), len(fast.body))
 				}
 				if fast.status != slow.status {
 					t.Errorf("status %d, go-sdk's %d", fast.status, slow.status)
