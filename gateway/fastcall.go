@@ -250,11 +250,18 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, e *endpoint,
 	req := &mcp.CallToolRequest{Session: fc.ss, Params: fc.params, Extra: &mcp.RequestExtra{TokenInfo: ti, Header: r.Header}}
 	c := caller
 	c.Client = clientOf(req)
-	res, err := e.callTool(ctx, c, req)
+	rec := &recordedResult{}
+	res, err := e.callTool(withRecordedResult(ctx, rec), c, req)
 	if err == nil && fc.modern {
 		res = withServerInfo(res, e.impl)
 	}
-	status, body := encodeAnswer(fc.id, res, err, fc.modern)
+	var status int
+	var body []byte
+	if raw := rec.encoding(res, fc.modern); err == nil && raw != nil {
+		status, body = http.StatusOK, encodeRecorded(fc.id, raw)
+	} else {
+		status, body = encodeAnswer(fc.id, res, err, fc.modern)
+	}
 	body = append(body, '\n')
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
@@ -312,6 +319,66 @@ func encodeAnswer(id jsonrpc.ID, res *mcp.CallToolResult, err error, modern bool
 		}
 	}
 	return status, data
+}
+
+// A recordedResult is the result of a call as the pipeline recorded it in
+// the call's entry, already encoded: a legacy answer is that encoding, so
+// the gateway writes it rather than encoding the result once more.
+type recordedResult struct {
+	res *mcp.CallToolResult
+	raw json.RawMessage
+}
+
+type recordedKey struct{}
+
+// withRecordedResult returns ctx on which callTool leaves the recorded
+// result in rec.
+func withRecordedResult(ctx context.Context, rec *recordedResult) context.Context {
+	return context.WithValue(ctx, recordedKey{}, rec)
+}
+
+// keepRecorded leaves out's result and its encoding in the entry where
+// ctx asks for them (withRecordedResult).
+func keepRecorded(ctx context.Context, out *host.CallOutcome) {
+	rec, _ := ctx.Value(recordedKey{}).(*recordedResult)
+	if rec == nil || out == nil || out.Entry == nil || out.Result == nil {
+		return
+	}
+	rec.res, rec.raw = out.Result, out.Entry.Result
+}
+
+// encoding is the encoding of res to answer a legacy client with: the
+// entry's, when res is the very result recorded and encodeResult would
+// write the same (content that is not null, no input round); nil
+// otherwise.
+func (r *recordedResult) encoding(res *mcp.CallToolResult, modern bool) json.RawMessage {
+	if modern || res == nil || res != r.res || len(r.raw) == 0 ||
+		res.Content == nil || res.InputRequests != nil || res.NeedsInput() {
+		return nil
+	}
+	return r.raw
+}
+
+// encodeRecorded is the JSON-RPC answer id with raw as its result, as
+// jsonrpc.EncodeMessage writes it.
+func encodeRecorded(id jsonrpc.ID, raw json.RawMessage) []byte {
+	b := make([]byte, 0, len(raw)+64)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	switch v := id.Raw().(type) {
+	case int64:
+		b = strconv.AppendInt(b, v, 10)
+	case string:
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // as go-sdk writes an id
+		_ = enc.Encode(v)        // a string always encodes
+		b = append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	default:
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"result":`...)
+	b = append(b, raw...)
+	return append(b, '}')
 }
 
 // withServerInfo returns res naming the gateway in its _meta, as go-sdk

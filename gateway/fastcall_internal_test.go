@@ -126,6 +126,62 @@ func TestEncodeAnswer(t *testing.T) {
 	}
 }
 
+// TestEncodeRecorded: a legacy answer written from the result's recorded
+// encoding is, byte for byte, the answer encodeAnswer writes from the
+// result, for ids of both kinds; and the recorded encoding is used only
+// for the very result recorded, on a legacy session, without an input
+// round or null content.
+func TestEncodeRecorded(t *testing.T) {
+	results := map[string]*mcp.CallToolResult{
+		"text":       {Content: []mcp.Content{&mcp.TextContent{Text: "hi <b> & \u2028"}}},
+		"structured": {Content: []mcp.Content{&mcp.TextContent{Text: "3"}}, StructuredContent: map[string]any{"sum": 3}},
+		"error":      {Content: []mcp.Content{&mcp.TextContent{Text: "no"}}, IsError: true, Meta: mcp.Meta{"k": "v"}},
+		"empty":      {Content: []mcp.Content{}},
+	}
+	num, _ := jsonrpc.MakeID(float64(3))
+	str, _ := jsonrpc.MakeID("<a&b>")
+	for name, res := range results {
+		for _, id := range []jsonrpc.ID{num, str} {
+			raw, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &recordedResult{res: res, raw: raw}
+			got := rec.encoding(res, false)
+			if got == nil {
+				t.Fatalf("%s: the recorded encoding is not used", name)
+			}
+			_, want := encodeAnswer(id, res, nil, false)
+			if b := encodeRecorded(id, got); !bytes.Equal(b, want) {
+				t.Errorf("%s, id %v:\n%s\nwant\n%s", name, id.Raw(), b, want)
+			}
+		}
+	}
+	res := results["text"]
+	raw, _ := json.Marshal(res)
+	rec := &recordedResult{res: res, raw: raw}
+	other := *res
+	for name, tc := range map[string]struct {
+		rec    *recordedResult
+		res    *mcp.CallToolResult
+		modern bool
+	}{
+		"another result": {rec, &other, false},
+		"modern":         {rec, res, true},
+		"nothing kept":   {&recordedResult{}, res, false},
+		"null content":   {&recordedResult{res: &mcp.CallToolResult{}, raw: raw}, nil, false},
+		"an input round": {&recordedResult{res: &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{}}, raw: raw}, nil, false},
+	} {
+		r := tc.res
+		if r == nil {
+			r = tc.rec.res
+		}
+		if got := tc.rec.encoding(r, tc.modern); got != nil {
+			t.Errorf("%s: the recorded encoding is used", name)
+		}
+	}
+}
+
 // FuzzTakeCall: whatever a client sends, takeCall does not panic; what it
 // leaves to go-sdk it leaves whole; what it takes is a tools/call of a
 // tool the endpoint serves, as go-sdk decodes it.

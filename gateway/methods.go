@@ -251,6 +251,7 @@ func (e *endpoint) callTool(ctx context.Context, c host.Caller, r *mcp.CallToolR
 			Principal: c.Principal, SessionID: sessionID, Server: gt.Server, Tool: gt.Tool.Name,
 			Arguments: p.Arguments, Client: c.Client, Input: in, Relay: relay, OnLog: onLog,
 		}, ask, onProgress)
+		keepRecorded(ctx, out)
 		var ace *host.AskClientError
 		if errors.As(err, &ace) {
 			return e.approvalRound(c, p.Name, p.Arguments, ace.Approval), nil
