@@ -34,13 +34,13 @@ package gateway
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -64,8 +64,24 @@ type holder struct {
 
 func newHolder(token string, c host.Caller) holder {
 	d := sha256.Sum256([]byte(token))
-	key := fmt.Sprintf("%x\x00%s\x00%t\x00%s", d, c.Name, c.Admin, strings.Join(c.Groups, "\x01"))
-	return holder{caller: c, key: key}
+	n := 2*len(d) + len(c.Name) + 8 + len(c.Groups)
+	for _, g := range c.Groups {
+		n += len(g)
+	}
+	b := make([]byte, 0, n)
+	b = hex.AppendEncode(b, d[:])
+	b = append(b, 0)
+	b = append(b, c.Name...)
+	b = append(b, 0)
+	b = strconv.AppendBool(b, c.Admin)
+	b = append(b, 0)
+	for i, g := range c.Groups {
+		if i > 0 {
+			b = append(b, 1)
+		}
+		b = append(b, g...)
+	}
+	return holder{caller: c, key: string(b)}
 }
 
 // held is everything callers hold open: their requests in flight and
