@@ -55,6 +55,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -267,6 +268,14 @@ func plainHeader(v string) bool {
 // encodeOwnCall is the tools/call request id for params, as go-sdk
 // writes it (no HTML escaping, arguments {} when there are none).
 func encodeOwnCall(id int64, params *mcp.CallToolParams) ([]byte, error) {
+	if b, ok := encodePlainCall(id, params); ok {
+		return b, nil
+	}
+	return encodeCallJSON(id, params)
+}
+
+// encodeCallJSON is encodeOwnCall's encoding through encoding/json.
+func encodeCallJSON(id int64, params *mcp.CallToolParams) ([]byte, error) {
 	p := *params
 	if p.Arguments == nil {
 		p.Arguments = map[string]any{}
@@ -284,6 +293,61 @@ func encodeOwnCall(id int64, params *mcp.CallToolParams) ([]byte, error) {
 	b.Truncate(b.Len() - 1) // Encode's newline
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// encodePlainCall is encodeOwnCall's encoding of the common call, written
+// without reflection: raw arguments, a name and metadata of strings that
+// need no escaping (a progress token), no input round. ok is false for any
+// other call, which encodeOwnCall encodes through encoding/json.
+func encodePlainCall(id int64, p *mcp.CallToolParams) (_ []byte, ok bool) {
+	args, raw := p.Arguments.(json.RawMessage)
+	if !raw || len(args) == 0 || p.InputResponses != nil || p.RequestState != "" || !plainJSON(p.Name) {
+		return nil, false
+	}
+	b := make([]byte, 0, 128+len(args))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":"`+ownMethod+`","params":{`...)
+	if len(p.Meta) > 0 {
+		b = append(b, `"_meta":{`...)
+		for i, k := range slices.Sorted(maps.Keys(p.Meta)) { // as encoding/json orders a map
+			v, ok := p.Meta[k].(string)
+			if !ok || !plainJSON(k) || !plainJSON(v) {
+				return nil, false
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = append(b, k...)
+			b = append(b, `":"`...)
+			b = append(b, v...)
+			b = append(b, '"')
+		}
+		b = append(b, "},"...)
+	}
+	b = append(b, `"name":"`...)
+	b = append(b, p.Name...)
+	b = append(b, `","arguments":`...)
+	buf := bytes.NewBuffer(b)
+	if json.Compact(buf, args) != nil {
+		return nil, false // encoding/json reports it
+	}
+	buf.WriteString("}}")
+	return buf.Bytes(), true
+}
+
+// plainJSON reports whether s is written in JSON as it is, between
+// quotes, by an encoder that escapes HTML or not: printable ASCII but for
+// the quote, the backslash and <, >, &.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // ownStatus checks the status of the call's response as go-sdk does

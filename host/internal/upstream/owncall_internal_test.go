@@ -502,3 +502,77 @@ func TestOwnCallModernAsGoSDK(t *testing.T) {
 		})
 	}
 }
+
+// TestEncodePlainCall: the common call, encoded without reflection, is
+// byte for byte what encoding/json writes for it; every other call is left
+// to encoding/json.
+func TestEncodePlainCall(t *testing.T) {
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	for _, tc := range []struct {
+		name  string
+		p     mcp.CallToolParams
+		plain bool
+	}{
+		{"no meta", mcp.CallToolParams{Name: "echo", Arguments: raw(`{"text":"hi"}`)}, true},
+		{"progress token", mcp.CallToolParams{Name: "echo", Meta: mcp.Meta{"progressToken": "mcphost-7"}, Arguments: raw(`{"text":"hi"}`)}, true},
+		{"two meta keys", mcp.CallToolParams{Name: "e", Meta: mcp.Meta{"z": "1", "a": "2"}, Arguments: raw(`{}`)}, true},
+		{"spaces and html in arguments", mcp.CallToolParams{Name: "echo", Arguments: raw(" { \"t\" : \"<b> & \\u2028 \u2028 é\" ,\n\"n\": [1, 2.5e3, null] } ")}, true},
+		{"html in the name", mcp.CallToolParams{Name: "a<b", Arguments: raw(`{}`)}, false},
+		{"quote in the name", mcp.CallToolParams{Name: `a"b`, Arguments: raw(`{}`)}, false},
+		{"non-ascii name", mcp.CallToolParams{Name: "é", Arguments: raw(`{}`)}, false},
+		{"number token", mcp.CallToolParams{Name: "echo", Meta: mcp.Meta{"progressToken": 7}, Arguments: raw(`{}`)}, false},
+		{"object meta", mcp.CallToolParams{Name: "echo", Meta: mcp.Meta{"x": map[string]any{"a": 1}}, Arguments: raw(`{}`)}, false},
+		{"map arguments", mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"a": 1}}, false},
+		{"no arguments", mcp.CallToolParams{Name: "echo"}, false},
+		{"input round", mcp.CallToolParams{Name: "echo", Arguments: raw(`{}`), RequestState: "s"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := encodeCallJSON(7, &tc.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, plain := encodePlainCall(7, &tc.p)
+			if plain != tc.plain {
+				t.Fatalf("encoded without reflection: %v, want %v", plain, tc.plain)
+			}
+			if plain && !bytes.Equal(got, want) {
+				t.Errorf("\n%s\nwant\n%s", got, want)
+			}
+			if all, _ := encodeOwnCall(7, &tc.p); !bytes.Equal(all, want) {
+				t.Errorf("encodeOwnCall:\n%s\nwant\n%s", all, want)
+			}
+		})
+	}
+	bad := mcp.CallToolParams{Name: "echo", Arguments: raw(`{"a":`)}
+	if _, plain := encodePlainCall(7, &bad); plain {
+		t.Error("arguments that are not JSON encoded without reflection")
+	}
+	if _, err := encodeOwnCall(7, &bad); err == nil {
+		t.Error("arguments that are not JSON encoded without an error")
+	}
+}
+
+// FuzzEncodePlainCall: whatever the name, token and arguments, a call
+// encoded without reflection is what encoding/json writes for it.
+func FuzzEncodePlainCall(f *testing.F) {
+	f.Add("echo", "mcphost-1", []byte(`{"text":"hi"}`))
+	f.Add("a<b", "", []byte(` {"x" : [1, "\u2028"]} `))
+	f.Add("echo", "t", []byte(`{"a":`))
+	f.Fuzz(func(t *testing.T, name, token string, args []byte) {
+		p := mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)}
+		if token != "" {
+			p.Meta = mcp.Meta{"progressToken": token}
+		}
+		got, plain := encodePlainCall(3, &p)
+		if !plain {
+			return
+		}
+		want, err := encodeCallJSON(3, &p)
+		if err != nil {
+			t.Fatalf("encoded without reflection, but encoding/json fails: %v", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("\n%s\nwant\n%s", got, want)
+		}
+	})
+}
