@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"regexp"
 	"strings"
 	"time"
@@ -91,6 +92,8 @@ type Set struct {
 	loops         [4]bool // a rule of the phase has a comprehension
 	defaultEffect string
 	n             int
+	statics       [4]int    // the phase's static rules (verdicts.go)
+	verdicts      *verdicts // their verdicts by the facts they read
 }
 
 type rule struct {
@@ -104,6 +107,9 @@ type rule struct {
 	uses          uint16 // variable bits, see varBits
 	ops           opSet  // the operations the rule governs
 	comprehension bool   // loops, so it must watch the context
+	// static: the rule reads only the identity variables, so its verdict
+	// is kept per set of facts (verdicts.go).
+	static bool
 }
 
 func phaseIndex(phase string) int {
@@ -150,6 +156,7 @@ func Compile(rules []Rule, defaultEffect string) (*Set, []CompileError) {
 		return nil, errs
 	}
 	s := &Set{defaultEffect: defaultEffect, adapter: celEnv.byPhase[PhaseList].CELTypeAdapter()}
+	s.verdicts = &verdicts{seed: maphash.MakeSeed()}
 	seen := make(map[string]int, len(rules))
 	for i, r := range rules {
 		if first, dup := seen[r.Name]; dup {
@@ -202,6 +209,9 @@ func Compile(rules []Rule, defaultEffect string) (*Set, []CompileError) {
 		}
 		s.phases[pi] = append(s.phases[pi], compiled)
 		s.loops[pi] = s.loops[pi] || compiled.comprehension
+		if compiled.static {
+			s.statics[pi]++
+		}
 		s.n++
 	}
 	if len(errs) > 0 {
@@ -265,11 +275,22 @@ func compileWhen(envs *celEnvs, phase string, i int, when string) (rule, []Compi
 			Detail:  "CEL cannot prepare the expression: " + err.Error() + ". Fix the expression."}}
 	}
 	r := rule{prg: prg}
+	var names []string
 	for _, ref := range checked.NativeRep().ReferenceMap() {
 		r.uses |= varBits[ref.Name]
+		if len(ref.OverloadIDs) == 0 && ref.Value == nil {
+			names = append(names, ref.Name) // a variable, not a function or a constant
+		}
 	}
 	nav := celast.NavigateAST(checked.NativeRep())
-	r.comprehension = len(celast.MatchDescendants(nav, celast.KindMatcher(celast.ComprehensionKind))) > 0
+	loops := celast.MatchDescendants(nav, celast.KindMatcher(celast.ComprehensionKind))
+	r.comprehension = len(loops) > 0
+	var locals []string
+	for _, l := range loops {
+		c := l.AsComprehension()
+		locals = append(locals, c.IterVar(), c.IterVar2(), c.AccuVar())
+	}
+	r.static = staticRule(names, locals)
 	if est, err := env.EstimateCost(checked, boundedEstimator{}); err == nil && est.Max <= CostLimit {
 		if fast, err := env.Program(checked, fastProgramOptions...); err == nil {
 			r.fast = fast
@@ -550,45 +571,36 @@ func (s *Set) Decide(ctx context.Context, phase string, in *Input) (d Decision) 
 	}
 	bounded := inputBounded(in)
 	if pi == 1 {
-		if d := s.evalPhase(ctx, frame, bounded, PhaseList, 0, listOpOf(op, in)); d.Effect == EffectDeny {
+		if d := s.evalPhase(ctx, frame, bounded, PhaseList, 0, listOpOf(op, in), in); d.Effect == EffectDeny {
 			return d
 		}
 	}
-	return s.evalPhase(ctx, frame, bounded, phase, pi, op)
+	return s.evalPhase(ctx, frame, bounded, phase, pi, op, in)
 }
 
-func (s *Set) evalPhase(ctx context.Context, frame *interpreter.ExecutionFrame, bounded bool, phase string, pi int, op opSet) Decision {
+func (s *Set) evalPhase(ctx context.Context, frame *interpreter.ExecutionFrame, bounded bool, phase string, pi int, op opSet, in *Input) Decision {
+	var vs *verdictSet
+	if s.statics[pi] > 0 {
+		vs = s.staticVerdicts(ctx, frame, bounded, pi, op, in)
+	}
 	for i := range s.phases[pi] {
 		r := &s.phases[pi][i]
 		if r.ops&op == 0 {
 			continue // a rule about another operation
 		}
-		prg := r.prg
-		if bounded && r.fast != nil {
-			prg = r.fast
-		} else if frame.CostTracker() != nil {
-			// Each rule gets its own cost tracker, hence its own limit: the
-			// program installs a fresh one when the frame has none.
-			frame.SetCostTracker(nil)
-		}
-		out, _, err := prg.Eval(frame)
-		if err != nil && errors.Is(err, interpreter.InterruptError{}) {
-			if cause := context.Cause(ctx); cause != nil {
-				err = fmt.Errorf("%w: %w", err, cause)
+		var matched bool
+		if vs != nil && r.static {
+			matched = vs.matched[i]
+		} else {
+			var err error
+			if matched, err = evalRule(ctx, frame, bounded, r); err != nil {
+				return Decision{Phase: phase, Rule: r.name, Effect: EffectDeny, Error: true,
+					Message: "denied: policy " + r.name + " could not be evaluated",
+					Reason:  "rule " + r.name + ": " + err.Error()}
 			}
 		}
-		if err == nil {
-			b, ok := out.(types.Bool)
-			if !ok {
-				err = fmt.Errorf("condition returned %s, not bool", out.Type().TypeName())
-			} else if !b {
-				continue
-			}
-		}
-		if err != nil {
-			return Decision{Phase: phase, Rule: r.name, Effect: EffectDeny, Error: true,
-				Message: "denied: policy " + r.name + " could not be evaluated",
-				Reason:  "rule " + r.name + ": " + err.Error()}
+		if !matched {
+			continue
 		}
 		d := Decision{Phase: phase, Rule: r.name, Effect: r.effect, Message: r.message,
 			Reason: "rule " + r.name + " matched", Approvers: r.approvers}
@@ -607,4 +619,56 @@ func (s *Set) evalPhase(ctx context.Context, frame *interpreter.ExecutionFrame, 
 			Message: "denied by the default policy", Reason: "no rule matched: default deny"}
 	}
 	return Decision{Phase: phase, Effect: EffectAllow, Reason: "no rule matched: default allow"}
+}
+
+// staticVerdicts returns the verdicts of phase pi's static rules for in's
+// facts: kept, or evaluated and kept. nil when they cannot be kept (a
+// rule failed, another set's hash): the rules are then
+// evaluated in turn, as without verdicts.
+func (s *Set) staticVerdicts(ctx context.Context, frame *interpreter.ExecutionFrame, bounded bool, pi int, op opSet, in *Input) *verdictSet {
+	f := factsOf(pi, op, in)
+	vs, h, ok := s.verdicts.lookup(&f)
+	if vs != nil || !ok {
+		return vs
+	}
+	vs = &verdictSet{facts: f, matched: make([]bool, len(s.phases[pi]))}
+	for i := range s.phases[pi] {
+		r := &s.phases[pi][i]
+		if !r.static || r.ops&op == 0 {
+			continue
+		}
+		m, err := evalRule(ctx, frame, bounded, r)
+		if err != nil {
+			return nil
+		}
+		vs.matched[i] = m
+	}
+	s.verdicts.keep(h, vs)
+	return vs
+}
+
+// evalRule evaluates r's condition on frame.
+func evalRule(ctx context.Context, frame *interpreter.ExecutionFrame, bounded bool, r *rule) (bool, error) {
+	prg := r.prg
+	if bounded && r.fast != nil {
+		prg = r.fast
+	} else if frame.CostTracker() != nil {
+		// Each rule gets its own cost tracker, hence its own limit: the
+		// program installs a fresh one when the frame has none.
+		frame.SetCostTracker(nil)
+	}
+	out, _, err := prg.Eval(frame)
+	if err != nil && errors.Is(err, interpreter.InterruptError{}) {
+		if cause := context.Cause(ctx); cause != nil {
+			err = fmt.Errorf("%w: %w", err, cause)
+		}
+	}
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(types.Bool)
+	if !ok {
+		return false, fmt.Errorf("condition returned %s, not bool", out.Type().TypeName())
+	}
+	return bool(b), nil
 }
