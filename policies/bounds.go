@@ -18,11 +18,25 @@ const (
 	maxGroups        = 256  // principal.groups
 )
 
-// boundedEstimator tells CEL's cost estimator the identity bounds; every
-// other size (args, result, app) stays unknown, that is unbounded.
-type boundedEstimator struct{}
+// maxArgsBytes bounds the raw arguments for which a rule that reads args
+// may run without cost tracking: every value in arguments of n bytes (a
+// string in code points, a list or map in members) has a size of at most
+// n, so a rule whose estimated worst-case cost under that bound stays
+// below CostLimit cannot reach the limit on them. Larger arguments, or
+// arguments given only decoded, are decided with tracking.
+const maxArgsBytes = 4096
 
-func (boundedEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
+// boundedEstimator tells CEL's cost estimator the identity bounds and,
+// with args set, maxArgsBytes for every value read from args; every other
+// size (result, app, and args without it) stays unknown, that is
+// unbounded.
+type boundedEstimator struct{ args bool }
+
+func (b boundedEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
+	if path := n.Path(); b.args && len(path) > 0 && path[0] == "args" {
+		est := cost.RangedSizeEstimate(0, maxArgsBytes)
+		return &est
+	}
 	var max uint64
 	switch strings.Join(n.Path(), ".") {
 	case "server", "era", "origin", "principal.name", "principal.groups.@items", "tool.name", "tool.title",
@@ -89,4 +103,13 @@ func (dynamicCallCost) CallCost(function, overloadID string, args []ref.Val, res
 	}
 	c := 1 + (n+9)/10
 	return &c
+}
+
+// argsBounded reports whether in's arguments are within maxArgsBytes: raw,
+// or none at all.
+func argsBounded(in *Input) bool {
+	if in.RawArgs == nil {
+		return in.Args == nil
+	}
+	return len(in.RawArgs) <= maxArgsBytes
 }

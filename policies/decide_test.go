@@ -529,7 +529,7 @@ func TestCostLimitPerRule(t *testing.T) {
 }
 
 // TestFastPathAgrees checks that rules without cost tracking decide as the
-// tracked programs do.
+// tracked programs do, on arguments within maxArgsBytes and beyond.
 func TestFastPathAgrees(t *testing.T) {
 	set := mustCompile(t, "", benchRules...)
 	fast := 0
@@ -540,7 +540,7 @@ func TestFastPathAgrees(t *testing.T) {
 			}
 		}
 	}
-	if fast < 8 {
+	if fast < 9 {
 		t.Errorf("only %d of %d bench rules run untracked", fast, len(benchRules))
 	}
 	inputs := []*Input{baseInput()}
@@ -551,10 +551,24 @@ func TestFastPathAgrees(t *testing.T) {
 		func(in *Input) { in.Server = "db"; in.Args = map[string]any{"query": "DROP TABLE x"} },
 		func(in *Input) { in.Args = map[string]any{"limit": "x"} },
 		func(in *Input) { in.Origin = OriginAPI; in.Tool.Name = "restart" },
+		func(in *Input) { in.Args = map[string]any{"limit": 5000.0, "path": "/etc/x"} },
+		func(in *Input) {
+			in.Server = "db"
+			in.Args = map[string]any{"query": strings.Repeat("x", 5000) + "drop TABLE"}
+		},
 	} {
 		in := baseInput()
 		edit(in)
 		inputs = append(inputs, in)
+		if in.Args != nil {
+			// The same arguments raw, as a call brings them: rules that
+			// read args run untracked when they are small.
+			raw := baseInput()
+			edit(raw)
+			raw.RawArgs, _ = json.Marshal(raw.Args)
+			raw.Args = nil
+			inputs = append(inputs, raw)
+		}
 	}
 	for i, in := range inputs {
 		got := set.Decide(context.Background(), PhaseCall, in)
@@ -744,5 +758,31 @@ func TestCompileOps(t *testing.T) {
 				t.Fatalf("Compile errors = %v, want one ops error with %q", errs, tt.want)
 			}
 		})
+	}
+}
+
+// TestSmallArgsUntracked: a rule that reads args runs untracked on raw
+// arguments within maxArgsBytes, where its estimated cost is under the
+// limit, and tracked on larger ones, where the limit still stops it.
+func TestSmallArgsUntracked(t *testing.T) {
+	set := mustCompile(t, "", Rule{Name: "shout", Phase: PhaseCall, Effect: EffectDeny,
+		When: `has(args.s) && args.s.lowerAscii().contains("zzz")`})
+	if r := set.phases[1][0]; r.fast == nil || !r.fastSmallArgs {
+		t.Fatalf("fast %v, small args only %v: want an untracked program for small arguments", r.fast != nil, r.fastSmallArgs)
+	}
+	for _, tc := range []struct {
+		n      int
+		effect string
+		error  bool
+	}{
+		{maxArgsBytes - 10, EffectAllow, false},
+		{maxArgsBytes + 10, EffectAllow, false},
+		{1 << 20, EffectDeny, true}, // tracked: over the cost limit
+	} {
+		in := baseInput()
+		in.RawArgs = []byte(`{"s":"` + strings.Repeat("a", tc.n-8) + `"}`)
+		if d := set.Decide(context.Background(), PhaseCall, in); d.Effect != tc.effect || d.Error != tc.error {
+			t.Errorf("%d bytes of arguments: %+v, want %s (error %v)", tc.n, d, tc.effect, tc.error)
+		}
 	}
 }

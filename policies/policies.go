@@ -103,7 +103,9 @@ type rule struct {
 	// fast is the same program without cost tracking, set when the rule's
 	// estimated worst-case cost stays under CostLimit for every input within
 	// the identity bounds (see inputBounded); nil otherwise.
-	fast          cel.Program
+	fast cel.Program
+	// fastSmallArgs: fast may run only on arguments within maxArgsBytes.
+	fastSmallArgs bool
 	uses          uint16 // variable bits, see varBits
 	ops           opSet  // the operations the rule governs
 	comprehension bool   // loops, so it must watch the context
@@ -294,6 +296,12 @@ func compileWhen(envs *celEnvs, phase string, i int, when string) (rule, []Compi
 	if est, err := env.EstimateCost(checked, boundedEstimator{}); err == nil && est.Max <= CostLimit {
 		if fast, err := env.Program(checked, fastProgramOptions...); err == nil {
 			r.fast = fast
+		}
+	} else if r.uses&varBits["args"] != 0 {
+		if est, err := env.EstimateCost(checked, boundedEstimator{args: true}); err == nil && est.Max <= CostLimit {
+			if fast, err := env.Program(checked, fastProgramOptions...); err == nil {
+				r.fast, r.fastSmallArgs = fast, true
+			}
 		}
 	}
 	return r, nil
@@ -569,7 +577,7 @@ func (s *Set) Decide(ctx context.Context, phase string, in *Input) (d Decision) 
 				Message: "denied: the policy engine failed", Reason: err.Error()}
 		}
 	}
-	bounded := inputBounded(in)
+	bounded := bounds{identity: inputBounded(in), args: argsBounded(in)}
 	if pi == 1 {
 		if d := s.evalPhase(ctx, frame, bounded, PhaseList, 0, listOpOf(op, in), in); d.Effect == EffectDeny {
 			return d
@@ -578,9 +586,9 @@ func (s *Set) Decide(ctx context.Context, phase string, in *Input) (d Decision) 
 	return s.evalPhase(ctx, frame, bounded, phase, pi, op, in)
 }
 
-func (s *Set) evalPhase(ctx context.Context, frame *interpreter.ExecutionFrame, bounded bool, phase string, pi int, op opSet, in *Input) Decision {
+func (s *Set) evalPhase(ctx context.Context, frame *interpreter.ExecutionFrame, bounded bounds, phase string, pi int, op opSet, in *Input) Decision {
 	var vs *verdictSet
-	if s.statics[pi] > 0 {
+	if s.statics[pi] >= minStaticRules {
 		vs = s.staticVerdicts(ctx, frame, bounded, pi, op, in)
 	}
 	for i := range s.phases[pi] {
@@ -625,7 +633,7 @@ func (s *Set) evalPhase(ctx context.Context, frame *interpreter.ExecutionFrame, 
 // facts: kept, or evaluated and kept. nil when they cannot be kept (a
 // rule failed, another set's hash): the rules are then
 // evaluated in turn, as without verdicts.
-func (s *Set) staticVerdicts(ctx context.Context, frame *interpreter.ExecutionFrame, bounded bool, pi int, op opSet, in *Input) *verdictSet {
+func (s *Set) staticVerdicts(ctx context.Context, frame *interpreter.ExecutionFrame, bounded bounds, pi int, op opSet, in *Input) *verdictSet {
 	f := factsOf(pi, op, in)
 	vs, h, ok := s.verdicts.lookup(&f)
 	if vs != nil || !ok {
@@ -647,10 +655,15 @@ func (s *Set) staticVerdicts(ctx context.Context, frame *interpreter.ExecutionFr
 	return vs
 }
 
-// evalRule evaluates r's condition on frame.
-func evalRule(ctx context.Context, frame *interpreter.ExecutionFrame, bounded bool, r *rule) (bool, error) {
+// bounds tells which bounds an input is within: the identity bounds
+// (inputBounded) and maxArgsBytes (argsBounded).
+type bounds struct{ identity, args bool }
+
+// evalRule evaluates r's condition on frame, without cost tracking when
+// the input is within the bounds under which r cannot reach the limit.
+func evalRule(ctx context.Context, frame *interpreter.ExecutionFrame, bounded bounds, r *rule) (bool, error) {
 	prg := r.prg
-	if bounded && r.fast != nil {
+	if bounded.identity && r.fast != nil && (bounded.args || !r.fastSmallArgs) {
 		prg = r.fast
 	} else if frame.CostTracker() != nil {
 		// Each rule gets its own cost tracker, hence its own limit: the

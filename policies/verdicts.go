@@ -28,6 +28,10 @@ import (
 	"sync/atomic"
 )
 
+// minStaticRules is the fewest static rules of a phase whose verdicts are
+// kept: one such rule costs about what hashing the facts costs.
+const minStaticRules = 2
+
 // maxVerdictSets bounds the verdict sets a Set keeps (a few hundred bytes
 // each).
 const maxVerdictSets = 1 << 14

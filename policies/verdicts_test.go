@@ -109,7 +109,8 @@ func TestVerdictsDecideAsEvaluation(t *testing.T) {
 // facts (a collision) are not used; and a Set that meets more facts than
 // the bound keeps no more than it, deciding right throughout.
 func TestVerdictsNotKept(t *testing.T) {
-	failing := mustCompile(t, "", Rule{Name: "third-group", Phase: PhaseCall, Effect: EffectDeny, When: `principal.groups[2] == "x"`})
+	never := Rule{Name: "never", Phase: PhaseCall, Effect: EffectDeny, When: `server == "never"`} // verdicts are kept from two static rules
+	failing := mustCompile(t, "", never, Rule{Name: "third-group", Phase: PhaseCall, Effect: EffectDeny, When: `principal.groups[2] == "x"`})
 	for range 2 {
 		d := failing.Decide(context.Background(), PhaseCall, baseInput())
 		if d.Effect != EffectDeny || !d.Error || d.Rule != "third-group" {
@@ -120,17 +121,17 @@ func TestVerdictsNotKept(t *testing.T) {
 		t.Errorf("%d verdict sets kept for a failing rule", n)
 	}
 
-	s := mustCompile(t, "", Rule{Name: "alice", Phase: PhaseCall, Effect: EffectDeny, When: `principal.name == "alice"`})
+	s := mustCompile(t, "", never, Rule{Name: "alice", Phase: PhaseCall, Effect: EffectDeny, When: `principal.name == "alice"`})
 	in := baseInput()
 	f := factsOf(1, opOf(PhaseCall, in), in)
 	other := f
 	other.principal = "bob"
-	s.verdicts.m.Store(f.hash(s.verdicts.seed), &verdictSet{facts: other, matched: []bool{false}})
+	s.verdicts.m.Store(f.hash(s.verdicts.seed), &verdictSet{facts: other, matched: []bool{false, false}})
 	if d := s.Decide(context.Background(), PhaseCall, in); d.Effect != EffectDeny || d.Rule != "alice" {
 		t.Errorf("with another set's verdicts under the hash: %+v, want rule alice's deny", d)
 	}
 
-	s = mustCompile(t, "", Rule{Name: "alice", Phase: PhaseCall, Effect: EffectDeny, When: `principal.name == "alice"`})
+	s = mustCompile(t, "", never, Rule{Name: "alice", Phase: PhaseCall, Effect: EffectDeny, When: `principal.name == "alice"`})
 	for i := range maxVerdictSets + 10 {
 		in := baseInput()
 		in.Client = Client{Name: "client", Version: strconv.Itoa(i)}
