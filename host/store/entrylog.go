@@ -15,8 +15,10 @@ import (
 // The entry log (SQLite with SyncNormal only). With SyncNormal a commit is
 // not fsynced: what an acknowledged entry promises is that it survives
 // kill -9 of the process, because its bytes are in the operating system's
-// cache. One write(2) of the entry to a file of its own promises exactly
-// that, for a fraction of a SQLite transaction's cost. So with SyncNormal
+// cache. One write of the entry to a file of its own promises exactly
+// that, for a fraction of a SQLite transaction's cost (a copy into a shared
+// mapping of the file on Linux, a write(2) elsewhere: entrylog_writer.go).
+// So with SyncNormal
 // AppendEntry writes the entry's record to the entry log (path + "-entries",
 // entrylog_codec.go) and returns; the store's applier goroutine then writes
 // the records to the database in groups, through the group commit
@@ -95,7 +97,8 @@ type entryLog struct {
 	// the record buffer. DeleteSession holds it while it deletes.
 	mu       sync.Mutex
 	f        *os.File
-	size     int64
+	w        logWriter // writes f's records (entrylog_writer.go)
+	size     int64     // what the log holds: the end of its last record
 	sessions map[string]logSession
 	gen      uint64 // moved by every delete
 	buf      []byte
@@ -151,6 +154,10 @@ func (s *Store) openEntryLog(ctx context.Context, db string, keep bool) error {
 	if !keep {
 		return errors.Join(os.Remove(path), f.Close())
 	}
+	if l.w, err = newLogWriter(f); err != nil {
+		f.Close()
+		return fmt.Errorf("the entry log %q: %w", path, err)
+	}
 	s.elog = l
 	go s.applyLoop(l)
 	return nil
@@ -168,6 +175,9 @@ func (s *Store) replay(ctx context.Context, l *entryLog) error {
 	off := 0
 	for off < len(data) {
 		r, n, err := nextRecord(data[off:])
+		if errors.Is(err, errLogEnd) {
+			break // a mapped log's zeros
+		}
 		if errors.Is(err, errTornRecord) {
 			l.logger.Warn("the entry log ends in a torn record, dropped: a write cut short by a crash, never acknowledged",
 				"path", l.path, "offset", off, "bytes", len(data)-off)
@@ -398,13 +408,9 @@ func (s *Store) logRecord(l *entryLog, r *appendReq, sess logSession) (int64, er
 	if cap(buf) <= 1<<20 {
 		l.buf = buf
 	}
-	if n, err := l.f.Write(buf); err != nil {
-		// Cut off what was written of it, or the next records would
-		// follow a torn one and be lost at replay.
-		if n > 0 {
-			if terr := l.f.Truncate(l.size); terr != nil {
-				l.fail(fmt.Errorf("a failed write left a torn record that could not be cut off: %w", terr))
-			}
+	if err := l.w.write(l.size, buf); err != nil {
+		if errors.Is(err, errLogBroken) {
+			l.fail(err)
 		}
 		return 0, fmt.Errorf("writing the entry log: %w", err)
 	}
@@ -492,11 +498,13 @@ func (l *entryLog) truncate() {
 	if l.size == 0 || !l.idle() {
 		return
 	}
-	if err := l.f.Truncate(0); err != nil {
-		l.logger.Warn("emptying the entry log; it is replayed whole at the next open", "path", l.path, "err", err)
-		return
+	emptied, err := l.w.reset()
+	if emptied {
+		l.size = 0
 	}
-	l.size = 0
+	if err != nil {
+		l.logger.Warn("emptying the entry log", "path", l.path, "emptied", emptied, "err", err)
+	}
 }
 
 // settle waits until every entry logged before it is in the database, so
@@ -584,5 +592,5 @@ func (s *Store) closeEntryLog() error {
 			err = fmt.Errorf("removing the entry log: %w", rerr)
 		}
 	}
-	return errors.Join(err, l.f.Close())
+	return errors.Join(err, l.w.close(), l.f.Close())
 }

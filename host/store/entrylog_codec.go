@@ -21,7 +21,8 @@ import (
 // and its bytes, each integer as a varint, the duration as the uvarint of
 // its float64 bits, then the time it was logged, and last the entry's audit records as JSON (empty when
 // it has none). A frame that is cut short or whose CRC does not match ends
-// the log: it is the tail of a write that a crash interrupted.
+// the log: it is the tail of a write that a crash interrupted. A frame
+// header of zeros ends it too, cleanly: a mapped log's unwritten tail.
 
 const (
 	recordFormat = 1
@@ -32,6 +33,11 @@ const (
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// errLogEnd is what nextRecord reads at a frame header of zeros (no
+// record has an empty payload): the end of a mapped log, whose tail is
+// zeros.
+var errLogEnd = errors.New("end of the log")
 
 // errTornRecord is the error of a frame that is cut short or fails its
 // CRC.
@@ -100,6 +106,9 @@ func nextRecord(b []byte) (*appendReq, int, error) {
 		return nil, 0, errTornRecord
 	}
 	n := binary.LittleEndian.Uint32(b)
+	if n == 0 && binary.LittleEndian.Uint32(b[4:]) == 0 {
+		return nil, 0, errLogEnd
+	}
 	if n > maxRecord || uint64(len(b)-frameHeader) < uint64(n) {
 		return nil, 0, errTornRecord
 	}
