@@ -204,7 +204,14 @@ func readBody(r *http.Request) ([]byte, error) {
 // 403 to one that does not).
 func hostAllowed(r *http.Request) bool {
 	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || la == nil || !isLoopback(la.String()) {
+	if !ok || la == nil {
+		return true
+	}
+	if ta, ok := la.(*net.TCPAddr); ok {
+		if !ta.IP.IsLoopback() {
+			return true
+		}
+	} else if !isLoopback(la.String()) {
 		return true
 	}
 	return isLoopback(r.Host)
