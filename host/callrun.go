@@ -11,6 +11,7 @@ import (
 	"github.com/mcphost/mcphost/host/internal/questions"
 	"github.com/mcphost/mcphost/host/internal/upstream"
 	"github.com/mcphost/mcphost/host/store"
+	"github.com/mcphost/mcphost/internal/resultjson"
 	"github.com/mcphost/mcphost/policies"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -301,7 +302,7 @@ func (r *callRun) result() *PolicyError {
 	}
 	r.out.result = r.res
 	if r.res != nil {
-		raw, err := json.Marshal(r.res)
+		raw, err := resultjson.Marshal(r.res)
 		if err != nil {
 			r.entry.Status = store.StatusError
 			r.entry.Error = fmt.Sprintf("encoding the result: %v", err)
