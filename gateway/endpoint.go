@@ -25,9 +25,11 @@ type endpoint struct {
 	sel   host.GatewayEndpoint
 	codec codec
 
-	server  *mcp.Server
-	impl    *mcp.Implementation // the gateway, as its results name it
-	handler http.Handler
+	server *mcp.Server
+	impl   *mcp.Implementation // the gateway, as its results name it
+	// implMeta is a result's _meta naming impl, encoded (recordedResult).
+	implMeta []byte
+	handler  http.Handler
 
 	// table is the endpoint's catalog as of the last mirror.
 	table atomic.Pointer[table]
@@ -88,6 +90,7 @@ func newEndpoint(g *Gateway, path string, sel host.GatewayEndpoint) *endpoint {
 		sessionID = g.opts.Cluster.SessionID
 	}
 	e.impl = &mcp.Implementation{Name: "mcphost", Title: "mcphost gateway", Version: g.opts.Version}
+	e.implMeta, _ = json.Marshal(mcp.Meta{mcp.MetaKeyServerInfo: e.impl}) // nil on an error: not used
 	e.server = mcp.NewServer(e.impl, &mcp.ServerOptions{
 		Capabilities: caps,
 		GetSessionID: sessionID,

@@ -259,14 +259,14 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, e *endpoint,
 	c.Client = clientOf(req)
 	rec := &recordedResult{}
 	res, err := e.callTool(withRecordedResult(ctx, rec), c, req)
-	if err == nil && fc.modern {
-		res = withServerInfo(res, e.impl)
+	status, body := http.StatusOK, []byte(nil)
+	if err == nil {
+		body = rec.answer(fc.id, res, fc.modern, e.implMeta)
 	}
-	var status int
-	var body []byte
-	if raw := rec.encoding(res, fc.modern); err == nil && raw != nil {
-		status, body = http.StatusOK, encodeRecorded(fc.id, raw)
-	} else {
+	if body == nil {
+		if err == nil && fc.modern {
+			res = withServerInfo(res, e.impl)
+		}
 		status, body = encodeAnswer(fc.id, res, err, fc.modern)
 	}
 	body = append(body, '\n')
@@ -354,16 +354,42 @@ func keepRecorded(ctx context.Context, out *host.CallOutcome) {
 	rec.res, rec.raw = out.Result, out.Entry.Result
 }
 
-// encoding is the encoding of res to answer a legacy client with: the
-// entry's, when res is the very result recorded and encodeResult would
-// write the same (content that is not null, no input round); nil
-// otherwise.
-func (r *recordedResult) encoding(res *mcp.CallToolResult, modern bool) json.RawMessage {
-	if modern || res == nil || res != r.res || len(r.raw) == 0 ||
+// answer is the JSON-RPC answer id with res as its result, written from
+// the entry's encoding of it, when res is the very result recorded and its
+// answer is that encoding: content that is not null and no input round;
+// for a 2026-07-28 client, no metadata of its own (the answer's _meta is
+// implMeta, naming the gateway, as withServerInfo adds it) and the result
+// type "complete", which the encoding has last or not at all. nil when the
+// result is to be encoded (encodeAnswer).
+func (r *recordedResult) answer(id jsonrpc.ID, res *mcp.CallToolResult, modern bool, implMeta []byte) []byte {
+	raw := r.raw
+	if res == nil || res != r.res || len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' ||
 		res.Content == nil || res.InputRequests != nil || res.NeedsInput() {
 		return nil
 	}
-	return r.raw
+	if !modern {
+		return encodeRecorded(id, raw)
+	}
+	const complete = `"resultType":"complete"`
+	if res.Meta != nil || implMeta == nil {
+		return nil
+	}
+	b := make([]byte, 0, len(raw)+len(implMeta)+len(complete)+16)
+	b = append(b, `{"_meta":`...)
+	b = append(b, implMeta...)
+	if len(raw) > 2 {
+		b = append(b, ',')
+	}
+	switch {
+	case bytes.HasSuffix(raw, []byte(","+complete+"}")):
+		b = append(b, raw[1:]...)
+	case !bytes.Contains(raw, []byte(`"resultType"`)):
+		b = append(b, raw[1:len(raw)-1]...)
+		b = append(b, ","+complete+"}"...)
+	default:
+		return nil // a result type elsewhere: encoded instead
+	}
+	return encodeRecorded(id, b)
 }
 
 // encodeRecorded is the JSON-RPC answer id with raw as its result, as

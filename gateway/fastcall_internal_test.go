@@ -126,34 +126,56 @@ func TestEncodeAnswer(t *testing.T) {
 	}
 }
 
-// TestEncodeRecorded: a legacy answer written from the result's recorded
+// TestEncodeRecorded: an answer written from the result's recorded
 // encoding is, byte for byte, the answer encodeAnswer writes from the
-// result, for ids of both kinds; and the recorded encoding is used only
-// for the very result recorded, on a legacy session, without an input
-// round or null content.
+// result (for a 2026-07-28 client, with the gateway named in its _meta),
+// for ids of both kinds and results of a legacy and a 2026-07-28 server;
+// and the recorded encoding is used only for the very result recorded,
+// without an input round or null content, and (2026-07-28) without
+// metadata of its own.
 func TestEncodeRecorded(t *testing.T) {
+	impl := &mcp.Implementation{Name: "mcphost", Title: "mcphost gateway", Version: "v1"}
+	implMeta, _ := json.Marshal(mcp.Meta{mcp.MetaKeyServerInfo: impl})
+	decoded := func(s string) *mcp.CallToolResult {
+		var r mcp.CallToolResult
+		if err := json.Unmarshal([]byte(s), &r); err != nil {
+			t.Fatal(err)
+		}
+		return &r
+	}
 	results := map[string]*mcp.CallToolResult{
-		"text":       {Content: []mcp.Content{&mcp.TextContent{Text: "hi <b> & \u2028"}}},
-		"structured": {Content: []mcp.Content{&mcp.TextContent{Text: "3"}}, StructuredContent: map[string]any{"sum": 3}},
-		"error":      {Content: []mcp.Content{&mcp.TextContent{Text: "no"}}, IsError: true, Meta: mcp.Meta{"k": "v"}},
-		"empty":      {Content: []mcp.Content{}},
+		"text":        {Content: []mcp.Content{&mcp.TextContent{Text: "hi <b> & \u2028"}}},
+		"structured":  {Content: []mcp.Content{&mcp.TextContent{Text: "3"}}, StructuredContent: map[string]any{"sum": 3}},
+		"error":       {Content: []mcp.Content{&mcp.TextContent{Text: "no"}}, IsError: true},
+		"empty":       {Content: []mcp.Content{}},
+		"complete":    decoded(`{"content":[{"type":"text","text":"x"}],"isError":true,"resultType":"complete"}`),
+		"legacy wire": decoded(`{"content":[{"type":"text","text":"x"}]}`),
+		"metadata":    {Content: []mcp.Content{&mcp.TextContent{Text: "no"}}, Meta: mcp.Meta{"k": "v"}},
 	}
 	num, _ := jsonrpc.MakeID(float64(3))
 	str, _ := jsonrpc.MakeID("<a&b>")
 	for name, res := range results {
-		for _, id := range []jsonrpc.ID{num, str} {
-			raw, err := json.Marshal(res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := &recordedResult{res: res, raw: raw}
-			got := rec.encoding(res, false)
-			if got == nil {
-				t.Fatalf("%s: the recorded encoding is not used", name)
-			}
-			_, want := encodeAnswer(id, res, nil, false)
-			if b := encodeRecorded(id, got); !bytes.Equal(b, want) {
-				t.Errorf("%s, id %v:\n%s\nwant\n%s", name, id.Raw(), b, want)
+		for _, modern := range []bool{false, true} {
+			for _, id := range []jsonrpc.ID{num, str} {
+				raw, err := json.Marshal(res)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec := &recordedResult{res: res, raw: raw}
+				got := rec.answer(id, res, modern, implMeta)
+				if got == nil {
+					if !modern || res.Meta == nil {
+						t.Errorf("%s (modern %v): the recorded encoding is not used", name, modern)
+					}
+					continue
+				}
+				want := res
+				if modern {
+					want = withServerInfo(res, impl)
+				}
+				if _, b := encodeAnswer(id, want, nil, modern); !bytes.Equal(got, b) {
+					t.Errorf("%s (modern %v), id %v:\n%s\nwant\n%s", name, modern, id.Raw(), got, b)
+				}
 			}
 		}
 	}
@@ -167,16 +189,15 @@ func TestEncodeRecorded(t *testing.T) {
 		modern bool
 	}{
 		"another result": {rec, &other, false},
-		"modern":         {rec, res, true},
 		"nothing kept":   {&recordedResult{}, res, false},
 		"null content":   {&recordedResult{res: &mcp.CallToolResult{}, raw: raw}, nil, false},
-		"an input round": {&recordedResult{res: &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{}}, raw: raw}, nil, false},
+		"an input round": {&recordedResult{res: &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{}}, raw: raw}, nil, true},
 	} {
 		r := tc.res
 		if r == nil {
 			r = tc.rec.res
 		}
-		if got := tc.rec.encoding(r, tc.modern); got != nil {
+		if got := tc.rec.answer(num, r, tc.modern, implMeta); got != nil {
 			t.Errorf("%s: the recorded encoding is used", name)
 		}
 	}
