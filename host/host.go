@@ -394,6 +394,9 @@ func (h *Host) Close() error {
 	defer cancel()
 	var stuck []string
 	for _, c := range last.Conns {
+		if !c.Started() {
+			continue // a host closed before it started: this server never ran
+		}
 		select {
 		case <-c.Done():
 		case <-bound.Done():

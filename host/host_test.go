@@ -417,6 +417,21 @@ func TestCloseReapsChildren(t *testing.T) {
 	}
 }
 
+// TestCloseBeforeStart: a host closed without ever starting has no
+// server to wait for: Close returns at once without an error (it used to
+// wait out shutdownBound for supervisors that never ran, then report them
+// as still stopping), and removes its temporary sandbox directory.
+func TestCloseBeforeStart(t *testing.T) {
+	bin := testbin.Build(t, wellbehavedPkg)
+	h, err := host.New(&config.Config{Servers: []config.Server{stdioServer("a", bin), stdioServer("b", bin)}}, host.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatalf("Close before Start: %v", err)
+	}
+}
+
 // assertGone fails when a process with this pid still exists (reaped
 // processes are gone; zombies would still answer signal 0).
 func assertGone(t *testing.T, pid int) {
