@@ -98,6 +98,7 @@ func TestCompactAppsBounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer h.Close() // the store stays open; the host's temporary sandbox directory goes
 		n, err := h.CompactApps(t.Context())
 		if err != nil {
 			t.Fatal(err)
